@@ -1,0 +1,118 @@
+// Package config defines Switchboard's typed configuration and loads it.
+//
+// The native format is TOML. Files are layered, later ones overriding earlier
+// ones per server id:
+//
+//  1. $XDG_CONFIG_HOME/switchboard/config.toml (default ~/.config/switchboard/config.toml)
+//  2. ./switchboard.toml
+//  3. the file named by --config or SWITCHBOARD_CONFIG
+//
+// The explicitly named file may also be the "mcpServers" JSON used by Claude
+// Desktop, Cursor and VS Code.
+//
+// A server is one [[mcp_servers]] table:
+//
+//	[[mcp_servers]]
+//	id        = "everything"
+//	transport = "stdio"
+//	command   = "npx"
+//	args      = ["-y", "@modelcontextprotocol/server-everything"]
+//	env       = { API_KEY = "{{secrets.everything_key}}" }
+//	timeout   = "90s"
+//
+// [Load] decodes strictly and [Config.Validate] reports every problem at once,
+// each as a [*Problem] naming file, line (where known) and field path.
+// Placeholders ({{env.NAME}}, {{secrets.NAME}}) stay unresolved in a [Config];
+// [Server.Resolve] resolves them just before a server is started, so resolved
+// secret values never live in a Config that might be printed.
+package config
+
+import "time"
+
+// Transport names how Switchboard talks to a server.
+type Transport string
+
+// The transports a server may use.
+const (
+	TransportStdio     Transport = "stdio"
+	TransportHTTP      Transport = "http"      // Streamable HTTP
+	TransportSSE       Transport = "sse"       // legacy HTTP+SSE (2024-11-05)
+	TransportWebSocket Transport = "websocket" // one JSON-RPC message per text frame, subprotocol "mcp"
+)
+
+// Defaults applied by [Load] where a field is unset.
+const (
+	DefaultTimeout        = 60 * time.Second
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultToolNameFormat = "mcp_{server}_{tool}"
+)
+
+// Config is the whole, merged configuration.
+type Config struct {
+	// ToolNameFormat names tools: {server} and {tool} are replaced.
+	ToolNameFormat string
+	// Servers in declaration order (earlier files first; an overriding
+	// declaration keeps the position of the first one).
+	Servers []Server
+	// Files lists the files that were read, in order.
+	Files []string
+}
+
+// Server is one MCP server.
+type Server struct {
+	ID          string
+	Description string
+	Transport   Transport
+
+	// stdio only.
+	Command string
+	Args    []string
+	Env     map[string]string // values may hold placeholders
+	Cwd     string
+
+	// network only.
+	URL                string
+	Headers            map[string]string // values may hold placeholders
+	AllowLocalEndpoint bool
+
+	// common.
+	ToolsAllowlist []string      // nil: every tool; empty but set: none
+	Timeout        time.Duration // per call
+	ConnectTimeout time.Duration
+	Optional       bool
+	// ProgressResetsTimeout lets a progress notification restart the call
+	// timeout, for long-running tools.
+	ProgressResetsTimeout bool
+	// Roots are the roots offered to the server (file:// URIs); none by default.
+	Roots []string
+
+	// Source is where the server was declared.
+	Source Position
+}
+
+// Position is a place in a config file.
+type Position struct {
+	File string
+	Line int // 0 when unknown
+}
+
+func (p Position) String() string {
+	if p.Line > 0 {
+		return p.File + ":" + itoa(p.Line)
+	}
+	return p.File
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
