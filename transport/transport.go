@@ -1,28 +1,50 @@
-// Package transport provides the MCP transports that the go-sdk does not:
-// a stdio child process that is isolated and always stopped, and WebSocket.
+// Package transport provides the MCP transports that the go-sdk does not
+// provide, and bounds for the ones it does.
+//
+// # Stdio child processes: Command
+//
+// [Command] is an [mcp.Transport] that runs a stdio MCP server as a child
+// process. Unlike the go-sdk's [mcp.CommandTransport] it
+//
+//   - gives the child exactly [Command.Env] and nothing of the host's
+//     environment (which holds API keys); [MinimalEnv] builds a sensible one;
+//   - starts the child in its own process group, so that stopping it also
+//     stops its descendants (an npx child leaves a node grandchild behind
+//     otherwise), and kills that group even when the child exits by itself;
+//   - stops the child the MCP specification's way on Close: close stdin, wait
+//     [Command.TerminateGrace], SIGTERM the group, wait again, SIGKILL the group;
+//   - drains stderr continuously into [Command.Stderr], so a chatty child
+//     never blocks; [TailBuffer] keeps the last bytes of it for error messages;
+//   - reports how the child died: [Command.Exited], [Command.ExitErr],
+//     [Command.ProcessState].
+//
+// The framing (newline-delimited JSON) is the go-sdk's [mcp.IOTransport].
+//
+// # WebSocket
+//
+// [WebSocket] is the client side and [NewWebSocketHandler] the server side of
+// MCP over WebSocket (github.com/coder/websocket): subprotocol "mcp", one
+// JSON-RPC message per text frame.
+//
+// # Bounds
+//
+// Every transport here bounds the size of one inbound JSON-RPC message,
+// by default [DefaultMaxMessageBytes] (4 MiB): a stdio line, a WebSocket
+// message, or (through [LimitBodies]) a plain JSON HTTP response body of the
+// Streamable HTTP transport. A single legitimate MCP message is far smaller;
+// one bigger than that comes from a broken or hostile server, and the bound
+// keeps the host's memory bounded whatever a server sends. A message over the
+// bound is an error that closes the connection.
 package transport
 
-import (
-	"context"
-	"io"
-	"time"
+import "errors"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
+// DefaultMaxMessageBytes is the default bound on one inbound JSON-RPC
+// message. It keeps the host's memory bounded against a broken or hostile
+// server (an endless line, a gigabyte-sized result) while leaving room for
+// any legitimate message, such as a large tool result or a base64 image.
+const DefaultMaxMessageBytes = 4 << 20
 
-// Command runs a stdio MCP server as a child process.
-type Command struct {
-	Path            string
-	Args            []string
-	Env             []string // the child's whole environment
-	Dir             string
-	Stderr          io.Writer // receives the child's stderr; nil discards it
-	MaxMessageBytes int
-	TerminateGrace  time.Duration
-}
-
-// Connect starts the child.
-func (c *Command) Connect(ctx context.Context) (mcp.Connection, error) { panic("TODO") }
-
-// MinimalEnv returns PATH, HOME, locale variables from the host plus extra.
-func MinimalEnv(extra map[string]string) []string { panic("TODO") }
+// ErrMessageTooLarge is returned (wrapped) when an inbound message or HTTP
+// response body exceeds its configured bound.
+var ErrMessageTooLarge = errors.New("transport: message too large")

@@ -1,0 +1,498 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultTerminateGrace is how long Close waits after each step of stopping a
+// child (closing stdin, then SIGTERM) before escalating to the next.
+const DefaultTerminateGrace = 2 * time.Second
+
+const (
+	// killWait bounds the wait for exit after SIGKILL. SIGKILL cannot be
+	// ignored, so only a process stuck in the kernel (uninterruptible I/O)
+	// outlives it; Close reports that rather than hanging forever.
+	killWait = 10 * time.Second
+
+	// stderrDrain bounds how long Close keeps reading stderr after the child
+	// has exited, to capture its last words. Normally stderr reaches EOF at
+	// once (the whole process group is dead); the bound protects Close from a
+	// descendant that left the group and still holds the pipe.
+	stderrDrain = 500 * time.Millisecond
+
+	// stderrChunk is the copy buffer for stderr: the only memory we spend on
+	// it, however much the child writes.
+	stderrChunk = 32 << 10
+)
+
+// Command is an [mcp.Transport] that runs a stdio MCP server as a child
+// process and talks newline-delimited JSON to it over stdin/stdout.
+//
+// The child lives until the connection (or [Command.Close]) is closed, not
+// until the context passed to Connect is done: that context only bounds the
+// start. Closing stops the child and its whole process group; see
+// [Command.Close].
+//
+// A Command may be connected once. Its exported fields must not change after
+// Connect.
+type Command struct {
+	// Path is the program. A name without a slash is looked up in the PATH of
+	// Env (or, if Env has no PATH, in the host's PATH).
+	Path string
+	Args []string
+	// Env is the child's whole environment. It is never merged with the
+	// host's environment, which holds secrets; nil means an empty
+	// environment. Use [MinimalEnv] for the usual variables.
+	Env []string
+	// Dir is the child's working directory; empty means the host's.
+	Dir string
+	// Stderr receives the child's stderr; nil discards it. It is written from
+	// a goroutine of ours, in chunks of at most 32 KiB, and should not block:
+	// while it blocks, so does a child writing to stderr. Errors from it are
+	// ignored (stderr keeps being drained and discarded) so that a failing
+	// writer never stalls the child.
+	Stderr io.Writer
+	// MaxMessageBytes bounds one JSON-RPC message (one line) from the child;
+	// zero or negative means [DefaultMaxMessageBytes]. A longer line, or
+	// endless output without a newline, fails the connection with an error
+	// instead of growing the host's memory.
+	MaxMessageBytes int
+	// TerminateGrace is how long Close waits for the child to exit after
+	// closing its stdin, and again after SIGTERM, before escalating; zero or
+	// negative means [DefaultTerminateGrace].
+	TerminateGrace time.Duration
+
+	mu      sync.Mutex
+	started bool
+	exited  chan struct{} // made lazily; closed when the child has been reaped
+	proc    *proc
+	conn    mcp.Connection
+}
+
+// Connect starts the child and returns the connection to it. It does not
+// start the child if ctx is already done. Errors name the command.
+//
+// Closing the returned connection stops the child, as [Command.Close] does.
+func (c *Command) Connect(ctx context.Context) (mcp.Connection, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("transport: not starting %q: %w", c.Path, err)
+	}
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("transport: command %q already connected", c.Path)
+	}
+	c.started = true
+	exited := c.exitedLocked()
+	c.mu.Unlock()
+
+	p, err := startProc(c, exited)
+	if err != nil {
+		return nil, err
+	}
+	max := c.MaxMessageBytes
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	// The SDK's IOTransport does the framing and the line bound; closing
+	// the connection closes its Writer, which stops the child.
+	conn, err := (&mcp.IOTransport{
+		Reader:        procStdout{p},
+		Writer:        procStdin{p},
+		MaxLineLength: max,
+	}).Connect(ctx)
+	if err != nil {
+		p.stop()
+		return nil, err
+	}
+	c.mu.Lock()
+	c.proc, c.conn = p, conn
+	c.mu.Unlock()
+	return conn, nil
+}
+
+// Close closes the connection, stopping the child the way the MCP
+// specification describes: close its stdin, wait up to TerminateGrace for it
+// to exit, send SIGTERM to its process group, wait TerminateGrace again, then
+// send SIGKILL to the group and wait for the child to exit.
+//
+// When Close returns, the child has been reaped, its process group has been
+// killed, and every goroutine the Command started has finished (or is about
+// to, having nothing left to do). Close returns nil when the child was
+// stopped, however it died; use [Command.ExitErr] for how it died. It returns
+// an error only if the child survived SIGKILL.
+//
+// Close is idempotent and safe to call concurrently, with or instead of
+// closing the connection. Before Connect it does nothing.
+func (c *Command) Close() error {
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	if conn == nil {
+		return nil
+	}
+	return conn.Close()
+}
+
+// Exited returns a channel that is closed once the child has exited and been
+// reaped, whether it died by itself or was stopped by Close. It may be called
+// before Connect; if the child never starts, the channel is never closed.
+func (c *Command) Exited() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exitedLocked()
+}
+
+func (c *Command) exitedLocked() chan struct{} {
+	if c.exited == nil {
+		c.exited = make(chan struct{})
+	}
+	return c.exited
+}
+
+// ExitErr reports how the child died, once [Command.Exited] is closed: nil
+// for exit status 0, otherwise the *exec.ExitError (exit status or signal).
+// Before that it returns nil.
+func (c *Command) ExitErr() error {
+	p := c.exitedProc()
+	if p == nil {
+		return nil
+	}
+	return p.waitErr
+}
+
+// ProcessState returns the child's state once [Command.Exited] is closed,
+// and nil before.
+func (c *Command) ProcessState() *os.ProcessState {
+	p := c.exitedProc()
+	if p == nil {
+		return nil
+	}
+	return p.state
+}
+
+// Pid returns the child's process ID (which is also its process group ID),
+// or 0 before Connect.
+func (c *Command) Pid() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.pid
+}
+
+func (c *Command) exitedProc() *proc {
+	c.mu.Lock()
+	p := c.proc
+	c.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.exited:
+		return p
+	default:
+		return nil
+	}
+}
+
+// proc is a running child: the pipes we hold and its lifecycle.
+type proc struct {
+	name   string
+	pid    int
+	cmd    *exec.Cmd
+	grace  time.Duration
+	stdin  *os.File // write end
+	stdout *os.File // read end
+	stderr *os.File // read end
+
+	exited     chan struct{} // closed after waitErr and state are set
+	waitErr    error
+	state      *os.ProcessState
+	stderrDone chan struct{}
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+func startProc(c *Command, exited chan struct{}) (_ *proc, err error) {
+	path, err := lookPath(c.Path, c.Env)
+	if err != nil {
+		return nil, fmt.Errorf("transport: starting %q: %w", c.Path, err)
+	}
+	// Not exec.CommandContext: the child's lifetime is the connection's,
+	// not that of the context of the call that started it.
+	cmd := exec.Command(path, c.Args...)
+	cmd.Env = c.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{} // nil would mean the host's environment
+	}
+	cmd.Dir = c.Dir
+	cmd.SysProcAttr = sysProcAttr()
+
+	// Our own pipes rather than exec's: *os.File ends start no copying
+	// goroutines inside exec, so Wait never waits on a descendant holding a
+	// pipe, and we decide when our ends close.
+	var files []*os.File
+	defer func() {
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+		}
+	}()
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		return nil, fmt.Errorf("transport: starting %q: %w", c.Path, err)
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		return nil, fmt.Errorf("transport: starting %q: %w", c.Path, err)
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		return nil, fmt.Errorf("transport: starting %q: %w", c.Path, err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("transport: starting %q: %w", c.Path, err)
+	}
+	// The child has its copies; ours of the child's ends would keep the
+	// pipes open (no EOF on stdout when the child dies).
+	inR.Close()
+	outW.Close()
+	errW.Close()
+
+	grace := c.TerminateGrace
+	if grace <= 0 {
+		grace = DefaultTerminateGrace
+	}
+	p := &proc{
+		name:       c.Path,
+		pid:        cmd.Process.Pid,
+		cmd:        cmd,
+		grace:      grace,
+		stdin:      inW,
+		stdout:     outR,
+		stderr:     errR,
+		exited:     exited,
+		stderrDone: make(chan struct{}),
+	}
+	go p.wait()
+	go p.copyStderr(c.Stderr)
+	return p, nil
+}
+
+// wait reaps the child. Before reaping it kills the child's process group:
+// a child that exits by itself may leave descendants behind, and while the
+// unreaped child exists its process group ID cannot be reused, so the
+// signal cannot reach a stranger.
+func (p *proc) wait() {
+	waitExitedNoReap(p.pid)
+	signalGroup(p.cmd.Process, syscall.SIGKILL)
+	err := p.cmd.Wait()
+	afterReap(p.cmd.Process)
+	p.waitErr, p.state = err, p.cmd.ProcessState
+	close(p.exited)
+}
+
+func (p *proc) copyStderr(w io.Writer) {
+	defer close(p.stderrDone)
+	defer p.stderr.Close()
+	if w == nil {
+		w = io.Discard
+	}
+	buf := make([]byte, stderrChunk)
+	for {
+		n, err := p.stderr.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				w = io.Discard // keep draining: a blocked pipe would stall the child
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// stop runs the shutdown escalation once; see Command.Close.
+func (p *proc) stop() error {
+	p.stopOnce.Do(func() { p.stopErr = p.doStop() })
+	return p.stopErr
+}
+
+func (p *proc) doStop() error {
+	var err error
+	p.stdin.Close() // the spec's first step: the server sees EOF and exits
+	if !p.waitExit(p.grace) {
+		signalGroup(p.cmd.Process, syscall.SIGTERM)
+		if !p.waitExit(p.grace) {
+			signalGroup(p.cmd.Process, syscall.SIGKILL)
+			if !p.waitExit(killWait) {
+				err = fmt.Errorf("transport: %q (pid %d) did not exit %v after SIGKILL", p.name, p.pid, killWait)
+			}
+		}
+	}
+	// Closing our read end unblocks the SDK's reader goroutine even if a
+	// descendant that escaped the process group still holds the pipe.
+	p.stdout.Close()
+	p.stderr.SetReadDeadline(time.Now().Add(stderrDrain))
+	<-p.stderrDone
+	return err
+}
+
+// waitExit reports whether the child exited within d.
+func (p *proc) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// procStdout is the connection's reader. Its Close does nothing: the
+// connection's Writer (procStdin) closes everything, in order.
+type procStdout struct{ p *proc }
+
+func (r procStdout) Read(b []byte) (int, error) { return r.p.stdout.Read(b) }
+func (r procStdout) Close() error               { return nil }
+
+// procStdin is the connection's writer; closing it stops the child.
+type procStdin struct{ p *proc }
+
+func (w procStdin) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
+func (w procStdin) Close() error                { return w.p.stop() }
+
+// lookPath resolves a program name without a slash in the PATH the child
+// will have, falling back to the host's PATH if env has none.
+func lookPath(name string, env []string) (string, error) {
+	if name == "" {
+		return "", errors.New("empty command")
+	}
+	if strings.ContainsRune(name, os.PathSeparator) || strings.Contains(name, "/") {
+		return name, nil
+	}
+	path, ok := envLookup(env, "PATH")
+	if !ok {
+		return exec.LookPath(name)
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // relative PATH entries would depend on Dir; exec refuses them too
+		}
+		f := filepath.Join(dir, name)
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%w in the child's PATH %q", exec.ErrNotFound, path)
+}
+
+func envLookup(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- { // the last one wins, as in exec
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// minimalEnvKeys are the host variables a child usually needs to run at all
+// (find programs, its home and temp dirs, its user, locale and time zone).
+// Nothing else is passed on purpose: the host's environment holds API keys.
+var minimalEnvKeys = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TERM",
+	"LANG", "LANGUAGE", "TZ",
+}
+
+// MinimalEnv returns an environment for a child: the host's PATH, HOME,
+// USER, LOGNAME, SHELL, TMPDIR, TERM, LANG, LANGUAGE, LC_* (LC_ALL,
+// LC_CTYPE, ...) and TZ where set, and nothing else from the host; then extra
+// on top, overriding. The result is sorted by name.
+func MinimalEnv(extra map[string]string) []string {
+	m := make(map[string]string)
+	for _, k := range minimalEnvKeys {
+		if v, ok := os.LookupEnv(k); ok {
+			m[k] = v
+		}
+	}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "LC_") {
+			m[k] = v
+		}
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	env := make([]string, 0, len(m))
+	for k, v := range m {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+// TailBuffer is an io.Writer that keeps only the last N bytes written to it,
+// for showing the end of a child's stderr in an error. It is safe for
+// concurrent use. Its first line may be cut.
+type TailBuffer struct {
+	mu  sync.Mutex
+	n   int
+	buf []byte
+}
+
+// NewTailBuffer returns a TailBuffer keeping the last n bytes.
+func NewTailBuffer(n int) *TailBuffer {
+	if n < 0 {
+		n = 0
+	}
+	return &TailBuffer{n: n, buf: make([]byte, 0, n)}
+}
+
+// Write keeps the tail of p; it never fails.
+func (t *TailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	written := len(p)
+	if len(p) >= t.n {
+		t.buf = append(t.buf[:0], p[len(p)-t.n:]...)
+		return written, nil
+	}
+	if drop := len(t.buf) + len(p) - t.n; drop > 0 {
+		t.buf = t.buf[:copy(t.buf, t.buf[drop:])]
+	}
+	t.buf = append(t.buf, p...)
+	return written, nil
+}
+
+// String returns the bytes kept.
+func (t *TailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

@@ -1,0 +1,416 @@
+package transport_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/transport"
+)
+
+// child returns a Command running the test binary in the given mode.
+func child(t *testing.T, mode string) *transport.Command {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &transport.Command{
+		Path: exe,
+		// GORACE: a race-enabled binary otherwise sleeps 1s at exit.
+		Env: transport.MinimalEnv(map[string]string{childEnv: mode, "GORACE": "atexit_sleep_ms=0"}),
+	}
+}
+
+// readReady reads the child's "ready" notification and decodes its params.
+func readReady(t *testing.T, conn mcp.Connection, params any) {
+	t.Helper()
+	msg, err := conn.Read(t.Context())
+	if err != nil {
+		t.Fatalf("reading ready: %v", err)
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "ready" {
+		t.Fatalf("first message = %#v, want notification ready", msg)
+	}
+	if params != nil {
+		if err := json.Unmarshal(req.Params, params); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func connectClient(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0.0.1"}, nil)
+	cs, err := client.Connect(t.Context(), tr, nil)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	return cs
+}
+
+func callText(t *testing.T, cs *mcp.ClientSession, tool string, args any) string {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("CallTool(%q): %v", tool, err)
+	}
+	if res.IsError || len(res.Content) != 1 {
+		t.Fatalf("CallTool(%q) = %+v", tool, res)
+	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+func TestCommandClientServer(t *testing.T) {
+	checkLeaks(t)
+	const sentinel = "SWITCHBOARD_TEST_SECRET"
+	t.Setenv(sentinel, "do-not-leak")
+
+	cmd := child(t, "server")
+	cmd.Env = transport.MinimalEnv(map[string]string{childEnv: "server", "GORACE": "atexit_sleep_ms=0", "EXTRA": "given"})
+	cs := connectClient(t, cmd)
+
+	if got, want := callText(t, cs, "greet", map[string]any{"name": "user"}), "Hi user"; got != want {
+		t.Errorf("greet = %q, want %q", got, want)
+	}
+	env := strings.Split(callText(t, cs, "env", map[string]any{}), "\n")
+	// Exactly what was given, nothing from the host added.
+	if diff := cmp.Diff(cmd.Env, env); diff != "" {
+		t.Errorf("child environment differs from Env (-want +got):\n%s", diff)
+	}
+	for _, kv := range env {
+		if strings.HasPrefix(kv, sentinel+"=") {
+			t.Errorf("child sees host variable %s", kv)
+		}
+	}
+
+	start := time.Now()
+	if err := cs.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	// The server exits on stdin close: no escalation was needed.
+	if d := time.Since(start); d >= transport.DefaultTerminateGrace {
+		t.Errorf("Close took %v, want < %v (the child exits on stdin close)", d, transport.DefaultTerminateGrace)
+	}
+	select {
+	case <-cmd.Exited():
+	default:
+		t.Fatal("Exited not closed after Close")
+	}
+	if err := cmd.ExitErr(); err != nil {
+		t.Errorf("ExitErr = %v, want nil", err)
+	}
+	if st := cmd.ProcessState(); st == nil || st.ExitCode() != 0 {
+		t.Errorf("ProcessState = %v, want exit 0", st)
+	}
+	waitGone(t, cmd.Pid(), "child")
+}
+
+func TestCommandContextIsNotLifetime(t *testing.T) {
+	checkLeaks(t)
+	cmd := child(t, "server")
+	ctx, cancel := context.WithCancel(t.Context())
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0.0.1"}, nil)
+	cs, err := client.Connect(ctx, cmd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	cancel()
+	if got := callText(t, cs, "greet", map[string]any{"name": "again"}); got != "Hi again" {
+		t.Errorf("greet after the connect ctx ended = %q", got)
+	}
+	select {
+	case <-cmd.Exited():
+		t.Fatal("child exited when the connect context ended")
+	default:
+	}
+}
+
+func TestCommandDoneContextDoesNotStart(t *testing.T) {
+	cmd := child(t, "server")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := cmd.Connect(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Connect(done ctx) = %v, want context.Canceled", err)
+	}
+	if pid := cmd.Pid(); pid != 0 {
+		t.Errorf("Pid = %d after refused start", pid)
+	}
+}
+
+func TestCommandStartErrors(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cmd  *transport.Command
+	}{
+		{"missing binary", &transport.Command{Path: "switchboard-no-such-binary", Env: transport.MinimalEnv(nil)}},
+		{"missing path", &transport.Command{Path: "/no/such/switchboard-binary"}},
+		{"bad dir", &transport.Command{Path: exe, Dir: "/no/such/dir"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkLeaks(t)
+			_, err := tc.cmd.Connect(t.Context())
+			if err == nil {
+				t.Fatal("Connect succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.cmd.Path) {
+				t.Errorf("Connect error %q does not name the command %q", err, tc.cmd.Path)
+			}
+			if err := tc.cmd.Close(); err != nil {
+				t.Errorf("Close after failed start: %v", err)
+			}
+		})
+	}
+}
+
+func TestCommandKillsGrandchild(t *testing.T) {
+	checkLeaks(t)
+	cmd := child(t, "group")
+	cmd.TerminateGrace = 100 * time.Millisecond
+	conn, err := cmd.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids struct{ Pid, Grandchild int }
+	readReady(t, conn, &pids)
+	if pids.Pid != cmd.Pid() {
+		t.Errorf("child reports pid %d, Pid() = %d", pids.Pid, cmd.Pid())
+	}
+	if err := conn.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	waitGone(t, pids.Pid, "child")
+	waitGone(t, pids.Grandchild, "grandchild")
+}
+
+func TestCommandKillsGrandchildOfExitedChild(t *testing.T) {
+	checkLeaks(t)
+	cmd := child(t, "orphan")
+	conn, err := cmd.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var pids struct{ Pid, Grandchild int }
+	readReady(t, conn, &pids)
+	<-cmd.Exited() // by itself, without Close
+	if err := cmd.ExitErr(); err != nil {
+		t.Errorf("ExitErr = %v, want nil", err)
+	}
+	waitGone(t, pids.Grandchild, "grandchild")
+	// The connection sees the end of stdout.
+	if _, err := conn.Read(t.Context()); err == nil {
+		t.Error("Read after the child exited succeeded")
+	}
+}
+
+func TestCommandEscalation(t *testing.T) {
+	for _, tc := range []struct {
+		mode       string
+		wantSignal syscall.Signal
+	}{
+		{"ignore-stdin", syscall.SIGTERM},
+		{"ignore-term", syscall.SIGKILL},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			checkLeaks(t)
+			const grace = 100 * time.Millisecond
+			cmd := child(t, tc.mode)
+			cmd.TerminateGrace = grace
+			conn, err := cmd.Connect(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			readReady(t, conn, nil)
+			start := time.Now()
+			if err := conn.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			d := time.Since(start)
+			var ee *exec.ExitError
+			if err := cmd.ExitErr(); !errors.As(err, &ee) {
+				t.Fatalf("ExitErr = %v, want *exec.ExitError", err)
+			}
+			ws := ee.Sys().(syscall.WaitStatus)
+			if !ws.Signaled() || ws.Signal() != tc.wantSignal {
+				t.Errorf("child died of %v, want signal %v", ee, tc.wantSignal)
+			}
+			steps := 1
+			if tc.wantSignal == syscall.SIGKILL {
+				steps = 2
+			}
+			if min := time.Duration(steps) * grace; d < min {
+				t.Errorf("Close took %v, want >= %v", d, min)
+			}
+			waitGone(t, cmd.Pid(), "child")
+		})
+	}
+}
+
+func TestCommandHugeLine(t *testing.T) {
+	checkLeaks(t)
+	cmd := child(t, "huge-line")
+	cmd.MaxMessageBytes = 1 << 20
+	cmd.TerminateGrace = 100 * time.Millisecond
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0.0.1"}, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, cmd, nil)
+	if err == nil {
+		cs.Close()
+		t.Fatal("Connect succeeded with a child writing an endless line")
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("Connect hung until the deadline: %v", err)
+	}
+	t.Logf("Connect error: %v", err)
+	cmd.Close()
+	<-cmd.Exited()
+	waitGone(t, cmd.Pid(), "child")
+}
+
+func TestCommandGarbage(t *testing.T) {
+	checkLeaks(t)
+	cmd := child(t, "garbage")
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0.0.1"}, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, cmd, nil)
+	if err == nil {
+		cs.Close()
+		t.Fatal("Connect succeeded with a child writing garbage")
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("Connect hung until the deadline: %v", err)
+	}
+	t.Logf("Connect error: %v", err)
+	cmd.Close()
+	if err := cmd.ExitErr(); err != nil {
+		t.Errorf("garbage child: ExitErr = %v, want nil (exits on stdin close)", err)
+	}
+}
+
+func TestCommandStderrFlood(t *testing.T) {
+	checkLeaks(t)
+	cmd := child(t, "stderr-flood")
+	tail := transport.NewTailBuffer(100)
+	cmd.Stderr = tail
+	cs := connectClient(t, cmd) // would block forever if stderr were not drained
+	if got := callText(t, cs, "greet", map[string]any{"name": "flood"}); got != "Hi flood" {
+		t.Errorf("greet = %q", got)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := tail.String(); !strings.HasSuffix(got, "END OF STDERR\n") || len(got) != 100 {
+		t.Errorf("stderr tail = %q (len %d), want 100 bytes ending in END OF STDERR", got, len(got))
+	}
+}
+
+func TestCommandCloseConcurrent(t *testing.T) {
+	checkLeaks(t)
+	cmd := child(t, "server")
+	cs := connectClient(t, cmd)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			var err error
+			switch i % 2 {
+			case 0:
+				err = cs.Close()
+			case 1:
+				err = cmd.Close()
+			}
+			if err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case <-cmd.Exited():
+	default:
+		t.Error("child not reaped after Close returned")
+	}
+	if err := cmd.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestTailBuffer(t *testing.T) {
+	for _, tc := range []struct {
+		n      int
+		writes []string
+		want   string
+	}{
+		{5, nil, ""},
+		{5, []string{"abc"}, "abc"},
+		{5, []string{"abc", "de"}, "abcde"},
+		{5, []string{"abc", "def"}, "bcdef"},
+		{5, []string{"abcdefgh"}, "defgh"},
+		{5, []string{"ab", "cdefghij", "k"}, "ghijk"},
+		{0, []string{"abc"}, ""},
+	} {
+		b := transport.NewTailBuffer(tc.n)
+		for _, w := range tc.writes {
+			if n, err := b.Write([]byte(w)); n != len(w) || err != nil {
+				t.Errorf("Write(%q) = %d, %v", w, n, err)
+			}
+		}
+		if got := b.String(); got != tc.want {
+			t.Errorf("NewTailBuffer(%d) after %q: String() = %q, want %q", tc.n, tc.writes, got, tc.want)
+		}
+	}
+}
+
+func TestMinimalEnv(t *testing.T) {
+	t.Setenv("PATH", "/usr/bin:/bin")
+	t.Setenv("LC_TIME", "C")
+	t.Setenv("SWITCHBOARD_TEST_SECRET", "x")
+	t.Setenv("OPENAI_API_KEY", "sk-x")
+	env := transport.MinimalEnv(map[string]string{"PATH": "/opt/bin", "TOKEN": "t"})
+	seen := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		seen[k] = v
+	}
+	for k, want := range map[string]string{"PATH": "/opt/bin", "TOKEN": "t", "LC_TIME": "C"} {
+		if seen[k] != want {
+			t.Errorf("MinimalEnv: %s = %q, want %q", k, seen[k], want)
+		}
+	}
+	for _, k := range []string{"SWITCHBOARD_TEST_SECRET", "OPENAI_API_KEY"} {
+		if _, ok := seen[k]; ok {
+			t.Errorf("MinimalEnv passes host variable %s", k)
+		}
+	}
+	if !sortedStrings(env) {
+		t.Errorf("MinimalEnv not sorted: %q", env)
+	}
+}
+
+func sortedStrings(s []string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i-1] > s[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,222 @@
+package transport_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// childEnv selects the behaviour of the test binary when it runs as a child
+// (the fork/exec trick of the go-sdk's cmd_test.go).
+const childEnv = "SWITCHBOARD_TRANSPORT_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		run := children[mode]
+		if run == nil {
+			log.Fatalf("unknown child mode %q", mode)
+		}
+		run()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+var children = map[string]func(){
+	// server is a go-sdk MCP server on stdio; it exits when stdin closes.
+	"server": runServer,
+	// sleep is a grandchild: it sleeps until killed.
+	"sleep": func() { time.Sleep(time.Hour) },
+	// orphan starts a grandchild, reports both PIDs and exits.
+	"orphan": func() {
+		ready(map[string]int{"pid": os.Getpid(), "grandchild": spawnGrandchild()})
+	},
+	// group starts a grandchild, reports both PIDs and stays.
+	"group": func() {
+		ready(map[string]int{"pid": os.Getpid(), "grandchild": spawnGrandchild()})
+		io.Copy(io.Discard, os.Stdin) // exits on stdin close
+	},
+	// ignore-term ignores both stdin close and SIGTERM.
+	"ignore-term": func() {
+		signal.Ignore(syscall.SIGTERM)
+		ready(nil)
+		time.Sleep(time.Hour)
+	},
+	// ignore-stdin ignores stdin close but dies of SIGTERM.
+	"ignore-stdin": func() {
+		ready(nil)
+		time.Sleep(time.Hour)
+	},
+	// huge-line writes a message that never ends.
+	"huge-line": func() {
+		os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"x","params":"`)
+		chunk := []byte(strings.Repeat("a", 64<<10))
+		for {
+			if _, err := os.Stdout.Write(chunk); err != nil {
+				return
+			}
+		}
+	},
+	// garbage writes a line that is not JSON, then waits for stdin to close.
+	"garbage": func() {
+		os.Stdout.WriteString("this is not JSON\n")
+		io.Copy(io.Discard, os.Stdin)
+	},
+	// stderr-flood writes 8 MiB to stderr and then serves.
+	"stderr-flood": func() {
+		line := strings.Repeat("x", 1023) + "\n"
+		for range 8 << 10 {
+			os.Stderr.WriteString(line)
+		}
+		os.Stderr.WriteString("END OF STDERR\n")
+		runServer()
+	},
+}
+
+// ready writes a JSON-RPC notification "ready" with params to stdout: the
+// child's signal that it is set up.
+func ready(params any) {
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "ready", "params": params})
+	if err != nil {
+		log.Fatal(err)
+	}
+	os.Stdout.Write(append(b, '\n'))
+}
+
+func spawnGrandchild() int {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), childEnv+"=sleep")
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+type greetArgs struct {
+	Name string `json:"name"`
+}
+
+func runServer() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "child", Version: "v0.0.1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "greet"}, func(ctx context.Context, req *mcp.CallToolRequest, args greetArgs) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Hi " + args.Name}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "env"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		env := os.Environ()
+		sort.Strings(env)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(env, "\n")}}}, nil, nil
+	})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		log.Print(err)
+	}
+}
+
+// checkLeaks fails t if goroutines started during the test are still
+// running when it ends. Register it first so that it runs last.
+func checkLeaks(t *testing.T) {
+	t.Helper()
+	before := goroutines()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var leaked []string
+			for id, stack := range goroutines() {
+				if _, ok := before[id]; !ok && !benign(stack) {
+					leaked = append(leaked, stack)
+				}
+			}
+			if len(leaked) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%d goroutines leaked:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+				return
+			}
+			runtime.Gosched()
+		}
+	})
+}
+
+// benign reports goroutines that belong to the runtime or the test
+// framework, not to the code under test.
+func benign(stack string) bool {
+	for _, s := range []string{
+		"testing.(*T).Run", "testing.tRunner", "runtime.goexit0",
+		"os/signal.signal_recv", "testing.(*M).startAlarm", "created by runtime.gc",
+		"net/http.(*persistConn)", "net/http.(*Transport).dialConnFor", // idle keep-alive conns of http.DefaultTransport
+	} {
+		if strings.Contains(stack, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func goroutines() map[string]string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	m := make(map[string]string)
+	self := ""
+	for i, g := range strings.Split(string(buf), "\n\n") {
+		id, _, _ := strings.Cut(strings.TrimPrefix(g, "goroutine "), " ")
+		if i == 0 {
+			self = id // the caller
+			continue
+		}
+		m[id] = g
+	}
+	delete(m, self)
+	return m
+}
+
+// gone reports whether pid no longer runs: it does not exist or is a zombie
+// waiting for a reaper (in a container, PID 1 may never reap).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return os.IsNotExist(err)
+	}
+	// pid (comm) S ...: the state follows the last ')'.
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] == 'Z' || s[i+2] == 'X'
+	}
+	return false
+}
+
+// waitGone fails t unless pid is gone within a bounded wait: a SIGKILLed
+// process dies asynchronously in the kernel.
+func waitGone(t *testing.T, pid int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !gone(pid) {
+		if time.Now().After(deadline) {
+			t.Errorf("%s (pid %d) still running", what, pid)
+			return
+		}
+		runtime.Gosched()
+	}
+}
