@@ -1,0 +1,252 @@
+package interop
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const (
+	// startTimeout bounds the wait for a peer to listen. A Node server
+	// starts in ≈ 250 ms alone, but `go test ./...` runs many packages on a
+	// shared 2-core CI machine at once.
+	startTimeout = 60 * time.Second
+	// stopGrace is how long a peer has to exit after SIGTERM before SIGKILL.
+	stopGrace = 5 * time.Second
+	// portAttempts bounds the retries when the free port we picked was taken
+	// by someone else before the peer bound it.
+	portAttempts = 5
+)
+
+// errPortTaken means the peer could not bind the port we chose for it.
+var errPortTaken = errors.New("port taken before the peer could bind it")
+
+// everythingListening matches server-everything's start line for both
+// modes ("… listening on port N", "Server is running on port N").
+var everythingListening = regexp.MustCompile(`(?i)(listening|running) on port (\d+)`)
+
+// StartEverythingHTTP starts server-everything serving mode, "streamableHttp"
+// or "sse", on a free port of 127.0.0.1 and returns its endpoint URL:
+// http://127.0.0.1:PORT/mcp or http://127.0.0.1:PORT/sse. It returns once
+// the server's own process listens on that port. The server runs in its own
+// process group with a minimal environment ([Env] plus PORT); t.Cleanup
+// stops the whole group (SIGTERM, then SIGKILL after a grace period).
+func StartEverythingHTTP(t testing.TB, mode string) (url string) {
+	t.Helper()
+	var path string
+	switch mode {
+	case "streamableHttp":
+		path = "/mcp"
+	case "sse":
+		path = "/sse"
+	default:
+		t.Fatalf("interop: StartEverythingHTTP: mode %q: want \"streamableHttp\" or \"sse\"", mode)
+	}
+	argv := append(Everything(t), mode)
+	env := Env(t)
+	var errs []error
+	for range portAttempts {
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("interop: picking a free port: %v", err)
+		}
+		t0 := time.Now()
+		p, err := startPeer(argv, slices.Concat(env, []string{"PORT=" + strconv.Itoa(port)}), port)
+		if err == nil {
+			t.Cleanup(func() {
+				if err := p.stop(); err != nil {
+					t.Errorf("interop: stopping server-everything %s: %v", mode, err)
+				}
+			})
+			t.Logf("server-everything %s on port %d, ready in %s", mode, port, time.Since(t0).Round(time.Millisecond))
+			return "http://127.0.0.1:" + strconv.Itoa(port) + path
+		}
+		errs = append(errs, err)
+		if !errors.Is(err, errPortTaken) {
+			break
+		}
+	}
+	t.Fatalf("interop: starting server-everything %s: %v", mode, errors.Join(errs...))
+	return ""
+}
+
+// freePort returns a TCP port that was free on 127.0.0.1 a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// peer is a running HTTP peer process.
+type peer struct {
+	cmd      *exec.Cmd
+	exited   chan struct{} // closed when cmd.Wait returned
+	waitErr  error         // valid after exited
+	out      *tailBuffer
+	readDone chan struct{} // closed when the output reader finished
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// startPeer starts argv with env and waits until it prints its listening
+// line and holds the listener on port.
+func startPeer(argv, env []string, port int) (*peer, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	ownProcessGroup(cmd)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return nil, err
+	}
+	pw.Close() // the child has its copy; EOF comes when the group is gone
+	p := &peer{cmd: cmd, exited: make(chan struct{}), out: new(tailBuffer), readDone: make(chan struct{})}
+	listening := make(chan struct{})
+	go func() {
+		defer close(p.readDone)
+		defer pr.Close()
+		var once sync.Once
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			p.out.WriteLine(line)
+			if m := everythingListening.FindStringSubmatch(line); m != nil && m[2] == strconv.Itoa(port) {
+				once.Do(func() { close(listening) })
+			}
+		}
+		io.Copy(io.Discard, pr) // a line longer than the scanner's buffer
+	}()
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+
+	fail := func(err error) (*peer, error) {
+		p.stop()
+		<-p.readDone
+		out := p.out.String()
+		if strings.Contains(out, "already in use") || strings.Contains(out, "EADDRINUSE") {
+			err = fmt.Errorf("%w: %v", errPortTaken, err)
+		}
+		return nil, fmt.Errorf("%s (port %d): %w\noutput:\n%s", strings.Join(argv, " "), port, err, out)
+	}
+	deadline := time.NewTimer(startTimeout)
+	defer deadline.Stop()
+	select {
+	case <-listening:
+	case <-p.exited:
+		return fail(fmt.Errorf("exited before listening: %v", p.waitErr))
+	case <-deadline.C:
+		return fail(fmt.Errorf("no listening line within %s", startTimeout))
+	}
+	// The line is printed before the bind: dial until the port answers.
+	// The ticker paces the dials (a refused dial returns at once).
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-p.exited:
+			return fail(fmt.Errorf("exited before accepting connections: %v", p.waitErr))
+		case <-deadline.C:
+			return fail(fmt.Errorf("port not accepting connections within %s: %v", startTimeout, err))
+		}
+	}
+	// The dial may have reached another process that had the port; only
+	// our process holding the listener proves the server is up.
+	for {
+		owned, err := listenerOwned(cmd.Process.Pid, port)
+		if err != nil {
+			return fail(fmt.Errorf("checking who listens on port %d: %v", port, err))
+		}
+		if owned {
+			return p, nil
+		}
+		select {
+		case <-tick.C:
+		case <-p.exited:
+			return fail(fmt.Errorf("exited: %v", p.waitErr))
+		case <-deadline.C:
+			return fail(fmt.Errorf("%w: another process listens on it", errPortTaken))
+		}
+	}
+}
+
+// stop ends the peer's process group: SIGTERM, then SIGKILL after
+// stopGrace. It is idempotent and returns once the process has been reaped.
+func (p *peer) stop() error {
+	p.stopOnce.Do(func() {
+		pid := p.cmd.Process.Pid
+		if err := signalGroup(pid, syscall.SIGTERM); err != nil {
+			p.stopErr = err
+		}
+		select {
+		case <-p.exited:
+		case <-time.After(stopGrace):
+		}
+		// Also reaps stragglers of the group after the leader has exited.
+		if err := signalGroup(pid, syscall.SIGKILL); err != nil && p.stopErr == nil {
+			p.stopErr = err
+		}
+		<-p.exited
+	})
+	return p.stopErr
+}
+
+// tailBuffer keeps the last lines of a process's output for error messages.
+type tailBuffer struct {
+	mu    sync.Mutex
+	lines []string
+	size  int
+}
+
+// tailBytes bounds what a chatty peer can make us keep.
+const tailBytes = 64 << 10
+
+func (b *tailBuffer) WriteLine(line string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lines = append(b.lines, line)
+	b.size += len(line) + 1
+	for b.size > tailBytes && len(b.lines) > 1 {
+		b.size -= len(b.lines[0]) + 1
+		b.lines = b.lines[1:]
+	}
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var buf bytes.Buffer
+	for _, l := range b.lines {
+		buf.WriteString("\t" + l + "\n")
+	}
+	return buf.String()
+}

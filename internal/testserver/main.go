@@ -1,0 +1,195 @@
+// Command testserver is a hostile-fixture MCP server for Switchboard's
+// tests: a go-sdk server over stdio that is well behaved by default and
+// misbehaves on request, one flag per misbehaviour. Tests build it with
+//
+//	bin := interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver")
+//
+// and run it as a stdio MCP server (bin -flag …).
+//
+// # Tools, resources and prompts (always present)
+//
+//   - echo {text string} → text.
+//   - add {a, b number} → the sum, as text and structuredContent {"sum"}.
+//   - slow {ms int} → sleeps ms, then answers "slept MS ms"; a cancelled
+//     call returns at once.
+//   - progress {steps int, interval_ms int} → when the call carries a
+//     progress token, sends notifications/progress after each step
+//     (progress 1…steps, total steps), then answers "done N steps".
+//   - fail → a result with isError set.
+//   - env {name string} → the value of that environment variable, and
+//     structuredContent {"name", "value", "set"}, for env isolation tests.
+//   - elicit → asks the client for {name, age, subscribe} (a form with a
+//     default for each) and returns what came back (action and content) as
+//     JSON text and structuredContent.
+//   - sample → asks the client for a sampling/createMessage completion and
+//     returns its text.
+//   - roots → lists the client's roots, one URI per line.
+//   - content → one block of each content kind (text, image, audio,
+//     embedded resource, resource link) plus structuredContent and _meta.
+//   - resource test://static/1 (text/plain); template test://item/{id};
+//     prompt greet {name}.
+//
+// elicit, sample and roots return an input-required result (multi
+// round-trip requests, SEP-2322) and the go-sdk turns them into plain
+// elicitation/create, sampling/createMessage and roots/list requests for
+// clients on protocol versions before 2026-07-28: req.Session.Elicit and
+// friends refuse to send those on 2026-07-28 sessions.
+//
+// # Flags
+//
+//	-hang                never answer tools/call (the request is dropped; initialize works)
+//	-hang-init           never answer initialize nor server/discover
+//	-crash-on-call       on tools/call, write a line to stderr and half a response to
+//	                     stdout, then exit with status 3
+//	-garbage             on tools/call, write non-JSON lines to stdout, then answer
+//	-huge-line N         answer tools/call with one JSON-RPC response of exactly N bytes
+//	                     (padding in a text block; N 'x' bytes if N is too small), and no
+//	                     newline unless -huge-line-newline
+//	-huge-line-newline   end the -huge-line response with a newline
+//	-stream-forever      on tools/call, write bytes without a newline until stdout breaks
+//	-tools N             register N extra tools t0001…tNNNN (each echoes its name)
+//	-page-size N         items per page of tools/list, resources/list, prompts/list
+//	                     (default 100, so that clients must paginate beyond that)
+//	-tool-name NAME      register an extra tool with exactly this name (repeatable), for
+//	                     collision and long-name tests; it answers "called NAME"
+//	-ref-cycle           add tool ref_cycle whose inputSchema has a $ref cycle:
+//	                     {"type":"object","properties":{"a":{"$ref":"#/properties/a"}}}
+//	-bad-schema          add tool bad_schema whose inputSchema does not compile:
+//	                     {"type":"object","properties":{"a":{"type":5}}}
+//	-ignore-sigterm      ignore SIGTERM (SIGKILL is needed)
+//	-ignore-stdin-close  keep running after stdin closes (shutdown must use signals)
+//	-spawn-grandchild    start `sleep 1000` in the same process group and write
+//	                     "grandchild=PID" to stderr
+//	-slow-start MS       wait MS milliseconds before reading stdin
+//	-print-env           write the environment to stderr at start, one KEY=VALUE a line
+//
+// The misbehaviours on tools/call apply to every tool. They and -hang,
+// -hang-init and -ignore-stdin-close work below the SDK, on the stdin and
+// stdout byte streams; without them the SDK's own stdio transport is used.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testserver: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// config holds the parsed flags.
+type config struct {
+	hang, hangInit, crashOnCall, garbage bool
+	hugeLine                             int
+	hugeLineNewline, streamForever       bool
+	tools, pageSize                      int
+	toolNames                            stringList
+	refCycle, badSchema                  bool
+	ignoreSigterm, ignoreStdinClose      bool
+	spawnGrandchild, printEnv            bool
+	slowStart                            time.Duration
+}
+
+// intercepts reports whether the stdio byte streams must be filtered.
+func (c *config) intercepts() bool {
+	return c.hang || c.hangInit || c.crashOnCall || c.garbage || c.hugeLine > 0 ||
+		c.streamForever || c.ignoreStdinClose
+}
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	var c config
+	fs := flag.NewFlagSet("testserver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&c.hang, "hang", false, "never answer tools/call")
+	fs.BoolVar(&c.hangInit, "hang-init", false, "never answer initialize nor server/discover")
+	fs.BoolVar(&c.crashOnCall, "crash-on-call", false, "exit with status 3 in the middle of a tools/call")
+	fs.BoolVar(&c.garbage, "garbage", false, "write non-JSON lines to stdout on tools/call, then answer")
+	fs.IntVar(&c.hugeLine, "huge-line", 0, "answer tools/call with one response line of exactly `N` bytes")
+	fs.BoolVar(&c.hugeLineNewline, "huge-line-newline", false, "end the -huge-line response with a newline")
+	fs.BoolVar(&c.streamForever, "stream-forever", false, "on tools/call, write bytes without a newline forever")
+	fs.IntVar(&c.tools, "tools", 0, "register `N` extra tools t0001…")
+	fs.IntVar(&c.pageSize, "page-size", 100, "items per page of list results")
+	fs.Var(&c.toolNames, "tool-name", "register an extra tool with exactly this `NAME` (repeatable)")
+	fs.BoolVar(&c.refCycle, "ref-cycle", false, "add tool ref_cycle whose inputSchema has a $ref cycle")
+	fs.BoolVar(&c.badSchema, "bad-schema", false, "add tool bad_schema whose inputSchema does not compile")
+	fs.BoolVar(&c.ignoreSigterm, "ignore-sigterm", false, "ignore SIGTERM")
+	fs.BoolVar(&c.ignoreStdinClose, "ignore-stdin-close", false, "keep running after stdin closes")
+	fs.BoolVar(&c.spawnGrandchild, "spawn-grandchild", false, "start \"sleep 1000\" in the same process group, print grandchild=PID to stderr")
+	slowStart := fs.Int("slow-start", 0, "wait `MS` milliseconds before serving")
+	fs.BoolVar(&c.printEnv, "print-env", false, "write the environment to stderr at start")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if c.pageSize <= 0 {
+		return nil, fmt.Errorf("-page-size %d: must be positive", c.pageSize)
+	}
+	c.slowStart = time.Duration(*slowStart) * time.Millisecond
+	return &c, nil
+}
+
+func run(args []string, stdin io.ReadCloser, stdout io.Writer, stderr io.Writer) error {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if c.printEnv {
+		env := os.Environ()
+		slices.Sort(env)
+		for _, kv := range env {
+			fmt.Fprintln(stderr, kv)
+		}
+	}
+	if c.spawnGrandchild {
+		// No Setpgid: the grandchild stays in our process group, like the
+		// node process an npx wrapper leaves behind.
+		cmd := exec.Command("sleep", "1000")
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("spawning grandchild: %w", err)
+		}
+		fmt.Fprintf(stderr, "grandchild=%d\n", cmd.Process.Pid)
+	}
+	if c.ignoreSigterm {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if c.slowStart > 0 {
+		time.Sleep(c.slowStart) // the misbehaviour itself, not synchronisation
+	}
+
+	server := newServer(c)
+	var t mcp.Transport = &mcp.StdioTransport{}
+	if c.intercepts() {
+		t = newWireTransport(c, stdin, stdout, stderr)
+	}
+	err = server.Run(context.Background(), t)
+	if c.ignoreStdinClose {
+		select {} // only a signal ends us
+	}
+	return err
+}

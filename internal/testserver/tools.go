@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func newServer(c *config) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard-testserver", Version: "0.1.0"},
+		&mcp.ServerOptions{PageSize: c.pageSize})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text."}, echo)
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds a and b."}, add)
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleeps ms milliseconds, then answers; honours cancellation."}, slow)
+	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Sends a progress notification per step, then answers."}, progress)
+	s.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails with an isError result.", InputSchema: emptyObject}, fail)
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Returns the value of the environment variable name."}, env)
+	s.AddTool(&mcp.Tool{Name: "elicit", Description: "Asks the user for a form with defaults and returns the answer.", InputSchema: emptyObject}, elicit)
+	s.AddTool(&mcp.Tool{Name: "sample", Description: "Asks the client's LLM for a completion and returns its text.", InputSchema: emptyObject}, sample)
+	s.AddTool(&mcp.Tool{Name: "roots", Description: "Lists the client's roots.", InputSchema: emptyObject}, roots)
+	s.AddTool(&mcp.Tool{Name: "content", Description: "Returns one block of each content kind, structuredContent and _meta.", InputSchema: emptyObject}, content)
+
+	for i := 1; i <= c.tools; i++ {
+		addNamedTool(s, fmt.Sprintf("t%04d", i), "Extra tool %d of %d.", i, c.tools)
+	}
+	for _, name := range c.toolNames {
+		addNamedTool(s, name, "Extra tool named by -tool-name.")
+	}
+	// Raw schemas: the low-level AddTool only checks "type":"object", so
+	// these reach tools/list as written.
+	if c.refCycle {
+		s.AddTool(&mcp.Tool{Name: "ref_cycle", Description: "Its inputSchema has a $ref cycle.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/properties/a"}}}`)}, named("ref_cycle"))
+	}
+	if c.badSchema {
+		s.AddTool(&mcp.Tool{Name: "bad_schema", Description: "Its inputSchema does not compile.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":5}}}`)}, named("bad_schema"))
+	}
+
+	s.AddResource(&mcp.Resource{URI: "test://static/1", Name: "static-1", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+				{URI: req.Params.URI, MIMEType: "text/plain", Text: "static resource 1"},
+			}}, nil
+		})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "test://item/{id}", Name: "item", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			id := strings.TrimPrefix(req.Params.URI, "test://item/")
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+				{URI: req.Params.URI, MIMEType: "text/plain", Text: "item " + id},
+			}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets name.",
+		Arguments: []*mcp.PromptArgument{{Name: "name", Description: "who to greet", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+				{Role: "user", Content: &mcp.TextContent{Text: "Hello, " + req.Params.Arguments["name"] + "!"}},
+			}}, nil
+		})
+	return s
+}
+
+var emptyObject = json.RawMessage(`{"type":"object"}`)
+
+func text(format string, args ...any) []mcp.Content {
+	return []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}
+}
+
+func addNamedTool(s *mcp.Server, name, descFormat string, args ...any) {
+	s.AddTool(&mcp.Tool{Name: name, Description: fmt.Sprintf(descFormat, args...),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}}}`)}, named(name))
+}
+
+func named(name string) mcp.ToolHandler {
+	return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: text("called %s", name)}, nil
+	}
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+func echo(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+	return &mcp.CallToolResult{Content: text("%s", in.Text)}, nil, nil
+}
+
+type addIn struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+type addOut struct {
+	Sum float64 `json:"sum"`
+}
+
+func add(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+	sum := in.A + in.B
+	return &mcp.CallToolResult{Content: text("%v", sum)}, addOut{Sum: sum}, nil
+}
+
+type slowIn struct {
+	MS int `json:"ms"`
+}
+
+func slow(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+	timer := time.NewTimer(time.Duration(in.MS) * time.Millisecond)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return &mcp.CallToolResult{Content: text("slept %d ms", in.MS)}, nil, nil
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+}
+
+type progressIn struct {
+	Steps      int `json:"steps"`
+	IntervalMS int `json:"interval_ms"`
+}
+
+func progress(ctx context.Context, req *mcp.CallToolRequest, in progressIn) (*mcp.CallToolResult, any, error) {
+	token := req.Params.GetProgressToken()
+	for i := 1; i <= in.Steps; i++ {
+		if in.IntervalMS > 0 {
+			timer := time.NewTimer(time.Duration(in.IntervalMS) * time.Millisecond)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return nil, nil, ctx.Err()
+			}
+		}
+		if token == nil {
+			continue
+		}
+		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: token, Progress: float64(i), Total: float64(in.Steps),
+			Message: fmt.Sprintf("step %d of %d", i, in.Steps),
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("progress step %d: %w", i, err)
+		}
+	}
+	return &mcp.CallToolResult{Content: text("done %d steps", in.Steps)}, nil, nil
+}
+
+func fail(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{IsError: true, Content: text("fail: this tool always fails")}, nil
+}
+
+type envIn struct {
+	Name string `json:"name"`
+}
+
+type envOut struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Set   bool   `json:"set"`
+}
+
+func env(_ context.Context, _ *mcp.CallToolRequest, in envIn) (*mcp.CallToolResult, envOut, error) {
+	v, ok := os.LookupEnv(in.Name)
+	return &mcp.CallToolResult{Content: text("%s", v)}, envOut{Name: in.Name, Value: v, Set: ok}, nil
+}
+
+// elicitSchema is the form the elicit tool asks for: a default for each
+// field, so that a host can show or apply them.
+var elicitSchema = json.RawMessage(`{"type":"object","properties":{
+	"name":{"type":"string","description":"Your name","default":"Ada"},
+	"age":{"type":"integer","description":"Your age","default":36},
+	"subscribe":{"type":"boolean","description":"Subscribe to news","default":true}}}`)
+
+func elicit(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if res, ok := req.Params.InputResponses["form"].(*mcp.ElicitResult); ok && res != nil {
+		out := map[string]any{"action": res.Action, "content": res.Content}
+		data, err := json.Marshal(out)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: text("%s", data), StructuredContent: out}, nil
+	}
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+		"form": &mcp.ElicitParams{Message: "Please fill in the form.", RequestedSchema: elicitSchema},
+	}}, nil
+}
+
+func sample(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if res, ok := req.Params.InputResponses["completion"].(*mcp.CreateMessageWithToolsResult); ok && res != nil {
+		for _, c := range res.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				return &mcp.CallToolResult{Content: text("%s", t.Text)}, nil
+			}
+		}
+		return &mcp.CallToolResult{IsError: true, Content: text("sample: the completion had no text")}, nil
+	}
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+		"completion": &mcp.CreateMessageParams{
+			Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Say hello."}}},
+			MaxTokens: 100,
+		},
+	}}, nil
+}
+
+func roots(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if res, ok := req.Params.InputResponses["roots"].(*mcp.ListRootsResult); ok && res != nil {
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return &mcp.CallToolResult{Content: text("%s", strings.Join(uris, "\n"))}, nil
+	}
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"roots": &mcp.ListRootsParams{}}}, nil
+}
+
+// tinyPNG is a 1×1 transparent PNG.
+var tinyPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
+	"\x00\x00\x00\rIDATx\x9cc\x00\x01\x00\x00\x05\x00\x01\r\n-\xb4\x00\x00\x00\x00IEND\xaeB`\x82")
+
+// tinyWAV is a WAV header with no samples.
+var tinyWAV = []byte("RIFF$\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00\x80\x3e\x00\x00\x02\x00\x10\x00data\x00\x00\x00\x00")
+
+func content(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	size := int64(len("static resource 1"))
+	return &mcp.CallToolResult{
+		Meta: mcp.Meta{"switchboard.test/kind": "content"},
+		Content: []mcp.Content{
+			&mcp.TextContent{Text: "text block"},
+			&mcp.ImageContent{Data: tinyPNG, MIMEType: "image/png"},
+			&mcp.AudioContent{Data: tinyWAV, MIMEType: "audio/wav"},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://static/1", MIMEType: "text/plain", Text: "static resource 1"}},
+			&mcp.ResourceLink{URI: "test://item/42", Name: "item-42", MIMEType: "text/plain", Size: &size},
+		},
+		StructuredContent: map[string]any{"kinds": []string{"text", "image", "audio", "resource", "resource_link"}},
+	}, nil
+}

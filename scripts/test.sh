@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# test.sh - the project's whole check, as CI runs it (.ci/run calls this).
+#
+# Usage: scripts/test.sh [go test flags...]
+#   e.g. scripts/test.sh -run TestEverything ./internal/interop/
+# Extra arguments go to `go test`; when they name no package, ./... is tested.
+#
+# Needs Go and npm (any Node works for npm itself). The pinned MCP test peers
+# (Node 22 from npm, the reference servers, the conformance suites) are
+# installed into .cache/interop, or $SWITCHBOARD_TEST_CACHE, on first use.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n=== %s\n' "$*" >&2; }
+t_start=$SECONDS
+
+step "install pinned MCP test peers"
+go run ./internal/interop/cmd/install
+
+step "gofmt"
+unformatted="$(gofmt -l . | grep -v '^\.cache/' || true)"
+if [ -n "$unformatted" ]; then
+  echo "gofmt: these files need formatting (run gofmt -w):" >&2
+  printf '  %s\n' $unformatted >&2
+  exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "go test"
+pkgs=(./...)
+for arg in "$@"; do
+  case "$arg" in ./*|github.com/*) pkgs=() ;; esac
+done
+go test -race -count=1 -timeout 30m "$@" ${pkgs[@]+"${pkgs[@]}"}
+
+# --- fuzz smoke (planned) -------------------------------------------------
+# A short `go test -run '^$' -fuzz FuzzX -fuzztime 10s ./pkg` per fuzz
+# target goes here, once the packages have fuzz targets.
+# ---------------------------------------------------------------------------
+
+step "all checks passed in $((SECONDS - t_start))s"
