@@ -44,9 +44,9 @@
 // a meaning the validator did not see.
 //
 // Every error Validate returns is a [*ValidationError] listing each problem
-// with the JSON Pointer of the offending value. Messages name the schema's
-// constraint, not the offending value, so a secret passed in an argument
-// does not end up in a log line through an error string.
+// with the JSON Pointer of the offending value. Messages never quote a
+// string argument (a pattern failure names the pattern, not the string),
+// so a secret passed in an argument does not reach a log through an error.
 package schema
 
 import (
