@@ -1,14 +1,16 @@
 // Package config defines Switchboard's typed configuration and loads it.
 //
-// The native format is TOML. Files are layered, later ones overriding earlier
-// ones per server id:
+// The native format is TOML. [Load] layers files, later ones overriding
+// earlier ones per server id (the overriding server replaces the earlier one
+// whole, in its place in the list):
 //
 //  1. $XDG_CONFIG_HOME/switchboard/config.toml (default ~/.config/switchboard/config.toml)
 //  2. ./switchboard.toml
-//  3. the file named by --config or SWITCHBOARD_CONFIG
+//  3. the file named by --config or SWITCHBOARD_CONFIG ([LoadOptions.File])
 //
-// The explicitly named file may also be the "mcpServers" JSON used by Claude
-// Desktop, Cursor and VS Code.
+// The explicitly named file, or one read with [LoadFile], may also be the
+// "mcpServers" JSON used by Claude Desktop and Cursor, or VS Code's
+// "servers" JSON.
 //
 // A server is one [[mcp_servers]] table:
 //
@@ -20,11 +22,15 @@
 //	env       = { API_KEY = "{{secrets.everything_key}}" }
 //	timeout   = "90s"
 //
-// [Load] decodes strictly and [Config.Validate] reports every problem at once,
-// each as a [*Problem] naming file, line (where known) and field path.
-// Placeholders ({{env.NAME}}, {{secrets.NAME}}) stay unresolved in a [Config];
-// [Server.Resolve] resolves them just before a server is started, so resolved
-// secret values never live in a Config that might be printed.
+// Decoding is strict (an unknown key is an error, with a suggestion when it
+// looks like a typo) and [Config.Validate] checks the rest. Both report every
+// problem at once, each a [*Problem] naming file, line (where known) and field
+// path: "switchboard.toml:12: mcp_servers[2].url: ...". [Problems] lists them.
+//
+// Placeholders ({{env.NAME}}, {{secrets.NAME}}) are allowed only in env and
+// headers values, and stay unresolved in a [Config]; [Server.Resolve]
+// resolves them just before a server is started, so resolved secret values
+// never live in a Config that might be printed.
 package config
 
 import "time"
@@ -94,6 +100,11 @@ type Server struct {
 type Position struct {
 	File string
 	Line int // 0 when unknown
+	// Field is the field path of what is declared there, as written in
+	// File: "mcp_servers[2]" (the index counts that file's tables only) or
+	// "mcpServers.github" for the JSON format. "" when unknown; [Problem]
+	// carries its own, complete field path instead.
+	Field string
 }
 
 func (p Position) String() string {

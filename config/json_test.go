@@ -1,0 +1,256 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoadFileClaudeDesktop(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "claude_desktop_config.json", `{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "filesystem": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"]
+    },
+    "github": {
+      "command": "docker",
+      "args": ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"],
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "{{secrets.github}}"},
+      "cwd": "/tmp"
+    },
+    "old": {"command": "old-server", "disabled": true, "whatever": 1},
+    "remote api": {
+      "url": "https://mcp.example.com/mcp",
+      "headers": {"Authorization": "Bearer {{secrets.tok}}"},
+      "timeout": 120000,
+      "alwaysAllow": ["search"],
+      "autoApprove": []
+    },
+    "ws": {"url": "wss://ws.example.com/mcp", "description": "over WebSocket"}
+  },
+  "preferences": {"menuBarEnabled": false}
+}
+`)
+	c, err := LoadFile(path)
+	if err != nil {
+		t.Fatalf("LoadFile: %v", err)
+	}
+	want := &Config{
+		ToolNameFormat: DefaultToolNameFormat,
+		Servers: []Server{
+			{
+				ID: "filesystem", Transport: TransportStdio, Command: "npx",
+				Args:    []string{"-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"},
+				Timeout: DefaultTimeout, ConnectTimeout: DefaultConnectTimeout,
+				Source: Position{File: path, Line: 4, Field: "mcpServers.filesystem"},
+			},
+			{
+				ID: "github", Transport: TransportStdio, Command: "docker",
+				Args:    []string{"run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"},
+				Env:     map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "{{secrets.github}}"},
+				Cwd:     "/tmp",
+				Timeout: DefaultTimeout, ConnectTimeout: DefaultConnectTimeout,
+				Source: Position{File: path, Line: 8, Field: "mcpServers.github"},
+			},
+			{
+				ID: "remote-api", Transport: TransportHTTP, URL: "https://mcp.example.com/mcp",
+				Headers: map[string]string{"Authorization": "Bearer {{secrets.tok}}"},
+				Timeout: 120 * time.Second, ConnectTimeout: DefaultConnectTimeout,
+				Source: Position{File: path, Line: 15, Field: `mcpServers."remote api"`},
+			},
+			{
+				ID: "ws", Description: "over WebSocket", Transport: TransportWebSocket, URL: "wss://ws.example.com/mcp",
+				Timeout: DefaultTimeout, ConnectTimeout: DefaultConnectTimeout,
+				Source: Position{File: path, Line: 22, Field: "mcpServers.ws"},
+			},
+		},
+		Files: []string{path},
+	}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("LoadFile mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadFileVSCode(t *testing.T) {
+	dir := t.TempDir()
+	// VS Code's .vscode/mcp.json: top key "servers", "type" on every entry.
+	path := writeFile(t, dir, "mcp.json", `{
+  "inputs": [{"type": "promptString", "id": "key", "password": true}],
+  "servers": {
+    "memory": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+    "docs": {"type": "sse", "url": "https://docs.example.com/sse"},
+    "api": {"type": "streamableHttp", "url": "https://api.example.com/mcp"},
+    "api2": {"type": "streamable-http", "url": "https://api2.example.com/mcp"},
+    "sock": {"type": "ws", "url": "wss://sock.example.com/mcp"}
+  }
+}
+`)
+	c, err := LoadFile(path)
+	if err != nil {
+		t.Fatalf("LoadFile: %v", err)
+	}
+	type got struct {
+		ID        string
+		Transport Transport
+		Line      int
+	}
+	var gots []got
+	for _, s := range c.Servers {
+		gots = append(gots, got{s.ID, s.Transport, s.Source.Line})
+	}
+	want := []got{
+		{"memory", TransportStdio, 4},
+		{"docs", TransportSSE, 5},
+		{"api", TransportHTTP, 6},
+		{"api2", TransportHTTP, 7},
+		{"sock", TransportWebSocket, 8},
+	}
+	if diff := cmp.Diff(want, gots); diff != "" {
+		t.Errorf("LoadFile(%q) mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestLoadJSONByContent checks that an explicit file is sniffed as JSON by
+// content, whatever its name.
+func TestLoadJSONByContent(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "mcp.conf", "\n  {\"mcpServers\": {\"a\": {\"command\": \"x\"}}}\n")
+	c, err := Load(&LoadOptions{File: path, Dir: dir, UserConfigDir: dir, Getenv: getenv(nil)})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if len(c.Servers) != 1 || c.Servers[0].ID != "a" {
+		t.Errorf("Load(%q).Servers = %v, want one server a", path, c.Servers)
+	}
+}
+
+func TestLoadFileJSONProblems(t *testing.T) {
+	const f = "mcp.json"
+	long := strings.Repeat("x", 33)
+	tests := []struct {
+		name string
+		json string
+		want []string
+	}{
+		{
+			name: "syntax error",
+			json: "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}\n",
+			want: []string{f + ":3: invalid character '}' looking for beginning of object key string"},
+		},
+		{
+			name: "truncated",
+			json: "{\n  \"mcpServers\": {\n",
+			want: []string{f + ":3: unexpected end of JSON input"},
+		},
+		{
+			name: "not an object",
+			json: "[1, 2]\n",
+			want: []string{f + ": must be a JSON object with mcpServers or servers, not an array"},
+		},
+		{
+			name: "no servers",
+			json: "{\"preferences\": {}}\n",
+			want: []string{f + ": no mcpServers or servers object"},
+		},
+		{
+			name: "mcpServers not an object",
+			json: "{\n\"mcpServers\": []\n}\n",
+			want: []string{f + ":2: mcpServers: must be an object, not an array"},
+		},
+		{
+			name: "entry not an object",
+			json: "{\"mcpServers\": {\n\"a\": \"npx\"\n}}\n",
+			want: []string{f + ":2: mcpServers.a: must be an object, not a string"},
+		},
+		{
+			name: "unknown keys",
+			json: "{\"mcpServers\": {\"a\": {\n\"comand\": \"x\",\n\"command\": \"x\",\n\"envFile\": \".env\"\n}}}\n",
+			want: []string{
+				f + `:2: mcpServers.a.comand: unknown key "comand"; did you mean command?`,
+				f + `:4: mcpServers.a.envFile: unknown key "envFile"`,
+			},
+		},
+		{
+			name: "wrong types",
+			json: "{\"servers\": {\"a\": {\n\"command\": \"x\",\n\"args\": \"-y\",\n\"env\": {\"K\": 1},\n\"disabled\": \"no\"\n}}}\n",
+			want: []string{
+				f + ":3: servers.a.args: must be an array of strings, not a string",
+				f + ":4: servers.a.env.K: must be a string, not a number",
+				f + ":5: servers.a.disabled: must be a boolean, not a string",
+			},
+		},
+		{
+			name: "unknown type",
+			json: "{\"mcpServers\": {\"a\": {\n\"type\": \"grpc\",\n\"url\": \"https://example.com\"\n}}}\n",
+			want: []string{f + `:2: mcpServers.a.type: unknown type "grpc" (want stdio, http, streamable-http, streamableHttp, sse, ws or websocket)`},
+		},
+		{
+			name: "bad timeouts",
+			json: "{\"mcpServers\": {\n\"a\": {\"command\": \"x\", \"timeout\": \"60s\"},\n\"b\": {\"command\": \"x\", \"timeout\": -1}\n}}\n",
+			want: []string{
+				f + ":2: mcpServers.a.timeout: must be a number of milliseconds, not a string",
+				f + ":3: mcpServers.b.timeout: must be a positive number of milliseconds, not -1",
+			},
+		},
+		{
+			name: "id collision after renaming",
+			json: "{\"mcpServers\": {\n\"my server\": {\"command\": \"x\"},\n\"my-server\": {\"command\": \"x\"}\n}}\n",
+			want: []string{f + `:3: mcpServers.my-server: id "my-server" collides with mcpServers."my server" (characters outside A-Z a-z 0-9 _ - become -)`},
+		},
+		{
+			name: "collision across mcpServers and servers",
+			json: "{\"mcpServers\": {\"a\": {\"command\": \"x\"}},\n\"servers\": {\"a\": {\"command\": \"x\"}}}\n",
+			want: []string{f + `:2: servers.a: id "a" collides with mcpServers.a (characters outside A-Z a-z 0-9 _ - become -)`},
+		},
+		{
+			name: "name too long",
+			json: "{\"mcpServers\": {\n\"" + long + "\": {\"command\": \"x\"}\n}}\n",
+			want: []string{f + ":2: mcpServers." + long + ": name is 33 characters; a server id has at most 32"},
+		},
+		{
+			name: "empty name",
+			json: "{\"mcpServers\": {\n\"\": {\"command\": \"x\"}\n}}\n",
+			want: []string{f + `:2: mcpServers."": an empty name cannot be a server id`},
+		},
+		{
+			name: "duplicate key",
+			json: "{\"mcpServers\": {\n\"a\": {\"command\": \"x\"},\n\"a\": {\"command\": \"y\"}\n}}\n",
+			want: []string{f + ":3: mcpServers.a: duplicate key (first on line 2); the first one is used"},
+		},
+		{
+			name: "validation uses the entry's path",
+			json: "{\"mcpServers\": {\"a\": {\n\"type\": \"stdio\",\n\"url\": \"https://example.com\"\n}}}\n",
+			want: []string{
+				f + ":1: mcpServers.a.command: required for transport stdio",
+				f + ":3: mcpServers.a.url: only for network transports (http, sse, websocket), not stdio",
+			},
+		},
+		{
+			name: "placeholder in args",
+			json: "{\"mcpServers\": {\"a\": {\n\"command\": \"x\",\n\"args\": [\"{{secrets.tok}}\"]\n}}}\n",
+			want: []string{f + ":3: mcpServers.a.args[0]: placeholders are only allowed in env and headers values; argv is readable by every user on this machine, pass secrets through env"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, got := loadString(t, f, tt.json)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("LoadFile(%q) problems mismatch (-want +got):\n%s", tt.json, diff)
+			}
+		})
+	}
+}
+
+func TestLoadFileJSONDeep(t *testing.T) {
+	deep := "{\"mcpServers\": {},\n\"x\": " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "}"
+	_, got := loadString(t, "mcp.json", deep)
+	want := []string{"mcp.json:2: nested more than 1000 levels deep"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("LoadFile(deep) mismatch (-want +got):\n%s", diff)
+	}
+}

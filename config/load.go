@@ -1,0 +1,179 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// LoadOptions says where [Load] looks. The zero value (or nil) means the
+// process's environment and working directory.
+type LoadOptions struct {
+	// File is the explicitly named config file (the caller takes it from
+	// --config or SWITCHBOARD_CONFIG); "" means none. It must exist.
+	File string
+	// Dir is the working directory holding switchboard.toml; default ".".
+	Dir string
+	// UserConfigDir holds the user's config.toml; default
+	// $XDG_CONFIG_HOME/switchboard, or ~/.config/switchboard.
+	UserConfigDir string
+	// Getenv looks up XDG_CONFIG_HOME and HOME; default os.Getenv.
+	Getenv func(string) string
+}
+
+// Load reads, in order, <UserConfigDir>/config.toml and <Dir>/switchboard.toml
+// when they exist, then opts.File, and merges them: a later server with the
+// same id replaces the earlier one whole, in the earlier one's place, and a
+// later tool_name_format wins. It then applies the defaults (timeouts,
+// tool_name_format, the transport inferred from command or url) and
+// validates.
+//
+// On any problem Load returns the configuration as far as it could be read
+// together with errors.Join of every [*Problem], from every file at once.
+func Load(opts *LoadOptions) (*Config, error) {
+	var o LoadOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Dir == "" {
+		o.Dir = "."
+	}
+	if o.UserConfigDir == "" {
+		if x := o.Getenv("XDG_CONFIG_HOME"); x != "" {
+			o.UserConfigDir = filepath.Join(x, "switchboard")
+		} else if h := o.Getenv("HOME"); h != "" {
+			o.UserConfigDir = filepath.Join(h, ".config", "switchboard")
+		}
+	}
+
+	var results []*fileResult
+	read := map[string]bool{} // absolute paths, so that one file is read once
+	load := func(path string, mustExist bool) {
+		abs, err := filepath.Abs(path)
+		if err == nil {
+			if read[abs] {
+				return
+			}
+			read[abs] = true
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			if !mustExist && errors.Is(err, fs.ErrNotExist) {
+				return
+			}
+			results = append(results, readProblem(path, err))
+			return
+		}
+		results = append(results, decodeFile(path, data, mustExist))
+	}
+	if o.UserConfigDir != "" {
+		load(filepath.Join(o.UserConfigDir, "config.toml"), false)
+	}
+	load(filepath.Join(o.Dir, "switchboard.toml"), false)
+	if o.File != "" {
+		load(o.File, true)
+	}
+	return build(results)
+}
+
+// LoadFile reads one file alone: native TOML, or mcpServers JSON when its
+// name ends in .json or its content starts with '{'. Defaults and
+// validation are as for [Load].
+func LoadFile(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return build([]*fileResult{readProblem(path, err)})
+	}
+	return build([]*fileResult{decodeFile(path, data, true)})
+}
+
+// decodeFile decodes one file in the format its name or content says; the
+// well-known files are TOML only (allowJSON false).
+func decodeFile(path string, data []byte, allowJSON bool) *fileResult {
+	if allowJSON && isJSON(path, data) {
+		return decodeJSON(path, data)
+	}
+	return decodeTOML(path, data)
+}
+
+func readProblem(path string, err error) *fileResult {
+	r := newFileResult(path)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is already in the Problem
+	}
+	r.problems = append(r.problems, &Problem{Pos: Position{File: path}, Msg: "cannot read: " + err.Error()})
+	r.file = "" // not read: not listed in Config.Files
+	return r
+}
+
+// build merges decoded files, applies defaults and validates.
+func build(results []*fileResult) (*Config, error) {
+	c := &Config{}
+	v := &validator{files: map[string]*fileResult{}}
+	var problems []*Problem
+	var order []string
+	byID := map[string]int{} // id → index in c.Servers
+	for _, r := range results {
+		problems = append(problems, r.problems...)
+		if r.file == "" {
+			if len(r.problems) > 0 {
+				order = append(order, r.problems[0].Pos.File)
+			}
+			continue
+		}
+		c.Files = append(c.Files, r.file)
+		order = append(order, r.file)
+		v.files[r.file] = r
+		if r.toolNameFormatLine > 0 {
+			c.ToolNameFormat = r.toolNameFormat
+			v.tnfPos = Position{File: r.file, Line: r.toolNameFormatLine}
+		}
+		for _, s := range r.servers {
+			if i, ok := byID[s.ID]; ok && s.ID != "" {
+				c.Servers[i] = s
+				continue
+			}
+			byID[s.ID] = len(c.Servers)
+			c.Servers = append(c.Servers, s)
+		}
+	}
+	c.setDefaults()
+	v.config(c)
+	problems = append(problems, v.problems...)
+	sortProblems(problems, order)
+	return c, joinProblems(problems)
+}
+
+// setDefaults fills in what the files left unset.
+func (c *Config) setDefaults() {
+	if c.ToolNameFormat == "" {
+		c.ToolNameFormat = DefaultToolNameFormat
+	}
+	for i := range c.Servers {
+		s := &c.Servers[i]
+		if s.Transport == "" {
+			s.Transport = inferTransport(s)
+		}
+		if s.Timeout == 0 {
+			s.Timeout = DefaultTimeout
+		}
+		if s.ConnectTimeout == 0 {
+			s.ConnectTimeout = DefaultConnectTimeout
+		}
+	}
+}
+
+// Server returns the server with the given id.
+func (c *Config) Server(id string) (Server, bool) {
+	for _, s := range c.Servers {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Server{}, false
+}

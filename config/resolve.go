@@ -1,0 +1,58 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+
+	"github.com/switchboardmcp/switchboard/secret"
+)
+
+// Resolve returns a copy of s whose env and headers values have their
+// placeholders expanded: {{env.NAME}} through getenv (default
+// os.LookupEnv) and {{secrets.NAME}} through secrets (nil: none, typically
+// a [secret.EnvStore]). Every resolved secret
+// value is registered with red (when non-nil) before Resolve returns.
+//
+// Every unresolved placeholder is reported, each naming the server and the
+// field ("server "gh": env.GITHUB_TOKEN: ..."), never a value.
+func (s Server) Resolve(getenv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) (Server, error) {
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	out := s
+	out.Args = slices.Clone(s.Args)
+	out.ToolsAllowlist = slices.Clone(s.ToolsAllowlist)
+	out.Roots = slices.Clone(s.Roots)
+	var errs []error
+	expand := func(field string, in map[string]string) map[string]string {
+		if in == nil {
+			return nil
+		}
+		m := make(map[string]string, len(in))
+		for _, k := range slices.Sorted(maps.Keys(in)) {
+			v, err := secret.Expand(in[k], getenv, secrets, red)
+			if err != nil {
+				// One error per placeholder, each with its own context.
+				each := []error{err}
+				if j, ok := err.(interface{ Unwrap() []error }); ok {
+					each = j.Unwrap()
+				}
+				for _, e := range each {
+					errs = append(errs, fmt.Errorf("server %q: %s: %w", s.ID, keyPath(field, k), e))
+				}
+				continue
+			}
+			m[k] = v
+		}
+		return m
+	}
+	out.Env = expand("env", s.Env)
+	out.Headers = expand("headers", s.Headers)
+	if len(errs) > 0 {
+		return Server{}, errors.Join(errs...)
+	}
+	return out, nil
+}
