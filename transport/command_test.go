@@ -414,3 +414,30 @@ func sortedStrings(s []string) bool {
 	}
 	return true
 }
+
+func TestCommandCloseUnblocksWrite(t *testing.T) {
+	checkLeaks(t)
+	cmd := child(t, "ignore-stdin") // never reads stdin: the pipe fills up
+	cmd.TerminateGrace = 100 * time.Millisecond
+	conn, err := cmd.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	readReady(t, conn, nil)
+	errc := make(chan error, 1)
+	go func() {
+		msg := &jsonrpc.Request{Method: "notifications/filler", Params: json.RawMessage(`"` + strings.Repeat("x", 4096) + `"`)}
+		for {
+			if err := conn.Write(context.Background(), msg); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	if err := conn.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := <-errc; err == nil {
+		t.Error("Write after Close succeeded")
+	}
+}

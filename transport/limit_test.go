@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboardmcp/switchboard/transport"
 )
 
@@ -72,5 +74,24 @@ func TestLimitBodies(t *testing.T) {
 		if want := bodies[tc.path].body; string(got) != want {
 			t.Errorf("GET %s: body of %d bytes, want %d", tc.path, len(got), len(want))
 		}
+	}
+}
+
+// TestLimitBodiesStreamable checks the bound where it matters: the go-sdk's
+// Streamable HTTP client reading a JSON response.
+func TestLimitBodiesStreamable(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"padding":"`+strings.Repeat("x", 1<<20)+`"}}`)
+	}))
+	defer ts.Close()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0.0.1"}, nil)
+	_, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{
+		Endpoint:   ts.URL,
+		HTTPClient: &http.Client{Transport: transport.LimitBodies(ts.Client().Transport, 64<<10)},
+		MaxRetries: -1,
+	}, nil)
+	if err == nil || !strings.Contains(err.Error(), transport.ErrMessageTooLarge.Error()) {
+		t.Errorf("Connect = %v, want an error containing %q", err, transport.ErrMessageTooLarge)
 	}
 }

@@ -45,6 +45,7 @@ import "errors"
 // any legitimate message, such as a large tool result or a base64 image.
 const DefaultMaxMessageBytes = 4 << 20
 
-// ErrMessageTooLarge is returned (wrapped) when an inbound message or HTTP
-// response body exceeds its configured bound.
+// ErrMessageTooLarge is returned (wrapped) when a WebSocket message or an
+// HTTP response body bounded by [LimitBodies] exceeds its bound. An over-long
+// stdio line fails with the go-sdk's own (unexported) error instead.
 var ErrMessageTooLarge = errors.New("transport: message too large")
