@@ -11,10 +11,12 @@
 //   - echo {text string} → text.
 //   - add {a, b number} → the sum, as text and structuredContent {"sum"}.
 //   - slow {ms int} → sleeps ms, then answers "slept MS ms"; a cancelled
-//     call returns at once.
+//     call returns at once and writes "testserver: slow: cancelled: …" to
+//     stderr.
 //   - progress {steps int, interval_ms int} → when the call carries a
 //     progress token, sends notifications/progress after each step
-//     (progress 1…steps, total steps), then answers "done N steps".
+//     (progress 1…steps, total steps), then answers "done N steps"; a
+//     cancelled call says so on stderr, like slow.
 //   - fail → a result with isError set.
 //   - env {name string} → the value of that environment variable, and
 //     structuredContent {"name", "value", "set"}, for env isolation tests.
@@ -159,6 +161,7 @@ func run(args []string, stdin io.ReadCloser, stdout io.Writer, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	diag = stderr
 	if c.printEnv {
 		env := os.Environ()
 		slices.Sort(env)

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os/exec"
@@ -21,10 +22,14 @@ const callTimeout = 30 * time.Second
 
 func connect(t *testing.T, opts *mcp.ClientOptions, args ...string) *mcp.ClientSession {
 	t.Helper()
-	bin := interop.Build(t, pkg)
+	return connectCmd(t, opts, exec.Command(interop.Build(t, pkg), args...))
+}
+
+func connectCmd(t *testing.T, opts *mcp.ClientOptions, cmd *exec.Cmd) *mcp.ClientSession {
+	t.Helper()
+	args := cmd.Args[1:]
 	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
 	defer cancel()
-	cmd := exec.Command(bin, args...)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "testserver-test", Version: "0"}, opts).
 		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -160,6 +165,38 @@ func TestBehaviours(t *testing.T) {
 		}
 		if got := firstText(callText(t, cs, "roots", nil)); got != "" {
 			t.Errorf("roots = %q, want none", got)
+		}
+	})
+	t.Run("cancellation", func(t *testing.T) {
+		cmd := exec.Command(interop.Build(t, pkg))
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan string, 10)
+		cs := connectCmd(t, nil, cmd)
+		go func() {
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+		}()
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		defer cancel()
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}}); err == nil {
+			t.Fatalf("slow(60s) with a 100ms deadline succeeded")
+		}
+		wait, stop := context.WithTimeout(t.Context(), callTimeout)
+		defer stop()
+		for {
+			select {
+			case line := <-lines:
+				if strings.Contains(line, "slow: cancelled") {
+					return
+				}
+			case <-wait.Done():
+				t.Fatalf("the server did not log the cancellation on stderr")
+			}
 		}
 	})
 	t.Run("crash-on-call", func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -116,8 +117,19 @@ func slow(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallTool
 	case <-timer.C:
 		return &mcp.CallToolResult{Content: text("slept %d ms", in.MS)}, nil, nil
 	case <-ctx.Done():
+		logCancelled("slow", ctx)
 		return nil, nil, ctx.Err()
 	}
+}
+
+// diag is where the tools report what a test may want to see from outside
+// the protocol (cancellations); run points it at the process's stderr.
+var diag io.Writer = os.Stderr
+
+// logCancelled says on stderr that a call saw its cancellation
+// (notifications/cancelled, or the connection closing).
+func logCancelled(tool string, ctx context.Context) {
+	fmt.Fprintf(diag, "testserver: %s: cancelled: %v\n", tool, context.Cause(ctx))
 }
 
 type progressIn struct {
@@ -134,6 +146,7 @@ func progress(ctx context.Context, req *mcp.CallToolRequest, in progressIn) (*mc
 			case <-timer.C:
 			case <-ctx.Done():
 				timer.Stop()
+				logCancelled("progress", ctx)
 				return nil, nil, ctx.Err()
 			}
 		}
