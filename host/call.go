@@ -1,0 +1,197 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// CallOptions configures one call. Nil means defaults.
+type CallOptions struct {
+	// Progress receives the server's progress notifications for this call.
+	// It is called on the connection's goroutine and must not block.
+	Progress func(*mcp.ProgressNotificationParams)
+	// Elicitation answers elicitation requests the server makes during this
+	// call. Over protocols where a request cannot be tied to its call, it is
+	// used when this is the server's only call in flight with a handler;
+	// otherwise Options.Elicitation is.
+	Elicitation ElicitationHandler
+	// Sampling answers sampling requests made during this call, routed the
+	// same way. Sampling is only advertised when Options.Sampling is set.
+	Sampling SamplingHandler
+}
+
+// call is one tools/call in flight.
+type call struct {
+	srv   *server
+	opts  CallOptions
+	reset func() // restarts the timeout; nil unless progress resets it
+}
+
+type callKey struct{}
+
+// CallTool validates args (a JSON object, or empty for none) against the
+// tool's input schema and calls the tool, bounded by its server's timeout.
+//
+// A tool that fails returns a result with IsError set and a nil error. An
+// error is returned, as a [*CallError], when the tool is unknown
+// ([ErrUnknownTool]), the arguments are invalid ([ErrInvalidArguments]; the
+// server is never called), the server does not answer in time
+// ([ErrTimeout]; the call is cancelled upstream), the server is unavailable
+// or its connection is lost ([ErrUnavailable]), or ctx ends.
+func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*mcp.CallToolResult, error) {
+	e, ok := h.lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	s := e.srv
+	cerr := func(err error, d time.Duration) error {
+		return &CallError{Server: s.cfg.ID, Tool: e.Tool.Tool.Name, Method: "tools/call", Duration: d, Timeout: s.cfg.Timeout, Err: err}
+	}
+	value, err := e.schema.Validate(args)
+	if err != nil {
+		return nil, cerr(&invalidArgs{err}, 0)
+	}
+	session, err := s.liveSession()
+	if err != nil {
+		return nil, cerr(err, 0)
+	}
+
+	c := &call{srv: s}
+	if opts != nil {
+		c.opts = *opts
+	}
+	timeout := s.cfg.Timeout
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(timeout, func() { cancel(ErrTimeout) })
+	defer timer.Stop()
+	if s.cfg.ProgressResetsTimeout {
+		c.reset = func() { timer.Reset(timeout) }
+	}
+	token := fmt.Sprintf("switchboard-%d", h.progressSeq.Add(1))
+	h.calls.Store(token, c)
+	defer h.calls.Delete(token)
+	s.mu.Lock()
+	s.inflight[c] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.inflight, c)
+		s.mu.Unlock()
+	}()
+
+	params := &mcp.CallToolParams{Name: e.Tool.Tool.Name, Arguments: value}
+	params.SetProgressToken(token)
+	start := time.Now()
+	res, err := session.CallTool(context.WithValue(cctx, callKey{}, c), params)
+	d := time.Since(start)
+	if err != nil {
+		return nil, cerr(h.callFailure(s, ctx, cctx, err), d)
+	}
+	return res, nil
+}
+
+// callFailure says why a request failed: the timeout, the caller's context,
+// or the server's connection.
+func (h *Host) callFailure(s *server, ctx, cctx context.Context, err error) error {
+	switch {
+	case errors.Is(context.Cause(cctx), ErrTimeout) && ctx.Err() == nil:
+		return ErrTimeout
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	}
+	s.mu.Lock()
+	lost := s.lost
+	s.mu.Unlock()
+	if lost == nil {
+		// The session may just have ended; give the watcher its chance
+		// to say why, without waiting on it for long.
+		s.mu.Lock()
+		done := s.done
+		s.mu.Unlock()
+		if done != nil {
+			select {
+			case <-done:
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		s.mu.Lock()
+		lost = s.lost
+		s.mu.Unlock()
+	}
+	if lost != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, lost)
+	}
+	return errors.New(h.red.Redact(err.Error()))
+}
+
+// invalidArgs marks a schema validation error as ErrInvalidArguments while
+// keeping its own message, which names every failing JSON pointer.
+type invalidArgs struct{ err error }
+
+func (e *invalidArgs) Error() string        { return e.err.Error() }
+func (e *invalidArgs) Unwrap() error        { return e.err }
+func (e *invalidArgs) Is(target error) bool { return target == ErrInvalidArguments }
+
+// progress routes a progress notification to its call.
+func (h *Host) progress(p *mcp.ProgressNotificationParams) {
+	token, ok := p.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	v, ok := h.calls.Load(token)
+	if !ok {
+		return
+	}
+	c := v.(*call)
+	if c.reset != nil {
+		c.reset()
+	}
+	if c.opts.Progress != nil {
+		c.opts.Progress(p)
+	}
+}
+
+// route finds the call a server's request belongs to: the call whose
+// context carries it (2026-07-28 input requests), or the server's only call
+// in flight that has a handler.
+func (s *server) route(ctx context.Context, has func(*call) bool) *call {
+	if c, ok := ctx.Value(callKey{}).(*call); ok && has(c) {
+		return c
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var found *call
+	for c := range s.inflight {
+		if has(c) {
+			if found != nil {
+				return nil // ambiguous
+			}
+			found = c
+		}
+	}
+	return found
+}
+
+func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if c := s.route(ctx, func(c *call) bool { return c.opts.Elicitation != nil }); c != nil {
+		return c.opts.Elicitation(ctx, s.cfg.ID, req.Params)
+	}
+	if s.h.opts.Elicitation != nil {
+		return s.h.opts.Elicitation(ctx, s.cfg.ID, req.Params)
+	}
+	s.log.Info("declining elicitation: no handler", "message", req.Params.Message)
+	return &mcp.ElicitResult{Action: "decline"}, nil
+}
+
+func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	if c := s.route(ctx, func(c *call) bool { return c.opts.Sampling != nil }); c != nil {
+		return c.opts.Sampling(ctx, s.cfg.ID, req.Params)
+	}
+	return s.h.opts.Sampling(ctx, s.cfg.ID, req.Params)
+}

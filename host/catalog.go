@@ -1,0 +1,168 @@
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/schema"
+)
+
+// MaxToolNameLength is the longest tool name the host offers: LLM providers
+// (OpenAI, Anthropic) refuse longer ones.
+const MaxToolNameLength = 64
+
+// Tool is a tool the host offers.
+type Tool struct {
+	// Name is the host's name for the tool, unique within the host.
+	Name string
+	// Server is the id of the server that has it.
+	Server string
+	// Tool is the tool as the server declared it; Tool.Name is the
+	// server's own name.
+	Tool *mcp.Tool
+}
+
+type entry struct {
+	Tool
+	srv    *server
+	schema *schema.Schema
+}
+
+// catalog is an immutable snapshot of the offered tools.
+type catalog struct {
+	tools    []*entry
+	byName   map[string]*entry
+	counts   map[string]int
+	skipped  map[string][]Skipped
+	warnings map[string][]string
+}
+
+// Tools returns the tools the host offers, in declaration order (servers in
+// config order, each server's tools in its own order).
+func (h *Host) Tools() []Tool {
+	h.mu.RLock()
+	cat := h.catalog
+	h.mu.RUnlock()
+	if cat == nil {
+		return nil
+	}
+	out := make([]Tool, len(cat.tools))
+	for i, e := range cat.tools {
+		out[i] = e.Tool
+	}
+	return out
+}
+
+// Tool returns the offered tool with the given host name.
+func (h *Host) Tool(name string) (Tool, bool) {
+	e, ok := h.lookup(name)
+	if !ok {
+		return Tool{}, false
+	}
+	return e.Tool, true
+}
+
+func (h *Host) lookup(name string) (*entry, bool) {
+	h.mu.RLock()
+	cat := h.catalog
+	h.mu.RUnlock()
+	if cat == nil {
+		return nil, false
+	}
+	e, ok := cat.byName[name]
+	return e, ok
+}
+
+// rebuildCatalog names every server's tools and installs a new snapshot.
+// Earlier declarations win collisions: servers in config order, tools in
+// each server's order.
+func (h *Host) rebuildCatalog() {
+	cat := &catalog{
+		byName:   map[string]*entry{},
+		counts:   map[string]int{},
+		skipped:  map[string][]Skipped{},
+		warnings: map[string][]string{},
+	}
+	for _, s := range h.servers {
+		s.mu.Lock()
+		tools := s.tools
+		ready := s.state == StateReady
+		s.mu.Unlock()
+		if !ready {
+			continue
+		}
+		id := s.cfg.ID
+		var allow map[string]bool
+		if s.cfg.ToolsAllowlist != nil {
+			allow = map[string]bool{}
+			for _, n := range s.cfg.ToolsAllowlist {
+				allow[n] = true
+			}
+		}
+		have := map[string]bool{}
+		for _, d := range tools {
+			t := d.tool
+			have[t.Name] = true
+			skip := func(reason string) {
+				cat.skipped[id] = append(cat.skipped[id], Skipped{Tool: t.Name, Reason: reason})
+			}
+			if allow != nil && !allow[t.Name] {
+				skip("not in tools_allowlist")
+				continue
+			}
+			if d.err != nil {
+				skip("input schema does not compile: " + d.err.Error())
+				continue
+			}
+			name := ToolName(h.opts.ToolNameFormat, id, t.Name)
+			if prev, dup := cat.byName[name]; dup {
+				skip(fmt.Sprintf("name %q collides with tool %q of server %q, declared earlier", name, prev.Tool.Tool.Name, prev.Server))
+				continue
+			}
+			e := &entry{Tool: Tool{Name: name, Server: id, Tool: t}, srv: s, schema: d.schema}
+			cat.byName[name] = e
+			cat.tools = append(cat.tools, e)
+			cat.counts[id]++
+		}
+		for _, n := range s.cfg.ToolsAllowlist {
+			if !have[n] {
+				cat.warnings[id] = append(cat.warnings[id], fmt.Sprintf("tools_allowlist names %q, which the server does not have", n))
+			}
+		}
+		for _, sk := range cat.skipped[id] {
+			s.log.Warn("tool skipped", "tool", sk.Tool, "reason", sk.Reason)
+		}
+		for _, w := range cat.warnings[id] {
+			s.log.Warn(w)
+		}
+	}
+	h.mu.Lock()
+	h.catalog = cat
+	h.mu.Unlock()
+}
+
+// ToolName applies format to a server id and a tool's own name: {server} and
+// {tool} are replaced, characters outside [A-Za-z0-9_-] become '_', and a
+// name over 64 characters is cut and given a short hash of the whole, so that
+// it stays unique and is the same on every run.
+func ToolName(format, server, tool string) string {
+	full := strings.NewReplacer("{server}", server, "{tool}", tool).Replace(format)
+	name := []byte(full)
+	for i, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			name[i] = '_'
+		}
+	}
+	if len(name) <= MaxToolNameLength {
+		return string(name)
+	}
+	// The hash covers the server and tool as declared, so two long names
+	// that share a prefix (or differ only in replaced characters) differ.
+	sum := sha256.Sum256([]byte(server + "\x00" + tool + "\x00" + format))
+	suffix := "_" + hex.EncodeToString(sum[:])[:8]
+	return string(name[:MaxToolNameLength-len(suffix)]) + suffix
+}

@@ -1,0 +1,253 @@
+// Package host connects to many MCP servers at once and offers their tools,
+// resources and prompts, safely, to one caller: the CLI, an agent loop or the
+// gateway.
+//
+// [Start] connects to every configured server concurrently. A server that
+// fails fails the whole start, naming every failed server and why, unless it
+// is optional: then it is reported failed and the others go on.
+//
+// Tools are named by a format ("mcp_{server}_{tool}" by default), sanitised
+// to [A-Za-z0-9_-] and kept within 64 characters, the limit LLM providers
+// put on tool names. Calls are routed by a table, never by splitting a name.
+// Before any call reaches a server its arguments are validated against the
+// tool's input schema, compiled once at discovery, and the decoded, validated
+// value is what is forwarded. Every call is bounded by the server's timeout;
+// on timeout the call is cancelled upstream.
+//
+// A tool's own failure is a result with IsError set; a protocol, transport,
+// validation or timeout failure is a Go error of type [*CallError].
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/secret"
+)
+
+// Options configures a [Host]. The zero value (or nil) is usable.
+type Options struct {
+	// Logger receives diagnostics, including the servers' stderr and log
+	// messages. Nil discards them. Everything passes through Redactor first.
+	Logger *slog.Logger
+
+	// ToolNameFormat names tools; {server} and {tool} are replaced. Empty
+	// means config.DefaultToolNameFormat.
+	ToolNameFormat string
+
+	// Redactor receives every secret resolved for a server and redacts log
+	// output and errors. Nil means a new one, available from [Host.Redactor].
+	Redactor *secret.Redactor
+	// Secrets resolves {{secrets.NAME}}; nil means secret.EnvStore{}.
+	Secrets secret.Store
+	// LookupEnv resolves {{env.NAME}}; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+
+	// Elicitation answers servers' elicitation requests that cannot be routed
+	// to a call's own handler (see CallOptions.Elicitation). When nil such
+	// requests are declined. Schema defaults are applied to accepted content.
+	Elicitation ElicitationHandler
+	// Sampling answers servers' sampling requests. When nil, Switchboard does
+	// not advertise sampling and any sampling request is refused.
+	Sampling SamplingHandler
+
+	// OnState is called whenever a server changes state (connecting, ready,
+	// failed). It must not block.
+	OnState func(ServerStatus)
+
+	// ClientInfo is what Switchboard calls itself in initialize.
+	ClientInfo *mcp.Implementation
+
+	// MaxMessageBytes bounds one message from a server; 0 means 4 MiB.
+	MaxMessageBytes int
+}
+
+// An ElicitationHandler answers a server's elicitation request.
+type ElicitationHandler func(ctx context.Context, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error)
+
+// A SamplingHandler answers a server's sampling request.
+type SamplingHandler func(ctx context.Context, server string, req *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+
+// DefaultMaxMessageBytes bounds one message from a server: a server that sends
+// more in one message is cut off, so memory stays bounded.
+const DefaultMaxMessageBytes = 4 << 20
+
+// Host is a set of connected MCP servers. Its methods are safe for concurrent
+// use.
+type Host struct {
+	opts    Options
+	log     *slog.Logger
+	red     *secret.Redactor
+	servers []*server // declaration order
+
+	mu      sync.RWMutex
+	catalog *catalog
+
+	progressSeq atomic.Uint64
+	calls       sync.Map // progress token (string) -> *call
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start connects to servers concurrently and returns a Host offering their
+// tools. ctx bounds the start only; the connections live until Close.
+//
+// When a server that is not optional fails, Start closes every connection it
+// made and returns a [*StartError] naming every failed server.
+func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, error) {
+	h := &Host{}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.ToolNameFormat == "" {
+		h.opts.ToolNameFormat = config.DefaultToolNameFormat
+	}
+	if h.opts.MaxMessageBytes <= 0 {
+		h.opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if h.opts.Secrets == nil {
+		h.opts.Secrets = secret.EnvStore{}
+	}
+	h.red = h.opts.Redactor
+	if h.red == nil {
+		h.red = secret.NewRedactor()
+	}
+	if h.opts.Logger != nil {
+		h.log = slog.New(h.red.Handler(h.opts.Logger.Handler()))
+	} else {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.opts.ClientInfo == nil {
+		h.opts.ClientInfo = &mcp.Implementation{Name: "switchboard", Version: Version}
+	}
+
+	seen := map[string]bool{}
+	for _, sc := range servers {
+		if seen[sc.ID] {
+			return nil, fmt.Errorf("server %q is declared twice", sc.ID)
+		}
+		seen[sc.ID] = true
+		h.servers = append(h.servers, newServer(h, sc))
+	}
+
+	var wg sync.WaitGroup
+	for _, s := range h.servers {
+		wg.Go(func() { s.connect(ctx) })
+	}
+	wg.Wait()
+
+	var failed []*ServerError
+	for _, s := range h.servers {
+		st := s.status()
+		if st.State == StateFailed && !s.cfg.Optional {
+			failed = append(failed, &ServerError{Server: s.cfg.ID, Err: st.Err})
+		}
+	}
+	if len(failed) > 0 {
+		h.Close()
+		return nil, &StartError{Failed: failed}
+	}
+	h.rebuildCatalog()
+	return h, nil
+}
+
+// Version is Switchboard's version as announced to servers.
+var Version = "0.1.0-dev"
+
+// Redactor returns the redactor that holds every secret resolved for the
+// host's servers.
+func (h *Host) Redactor() *secret.Redactor { return h.red }
+
+// Close disconnects from every server and stops every child process and
+// goroutine the host started. It is idempotent and safe to call concurrently.
+func (h *Host) Close() error {
+	h.closeOnce.Do(func() {
+		var wg sync.WaitGroup
+		errs := make([]error, len(h.servers))
+		for i, s := range h.servers {
+			wg.Go(func() { errs[i] = s.close() })
+		}
+		wg.Wait()
+		h.closeErr = errors.Join(errs...)
+	})
+	return h.closeErr
+}
+
+// Servers reports every server's status, in declaration order.
+func (h *Host) Servers() []ServerStatus {
+	out := make([]ServerStatus, 0, len(h.servers))
+	for _, s := range h.servers {
+		out = append(out, s.status())
+	}
+	h.mu.RLock()
+	cat := h.catalog
+	h.mu.RUnlock()
+	if cat != nil {
+		for i := range out {
+			out[i].Tools = cat.counts[out[i].ID]
+			out[i].Skipped = slices.Clone(cat.skipped[out[i].ID])
+			out[i].Warnings = append(out[i].Warnings, cat.warnings[out[i].ID]...)
+		}
+	}
+	return out
+}
+
+func (h *Host) server(id string) (*server, error) {
+	for _, s := range h.servers {
+		if s.cfg.ID == id {
+			return s, nil
+		}
+	}
+	ids := make([]string, len(h.servers))
+	for i, s := range h.servers {
+		ids[i] = s.cfg.ID
+	}
+	return nil, fmt.Errorf("%w: %q (configured: %s)", ErrUnknownServer, id, strings.Join(ids, ", "))
+}
+
+// State is a server's connection state.
+type State string
+
+// The states of a server.
+const (
+	StateConnecting State = "connecting"
+	StateReady      State = "ready"
+	StateFailed     State = "failed"
+	StateClosed     State = "closed"
+)
+
+// ServerStatus describes one server.
+type ServerStatus struct {
+	ID        string
+	Transport config.Transport
+	State     State
+	Optional  bool
+	// ServerInfo and ProtocolVersion are what the server announced.
+	ServerInfo      *mcp.Implementation
+	ProtocolVersion string
+	// Tools is how many of the server's tools the host offers.
+	Tools int
+	// Skipped lists the server's tools the host does not offer, and why.
+	Skipped []Skipped
+	// Warnings are problems that did not stop the server (e.g. an
+	// allowlisted tool the server does not have).
+	Warnings []string
+	// Err is why the server failed, when it did.
+	Err error
+}
+
+// Skipped is a tool the host does not offer.
+type Skipped struct {
+	Tool   string // the server's own name for it
+	Reason string
+}

@@ -1,0 +1,846 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/interop"
+)
+
+const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
+
+// fixture returns a stdio server config running the hostile-fixture server
+// with the given flags.
+func fixture(t testing.TB, id string, flags ...string) config.Server {
+	t.Helper()
+	return config.Server{
+		ID:        id,
+		Transport: config.TransportStdio,
+		Command:   interop.Build(t, fixturePkg),
+		Args:      flags,
+	}
+}
+
+// everything returns a stdio config for the real server-everything.
+func everything(t testing.TB, id string) config.Server {
+	t.Helper()
+	cmd := interop.Everything(t)
+	return config.Server{
+		ID:        id,
+		Transport: config.TransportStdio,
+		Command:   cmd[0],
+		Args:      append(cmd[1:], "stdio"),
+	}
+}
+
+// logBuffer collects a host's log output.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// start starts a host and checks, at cleanup, that closing it leaves no
+// goroutine and no child process behind.
+func start(t *testing.T, servers []config.Server, opts *host.Options) (*host.Host, *logBuffer) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	kidsBefore := children(t)
+	logs := &logBuffer{}
+	if opts == nil {
+		opts = &host.Options{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	h, err := host.Start(ctx, servers, opts)
+	if err != nil {
+		t.Fatalf("Start: %v\nlogs:\n%s", err, logs)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		checkNoLeaks(t, before, kidsBefore)
+	})
+	return h, logs
+}
+
+// checkNoLeaks waits (bounded) for goroutines to return to the baseline and
+// checks that the test process has no child left.
+func checkNoLeaks(t *testing.T, before int, kidsBefore []string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		runtime.Gosched()
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the deadline
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Errorf("goroutines: %d before, %d after Close:\n%s", before, n, buf)
+	}
+	// Peers a test started itself (an HTTP server) are not the host's.
+	var left []string
+	for _, k := range children(t) {
+		if !slices.Contains(kidsBefore, k) {
+			left = append(left, k)
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("child processes left after Close: %v", left)
+	}
+}
+
+// children lists the live (non-zombie) child processes of this process.
+func children(t *testing.T) []string {
+	t.Helper()
+	self := os.Getpid()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatalf("reading /proc: %v", err)
+	}
+	var out []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(f[1]); ppid == self {
+			out = append(out, fmt.Sprintf("%d %s", pid, s[:i+1]))
+		}
+	}
+	return out
+}
+
+func callText(t *testing.T, h *host.Host, name, args string, opts *host.CallOptions) string {
+	t.Helper()
+	res, err := h.CallTool(context.Background(), name, json.RawMessage(args), opts)
+	if err != nil {
+		t.Fatalf("CallTool(%q, %s): %v", name, args, err)
+	}
+	if res.IsError {
+		t.Fatalf("CallTool(%q, %s): isError: %s", name, args, text(res))
+	}
+	return text(res)
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func toolNames(h *host.Host) []string {
+	var names []string
+	for _, t := range h.Tools() {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func hasTool(h *host.Host, name string) bool {
+	_, ok := h.Tool(name)
+	return ok
+}
+
+func TestEverythingStdio(t *testing.T) {
+	h, _ := start(t, []config.Server{everything(t, "everything")}, nil)
+
+	for _, want := range []string{"mcp_everything_echo", "mcp_everything_get-sum", "mcp_everything_get-tiny-image"} {
+		if !hasTool(h, want) {
+			t.Errorf("tool %q not offered; have %v", want, toolNames(h))
+		}
+	}
+	if got := callText(t, h, "mcp_everything_get-sum", `{"a":2,"b":3}`, nil); !strings.Contains(got, "5") {
+		t.Errorf("get-sum(2,3) = %q, want it to contain 5", got)
+	}
+	if got := callText(t, h, "mcp_everything_echo", `{"message":"hello"}`, nil); !strings.Contains(got, "hello") {
+		t.Errorf("echo = %q, want hello", got)
+	}
+
+	// Every content kind server-everything offers keeps full fidelity.
+	ctx := context.Background()
+	kinds := []struct {
+		tool, args string
+		check      func(*mcp.CallToolResult) bool
+		want       string
+	}{
+		{"get-tiny-image", `{}`, func(r *mcp.CallToolResult) bool {
+			for _, c := range r.Content {
+				if im, ok := c.(*mcp.ImageContent); ok && len(im.Data) > 0 && im.MIMEType == "image/png" {
+					return true
+				}
+			}
+			return false
+		}, "an image/png ImageContent with data"},
+		{"get-resource-reference", `{"resourceId":2}`, func(r *mcp.CallToolResult) bool {
+			for _, c := range r.Content {
+				if er, ok := c.(*mcp.EmbeddedResource); ok && er.Resource != nil && er.Resource.URI != "" {
+					return true
+				}
+			}
+			return false
+		}, "an EmbeddedResource"},
+		{"get-resource-links", `{"count":2}`, func(r *mcp.CallToolResult) bool {
+			n := 0
+			for _, c := range r.Content {
+				if rl, ok := c.(*mcp.ResourceLink); ok && rl.URI != "" {
+					n++
+				}
+			}
+			return n == 2
+		}, "two ResourceLinks"},
+		{"get-structured-content", `{"location":"Chicago"}`, func(r *mcp.CallToolResult) bool {
+			m, ok := r.StructuredContent.(map[string]any)
+			return ok && m["conditions"] != nil
+		}, "structuredContent with conditions"},
+		{"get-annotated-message", `{"messageType":"error","includeImage":true}`, func(r *mcp.CallToolResult) bool {
+			for _, c := range r.Content {
+				if tc, ok := c.(*mcp.TextContent); ok && tc.Annotations != nil {
+					return true
+				}
+			}
+			return false
+		}, "annotated text"},
+	}
+	for _, k := range kinds {
+		res, err := h.CallTool(ctx, "mcp_everything_"+k.tool, json.RawMessage(k.args), nil)
+		if err != nil {
+			t.Errorf("CallTool(%s): %v", k.tool, err)
+			continue
+		}
+		if !k.check(res) {
+			raw, _ := json.Marshal(res)
+			t.Errorf("CallTool(%s) = %s, want %s", k.tool, raw, k.want)
+		}
+	}
+
+	// Invalid arguments never reach the server, and the error names the pointer.
+	_, err := h.CallTool(ctx, "mcp_everything_get-sum", json.RawMessage(`{"a":"two","b":3}`), nil)
+	if !errors.Is(err, host.ErrInvalidArguments) || !strings.Contains(err.Error(), "/a") {
+		t.Errorf("get-sum with a string: err = %v, want ErrInvalidArguments naming /a", err)
+	}
+	_, err = h.CallTool(ctx, "mcp_everything_get-sum", json.RawMessage(`{"a":1}`), nil)
+	if !errors.Is(err, host.ErrInvalidArguments) || !strings.Contains(err.Error(), "b") {
+		t.Errorf("get-sum without b: err = %v, want ErrInvalidArguments naming b", err)
+	}
+
+	// Resources, templates and prompts, attributed to their server.
+	rs, err := h.Resources(ctx)
+	if err != nil || len(rs) == 0 {
+		t.Fatalf("Resources = %d, %v; want some", len(rs), err)
+	}
+	if rs[0].Server != "everything" {
+		t.Errorf("Resources()[0].Server = %q, want everything", rs[0].Server)
+	}
+	rr, err := h.ReadResource(ctx, "everything", rs[0].Resource.URI)
+	if err != nil || len(rr.Contents) == 0 {
+		t.Errorf("ReadResource(%s) = %v, %v", rs[0].Resource.URI, rr, err)
+	}
+	ts, err := h.ResourceTemplates(ctx)
+	if err != nil || len(ts) == 0 {
+		t.Errorf("ResourceTemplates = %d, %v; want some", len(ts), err)
+	}
+	ps, err := h.Prompts(ctx)
+	if err != nil || len(ps) == 0 {
+		t.Fatalf("Prompts = %d, %v; want some", len(ps), err)
+	}
+	var simple string
+	for _, p := range ps {
+		if len(p.Prompt.Arguments) == 0 {
+			simple = p.Prompt.Name
+			break
+		}
+	}
+	if simple == "" {
+		t.Fatalf("no prompt without arguments among %d", len(ps))
+	}
+	gp, err := h.GetPrompt(ctx, "", simple, nil)
+	if err != nil || len(gp.Messages) == 0 {
+		t.Errorf("GetPrompt(%s) = %v, %v", simple, gp, err)
+	}
+}
+
+func TestEverythingStreamableHTTP(t *testing.T) {
+	url := interop.StartEverythingHTTP(t, "streamableHttp")
+	h, _ := start(t, []config.Server{{ID: "ev", Transport: config.TransportHTTP, URL: url, AllowLocalEndpoint: true}}, nil)
+	if got := callText(t, h, "mcp_ev_get-sum", `{"a":20,"b":22}`, nil); !strings.Contains(got, "42") {
+		t.Errorf("get-sum = %q, want 42", got)
+	}
+	if st := h.Servers()[0]; st.Transport != config.TransportHTTP || st.State != host.StateReady || st.Tools < 13 {
+		t.Errorf("status = %+v, want ready http with >= 13 tools", st)
+	}
+}
+
+func TestEverythingLegacySSE(t *testing.T) {
+	url := interop.StartEverythingHTTP(t, "sse")
+	t.Run("sse", func(t *testing.T) {
+		h, _ := start(t, []config.Server{{ID: "ev", Transport: config.TransportSSE, URL: url, AllowLocalEndpoint: true}}, nil)
+		if got := callText(t, h, "mcp_ev_get-sum", `{"a":1,"b":2}`, nil); !strings.Contains(got, "3") {
+			t.Errorf("get-sum = %q, want 3", got)
+		}
+	})
+	t.Run("http falls back to sse on 4xx", func(t *testing.T) {
+		h, logs := start(t, []config.Server{{ID: "ev", Transport: config.TransportHTTP, URL: url, AllowLocalEndpoint: true}}, nil)
+		if got := callText(t, h, "mcp_ev_get-sum", `{"a":1,"b":2}`, nil); !strings.Contains(got, "3") {
+			t.Errorf("get-sum = %q, want 3", got)
+		}
+		if !strings.Contains(logs.String(), "legacy SSE") {
+			t.Errorf("no fallback in logs:\n%s", logs)
+		}
+	})
+}
+
+func TestFilesystemStdio(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello from disk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := interop.Filesystem(t)
+	h, _ := start(t, []config.Server{{ID: "fs", Command: cmd[0], Args: append(cmd[1:], dir)}}, nil)
+	got := callText(t, h, "mcp_fs_read_text_file", fmt.Sprintf(`{"path":%q}`, filepath.Join(dir, "hello.txt")), nil)
+	if !strings.Contains(got, "hello from disk") {
+		t.Errorf("read_text_file = %q", got)
+	}
+	_, err := h.CallTool(context.Background(), "mcp_fs_read_text_file", json.RawMessage(`{}`), nil)
+	if !errors.Is(err, host.ErrInvalidArguments) {
+		t.Errorf("read_text_file without path: err = %v, want ErrInvalidArguments", err)
+	}
+}
+
+func TestTimeoutCancelsUpstream(t *testing.T) {
+	s := fixture(t, "fx")
+	s.Timeout = 300 * time.Millisecond
+	h, logs := start(t, []config.Server{s}, nil)
+	start := time.Now()
+	_, err := h.CallTool(context.Background(), "mcp_fx_slow", json.RawMessage(`{"ms":60000}`), nil)
+	elapsed := time.Since(start)
+	if !errors.Is(err, host.ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	for _, want := range []string{`server "fx"`, `tool "slow"`, "300ms"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	if elapsed > 10*time.Second {
+		t.Errorf("timeout took %v", elapsed)
+	}
+	// The server saw the cancellation (notifications/cancelled) and says so
+	// on stderr; the host is still usable.
+	if got := callText(t, h, "mcp_fx_echo", `{"text":"still here"}`, nil); got != "still here" {
+		t.Errorf("echo after timeout = %q", got)
+	}
+	waitFor(t, func() bool { return strings.Contains(logs.String(), "cancelled") }, "the server to log the cancellation:\n"+logs.String())
+}
+
+// waitFor polls cond, bounded, for something that happens in another process.
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestServerThatNeverAnswers(t *testing.T) {
+	s := fixture(t, "hang", "-hang")
+	s.Timeout = 200 * time.Millisecond
+	h, _ := start(t, []config.Server{s}, nil)
+	_, err := h.CallTool(context.Background(), "mcp_hang_echo", json.RawMessage(`{"text":"x"}`), nil)
+	if !errors.Is(err, host.ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+
+	// A server that never answers initialize fails the start within its
+	// connect timeout.
+	s2 := fixture(t, "mute", "-hang-init")
+	s2.ConnectTimeout = 300 * time.Millisecond
+	_, err = host.Start(context.Background(), []config.Server{s2}, nil)
+	if err == nil || !strings.Contains(err.Error(), `"mute"`) || !strings.Contains(err.Error(), "connect_timeout") {
+		t.Errorf("Start with a mute server: err = %v, want a connect_timeout error naming it", err)
+	}
+}
+
+func TestServerCrashesMidCall(t *testing.T) {
+	h, _ := start(t, []config.Server{fixture(t, "crashy", "-crash-on-call"), fixture(t, "ok")}, nil)
+	_, err := h.CallTool(context.Background(), "mcp_crashy_echo", json.RawMessage(`{"text":"x"}`), nil)
+	if !errors.Is(err, host.ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+	if !strings.Contains(err.Error(), `"crashy"`) {
+		t.Errorf("error %q does not name the server", err)
+	}
+	// The other server is unaffected, and the crashed one reports failed.
+	if got := callText(t, h, "mcp_ok_echo", `{"text":"fine"}`, nil); got != "fine" {
+		t.Errorf("other server's echo = %q", got)
+	}
+	for _, st := range h.Servers() {
+		if st.ID == "crashy" && st.State != host.StateFailed {
+			t.Errorf("crashy state = %s, want failed", st.State)
+		}
+	}
+	_, err = h.CallTool(context.Background(), "mcp_crashy_echo", json.RawMessage(`{"text":"x"}`), nil)
+	if !errors.Is(err, host.ErrUnavailable) {
+		t.Errorf("second call: err = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestHostileOutput(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{
+		{"garbage", []string{"-garbage"}},
+		{"huge line", []string{"-huge-line", strconv.Itoa(64 << 20)}},
+		{"endless stream", []string{"-stream-forever"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := fixture(t, "bad", tc.flags...)
+			s.Timeout = 5 * time.Second
+			h, _ := start(t, []config.Server{s}, &host.Options{MaxMessageBytes: 1 << 20})
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err := h.CallTool(context.Background(), "mcp_bad_echo", json.RawMessage(`{"text":"x"}`), nil)
+			if err == nil {
+				t.Fatalf("CallTool succeeded; want an error")
+			}
+			runtime.ReadMemStats(&after)
+			if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 32<<20 {
+				t.Errorf("heap grew by %d MiB reading a hostile stream", grown>>20)
+			}
+		})
+	}
+}
+
+func TestNameCollisionsAndLongNames(t *testing.T) {
+	long := strings.Repeat("x", 80)
+	h, _ := start(t, []config.Server{
+		fixture(t, "a", "-tool-name", "dup.tool", "-tool-name", "dup_tool", "-tool-name", long, "-tool-name", long+"y"),
+		fixture(t, "b"),
+	}, &host.Options{ToolNameFormat: "{tool}"})
+
+	// "dup.tool" and "dup_tool" both become dup_tool: the first wins.
+	tool, ok := h.Tool("dup_tool")
+	if !ok || tool.Tool.Name != "dup.tool" {
+		t.Errorf("dup_tool = %+v, %v; want the first declared, dup.tool", tool, ok)
+	}
+	// echo of b collides with echo of a: a wins, b's is skipped and reported.
+	if tool, _ := h.Tool("echo"); tool.Server != "a" {
+		t.Errorf("echo belongs to %q, want a", tool.Server)
+	}
+	var skippedB, skippedA []host.Skipped
+	for _, st := range h.Servers() {
+		switch st.ID {
+		case "a":
+			skippedA = st.Skipped
+		case "b":
+			skippedB = st.Skipped
+		}
+	}
+	if !containsSkip(skippedA, "dup_tool", "collides") {
+		t.Errorf("a skipped = %+v, want dup_tool reported as colliding", skippedA)
+	}
+	if !containsSkip(skippedB, "echo", "collides") {
+		t.Errorf("b skipped = %+v, want echo reported as colliding", skippedB)
+	}
+	// Long names are cut to 64 with a hash, stay distinct and routable.
+	var longs []string
+	for _, tl := range h.Tools() {
+		if len(tl.Name) > host.MaxToolNameLength {
+			t.Errorf("tool name %q is %d characters", tl.Name, len(tl.Name))
+		}
+		if strings.HasPrefix(tl.Tool.Name, "xxxx") {
+			longs = append(longs, tl.Name)
+		}
+	}
+	if len(longs) != 2 || longs[0] == longs[1] {
+		t.Fatalf("long tools = %v, want two distinct names", longs)
+	}
+	res, err := h.CallTool(context.Background(), longs[1], nil, nil)
+	if err != nil || res.IsError {
+		t.Errorf("calling %s: %v %v", longs[1], res, err)
+	}
+}
+
+func containsSkip(sk []host.Skipped, tool, reason string) bool {
+	for _, s := range sk {
+		if s.Tool == tool && strings.Contains(s.Reason, reason) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestToolName(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	for _, tc := range []struct {
+		format, server, tool, want string
+	}{
+		{"mcp_{server}_{tool}", "gh", "create_issue", "mcp_gh_create_issue"},
+		{"{server}__{tool}", "gh", "create-issue", "gh__create-issue"},
+		{"{tool}", "gh", "a.b/c d", "a_b_c_d"},
+		{"mcp_{server}_{tool}", "fs", "résumé", "mcp_fs_r__sum__"},
+		{"mcp_{server}_{tool}", "s", long, "mcp_s_" + strings.Repeat("a", 49) + "_" + "HASH"},
+	} {
+		got := host.ToolName(tc.format, tc.server, tc.tool)
+		want := tc.want
+		if strings.HasSuffix(want, "HASH") {
+			if len(got) != 64 || !strings.HasPrefix(got, strings.TrimSuffix(want, "HASH")) {
+				t.Errorf("ToolName(%q, %q, %q) = %q (%d), want 64 chars starting %q", tc.format, tc.server, tc.tool, got, len(got), strings.TrimSuffix(want, "HASH"))
+			}
+			if again := host.ToolName(tc.format, tc.server, tc.tool); again != got {
+				t.Errorf("ToolName is not deterministic: %q then %q", got, again)
+			}
+			if other := host.ToolName(tc.format, tc.server, tc.tool+"b"); other == got {
+				t.Errorf("two long names map to one: %q", got)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("ToolName(%q, %q, %q) = %q, want %q", tc.format, tc.server, tc.tool, got, want)
+		}
+	}
+}
+
+func TestSchemasAtDiscovery(t *testing.T) {
+	h, _ := start(t, []config.Server{fixture(t, "sc", "-ref-cycle", "-bad-schema")}, nil)
+	st := h.Servers()[0]
+	if st.State != host.StateReady {
+		t.Fatalf("state = %s (%v), want ready: a bad schema must not take the server down", st.State, st.Err)
+	}
+	var reasons []string
+	for _, sk := range st.Skipped {
+		reasons = append(reasons, sk.Tool+": "+sk.Reason)
+	}
+	if len(st.Skipped) != 2 {
+		t.Errorf("skipped = %v, want the ref-cycle and bad-schema tools", reasons)
+	}
+	for _, sk := range st.Skipped {
+		if !strings.Contains(sk.Reason, "schema") {
+			t.Errorf("skip reason %q does not mention the schema", sk.Reason)
+		}
+	}
+	// The well-behaved tools are still there.
+	if !hasTool(h, "mcp_sc_echo") {
+		t.Errorf("echo missing: %v", toolNames(h))
+	}
+}
+
+func TestManyTools(t *testing.T) {
+	h, _ := start(t, []config.Server{fixture(t, "many", "-tools", "2000")}, nil)
+	if n := h.Servers()[0].Tools; n < 2000 {
+		t.Fatalf("tools = %d, want >= 2000 (pagination)", n)
+	}
+	if !hasTool(h, "mcp_many_t2000") && !hasTool(h, "mcp_many_t1999") {
+		t.Errorf("last tools missing; have %d", len(h.Tools()))
+	}
+}
+
+func TestAllowlist(t *testing.T) {
+	s := fixture(t, "al")
+	s.ToolsAllowlist = []string{"echo", "nonexistent"}
+	h, _ := start(t, []config.Server{s}, nil)
+	if got := toolNames(h); len(got) != 1 || got[0] != "mcp_al_echo" {
+		t.Errorf("tools = %v, want only mcp_al_echo", got)
+	}
+	st := h.Servers()[0]
+	if !containsSkip(st.Skipped, "add", "tools_allowlist") {
+		t.Errorf("skipped = %+v, want add skipped for the allowlist", st.Skipped)
+	}
+	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "nonexistent") {
+		t.Errorf("warnings = %v, want one naming nonexistent", st.Warnings)
+	}
+	_, err := h.CallTool(context.Background(), "mcp_al_add", json.RawMessage(`{"a":1,"b":2}`), nil)
+	if !errors.Is(err, host.ErrUnknownTool) {
+		t.Errorf("calling a tool outside the allowlist: err = %v, want ErrUnknownTool", err)
+	}
+}
+
+func TestStartFailures(t *testing.T) {
+	bad1 := config.Server{ID: "nope", Command: "/nonexistent/server"}
+	bad2 := fixture(t, "dies", "-hang-init")
+	bad2.ConnectTimeout = 200 * time.Millisecond
+	_, err := host.Start(context.Background(), []config.Server{fixture(t, "good"), bad1, bad2}, nil)
+	var se *host.StartError
+	if !errors.As(err, &se) || len(se.Failed) != 2 {
+		t.Fatalf("err = %v, want a StartError naming two servers", err)
+	}
+	for _, want := range []string{`"nope"`, "/nonexistent/server", `"dies"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("children left after a failed start: %v", kids)
+	}
+
+	// An optional server that fails is reported; the others go on.
+	bad1.Optional = true
+	h, _ := start(t, []config.Server{fixture(t, "good"), bad1}, nil)
+	sts := h.Servers()
+	if sts[0].State != host.StateReady || sts[1].State != host.StateFailed || sts[1].Err == nil {
+		t.Errorf("statuses = %+v, want good ready and nope failed with an error", sts)
+	}
+}
+
+func TestChildEnvironment(t *testing.T) {
+	t.Setenv("SWITCHBOARD_TEST_HOST_SECRET", "host-only-value")
+	t.Setenv("SWITCHBOARD_SECRET_FX_TOKEN", "s3cr3t-token-value")
+	s := fixture(t, "env")
+	s.Env = map[string]string{"DECLARED": "yes", "TOKEN": "{{secrets.fx_token}}"}
+	h, logs := start(t, []config.Server{s}, nil)
+	if got := callText(t, h, "mcp_env_env", `{"name":"SWITCHBOARD_TEST_HOST_SECRET"}`, nil); got != "" {
+		t.Errorf("child sees the host's environment: %q", got)
+	}
+	if got := callText(t, h, "mcp_env_env", `{"name":"DECLARED"}`, nil); got != "yes" {
+		t.Errorf("DECLARED = %q, want yes", got)
+	}
+	if got := callText(t, h, "mcp_env_env", `{"name":"TOKEN"}`, nil); got != "s3cr3t-token-value" {
+		t.Errorf("TOKEN = %q, want the resolved secret", got)
+	}
+	if got := callText(t, h, "mcp_env_env", `{"name":"PATH"}`, nil); got == "" {
+		t.Errorf("PATH is not passed")
+	}
+	if strings.Contains(logs.String(), "s3cr3t-token-value") {
+		t.Errorf("the secret reached the log")
+	}
+	if got := h.Redactor().Redact("x s3cr3t-token-value y"); strings.Contains(got, "s3cr3t") {
+		t.Errorf("the redactor does not know the secret: %q", got)
+	}
+
+	// An unresolved secret fails the start, naming server and placeholder.
+	s2 := fixture(t, "env2")
+	s2.Env = map[string]string{"X": "{{secrets.missing_one}}"}
+	_, err := host.Start(context.Background(), []config.Server{s2}, nil)
+	if err == nil || !strings.Contains(err.Error(), "env2") || !strings.Contains(err.Error(), "missing_one") {
+		t.Errorf("unresolved secret: err = %v", err)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	s := fixture(t, "p")
+	h, _ := start(t, []config.Server{s}, nil)
+	var mu sync.Mutex
+	var got []float64
+	callText(t, h, "mcp_p_progress", `{"steps":3,"interval_ms":1}`, &host.CallOptions{Progress: func(p *mcp.ProgressNotificationParams) {
+		mu.Lock()
+		got = append(got, p.Progress)
+		mu.Unlock()
+	}})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 {
+		t.Errorf("progress notifications = %v, want 3", got)
+	}
+}
+
+func TestProgressResetsTimeout(t *testing.T) {
+	// 8 steps 100ms apart take 800ms, more than the 400ms timeout; each
+	// progress notification restarts the timeout only when the server says so.
+	args := `{"steps":8,"interval_ms":100}`
+	s := fixture(t, "reset")
+	s.Timeout = 400 * time.Millisecond
+	s.ProgressResetsTimeout = true
+	plain := fixture(t, "plain")
+	plain.Timeout = 400 * time.Millisecond
+	h, _ := start(t, []config.Server{s, plain}, nil)
+	callText(t, h, "mcp_reset_progress", args, nil)
+	if _, err := h.CallTool(context.Background(), "mcp_plain_progress", json.RawMessage(args), nil); !errors.Is(err, host.ErrTimeout) {
+		t.Errorf("without progress_resets_timeout: err = %v, want ErrTimeout", err)
+	}
+}
+
+func TestElicitationAndSampling(t *testing.T) {
+	t.Run("declined without a handler", func(t *testing.T) {
+		h, _ := start(t, []config.Server{fixture(t, "el")}, nil)
+		if got := callText(t, h, "mcp_el_elicit", `{}`, nil); !strings.Contains(got, "decline") {
+			t.Errorf("elicit = %q, want decline", got)
+		}
+	})
+	t.Run("call handler with schema defaults", func(t *testing.T) {
+		h, _ := start(t, []config.Server{fixture(t, "el")}, nil)
+		var asked string
+		got := callText(t, h, "mcp_el_elicit", `{}`, &host.CallOptions{
+			Elicitation: func(ctx context.Context, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				asked = server + ": " + req.Message
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+			},
+		})
+		if !strings.HasPrefix(asked, "el: ") {
+			t.Errorf("handler asked %q, want the server id first", asked)
+		}
+		if !strings.Contains(got, "accept") {
+			t.Errorf("elicit = %q, want accept", got)
+		}
+	})
+	t.Run("sampling refused without a handler", func(t *testing.T) {
+		h, _ := start(t, []config.Server{fixture(t, "sa")}, nil)
+		// The refusal is a clear error: as a Go error when the SDK fails
+		// the input request itself, or as the tool's error result.
+		res, err := h.CallTool(context.Background(), "mcp_sa_sample", json.RawMessage(`{}`), nil)
+		switch {
+		case err != nil:
+			if !strings.Contains(err.Error(), "CreateMessage") && !strings.Contains(err.Error(), "sampling") {
+				t.Errorf("sample without a handler: err = %v, want it to say sampling is not supported", err)
+			}
+		case !res.IsError:
+			t.Errorf("sample without a handler = %q, want an error", text(res))
+		}
+	})
+	t.Run("sampling handler", func(t *testing.T) {
+		h, _ := start(t, []config.Server{fixture(t, "sa")}, &host.Options{
+			Sampling: func(ctx context.Context, server string, req *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{Role: "assistant", Model: "test", Content: &mcp.TextContent{Text: "sampled by " + server}}, nil
+			},
+		})
+		if got := callText(t, h, "mcp_sa_sample", `{}`, nil); !strings.Contains(got, "sampled by sa") {
+			t.Errorf("sample = %q", got)
+		}
+	})
+	t.Run("roots from config", func(t *testing.T) {
+		s := fixture(t, "ro")
+		s.Roots = []string{"file:///tmp/project"}
+		h, _ := start(t, []config.Server{s}, nil)
+		if got := callText(t, h, "mcp_ro_roots", `{}`, nil); !strings.Contains(got, "file:///tmp/project") {
+			t.Errorf("roots = %q", got)
+		}
+	})
+}
+
+func TestFixtureContentFidelity(t *testing.T) {
+	h, _ := start(t, []config.Server{fixture(t, "c")}, nil)
+	res, err := h.CallTool(context.Background(), "mcp_c_content", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, c := range res.Content {
+		kinds[fmt.Sprintf("%T", c)] = true
+	}
+	for _, want := range []string{"*mcp.TextContent", "*mcp.ImageContent", "*mcp.AudioContent", "*mcp.EmbeddedResource", "*mcp.ResourceLink"} {
+		if !kinds[want] {
+			t.Errorf("content kinds %v lack %s", kinds, want)
+		}
+	}
+	if res.StructuredContent == nil || len(res.Meta) == 0 {
+		raw, _ := json.Marshal(res)
+		t.Errorf("structuredContent or _meta lost: %s", raw)
+	}
+}
+
+func TestGrandchildStopped(t *testing.T) {
+	logs := &logBuffer{}
+	h, err := host.Start(context.Background(), []config.Server{fixture(t, "gc", "-spawn-grandchild", "-ignore-sigterm")},
+		&host.Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`grandchild=(\d+)`)
+	var pid int
+	waitFor(t, func() bool {
+		m := re.FindStringSubmatch(logs.String())
+		if m != nil {
+			pid, _ = strconv.Atoi(m[1])
+		}
+		return m != nil
+	}, "the grandchild's pid in the logs")
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("grandchild %d not running before Close: %v", pid, err)
+	}
+	h.Close()
+	// SIGKILL is delivered asynchronously and the grandchild is not ours to
+	// wait for: poll, bounded, until it is gone or a zombie.
+	waitFor(t, func() bool {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return err != nil || strings.Contains(string(stat), ") Z ")
+	}, fmt.Sprintf("grandchild %d to be gone after Close", pid))
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("children left: %v", kids)
+	}
+}
+
+// BenchmarkStart20 shows that 20 stdio servers start in about the time of the
+// slowest one, not the sum: each fixture takes 300ms to start, so a
+// sequential start would take 6s. ratio = time(20) / time(1).
+func BenchmarkStart20(b *testing.B) {
+	one := []config.Server{fixture(b, "s0", "-slow-start", "300")}
+	var twenty []config.Server
+	for i := range 20 {
+		twenty = append(twenty, fixture(b, fmt.Sprintf("s%d", i), "-slow-start", "300"))
+	}
+	measure := func(servers []config.Server) time.Duration {
+		start := time.Now()
+		h, err := host.Start(context.Background(), servers, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		h.Close()
+		return d
+	}
+	var d1, d20 time.Duration
+	for b.Loop() {
+		d1 += measure(one)
+		d20 += measure(twenty)
+	}
+	n := time.Duration(b.N)
+	b.ReportMetric(float64((d1/n).Milliseconds()), "ms/start-1")
+	b.ReportMetric(float64((d20/n).Milliseconds()), "ms/start-20")
+	b.ReportMetric(float64(d20)/float64(d1), "ratio-20/1")
+}

@@ -1,0 +1,584 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/netguard"
+	"github.com/switchboardmcp/switchboard/schema"
+	"github.com/switchboardmcp/switchboard/transport"
+)
+
+// Bounds on what one server may make the host hold.
+const (
+	// maxListPages bounds pagination: a server whose cursor never ends
+	// cannot keep the host listing forever.
+	maxListPages = 200
+	// maxListItems bounds how many tools (or resources, prompts) one server
+	// may declare.
+	maxListItems = 20000
+	// stderrTailBytes is how much of a child's stderr is kept to explain its
+	// death in an error.
+	stderrTailBytes = 4 << 10
+	// stderrLineBytes bounds one logged line of a child's stderr.
+	stderrLineBytes = 4 << 10
+)
+
+// server is one configured MCP server and its connection.
+type server struct {
+	h   *Host
+	cfg config.Server
+	log *slog.Logger
+
+	stderr *transport.TailBuffer // stdio only
+
+	mu       sync.Mutex
+	state    State
+	err      error
+	session  *mcp.ClientSession
+	info     *mcp.InitializeResult
+	tools    []discovered
+	inflight map[*call]struct{}
+	idle     []func()      // close the idle connections of the server's HTTP clients
+	lost     error         // why the session ended, once it has
+	done     chan struct{} // closed when the session has ended
+}
+
+// discovered is one tool as the server declared it, with its compiled schema.
+type discovered struct {
+	tool   *mcp.Tool
+	schema *schema.Schema
+	err    error // why the schema did not compile
+}
+
+func newServer(h *Host, cfg config.Server) *server {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = config.DefaultTimeout
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = config.DefaultConnectTimeout
+	}
+	if cfg.Transport == "" {
+		if cfg.Command != "" {
+			cfg.Transport = config.TransportStdio
+		} else {
+			cfg.Transport = config.TransportHTTP
+		}
+	}
+	return &server{
+		h:        h,
+		cfg:      cfg,
+		log:      h.log.With("server", cfg.ID),
+		state:    StateConnecting,
+		inflight: map[*call]struct{}{},
+	}
+}
+
+func (s *server) setState(st State, err error) {
+	s.mu.Lock()
+	s.state, s.err = st, err
+	s.mu.Unlock()
+	if s.h.opts.OnState != nil {
+		s.h.opts.OnState(s.status())
+	}
+}
+
+func (s *server) status() ServerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := ServerStatus{
+		ID:        s.cfg.ID,
+		Transport: s.cfg.Transport,
+		State:     s.state,
+		Optional:  s.cfg.Optional,
+		Err:       s.err,
+	}
+	if s.info != nil {
+		st.ServerInfo = s.info.ServerInfo
+		st.ProtocolVersion = s.info.ProtocolVersion
+	}
+	return st
+}
+
+// connect connects, initializes and lists the server's tools, within the
+// server's connect timeout. It never returns an error: the outcome is the
+// server's state.
+func (s *server) connect(ctx context.Context) {
+	s.setState(StateConnecting, nil)
+	start := time.Now()
+	err := s.connectErr(ctx)
+	if err != nil {
+		err = errors.New(s.h.red.Redact(err.Error()))
+		s.log.Warn("server failed to start", "err", err, "after", time.Since(start).Round(time.Millisecond))
+		s.setState(StateFailed, err)
+		return
+	}
+	s.log.Info("server ready", "tools", len(s.tools), "after", time.Since(start).Round(time.Millisecond))
+	s.setState(StateReady, nil)
+}
+
+func (s *server) connectErr(ctx context.Context) error {
+	rs, err := s.cfg.Resolve(s.h.lookupEnv(), s.h.opts.Secrets, s.h.red)
+	if err != nil {
+		return err
+	}
+	if rs.Transport != config.TransportStdio {
+		if err := netguard.CheckURL(rs.URL, rs.AllowLocalEndpoint); err != nil {
+			return err
+		}
+	}
+
+	cctx, cancel := context.WithTimeout(ctx, rs.ConnectTimeout)
+	defer cancel()
+	session, err := s.dial(cctx, rs)
+	if err != nil {
+		if cctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("no answer within %s (connect_timeout): %w", rs.ConnectTimeout, err)
+		}
+		return s.explain(err)
+	}
+	tools, err := s.listTools(cctx, session)
+	if err != nil {
+		session.Close()
+		if cctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("listing tools: no answer within %s (connect_timeout): %w", rs.ConnectTimeout, err)
+		} else {
+			err = fmt.Errorf("listing tools: %w", err)
+		}
+		return s.explain(err)
+	}
+	s.mu.Lock()
+	s.session = session
+	s.info = session.InitializeResult()
+	s.tools = tools
+	s.done = make(chan struct{})
+	done := s.done
+	s.mu.Unlock()
+	go s.watch(session, done)
+	return nil
+}
+
+// explain adds the tail of a stdio child's stderr to err, which is usually
+// where the real reason is.
+func (s *server) explain(err error) error {
+	if s.stderr == nil {
+		return err
+	}
+	tail := strings.TrimSpace(s.stderr.String())
+	if tail == "" {
+		return err
+	}
+	if i := strings.LastIndexByte(tail, '\n'); i >= 0 && len(tail)-i < 200 {
+		// Keep the last few lines only.
+		lines := strings.Split(tail, "\n")
+		if len(lines) > 5 {
+			lines = lines[len(lines)-5:]
+		}
+		tail = strings.Join(lines, "\n")
+	}
+	return fmt.Errorf("%w\nstderr: %s", err, tail)
+}
+
+// watch notices when the session ends on its own (the child exited, the
+// connection dropped) and fails the calls in flight.
+func (s *server) watch(session *mcp.ClientSession, done chan struct{}) {
+	defer close(done)
+	err := session.Wait()
+	s.mu.Lock()
+	closing := s.state == StateClosed
+	if !closing {
+		if err == nil {
+			err = errors.New("connection closed by the server")
+		}
+		s.lost = s.explain(fmt.Errorf("connection lost: %w", err))
+		s.state = StateFailed
+		s.err = s.lost
+	}
+	s.mu.Unlock()
+	if !closing {
+		s.log.Warn("server connection lost", "err", s.lost)
+		if s.h.opts.OnState != nil {
+			s.h.opts.OnState(s.status())
+		}
+	}
+}
+
+func (s *server) close() error {
+	s.mu.Lock()
+	session := s.session
+	s.session = nil
+	s.state = StateClosed
+	idle := s.idle
+	s.mu.Unlock()
+	// Idle keep-alive connections hold a goroutine each until closed.
+	defer func() {
+		for _, f := range idle {
+			f()
+		}
+	}()
+	if session == nil {
+		return nil
+	}
+	err := session.Close()
+	if err != nil && isBenignCloseErr(err) {
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("server %q: closing: %w", s.cfg.ID, err)
+	}
+	return nil
+}
+
+func isBenignCloseErr(err error) bool {
+	// A child stopped by a signal during shutdown, or a pipe already closed,
+	// is what closing is for.
+	msg := err.Error()
+	return strings.Contains(msg, "signal: ") || strings.Contains(msg, "file already closed") ||
+		strings.Contains(msg, "exit status") || errors.Is(err, io.EOF)
+}
+
+// liveSession returns the session to send a request on.
+func (s *server) liveSession() (*mcp.ClientSession, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.state == StateClosed:
+		return nil, ErrClosed
+	case s.session == nil || s.state != StateReady:
+		if s.err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, s.err)
+		}
+		return nil, ErrUnavailable
+	}
+	return s.session, nil
+}
+
+func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(s.h.opts.ClientInfo, s.clientOptions())
+	if len(rs.Roots) > 0 {
+		roots := make([]*mcp.Root, len(rs.Roots))
+		for i, r := range rs.Roots {
+			roots[i] = &mcp.Root{URI: r}
+		}
+		client.AddRoots(roots...)
+	}
+	switch rs.Transport {
+	case config.TransportStdio:
+		s.stderr = transport.NewTailBuffer(stderrTailBytes)
+		cmd := &transport.Command{
+			Path:            rs.Command,
+			Args:            rs.Args,
+			Env:             transport.MinimalEnv(rs.Env),
+			Dir:             rs.Cwd,
+			Stderr:          io.MultiWriter(s.stderr, &lineLogger{log: s.log}),
+			MaxMessageBytes: s.h.opts.MaxMessageBytes,
+		}
+		return client.Connect(ctx, cmd, nil)
+	case config.TransportHTTP:
+		rec := &statusRecorder{}
+		t := &mcp.StreamableClientTransport{
+			Endpoint:     rs.URL,
+			HTTPClient:   s.httpClient(rs, rec),
+			MaxEventSize: s.h.opts.MaxMessageBytes,
+		}
+		session, err := client.Connect(ctx, t, nil)
+		if err == nil {
+			return session, nil
+		}
+		// The spec's backwards compatibility: a server that answers the
+		// initialize POST with 4xx may be an old HTTP+SSE server.
+		if code := rec.first(); code >= 400 && code < 500 && ctx.Err() == nil {
+			s.log.Info("Streamable HTTP refused; trying the legacy SSE transport", "status", code)
+			sse := detachedConnect{&mcp.SSEClientTransport{
+				Endpoint:     rs.URL,
+				HTTPClient:   s.httpClient(rs, nil),
+				MaxEventSize: s.h.opts.MaxMessageBytes,
+			}}
+			client = mcp.NewClient(s.h.opts.ClientInfo, s.clientOptions())
+			session, err2 := client.Connect(ctx, sse, nil)
+			if err2 == nil {
+				return session, nil
+			}
+			return nil, fmt.Errorf("%w (legacy SSE fallback also failed: %v)", err, err2)
+		}
+		return nil, err
+	case config.TransportSSE:
+		t := detachedConnect{&mcp.SSEClientTransport{
+			Endpoint:     rs.URL,
+			HTTPClient:   s.httpClient(rs, nil),
+			MaxEventSize: s.h.opts.MaxMessageBytes,
+		}}
+		return client.Connect(ctx, t, nil)
+	case config.TransportWebSocket:
+		t := &transport.WebSocket{
+			URL:             rs.URL,
+			Header:          headerOf(rs.Headers),
+			HTTPClient:      s.httpClient(rs, nil),
+			MaxMessageBytes: int64(s.h.opts.MaxMessageBytes),
+		}
+		return client.Connect(ctx, t, nil)
+	}
+	return nil, fmt.Errorf("unknown transport %q", rs.Transport)
+}
+
+func (s *server) clientOptions() *mcp.ClientOptions {
+	caps := &mcp.ClientCapabilities{
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}},
+	}
+	if len(s.cfg.Roots) > 0 {
+		caps.RootsV2 = &mcp.RootCapabilities{}
+	}
+	o := &mcp.ClientOptions{
+		Capabilities:       caps,
+		ElicitationHandler: s.elicit,
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			s.h.progress(req.Params)
+		},
+		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			s.log.Info("server log", "level", req.Params.Level, "logger", req.Params.Logger, "data", fmt.Sprint(req.Params.Data))
+		},
+	}
+	if s.h.opts.Sampling != nil {
+		o.CreateMessageHandler = s.sample
+	}
+	return o
+}
+
+func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]discovered, error) {
+	if init := cs.InitializeResult(); init != nil && init.Capabilities != nil && init.Capabilities.Tools == nil {
+		return nil, nil
+	}
+	tools, err := paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Tools, res.NextCursor, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]discovered, len(tools))
+	for i, t := range tools {
+		out[i].tool = t
+		raw, err := json.Marshal(t.InputSchema)
+		if err != nil {
+			out[i].err = err
+			continue
+		}
+		out[i].schema, out[i].err = schema.Compile(raw)
+	}
+	return out, nil
+}
+
+// detachedConnect gives a transport's Connect a context that outlives the
+// connect timeout. The go-sdk's SSE client opens its event stream with the
+// context passed to Connect, so the connect timeout's cancellation would end
+// the session; here ctx bounds only the connecting itself, and the stream
+// lives until the connection is closed.
+type detachedConnect struct{ mcp.Transport }
+
+func (d detachedConnect) Connect(ctx context.Context) (mcp.Connection, error) {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := d.Transport.Connect(life)
+	if !stop() {
+		// ctx ended while connecting.
+		if conn != nil {
+			conn.Close()
+		}
+		cancel()
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &cancelOnClose{Connection: conn, cancel: cancel}, nil
+}
+
+type cancelOnClose struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
+}
+
+// paginate collects every page of a list, within the host's bounds.
+func paginate[T any](ctx context.Context, list func(ctx context.Context, cursor string) ([]T, string, error)) ([]T, error) {
+	var all []T
+	cursor := ""
+	seen := map[string]bool{}
+	for page := 0; ; page++ {
+		if page == maxListPages {
+			return nil, fmt.Errorf("more than %d pages: giving up", maxListPages)
+		}
+		items, next, err := list(ctx, cursor)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, items...)
+		if len(all) > maxListItems {
+			return nil, fmt.Errorf("more than %d items: giving up", maxListItems)
+		}
+		if next == "" {
+			return all, nil
+		}
+		if seen[next] {
+			return nil, fmt.Errorf("pagination cursor %q repeats", next)
+		}
+		seen[next] = true
+		cursor = next
+	}
+}
+
+// httpClient is the client for one network server: its configured headers on
+// every request, no proxy from the environment (a proxy would hide the real
+// target), no cross-origin redirects, and bounded response bodies.
+func (s *server) httpClient(rs config.Server, rec *statusRecorder) *http.Client {
+	base := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: rs.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   rs.ConnectTimeout,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	s.mu.Lock()
+	s.idle = append(s.idle, base.CloseIdleConnections)
+	s.mu.Unlock()
+	var rt http.RoundTripper = &headerTransport{base: base, header: headerOf(rs.Headers), rec: rec}
+	rt = transport.LimitBodies(rt, int64(s.h.opts.MaxMessageBytes))
+	return &http.Client{
+		Transport: rt,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("too many redirects")
+			}
+			if o := via[0].URL; req.URL.Scheme != o.Scheme || req.URL.Host != o.Host {
+				return fmt.Errorf("refusing redirect from %s to another origin %s://%s", o.Host, req.URL.Scheme, req.URL.Host)
+			}
+			return nil
+		},
+	}
+}
+
+func headerOf(m map[string]string) http.Header {
+	h := http.Header{}
+	for k, v := range m {
+		h.Set(k, v)
+	}
+	return h
+}
+
+// headerTransport adds a server's configured headers to every request, and
+// records the status of the first POST (the initialize request).
+type headerTransport struct {
+	base   http.RoundTripper
+	header http.Header
+	rec    *statusRecorder
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.header) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range t.header {
+			if req.Header.Get(k) == "" {
+				req.Header[k] = v
+			}
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && t.rec != nil && req.Method == http.MethodPost {
+		t.rec.record(resp.StatusCode)
+	}
+	return resp, err
+}
+
+type statusRecorder struct {
+	once sync.Once
+	code int
+	mu   sync.Mutex
+}
+
+func (r *statusRecorder) record(code int) {
+	r.once.Do(func() {
+		r.mu.Lock()
+		r.code = code
+		r.mu.Unlock()
+	})
+}
+
+func (r *statusRecorder) first() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.code
+}
+
+// lineLogger logs a child's stderr line by line, each line bounded.
+type lineLogger struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			room := stderrLineBytes - len(l.buf)
+			if room > 0 {
+				l.buf = append(l.buf, p[:min(room, len(p))]...)
+			}
+			break
+		}
+		room := stderrLineBytes - len(l.buf)
+		if room > 0 {
+			l.buf = append(l.buf, p[:min(room, i)]...)
+		}
+		l.flush()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (l *lineLogger) flush() {
+	line := strings.TrimRight(string(l.buf), "\r")
+	l.buf = l.buf[:0]
+	if line != "" {
+		l.log.Info("server stderr", "line", line)
+	}
+}
+
+// lookupEnv is os.LookupEnv unless the options say otherwise.
+func (h *Host) lookupEnv() func(string) (string, bool) {
+	if h.opts.LookupEnv != nil {
+		return h.opts.LookupEnv
+	}
+	return os.LookupEnv
+}

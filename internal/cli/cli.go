@@ -1,0 +1,303 @@
+// Package cli implements the switchboard command.
+//
+// Results go to stdout, diagnostics to stderr. Every command that prints
+// something has a stable --json form (fields may be added, never changed in
+// meaning). Exit codes: 0 success, 1 a tool error or a failure at run time,
+// 2 a usage or configuration error.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/secret"
+)
+
+// Exit codes.
+const (
+	ExitOK     = 0
+	ExitFailed = 1 // a tool error, or a failure at run time
+	ExitUsage  = 2 // a usage or configuration error
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error // already reported when nil
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func failed(err error) error { return &exitError{code: ExitFailed, err: err} }
+
+// env is what one invocation runs with.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	lookupEnv      func(string) (string, bool)
+	stderrTTY      bool
+
+	configFile string
+	jsonOut    bool
+	verbose    int
+
+	red *secret.Redactor
+}
+
+// Main runs the switchboard command with args (without the program name) and
+// returns the exit code. ctx ending (Ctrl-C) cancels what is running.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{
+		stdin:     stdin,
+		stdout:    stdout,
+		stderr:    stderr,
+		getenv:    os.Getenv,
+		lookupEnv: os.LookupEnv,
+		stderrTTY: isTerminal(stderr),
+		red:       secret.NewRedactor(),
+	}
+	// Everything written to stderr passes the redactor.
+	rw := e.red.Writer(stderr)
+	e.stderr = rw
+	defer func() {
+		if f, ok := rw.(interface{ Flush() error }); ok {
+			f.Flush()
+		}
+	}()
+	root := e.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(e.stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(e.stderr, "switchboard: %s\n", e.red.Redact(ee.err.Error()))
+		}
+		return ee.code
+	}
+	// cobra's own errors: unknown command, bad flag.
+	fmt.Fprintf(e.stderr, "switchboard: %s\n", e.red.Redact(err.Error()))
+	return ExitUsage
+}
+
+func (e *env) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "switchboard",
+		Short: "Connect LLM agents to the tools of many MCP servers",
+		Long: `Switchboard connects to many MCP servers at once (stdio, Streamable HTTP,
+legacy SSE and WebSocket) and offers their tools, resources and prompts,
+named mcp_{server}_{tool}, allowlisted, validated and bounded by timeouts.
+
+Configuration is read from $XDG_CONFIG_HOME/switchboard/config.toml, then
+./switchboard.toml, then the file named by --config or SWITCHBOARD_CONFIG
+(TOML, or the mcpServers JSON of Claude Desktop, Cursor and VS Code).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVarP(&e.configFile, "config", "c", "", "config file (TOML or mcpServers JSON); default $SWITCHBOARD_CONFIG")
+	pf.BoolVar(&e.jsonOut, "json", false, "print the result as JSON")
+	pf.CountVarP(&e.verbose, "verbose", "v", "log more to stderr (-v info, -vv debug)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v\nRun '%s --help' for usage.", err, c.CommandPath())
+	})
+	root.AddCommand(
+		e.serversCommand(),
+		e.toolsCommand(),
+		e.callCommand(),
+		e.resourcesCommand(),
+		e.readCommand(),
+		e.promptsCommand(),
+		e.promptCommand(),
+		e.validateCommand(),
+	)
+	return root
+}
+
+// loadConfig loads the layered configuration; problems are a usage error.
+func (e *env) loadConfig() (*config.Config, error) {
+	cfg, err := e.loadConfigRaw()
+	if err != nil {
+		return cfg, &exitError{code: ExitUsage, err: fmt.Errorf("configuration:\n%s", indent(err.Error()))}
+	}
+	return cfg, nil
+}
+
+// loadConfigRaw loads the layered configuration; the error joins every
+// *config.Problem.
+func (e *env) loadConfigRaw() (*config.Config, error) {
+	file := e.configFile
+	if file == "" {
+		file = e.getenv("SWITCHBOARD_CONFIG")
+	}
+	return config.Load(&config.LoadOptions{File: file, Getenv: e.getenv})
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
+
+// logger is the stderr logger; silent but for warnings unless -v.
+func (e *env) logger() *slog.Logger {
+	level := slog.LevelWarn
+	switch {
+	case e.verbose == 1:
+		level = slog.LevelInfo
+	case e.verbose >= 2:
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// startHost loads the config and connects to its servers. With allOptional,
+// a failing server does not fail the start (for `servers`, which reports).
+func (e *env) startHost(ctx context.Context, allOptional bool, only string) (*host.Host, *config.Config, error) {
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	servers := cfg.Servers
+	if only != "" {
+		s, ok := cfg.Server(only)
+		if !ok {
+			return nil, nil, usageErr("no server %q in the configuration (%s)", only, serverIDs(cfg))
+		}
+		servers = []config.Server{s}
+	}
+	if len(servers) == 0 {
+		return nil, nil, usageErr("no MCP servers configured: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE")
+	}
+	if allOptional {
+		servers = append([]config.Server(nil), servers...)
+		for i := range servers {
+			servers[i].Optional = true
+		}
+	}
+	p := e.startProgress(servers)
+	h, err := host.Start(ctx, servers, &host.Options{
+		Logger:         e.logger(),
+		ToolNameFormat: cfg.ToolNameFormat,
+		Redactor:       e.red,
+		LookupEnv:      e.lookupEnv,
+		OnState:        p.update,
+	})
+	p.done()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, failed(fmt.Errorf("cancelled: %w", err))
+		}
+		return nil, nil, failed(err)
+	}
+	return h, cfg, nil
+}
+
+func serverIDs(cfg *config.Config) string {
+	ids := make([]string, len(cfg.Servers))
+	for i, s := range cfg.Servers {
+		ids[i] = s.ID
+	}
+	if len(ids) == 0 {
+		return "none configured"
+	}
+	return "configured: " + strings.Join(ids, ", ")
+}
+
+// startProgress shows, on a terminal, which servers are still starting.
+type progress struct {
+	e       *env
+	mu      sync.Mutex
+	pending map[string]bool
+	shown   bool
+}
+
+func (e *env) startProgress(servers []config.Server) *progress {
+	p := &progress{e: e, pending: map[string]bool{}}
+	for _, s := range servers {
+		p.pending[s.ID] = true
+	}
+	return p
+}
+
+func (p *progress) update(st host.ServerStatus) {
+	if !p.e.stderrTTY {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st.State != host.StateConnecting {
+		delete(p.pending, st.ID)
+	}
+	ids := make([]string, 0, len(p.pending))
+	for id := range p.pending {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	line := ""
+	if len(ids) > 0 {
+		line = "starting: " + strings.Join(ids, ", ")
+		if len(line) > 100 {
+			line = line[:97] + "..."
+		}
+	}
+	fmt.Fprintf(p.e.stderr, "\r\033[K%s", line)
+	p.shown = true
+}
+
+func (p *progress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.e.stderr, "\r\033[K")
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// printJSON writes v as indented JSON to stdout, redacted.
+func (e *env) printJSON(v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return failed(err)
+	}
+	_, err = fmt.Fprintln(e.stdout, e.red.Redact(string(b)))
+	return err
+}
+
+func (e *env) printf(format string, args ...any) {
+	fmt.Fprint(e.stdout, e.red.Redact(fmt.Sprintf(format, args...)))
+}
