@@ -30,8 +30,8 @@ var (
 // CallError is the error of a call that did not produce a result.
 type CallError struct {
 	Server   string
-	Tool     string // the server's own tool name; empty for non-tool requests
-	Method   string // the MCP method, e.g. "tools/call"
+	Tool     string        // the server's own tool name; empty for non-tool requests
+	Method   string        // the MCP method, e.g. "tools/call"
 	Duration time.Duration // how long the request ran
 	Timeout  time.Duration // the timeout that applied
 	Err      error

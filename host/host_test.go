@@ -840,7 +840,7 @@ func BenchmarkStart20(b *testing.B) {
 		d20 += measure(twenty)
 	}
 	n := time.Duration(b.N)
-	b.ReportMetric(float64((d1/n).Milliseconds()), "ms/start-1")
-	b.ReportMetric(float64((d20/n).Milliseconds()), "ms/start-20")
+	b.ReportMetric(float64((d1 / n).Milliseconds()), "ms/start-1")
+	b.ReportMetric(float64((d20 / n).Milliseconds()), "ms/start-20")
 	b.ReportMetric(float64(d20)/float64(d1), "ratio-20/1")
 }
