@@ -36,9 +36,19 @@ for arg in "$@"; do
 done
 go test -race -count=1 -timeout 30m "$@" ${pkgs[@]+"${pkgs[@]}"}
 
-# --- fuzz smoke (planned) -------------------------------------------------
-# A short `go test -run '^$' -fuzz FuzzX -fuzztime 10s ./pkg` per fuzz
-# target goes here, once the packages have fuzz targets.
-# ---------------------------------------------------------------------------
+# A short run of every fuzz target (the seed corpus already ran above as
+# ordinary tests). Set SWITCHBOARD_FUZZTIME=0 to skip, or longer to dig.
+fuzztime="${SWITCHBOARD_FUZZTIME:-5s}"
+if [ "$#" -eq 0 ] && [ "$fuzztime" != "0" ]; then
+  step "fuzz smoke ($fuzztime per target)"
+  for target in \
+    "FuzzDecode ./config" \
+    "FuzzCheckURL ./netguard" \
+    "FuzzParse ./secret" \
+    "FuzzValidate ./schema"; do
+    set -- $target
+    go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" "$2"
+  done
+fi
 
 step "all checks passed in $((SECONDS - t_start))s"
