@@ -39,6 +39,11 @@ func (l *limitBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
 		return resp, nil
 	}
+	// A protocol switch (WebSocket) hands over the connection itself as the
+	// body; its frames are bounded by the WebSocket read limit.
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return resp, nil
+	}
 	b := &limitedBody{rc: resp.Body, left: l.max, max: l.max, url: redactURL(req.URL.String())}
 	if resp.ContentLength > l.max {
 		b.err = b.tooLarge()

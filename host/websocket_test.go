@@ -1,0 +1,49 @@
+package host_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/transport"
+)
+
+type greetIn struct {
+	Name string `json:"name" jsonschema:"who to greet"`
+}
+
+// TestWebSocket connects the host to a go-sdk server served over WebSocket
+// on loopback, and checks that a URL without allow_local_endpoint is refused
+// before anything is dialed.
+func TestWebSocket(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ws-server", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "greet", Description: "Greets"}, func(ctx context.Context, req *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello " + in.Name}}}, nil, nil
+	})
+	handler := transport.NewWebSocketHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	ts := httptest.NewServer(handler)
+	t.Cleanup(func() {
+		handler.Close()
+		ts.Close()
+	})
+	url := "ws" + strings.TrimPrefix(ts.URL, "http")
+
+	h, _ := start(t, []config.Server{{ID: "ws", Transport: config.TransportWebSocket, URL: url, AllowLocalEndpoint: true}}, nil)
+	if got := callText(t, h, "mcp_ws_greet", `{"name":"Ada"}`, nil); got != "hello Ada" {
+		t.Errorf("greet = %q", got)
+	}
+	if st := h.Servers()[0]; st.ServerInfo == nil || st.ServerInfo.Name != "ws-server" {
+		t.Errorf("server info = %+v", st.ServerInfo)
+	}
+
+	_, err := host.Start(context.Background(), []config.Server{{ID: "ws2", Transport: config.TransportWebSocket, URL: url}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "allow_local_endpoint") {
+		t.Errorf("loopback without allow_local_endpoint: err = %v, want a refusal naming allow_local_endpoint", err)
+	}
+}
