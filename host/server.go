@@ -287,7 +287,7 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			Stderr:          io.MultiWriter(s.stderr, &lineLogger{log: s.log}),
 			MaxMessageBytes: s.h.opts.MaxMessageBytes,
 		}
-		return client.Connect(ctx, cmd, nil)
+		return client.Connect(ctx, s.h.tap(cmd), nil)
 	case config.TransportHTTP:
 		rec := &statusRecorder{}
 		t := &mcp.StreamableClientTransport{
@@ -295,7 +295,7 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			HTTPClient:   s.httpClient(rs, rec),
 			MaxEventSize: s.h.opts.MaxMessageBytes,
 		}
-		session, err := client.Connect(ctx, t, nil)
+		session, err := client.Connect(ctx, s.h.tap(t), nil)
 		if err == nil {
 			return session, nil
 		}
@@ -309,7 +309,7 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 				MaxEventSize: s.h.opts.MaxMessageBytes,
 			}}
 			client = mcp.NewClient(s.h.opts.ClientInfo, s.clientOptions())
-			session, err2 := client.Connect(ctx, sse, nil)
+			session, err2 := client.Connect(ctx, s.h.tap(sse), nil)
 			if err2 == nil {
 				return session, nil
 			}
@@ -322,7 +322,7 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			HTTPClient:   s.httpClient(rs, nil),
 			MaxEventSize: s.h.opts.MaxMessageBytes,
 		}}
-		return client.Connect(ctx, t, nil)
+		return client.Connect(ctx, s.h.tap(t), nil)
 	case config.TransportWebSocket:
 		t := &transport.WebSocket{
 			URL:             rs.URL,
@@ -330,7 +330,7 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			HTTPClient:      s.httpClient(rs, nil),
 			MaxMessageBytes: int64(s.h.opts.MaxMessageBytes),
 		}
-		return client.Connect(ctx, t, nil)
+		return client.Connect(ctx, s.h.tap(t), nil)
 	}
 	return nil, fmt.Errorf("unknown transport %q", rs.Transport)
 }
@@ -345,9 +345,6 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 	o := &mcp.ClientOptions{
 		Capabilities:       caps,
 		ElicitationHandler: s.elicit,
-		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			s.h.progress(req.Params)
-		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			s.log.Info("server log", "level", req.Params.Level, "logger", req.Params.Logger, "data", fmt.Sprint(req.Params.Data))
 		},
