@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -64,12 +65,29 @@ type Options struct {
 	// failed). It must not block.
 	OnState func(ServerStatus)
 
+	// InProcess are servers that run inside this process (built-in tools),
+	// connected over the go-sdk's in-memory transport so that their tools
+	// take the same path as any other: naming, validation, timeouts. They
+	// start after, and are named like, the configured servers.
+	InProcess []InProcessServer
+
 	// ClientInfo is what Switchboard calls itself in initialize.
 	ClientInfo *mcp.Implementation
 
 	// MaxMessageBytes bounds one message from a server; 0 means 4 MiB.
 	MaxMessageBytes int
 }
+
+// InProcessServer is an MCP server running in this process.
+type InProcessServer struct {
+	ID             string
+	Server         *mcp.Server
+	Timeout        time.Duration // per call; 0 means config.DefaultTimeout
+	ToolsAllowlist []string      // nil means every tool
+}
+
+// transportInProcess marks an in-process server; config files cannot name it.
+const transportInProcess config.Transport = "in-process"
 
 // An ElicitationHandler answers a server's elicitation request.
 type ElicitationHandler func(ctx context.Context, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error)
@@ -138,6 +156,15 @@ func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, 
 		}
 		seen[sc.ID] = true
 		h.servers = append(h.servers, newServer(h, sc))
+	}
+	for _, ip := range h.opts.InProcess {
+		if seen[ip.ID] || ip.Server == nil {
+			return nil, fmt.Errorf("in-process server %q: duplicate id or nil server", ip.ID)
+		}
+		seen[ip.ID] = true
+		s := newServer(h, config.Server{ID: ip.ID, Transport: transportInProcess, Timeout: ip.Timeout, ToolsAllowlist: ip.ToolsAllowlist})
+		s.inproc = ip.Server
+		h.servers = append(h.servers, s)
 	}
 
 	var wg sync.WaitGroup

@@ -45,6 +45,7 @@ type server struct {
 	log *slog.Logger
 
 	stderr *transport.TailBuffer // stdio only
+	inproc *mcp.Server           // in-process only
 
 	mu       sync.Mutex
 	state    State
@@ -136,7 +137,7 @@ func (s *server) connectErr(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if rs.Transport != config.TransportStdio {
+	if rs.Transport != config.TransportStdio && rs.Transport != transportInProcess {
 		if err := netguard.CheckURL(rs.URL, rs.AllowLocalEndpoint); err != nil {
 			return err
 		}
@@ -323,6 +324,13 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			MaxEventSize: s.h.opts.MaxMessageBytes,
 		}}
 		return client.Connect(ctx, s.h.tap(t), nil)
+	case transportInProcess:
+		ct, st := mcp.NewInMemoryTransports()
+		// The server session ends when the client closes the connection.
+		if _, err := s.inproc.Connect(context.WithoutCancel(ctx), st, nil); err != nil {
+			return nil, err
+		}
+		return client.Connect(ctx, s.h.tap(ct), nil)
 	case config.TransportWebSocket:
 		t := &transport.WebSocket{
 			URL:             rs.URL,

@@ -2,6 +2,8 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -45,5 +47,21 @@ func TestWebSocket(t *testing.T) {
 	_, err := host.Start(context.Background(), []config.Server{{ID: "ws2", Transport: config.TransportWebSocket, URL: url}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "allow_local_endpoint") {
 		t.Errorf("loopback without allow_local_endpoint: err = %v, want a refusal naming allow_local_endpoint", err)
+	}
+}
+
+// TestInProcess offers the tools of a server running in this process, named,
+// validated and routed like any other.
+func TestInProcess(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "builtin", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "greet", Description: "Greets"}, func(ctx context.Context, req *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi " + in.Name}}}, nil, nil
+	})
+	h, _ := start(t, []config.Server{fixture(t, "fx")}, &host.Options{InProcess: []host.InProcessServer{{ID: "builtin", Server: srv}}})
+	if got := callText(t, h, "mcp_builtin_greet", `{"name":"Ada"}`, nil); got != "hi Ada" {
+		t.Errorf("greet = %q", got)
+	}
+	if _, err := h.CallTool(context.Background(), "mcp_builtin_greet", json.RawMessage(`{"name":5}`), nil); !errors.Is(err, host.ErrInvalidArguments) {
+		t.Errorf("invalid arguments: err = %v", err)
 	}
 }
