@@ -118,7 +118,10 @@ named mcp_{server}_{tool}, allowlisted, validated and bounded by timeouts.
 
 Configuration is read from $XDG_CONFIG_HOME/switchboard/config.toml, then
 ./switchboard.toml, then the file named by --config or SWITCHBOARD_CONFIG
-(TOML, or the mcpServers JSON of Claude Desktop, Cursor and VS Code).`,
+(TOML, or the mcpServers JSON of Claude Desktop, Cursor and VS Code).
+
+Results go to stdout, diagnostics to stderr. Exit codes: 0 success, 1 a tool
+error or a failure at run time, 2 a usage or configuration error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

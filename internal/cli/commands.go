@@ -179,6 +179,11 @@ reports an error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			name := a[0]
+			// Malformed --args or --arg is a usage error whatever the
+			// servers do: report it before starting any of them.
+			if _, err := buildArgs(argsJSON, kvs, nil); err != nil {
+				return usageErr("%v", err)
+			}
 			h, _, err := e.startHost(cmd.Context(), false, "")
 			if err != nil {
 				return err
@@ -576,6 +581,10 @@ func (e *env) validateCommand() *cobra.Command {
 			}
 			if err != nil {
 				return &exitError{code: ExitUsage, err: fmt.Errorf("configuration:\n%s", indent(err.Error()))}
+			}
+			if len(cfg.Files) == 0 {
+				e.printf("ok: no configuration file found\n")
+				return nil
 			}
 			e.printf("ok: %d server(s) from %s\n", len(cfg.Servers), strings.Join(cfg.Files, ", "))
 			return nil

@@ -1,0 +1,117 @@
+package cli_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/switchboardmcp/switchboard/internal/cli"
+	"github.com/switchboardmcp/switchboard/internal/interop"
+)
+
+var update = flag.Bool("update", false, "rewrite the files a script compares with cmp (help.txtar's golden) to the actual output")
+
+// TestMain makes the test binary double as the switchboard command: the
+// scripts run it as `switchboard ...` (a real process, so exit codes, stdio
+// and the child processes it starts are the real ones).
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"switchboard": func() {
+			os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar. Besides the standard commands,
+// a script has:
+//
+//	envsubst FILE...              replace $NAME and ${NAME} in FILE in place
+//	exitcode N PROG [ARGS...]     run PROG, expecting exit status N
+//
+// and the variables FIXTURE (the testserver binary), EVERYTHING_NODE and
+// EVERYTHING_JS (server-everything's command line). HOME and XDG_CONFIG_HOME
+// point inside the script's work folder so that no real user config is read.
+func TestScripts(t *testing.T) {
+	fixture := interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver")
+	everything := interop.Everything(t)
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("testdata", "script"),
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Setup: func(e *testscript.Env) error {
+			home := filepath.Join(e.WorkDir, ".home")
+			xdg := filepath.Join(e.WorkDir, ".xdg")
+			for _, d := range []string{home, xdg} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					return err
+				}
+			}
+			e.Setenv("HOME", home)
+			e.Setenv("XDG_CONFIG_HOME", xdg)
+			e.Setenv("FIXTURE", fixture)
+			e.Setenv("EVERYTHING_NODE", everything[0])
+			e.Setenv("EVERYTHING_JS", everything[1])
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"envsubst": cmdEnvsubst,
+			"exitcode": cmdExitcode,
+		},
+	})
+}
+
+// cmdEnvsubst replaces $NAME and ${NAME} in files in place: testscript does
+// not expand variables in the files of the archive. An unset variable fails
+// the script, so that a typo does not become an empty path.
+func cmdEnvsubst(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: envsubst FILE...")
+	}
+	for _, f := range args {
+		var missing []string
+		out := os.Expand(ts.ReadFile(f), func(k string) string {
+			v := ts.Getenv(k)
+			if v == "" {
+				missing = append(missing, k)
+			}
+			return v
+		})
+		if len(missing) > 0 {
+			ts.Fatalf("envsubst %s: unset: %s", f, strings.Join(missing, ", "))
+		}
+		ts.Check(os.WriteFile(ts.MkAbs(f), []byte(out), 0o666))
+	}
+}
+
+// cmdExitcode runs a command and checks its exit status exactly, since
+// `! exec` cannot tell a usage error (2) from a failure (1). Its stdout and
+// stderr are kept for the stdout and stderr commands.
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}
