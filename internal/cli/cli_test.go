@@ -43,9 +43,9 @@ func TestScripts(t *testing.T) {
 	fixture := interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver")
 	everything := interop.Everything(t)
 	testscript.Run(t, testscript.Params{
-		Dir:                 filepath.Join("testdata", "script"),
-		RequireUniqueNames:  true,
-		UpdateScripts:       *update,
+		Dir:                filepath.Join("testdata", "script"),
+		RequireUniqueNames: true,
+		UpdateScripts:      *update,
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, ".home")
 			xdg := filepath.Join(e.WorkDir, ".xdg")
