@@ -11,6 +11,8 @@ import (
 	"github.com/switchboardmcp/switchboard/schema"
 )
 
+const reasonNotAllowed = "not in tools_allowlist"
+
 // MaxToolNameLength is the longest tool name the host offers: LLM providers
 // (OpenAI, Anthropic) refuse longer ones.
 const MaxToolNameLength = 64
@@ -111,7 +113,7 @@ func (h *Host) rebuildCatalog() {
 				cat.skipped[id] = append(cat.skipped[id], Skipped{Tool: t.Name, Reason: reason})
 			}
 			if allow != nil && !allow[t.Name] {
-				skip("not in tools_allowlist")
+				skip(reasonNotAllowed)
 				continue
 			}
 			if d.err != nil {
@@ -134,6 +136,11 @@ func (h *Host) rebuildCatalog() {
 			}
 		}
 		for _, sk := range cat.skipped[id] {
+			if sk.Reason == reasonNotAllowed {
+				// An allowlist is deliberate: not worth a warning per tool.
+				s.log.Debug("tool skipped", "tool", sk.Tool, "reason", sk.Reason)
+				continue
+			}
 			s.log.Warn("tool skipped", "tool", sk.Tool, "reason", sk.Reason)
 		}
 		for _, w := range cat.warnings[id] {

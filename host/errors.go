@@ -32,6 +32,7 @@ type CallError struct {
 	Server   string
 	Tool     string        // the server's own tool name; empty for non-tool requests
 	Method   string        // the MCP method, e.g. "tools/call"
+	Target   string        // what the request is about: a resource URI, a prompt name
 	Duration time.Duration // how long the request ran
 	Timeout  time.Duration // the timeout that applied
 	Err      error
@@ -44,6 +45,9 @@ func (e *CallError) Error() string {
 		fmt.Fprintf(&b, ": tool %q", e.Tool)
 	} else if e.Method != "" {
 		fmt.Fprintf(&b, ": %s", e.Method)
+		if e.Target != "" {
+			fmt.Fprintf(&b, " %s", e.Target)
+		}
 	}
 	if errors.Is(e.Err, ErrTimeout) {
 		d := e.Timeout

@@ -93,7 +93,7 @@ func (h *Host) Prompts(ctx context.Context) ([]Prompt, error) {
 
 // ReadResource reads a resource from the named server.
 func (h *Host) ReadResource(ctx context.Context, serverID, uri string) (*mcp.ReadResourceResult, error) {
-	return request(h, ctx, serverID, "resources/read", func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+	return request(h, ctx, serverID, "resources/read", uri, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
 		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	})
 }
@@ -121,13 +121,13 @@ func (h *Host) GetPrompt(ctx context.Context, serverID, name string, args map[st
 			return nil, fmt.Errorf("prompt %q is offered by several servers (%s): name one", name, strings.Join(owners, ", "))
 		}
 	}
-	return request(h, ctx, serverID, "prompts/get", func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+	return request(h, ctx, serverID, "prompts/get", name, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
 		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 	})
 }
 
 // request sends one request to one server, bounded by its timeout.
-func request[R any](h *Host, ctx context.Context, serverID, method string, do func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
+func request[R any](h *Host, ctx context.Context, serverID, method, target string, do func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
 	var zero R
 	s, err := h.server(serverID)
 	if err != nil {
@@ -135,7 +135,7 @@ func request[R any](h *Host, ctx context.Context, serverID, method string, do fu
 	}
 	cs, err := s.liveSession()
 	if err != nil {
-		return zero, &CallError{Server: s.cfg.ID, Method: method, Err: err}
+		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Err: err}
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -144,7 +144,7 @@ func request[R any](h *Host, ctx context.Context, serverID, method string, do fu
 	start := time.Now()
 	r, err := do(cctx, cs)
 	if err != nil {
-		return zero, &CallError{Server: s.cfg.ID, Method: method, Duration: time.Since(start), Timeout: s.cfg.Timeout, Err: h.callFailure(s, ctx, cctx, err)}
+		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Duration: time.Since(start), Timeout: s.cfg.Timeout, Err: h.callFailure(s, ctx, cctx, err)}
 	}
 	return r, nil
 }
@@ -163,7 +163,7 @@ func collect[T any](h *Host, ctx context.Context, method string, has func(*mcp.S
 			continue
 		}
 		wg.Go(func() {
-			results[i], errs[i] = request(h, ctx, s.cfg.ID, method, func(ctx context.Context, cs *mcp.ClientSession) ([]T, error) {
+			results[i], errs[i] = request(h, ctx, s.cfg.ID, method, "", func(ctx context.Context, cs *mcp.ClientSession) ([]T, error) {
 				return list(ctx, s, cs)
 			})
 		})

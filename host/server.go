@@ -123,7 +123,10 @@ func (s *server) connect(ctx context.Context) {
 	start := time.Now()
 	err := s.connectErr(ctx)
 	if err != nil {
-		err = errors.New(s.h.red.Redact(err.Error()))
+		// The error is reported as this server's; drop a prefix that
+		// already names it (config.Resolve's errors do).
+		msg := strings.TrimPrefix(s.h.red.Redact(err.Error()), fmt.Sprintf("server %q: ", s.cfg.ID))
+		err = errors.New(msg)
 		s.log.Warn("server failed to start", "err", err, "after", time.Since(start).Round(time.Millisecond))
 		s.setState(StateFailed, err)
 		return
