@@ -23,6 +23,12 @@ type CallOptions struct {
 	// Sampling answers sampling requests made during this call, routed the
 	// same way. Sampling is only advertised when Options.Sampling is set.
 	Sampling SamplingHandler
+	// Roots answers roots/list requests made during this call, routed the
+	// same way; without it the server's configured roots are the answer.
+	Roots func(ctx context.Context, server string) (*mcp.ListRootsResult, error)
+	// Log receives the server's log messages during this call, routed the
+	// same way.
+	Log func(server string, p *mcp.LoggingMessageParams)
 }
 
 // call is one tools/call in flight.

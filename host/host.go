@@ -61,6 +61,23 @@ type Options struct {
 	// not advertise sampling and any sampling request is refused.
 	Sampling SamplingHandler
 
+	// OnChange is called after a server's tools, resources or prompts
+	// changed (the server sent list_changed; for tools the host's catalog is
+	// already refreshed). It must not block.
+	OnChange func(Change)
+	// Log receives the servers' log messages (notifications/message) that
+	// cannot be routed to a call's own CallOptions.Log. When nil they go to
+	// Logger.
+	Log func(server string, p *mcp.LoggingMessageParams)
+	// OnResourceUpdated receives notifications/resources/updated for the
+	// resources subscribed with Subscribe.
+	OnResourceUpdated func(server string, p *mcp.ResourceUpdatedNotificationParams)
+
+	// AdvertiseRoots advertises the roots capability to every server, for
+	// callers that answer roots/list per call (CallOptions.Roots). Servers
+	// with configured roots advertise it anyway.
+	AdvertiseRoots bool
+
 	// OnState is called whenever a server changes state (connecting, ready,
 	// failed). It must not block.
 	OnState func(ServerStatus)
@@ -77,6 +94,22 @@ type Options struct {
 	// MaxMessageBytes bounds one message from a server; 0 means 4 MiB.
 	MaxMessageBytes int
 }
+
+// Change says what changed on a server.
+type Change struct {
+	Server string
+	Kind   ChangeKind
+}
+
+// ChangeKind is what list changed.
+type ChangeKind string
+
+// The lists a server can announce as changed.
+const (
+	ToolsChanged     ChangeKind = "tools"
+	ResourcesChanged ChangeKind = "resources"
+	PromptsChanged   ChangeKind = "prompts"
+)
 
 // InProcessServer is an MCP server running in this process.
 type InProcessServer struct {
@@ -109,6 +142,8 @@ type Host struct {
 
 	mu      sync.RWMutex
 	catalog *catalog
+	// catalogMu serialises catalog rebuilds.
+	catalogMu sync.Mutex
 
 	progressSeq atomic.Uint64
 	calls       sync.Map // progress token (string) -> *call

@@ -272,7 +272,7 @@ func (s *server) liveSession() (*mcp.ClientSession, error) {
 }
 
 func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession, error) {
-	client := mcp.NewClient(s.h.opts.ClientInfo, s.clientOptions())
+	client := s.newClient()
 	if len(rs.Roots) > 0 {
 		roots := make([]*mcp.Root, len(rs.Roots))
 		for i, r := range rs.Roots {
@@ -312,7 +312,7 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 				HTTPClient:   s.httpClient(rs, nil),
 				MaxEventSize: s.h.opts.MaxMessageBytes,
 			}}
-			client = mcp.NewClient(s.h.opts.ClientInfo, s.clientOptions())
+			client = s.newClient()
 			session, err2 := client.Connect(ctx, s.h.tap(sse), nil)
 			if err2 == nil {
 				return session, nil
@@ -346,18 +346,36 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 	return nil, fmt.Errorf("unknown transport %q", rs.Transport)
 }
 
+func (s *server) newClient() *mcp.Client {
+	c := mcp.NewClient(s.h.opts.ClientInfo, s.clientOptions())
+	c.AddReceivingMiddleware(s.rootsMiddleware)
+	return c
+}
+
 func (s *server) clientOptions() *mcp.ClientOptions {
 	caps := &mcp.ClientCapabilities{
 		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}},
 	}
-	if len(s.cfg.Roots) > 0 {
+	if len(s.cfg.Roots) > 0 || s.h.opts.AdvertiseRoots {
 		caps.RootsV2 = &mcp.RootCapabilities{}
 	}
 	o := &mcp.ClientOptions{
-		Capabilities:       caps,
-		ElicitationHandler: s.elicit,
-		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			s.log.Info("server log", "level", req.Params.Level, "logger", req.Params.Logger, "data", fmt.Sprint(req.Params.Data))
+		Capabilities:          caps,
+		ElicitationHandler:    s.elicit,
+		LoggingMessageHandler: s.logMessage,
+		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+			go s.refreshTools()
+		},
+		ResourceListChangedHandler: func(ctx context.Context, req *mcp.ResourceListChangedRequest) {
+			s.h.changed(Change{Server: s.cfg.ID, Kind: ResourcesChanged})
+		},
+		PromptListChangedHandler: func(ctx context.Context, req *mcp.PromptListChangedRequest) {
+			s.h.changed(Change{Server: s.cfg.ID, Kind: PromptsChanged})
+		},
+		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if f := s.h.opts.OnResourceUpdated; f != nil {
+				f(s.cfg.ID, req.Params)
+			}
 		},
 	}
 	if s.h.opts.Sampling != nil {

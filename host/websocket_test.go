@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -63,5 +64,36 @@ func TestInProcess(t *testing.T) {
 	}
 	if _, err := h.CallTool(context.Background(), "mcp_builtin_greet", json.RawMessage(`{"name":5}`), nil); !errors.Is(err, host.ErrInvalidArguments) {
 		t.Errorf("invalid arguments: err = %v", err)
+	}
+}
+
+// TestListChanged: a server that adds a tool announces it, and the host
+// re-reads its tools and reports the change.
+func TestListChanged(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "dyn", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "one"}, func(ctx context.Context, req *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "one"}}}, nil, nil
+	})
+	changes := make(chan host.Change, 10)
+	h, _ := start(t, nil, &host.Options{
+		InProcess: []host.InProcessServer{{ID: "dyn", Server: srv}},
+		OnChange:  func(c host.Change) { changes <- c },
+	})
+	if hasTool(h, "mcp_dyn_two") {
+		t.Fatal("two before it was added")
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "two"}, func(ctx context.Context, req *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "two"}}}, nil, nil
+	})
+	select {
+	case c := <-changes:
+		if c.Server != "dyn" || c.Kind != host.ToolsChanged {
+			t.Errorf("change = %+v", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no change reported")
+	}
+	if got := callText(t, h, "mcp_dyn_two", `{"name":"x"}`, nil); got != "two" {
+		t.Errorf("two = %q", got)
 	}
 }
