@@ -60,6 +60,9 @@ type Config struct {
 	// Servers in declaration order (earlier files first; an overriding
 	// declaration keeps the position of the first one).
 	Servers []Server
+	// Providers are the [providers.NAME] tables by name; a later file's
+	// table replaces an earlier one of the same name whole.
+	Providers map[string]Provider
 	// Files lists the files that were read, in order.
 	Files []string
 }

@@ -15,7 +15,8 @@ type fileResult struct {
 	toolNameFormat     string
 	toolNameFormatLine int // 0: not set in this file
 
-	servers []Server
+	servers   []Server
+	providers map[string]Provider
 
 	lines    map[string]int  // field path → line
 	bad      map[string]bool // field paths that already have a Problem

@@ -133,6 +133,12 @@ func build(results []*fileResult) (*Config, error) {
 			c.ToolNameFormat = r.toolNameFormat
 			v.tnfPos = Position{File: r.file, Line: r.toolNameFormatLine}
 		}
+		for name, p := range r.providers {
+			if c.Providers == nil {
+				c.Providers = map[string]Provider{}
+			}
+			c.Providers[name] = p
+		}
 		for _, s := range r.servers {
 			if i, ok := byID[s.ID]; ok && s.ID != "" {
 				c.Servers[i] = s

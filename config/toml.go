@@ -10,7 +10,7 @@ import (
 
 // TOML keys, for strictness and "did you mean" suggestions.
 var (
-	tomlTopKeys    = []string{"tool_name_format", "mcp_servers"}
+	tomlTopKeys    = []string{"tool_name_format", "mcp_servers", "providers"}
 	tomlServerKeys = []string{
 		"id", "description", "transport",
 		"command", "args", "env", "cwd",
@@ -77,6 +77,8 @@ func decodeTOML(file string, data []byte) *fileResult {
 				}
 				r.servers = append(r.servers, s)
 			}
+		case "providers":
+			r.tomlProviders(k, v)
 		default:
 			r.errorf(k, "%s", unknownKey(k, tomlTopKeys))
 		}

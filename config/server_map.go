@@ -1,0 +1,71 @@
+package config
+
+// DecodeServer decodes one server given as generic values — an agent file's
+// inline mcp_servers entry — with the keys, types, defaults and validation
+// rules of an [[mcp_servers]] table. Values are those of a decoded document:
+// string, bool, int64, float64, []any, map[string]any, nil.
+//
+// file and field say where the entry is ("agents/calc.md",
+// "mcp_servers[0]"); lines maps field paths under field (as this package
+// writes them: "mcp_servers[0].env.API_KEY") to lines in file, so that each
+// problem names its line. The error joins every [*Problem].
+func DecodeServer(file, field string, m map[string]any, lines map[string]int) (Server, error) {
+	r := newFileResult(file)
+	for k, l := range lines {
+		r.lines[k] = l
+	}
+	s := r.tomlServer(field, m)
+	c := &Config{Servers: []Server{s}}
+	c.setDefaults()
+	v := &validator{files: map[string]*fileResult{file: r}}
+	v.config(c)
+	problems := append(r.problems, v.problems...)
+	sortProblems(problems, []string{file})
+	return c.Servers[0], joinProblems(problems)
+}
+
+// Equal reports whether s and o declare the same server: every field but
+// Source is equal. An unset transport or timeout counts as its default.
+func (s Server) Equal(o Server) bool {
+	a, b := s, o
+	a.Source, b.Source = Position{}, Position{}
+	for _, x := range []*Server{&a, &b} {
+		c := Config{Servers: []Server{*x}}
+		c.setDefaults()
+		*x = c.Servers[0]
+	}
+	return serverEqual(a, b)
+}
+
+func serverEqual(a, b Server) bool {
+	return a.ID == b.ID && a.Description == b.Description && a.Transport == b.Transport &&
+		a.Command == b.Command && strsEqual(a.Args, b.Args) && mapsEqual(a.Env, b.Env) && a.Cwd == b.Cwd &&
+		a.URL == b.URL && mapsEqual(a.Headers, b.Headers) && a.AllowLocalEndpoint == b.AllowLocalEndpoint &&
+		strsEqual(a.ToolsAllowlist, b.ToolsAllowlist) && (a.ToolsAllowlist == nil) == (b.ToolsAllowlist == nil) &&
+		a.Timeout == b.Timeout && a.ConnectTimeout == b.ConnectTimeout && a.Optional == b.Optional &&
+		a.ProgressResetsTimeout == b.ProgressResetsTimeout && strsEqual(a.Roots, b.Roots)
+}
+
+func strsEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
