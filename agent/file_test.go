@@ -1,0 +1,139 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardmcp/switchboard/config"
+)
+
+func TestParseMarkdown(t *testing.T) {
+	a, err := Parse("agents/calc.md", []byte(`---
+description: Adds numbers
+model: openai:gpt-4.1-mini
+temperature: 0.2
+max_steps: 5
+mcp_servers:
+  - ref: everything
+    tools_allowlist: [get-sum]
+  - memory
+  - id: local
+    command: node
+    args: [server.js]
+    timeout: 5s
+tools: [mcp_everything_get-sum]
+builtins: [read_file, http_request]
+http_allow: [api.example.com]
+---
+You add numbers.
+`))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	temp := 0.2
+	want := &Agent{
+		ID: "calc", Description: "Adds numbers", Model: "openai:gpt-4.1-mini", Temperature: &temp, MaxSteps: 5,
+		Servers: []ServerEntry{
+			{Ref: "everything", ToolsAllowlist: []string{"get-sum"}, Pos: config.Position{File: "agents/calc.md", Line: 7, Field: "mcp_servers[0]"}},
+			{Ref: "memory", Pos: config.Position{File: "agents/calc.md", Line: 9, Field: "mcp_servers[1]"}},
+			{Server: config.Server{ID: "local", Transport: config.TransportStdio, Command: "node", Args: []string{"server.js"},
+				Timeout: 5e9, ConnectTimeout: config.DefaultConnectTimeout,
+				Source: config.Position{File: "agents/calc.md", Line: 10, Field: "mcp_servers[2]"}},
+				Pos: config.Position{File: "agents/calc.md", Line: 10, Field: "mcp_servers[2]"}},
+		},
+		Tools:     []string{"mcp_everything_get-sum"},
+		Builtins:  []string{"read_file", "http_request"},
+		HTTPAllow: []string{"api.example.com"},
+		System:    "You add numbers.",
+		File:      "agents/calc.md",
+	}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("Parse (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseYAMLNoServers(t *testing.T) {
+	a, err := Parse("x/helper.yaml", []byte("model: ollama:llama3.2\nsystem: Be brief.\n"))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if a.ID != "helper" || a.Servers != nil || a.System != "Be brief." || a.MaxSteps != DefaultMaxSteps {
+		t.Errorf("Parse = %+v", a)
+	}
+	a, err = Parse("x/none.yaml", []byte("mcp_servers: []\n"))
+	if err != nil || a.Servers == nil || len(a.Servers) != 0 {
+		t.Errorf("Parse(mcp_servers: []) = %+v, %v; want an empty, non-nil list", a, err)
+	}
+}
+
+// TestParseProblems pins the problems of broken agent files: every one is
+// reported, each with file, line and field.
+func TestParseProblems(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, src string
+		want            []string
+	}{
+		{"types and unknown fields", "a.md", `---
+model: gpt-4
+max_steps: "ten"
+temprature: 0.5
+tools: mcp_x_y
+allow_sampling: yes please
+---
+body`, []string{
+			`a.md:2: model: want provider:model, such as openai:gpt-4.1-mini or ollama:llama3.2, not "gpt-4"`,
+			`a.md:3: max_steps: must be a whole number, not a string`,
+			`a.md:4: temprature: unknown field "temprature"; did you mean temperature?`,
+			`a.md:5: tools: must be a list of strings, not a string`,
+			`a.md:6: allow_sampling: must be true or false, not a string`,
+		}},
+		{"ambiguous servers", "b.yaml", `mcp_servers:
+  - ref: everything
+    command: npx
+  - id: inline
+    command: node
+    url: https://x.example.com/mcp
+  - 42
+  - ref: everything
+mcp_discovery: 1
+`, []string{
+			`b.yaml:3: mcp_servers[0].command: not allowed beside ref (only tools_allowlist is); an entry is either ref: ID or an inline server`,
+			`b.yaml:6: mcp_servers[1].url: only for network transports (http, sse, websocket), not stdio`,
+			`b.yaml:7: mcp_servers[2]: must be a server id or a mapping (ref: ID, or an inline server), not an integer`,
+			`b.yaml:9: mcp_discovery: must be true or false, not an integer`,
+		}},
+		{"servers not a list", "c.yaml", "mcp_servers:\n  everything: {}\n", []string{
+			`c.yaml:1: mcp_servers: must be a list of servers, not a mapping (start each entry with -)`,
+		}},
+		{"no front matter", "d.md", "just text", []string{
+			`d.md:1: a Markdown agent needs YAML front matter: a first line ---, the fields, then a line ---`,
+		}},
+		{"duplicate key and syntax", "e.yaml", "model: a:b\nmodel: c:d\n", []string{
+			`e.yaml:2: invalid YAML: mapping key "model" already defined at [1:1]`,
+		}},
+		{"http_request without hosts", "f.yaml", "builtins: [http_request, shell]\n", []string{
+			`f.yaml:1: builtins[1]: unknown built-in tool "shell" (want one of mcp_call, http_request, read_file, list_directory)`,
+			`f.yaml:1: builtins: http_request needs http_allow: the hosts it may reach`,
+		}},
+		{"bad yaml", "g.md", "---\nmodel: [a\n---\n", []string{"g.md:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(tc.file, []byte(tc.src))
+			var got []string
+			for _, p := range config.Problems(err) {
+				got = append(got, p.Error())
+			}
+			if tc.name == "bad yaml" {
+				if len(got) != 1 || !strings.HasPrefix(got[0], "g.md:2: invalid YAML") {
+					t.Errorf("Parse = %q, want one invalid YAML problem on line 2", got)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Parse(%q) problems (-want +got):\n%s", tc.file, diff)
+			}
+		})
+	}
+}
