@@ -59,6 +59,9 @@ func (h *Host) Tools() []Tool {
 	return out
 }
 
+// ToolNameFormat is the format the host names tools with.
+func (h *Host) ToolNameFormat() string { return h.opts.ToolNameFormat }
+
 // Tool returns the offered tool with the given host name.
 func (h *Host) Tool(name string) (Tool, bool) {
 	e, ok := h.lookup(name)

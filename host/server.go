@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -483,32 +484,27 @@ func paginate[T any](ctx context.Context, list func(ctx context.Context, cursor 
 // every request, no proxy from the environment (a proxy would hide the real
 // target), no cross-origin redirects, and bounded response bodies.
 func (s *server) httpClient(rs config.Server, rec *statusRecorder) *http.Client {
-	base := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: rs.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		TLSHandshakeTimeout:   rs.ConnectTimeout,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ForceAttemptHTTP2:     true,
+	// The guarded dialer resolves once and dials the checked address;
+	// allow_local_endpoint admits exactly the authored host:port (resolved
+	// now for names like localhost), never a metadata address or a redirect
+	// target.
+	d := &netguard.Dialer{Timeout: rs.ConnectTimeout}
+	if rs.AllowLocalEndpoint {
+		ctx, cancel := context.WithTimeout(context.Background(), rs.ConnectTimeout)
+		d.AllowLocal, _ = netguard.LocalEndpoint(ctx, nil, rs.URL) // unresolved: the dialer refuses, saying why
+		cancel()
 	}
+	base := netguard.NewHTTPTransport(d)
+	base.TLSHandshakeTimeout = rs.ConnectTimeout
 	s.mu.Lock()
 	s.idle = append(s.idle, base.CloseIdleConnections)
 	s.mu.Unlock()
 	var rt http.RoundTripper = &headerTransport{base: base, header: headerOf(rs.Headers), rec: rec}
 	rt = transport.LimitBodies(rt, int64(s.h.opts.MaxMessageBytes))
-	return &http.Client{
-		Transport: rt,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 5 {
-				return errors.New("too many redirects")
-			}
-			if o := via[0].URL; req.URL.Scheme != o.Scheme || req.URL.Host != o.Host {
-				return fmt.Errorf("refusing redirect from %s to another origin %s://%s", o.Host, req.URL.Scheme, req.URL.Host)
-			}
-			return nil
-		},
-	}
+	// headerTransport adds the configured headers to every request, so a
+	// cross-origin redirect must stay refused (the policy's default).
+	policy := &netguard.RedirectPolicy{AllowLocal: rs.AllowLocalEndpoint, CredentialHeaders: slices.Collect(maps.Keys(rs.Headers))}
+	return &http.Client{Transport: rt, CheckRedirect: policy.CheckRedirect}
 }
 
 func headerOf(m map[string]string) http.Header {

@@ -1,0 +1,446 @@
+// Package gateway makes Switchboard an MCP server: it re-publishes the
+// tools, resources and prompts of many upstream servers, connected through a
+// [host.Host], as one MCP endpoint, with the host's naming, allowlists,
+// validation and timeouts applied on the way.
+//
+// A client through the gateway can do what it could do directly: call tools
+// with progress and cancellation, answer the upstreams' elicitation, sampling
+// and roots requests (forwarded to the downstream client that made the call),
+// read and subscribe to resources, get prompts, ask for completions, and
+// learn of list changes. Each downstream session is isolated: its progress,
+// requests, subscriptions and log messages are its own.
+//
+// Both protocol generations are served. A 2025-11-25 downstream client is
+// asked directly (elicitation/create during the call); a 2026-07-28 client
+// gets an input-required result and answers by retrying the call with its
+// responses, while the upstream call waits (see [Gateway] for the bounds).
+//
+// The [Gateway.Server] is an ordinary *mcp.Server: serve it over stdio with
+// its Run method, or over HTTP with [Gateway.Handler] (Streamable HTTP at
+// /mcp, legacy HTTP+SSE at /sse, WebSocket at /ws).
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
+)
+
+// Options configures a [Gateway]. Nil means defaults.
+type Options struct {
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// Name and Version are what the gateway calls itself to its clients.
+	Name, Version string
+	// Instructions are sent to clients in initialize.
+	Instructions string
+	// Servers limits which upstream servers are exposed; nil means all.
+	Servers []string
+	// InputTimeout bounds how long an upstream call waits for a 2026-07-28
+	// client to come back with the input it asked for. Default 10 minutes.
+	InputTimeout time.Duration
+}
+
+// Gateway is an MCP server over a host's servers. Its methods are safe for
+// concurrent use.
+type Gateway struct {
+	h    *host.Host
+	opts Options
+	log  *slog.Logger
+	srv  *mcp.Server
+
+	ctx    context.Context // the gateway's lifetime
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	tools     map[string]bool            // published tool names
+	resources map[string]string          // published URI -> server
+	templates map[string]string          // published URI template -> server
+	prompts   map[string]promptRoute     // published name -> upstream
+	subs      map[subKey]int             // upstream subscriptions, by count
+	pending   map[string]*pendingCall    // 2026-07-28 calls awaiting input
+	syncing   map[host.ChangeKind]bool   // a resync is running
+	dirty     map[host.ChangeKind]bool   // another resync is wanted
+	exposed   map[string]bool            // nil: every server
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+type promptRoute struct{ server, name string }
+
+type subKey struct{ server, uri string }
+
+// Start starts a host over servers (see [host.Start]) and a gateway over it.
+// hostOpts may be nil. ctx bounds the start only. Close stops both.
+func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options, opts *Options) (*Gateway, error) {
+	g := &Gateway{
+		tools:     map[string]bool{},
+		resources: map[string]string{},
+		templates: map[string]string{},
+		prompts:   map[string]promptRoute{},
+		subs:      map[subKey]int{},
+		pending:   map[string]*pendingCall{},
+		syncing:   map[host.ChangeKind]bool{},
+		dirty:     map[host.ChangeKind]bool{},
+	}
+	if opts != nil {
+		g.opts = *opts
+	}
+	if g.opts.Name == "" {
+		g.opts.Name = "switchboard"
+	}
+	if g.opts.Version == "" {
+		g.opts.Version = host.Version
+	}
+	if g.opts.InputTimeout <= 0 {
+		g.opts.InputTimeout = 10 * time.Minute
+	}
+	if g.opts.Servers != nil {
+		g.exposed = map[string]bool{}
+		for _, id := range g.opts.Servers {
+			g.exposed[id] = true
+		}
+	}
+	g.log = g.opts.Logger
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+
+	ho := host.Options{}
+	if hostOpts != nil {
+		ho = *hostOpts
+	}
+	userChange, userUpdated := ho.OnChange, ho.OnResourceUpdated
+	ho.OnChange = func(c host.Change) {
+		if userChange != nil {
+			userChange(c)
+		}
+		g.resync(c.Kind)
+	}
+	ho.OnResourceUpdated = func(server string, p *mcp.ResourceUpdatedNotificationParams) {
+		if userUpdated != nil {
+			userUpdated(server, p)
+		}
+		g.resourceUpdated(server, p)
+	}
+	// Upstreams may ask for sampling and roots during a call; the gateway
+	// forwards them to the calling client, so it advertises both.
+	if ho.Sampling == nil {
+		ho.Sampling = func(ctx context.Context, server string, req *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			return nil, errors.New("sampling: no downstream client to ask (the request came outside a call)")
+		}
+	}
+	ho.AdvertiseRoots = true
+
+	g.srv = mcp.NewServer(&mcp.Implementation{Name: g.opts.Name, Version: g.opts.Version}, &mcp.ServerOptions{
+		Instructions:       g.opts.Instructions,
+		Logger:             nil,
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   g.subscribe,
+		UnsubscribeHandler: g.unsubscribe,
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+	})
+
+	h, err := host.Start(ctx, servers, &ho)
+	if err != nil {
+		g.cancel()
+		return nil, err
+	}
+	g.h = h
+	g.syncTools()
+	if err := g.syncResources(ctx); err != nil {
+		g.log.Warn("listing upstream resources", "err", err)
+	}
+	if err := g.syncPrompts(ctx); err != nil {
+		g.log.Warn("listing upstream prompts", "err", err)
+	}
+	return g, nil
+}
+
+// Host returns the host the gateway serves.
+func (g *Gateway) Host() *host.Host { return g.h }
+
+// Server returns the gateway's MCP server. Serve it over stdio with
+// g.Server().Run(ctx, &mcp.StdioTransport{}).
+func (g *Gateway) Server() *mcp.Server { return g.srv }
+
+// Close ends calls waiting for input, stops the host with its servers and
+// every goroutine the gateway started. It is idempotent.
+func (g *Gateway) Close() error {
+	var err error
+	g.closeOnce.Do(func() {
+		g.cancel()
+		g.wg.Wait()
+		if g.h != nil {
+			err = g.h.Close()
+		}
+	})
+	return err
+}
+
+func (g *Gateway) exposes(server string) bool {
+	return g.exposed == nil || g.exposed[server]
+}
+
+// resync republishes a list after an upstream announced a change. Changes
+// arriving while a resync runs coalesce into one more.
+func (g *Gateway) resync(kind host.ChangeKind) {
+	g.mu.Lock()
+	if g.syncing[kind] {
+		g.dirty[kind] = true
+		g.mu.Unlock()
+		return
+	}
+	g.syncing[kind] = true
+	g.mu.Unlock()
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		for {
+			if g.h != nil && g.ctx.Err() == nil {
+				ctx, cancel := context.WithTimeout(g.ctx, time.Minute)
+				var err error
+				switch kind {
+				case host.ToolsChanged:
+					g.syncTools()
+				case host.ResourcesChanged:
+					err = g.syncResources(ctx)
+				case host.PromptsChanged:
+					err = g.syncPrompts(ctx)
+				}
+				cancel()
+				if err != nil {
+					g.log.Warn("republishing after list_changed", "kind", kind, "err", err)
+				}
+			}
+			g.mu.Lock()
+			if !g.dirty[kind] {
+				g.syncing[kind] = false
+				g.mu.Unlock()
+				return
+			}
+			g.dirty[kind] = false
+			g.mu.Unlock()
+		}
+	}()
+}
+
+// syncTools publishes the host's tools: new and changed ones are added (the
+// SDK tells clients the list changed), vanished ones removed.
+func (g *Gateway) syncTools() {
+	want := map[string]bool{}
+	for _, t := range g.h.Tools() {
+		if !g.exposes(t.Server) {
+			continue
+		}
+		want[t.Name] = true
+		up := t.Tool
+		g.srv.AddTool(&mcp.Tool{
+			Meta:         up.Meta,
+			Annotations:  up.Annotations,
+			Description:  up.Description,
+			InputSchema:  inputSchema(up.InputSchema),
+			Name:         t.Name,
+			OutputSchema: up.OutputSchema,
+			Title:        up.Title,
+			Icons:        up.Icons,
+		}, g.callTool)
+	}
+	g.mu.Lock()
+	var gone []string
+	for name := range g.tools {
+		if !want[name] {
+			gone = append(gone, name)
+		}
+	}
+	g.tools = want
+	g.mu.Unlock()
+	if len(gone) > 0 {
+		g.srv.RemoveTools(gone...)
+	}
+}
+
+// inputSchema passes an upstream schema through as raw JSON, so that the
+// SDK does not reinterpret it; a missing one becomes the empty object schema.
+func inputSchema(s any) any {
+	if s == nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return json.RawMessage(raw)
+}
+
+// callTool forwards a downstream tools/call to the host.
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if mrtr(req) {
+		return g.callToolInput(ctx, req)
+	}
+	return g.forward(ctx, req, g.directAsk(ctx, req))
+}
+
+// mrtr reports whether the calling client speaks 2026-07-28, where the
+// server asks for input with an input-required result.
+func mrtr(req *mcp.CallToolRequest) bool {
+	v := req.ProtocolVersion()
+	return v == "" || v >= "2026-07-28"
+}
+
+// forward makes the upstream call with the given per-call handlers.
+func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, opts *host.CallOptions) (*mcp.CallToolResult, error) {
+	token := req.Params.GetProgressToken()
+	session := req.Session
+	var q *progressQueue
+	if token != nil {
+		q = newProgressQueue(ctx, session, token)
+		opts.Progress = q.push
+		// Progress must reach the client before the result does.
+		defer q.close()
+	}
+	opts.Log = func(server string, p *mcp.LoggingMessageParams) {
+		session.Log(ctx, p)
+	}
+	res, err := g.h.CallTool(ctx, req.Params.Name, req.Params.Arguments, opts)
+	if err != nil {
+		var ce *host.CallError
+		if errors.As(err, &ce) && ctx.Err() == nil {
+			// The call failed on the way (invalid arguments, timeout, a lost
+			// server): tell the model, which can correct itself, as a tool
+			// error rather than a protocol error.
+			r := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+			return r, nil
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// progressQueue forwards a call's progress notifications downstream in
+// order, without ever blocking the upstream connection's reader: a slow
+// client loses notifications beyond a bound, never the connection.
+type progressQueue struct {
+	mu     sync.Mutex
+	ch     chan *mcp.ProgressNotificationParams
+	closed bool
+	done   chan struct{}
+}
+
+// progressQueueLen bounds the notifications buffered for a slow client.
+const progressQueueLen = 64
+
+func newProgressQueue(ctx context.Context, ss *mcp.ServerSession, token any) *progressQueue {
+	q := &progressQueue{ch: make(chan *mcp.ProgressNotificationParams, progressQueueLen), done: make(chan struct{})}
+	go func() {
+		defer close(q.done)
+		for p := range q.ch {
+			p.ProgressToken = token
+			ss.NotifyProgress(ctx, p)
+		}
+	}()
+	return q
+}
+
+func (q *progressQueue) push(p *mcp.ProgressNotificationParams) {
+	c := *p
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	select {
+	case q.ch <- &c:
+	default: // the client is not keeping up: drop, never block
+	}
+}
+
+// close flushes what is queued and stops the queue.
+func (q *progressQueue) close() {
+	q.mu.Lock()
+	if !q.closed {
+		q.closed = true
+		close(q.ch)
+	}
+	q.mu.Unlock()
+	<-q.done
+}
+
+// directAsk forwards upstream requests made during the call straight to a
+// 2025-11-25 (or older) client, on the call's own context.
+func (g *Gateway) directAsk(callCtx context.Context, req *mcp.CallToolRequest) *host.CallOptions {
+	ss := req.Session
+	both := func(ctx context.Context) (context.Context, context.CancelFunc) {
+		c, cancel := context.WithCancel(callCtx)
+		stop := context.AfterFunc(ctx, cancel)
+		return c, func() { stop(); cancel() }
+	}
+	return &host.CallOptions{
+		Elicitation: func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			c, done := both(ctx)
+			defer done()
+			return ss.Elicit(c, p)
+		},
+		Sampling: func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			c, done := both(ctx)
+			defer done()
+			return ss.CreateMessage(c, p)
+		},
+		Roots: func(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
+			c, done := both(ctx)
+			defer done()
+			return ss.ListRoots(c, &mcp.ListRootsParams{})
+		},
+	}
+}
+
+// newID returns an unguessable id.
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+var errNoCapability = errors.New("the downstream client does not support this")
+
+// serverOf finds which published resource or template a URI belongs to.
+func (g *Gateway) serverOf(uri string) (string, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s, ok := g.resources[uri]; ok {
+		return s, true
+	}
+	for tmpl, s := range g.templates {
+		if matchTemplate(tmpl, uri) {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,365 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/interop"
+)
+
+const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
+
+func fixture(t testing.TB, id string, flags ...string) config.Server {
+	t.Helper()
+	return config.Server{ID: id, Transport: config.TransportStdio, Command: interop.Build(t, fixturePkg), Args: flags}
+}
+
+// serve starts a gateway over servers and serves it on loopback.
+func serve(t *testing.T, servers []config.Server, hostOpts *host.Options, hopts *gateway.HTTPOptions) (*gateway.Gateway, string) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g, err := gateway.Start(ctx, servers, hostOpts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hopts == nil {
+		hopts = &gateway.HTTPOptions{}
+	}
+	hopts.Loopback = true
+	ts := httptest.NewServer(g.Handler(hopts))
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		if err := g.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		ts.Close()
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<20)
+			t.Errorf("goroutines: %d before, %d after Close:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+		}
+	})
+	return g, ts.URL
+}
+
+type clientOpts struct {
+	version string
+	opts    *mcp.ClientOptions
+}
+
+// connect connects a go-sdk client to the gateway's Streamable HTTP endpoint.
+func connect(t *testing.T, base string, co clientOpts) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, co.opts)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: co.version})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func textOf(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("CallTool(%s): %v", name, err)
+	}
+	return res
+}
+
+var versions = []string{"2025-11-25", "2026-07-28"}
+
+func TestToolsThroughGateway(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			cs := connect(t, base, clientOpts{version: v})
+			res, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range res.Tools {
+				names = append(names, tl.Name)
+			}
+			if !strings.Contains(strings.Join(names, " "), "mcp_fx_echo") {
+				t.Fatalf("tools = %v, want mcp_fx_echo", names)
+			}
+			if got := textOf(call(t, cs, "mcp_fx_echo", map[string]any{"text": "through"})); got != "through" {
+				t.Errorf("echo = %q", got)
+			}
+			// Invalid arguments are refused by the gateway, as a tool error
+			// naming the pointer, and never reach the upstream.
+			r := call(t, cs, "mcp_fx_add", map[string]any{"a": "x", "b": 1})
+			if !r.IsError || !strings.Contains(textOf(r), "/a") {
+				t.Errorf("invalid args = %v %q, want an error naming /a", r.IsError, textOf(r))
+			}
+			// Every content kind, structuredContent and _meta survive.
+			r = call(t, cs, "mcp_fx_content", map[string]any{})
+			kinds := map[string]bool{}
+			for _, c := range r.Content {
+				raw, _ := json.Marshal(c)
+				var k struct{ Type string }
+				json.Unmarshal(raw, &k)
+				kinds[k.Type] = true
+			}
+			for _, want := range []string{"text", "image", "audio", "resource", "resource_link"} {
+				if !kinds[want] {
+					t.Errorf("content kinds %v lack %s", kinds, want)
+				}
+			}
+			if r.StructuredContent == nil || len(r.Meta) == 0 {
+				t.Errorf("structuredContent or _meta lost")
+			}
+		})
+	}
+}
+
+func TestProgressAndIsolation(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			// Two clients call at once; each must see its own progress only.
+			var wg sync.WaitGroup
+			for i := range 2 {
+				var mu sync.Mutex
+				var tokens []any
+				cs := connect(t, base, clientOpts{version: v, opts: &mcp.ClientOptions{
+					ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+						mu.Lock()
+						tokens = append(tokens, req.Params.ProgressToken)
+						mu.Unlock()
+					},
+				}})
+				wg.Go(func() {
+					token := "tok-" + string(rune('a'+i))
+					p := &mcp.CallToolParams{Name: "mcp_fx_progress", Arguments: map[string]any{"steps": 3, "interval_ms": 5}}
+					p.SetProgressToken(token)
+					if _, err := cs.CallTool(context.Background(), p); err != nil {
+						t.Errorf("client %d: %v", i, err)
+						return
+					}
+					deadline := time.Now().Add(5 * time.Second)
+					for {
+						mu.Lock()
+						n := len(tokens)
+						mu.Unlock()
+						if n >= 3 || time.Now().After(deadline) {
+							break
+						}
+						time.Sleep(5 * time.Millisecond) // notifications are async downstream
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					if len(tokens) != 3 {
+						t.Errorf("client %d: %d progress notifications, want 3", i, len(tokens))
+					}
+					for _, tk := range tokens {
+						if tk != token {
+							t.Errorf("client %d saw progress token %v, want only %s", i, tk, token)
+						}
+					}
+				})
+			}
+			wg.Wait()
+		})
+	}
+}
+
+func TestElicitationSamplingRootsForwarded(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			cs := connect(t, base, clientOpts{version: v, opts: &mcp.ClientOptions{
+				ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Downstream Dora"}}, nil
+				},
+				CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "sampled downstream"}}, nil
+				},
+			}})
+			if got := textOf(call(t, cs, "mcp_fx_elicit", map[string]any{})); !strings.Contains(got, "Downstream Dora") {
+				t.Errorf("elicit = %q, want the downstream answer", got)
+			}
+			if got := textOf(call(t, cs, "mcp_fx_sample", map[string]any{})); !strings.Contains(got, "sampled downstream") {
+				t.Errorf("sample = %q, want the downstream answer", got)
+			}
+		})
+		t.Run(v+"/client without elicitation", func(t *testing.T) {
+			cs := connect(t, base, clientOpts{version: v, opts: &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}})
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fx_sample", Arguments: map[string]any{}})
+			if err == nil && !res.IsError {
+				t.Errorf("sample for a client without sampling = %q, want an error", textOf(res))
+			}
+		})
+	}
+}
+
+func TestResourcesPromptsThroughGateway(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
+	cs := connect(t, base, clientOpts{})
+	ctx := context.Background()
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static/1"})
+	if err != nil || len(rr.Contents) == 0 {
+		t.Fatalf("read static = %v, %v", rr, err)
+	}
+	rr, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://item/42"})
+	if err != nil || len(rr.Contents) == 0 || !strings.Contains(rr.Contents[0].Text+rr.Contents[0].URI, "42") {
+		t.Fatalf("read template = %+v, %v", rr, err)
+	}
+	gp, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp_fx_greet", Arguments: map[string]string{"name": "Ada"}})
+	if err != nil || len(gp.Messages) == 0 {
+		t.Fatalf("prompt = %v, %v", gp, err)
+	}
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Errorf("ping: %v", err)
+	}
+}
+
+func TestListChangedReachesClients(t *testing.T) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "dyn", Version: "1"}, nil)
+	type in struct {
+		X string `json:"x"`
+	}
+	add := func(name string) {
+		mcp.AddTool(up, &mcp.Tool{Name: name}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil, nil
+		})
+	}
+	add("one")
+	_, base := serve(t, nil, &host.Options{InProcess: []host.InProcessServer{{ID: "dyn", Server: up}}}, nil)
+	changed := make(chan struct{}, 10)
+	cs := connect(t, base, clientOpts{version: "2025-11-25", opts: &mcp.ClientOptions{
+		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}})
+	add("two")
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no tools/list_changed reached the client")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Tools) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tools = %d after list_changed, want 2", len(res.Tools))
+		}
+		time.Sleep(10 * time.Millisecond) // the notification may precede the last of a burst
+	}
+}
+
+func TestEndpointSecurity(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{AuthToken: "s3cret-token"})
+	body := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		host   string
+		want   int
+	}{
+		{"no token", nil, "", http.StatusUnauthorized},
+		{"wrong token", map[string]string{"Authorization": "Bearer nope"}, "", http.StatusUnauthorized},
+		{"foreign origin", map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "https://evil.example"}, "", http.StatusForbidden},
+		{"rebinding host", map[string]string{"Authorization": "Bearer s3cret-token"}, "evil.example", http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("status = %d, want %d", resp.StatusCode, tc.want)
+			}
+		})
+	}
+	// With the token, a client works.
+	c := mcp.NewClient(&mcp.Implementation{Name: "d", Version: "1"}, nil)
+	hc := &http.Client{Transport: bearer{"s3cret-token"}}
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect with token: %v", err)
+	}
+	defer cs.Close()
+	if got := textOf(call(t, cs, "mcp_fx_echo", map[string]any{"text": "ok"})); got != "ok" {
+		t.Errorf("echo = %q", got)
+	}
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestHostThroughGateway connects Switchboard's own host to the gateway over
+// each transport.
+func TestHostThroughGateway(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
+	ws := "ws" + strings.TrimPrefix(base, "http") + "/ws"
+	for _, tc := range []struct {
+		transport config.Transport
+		url       string
+	}{
+		{config.TransportHTTP, base + "/mcp"},
+		{config.TransportSSE, base + "/sse"},
+		{config.TransportWebSocket, ws},
+	} {
+		t.Run(string(tc.transport), func(t *testing.T) {
+			h, err := host.Start(context.Background(), []config.Server{{ID: "gw", Transport: tc.transport, URL: tc.url, AllowLocalEndpoint: true}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			res, err := h.CallTool(context.Background(), "mcp_gw_mcp_fx_echo", json.RawMessage(`{"text":"twice through"}`), nil)
+			if err != nil || textOf(res) != "twice through" {
+				t.Errorf("echo = %v, %v", res, err)
+			}
+		})
+	}
+}

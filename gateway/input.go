@@ -1,0 +1,196 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/host"
+)
+
+// A 2026-07-28 client is not sent requests during a call: the server answers
+// the call with an input-required result (inputRequests plus an opaque
+// requestState) and the client retries the call with its inputResponses.
+// Upstream servers, though, ask during the call and wait. A pendingCall
+// bridges the two: the upstream call runs on the gateway's context, each
+// question it asks ends the current downstream round with an input-required
+// result, and the retry carrying the answers resumes it. The requestState is
+// an unguessable id bound to the downstream session.
+type pendingCall struct {
+	id      string
+	session *mcp.ServerSession
+	cancel  context.CancelFunc // ends the upstream call
+	asks    chan *ask          // questions from the upstream call
+	done    chan struct{}      // closed with res/err set
+	res     *mcp.CallToolResult
+	err     error
+
+	mu          sync.Mutex
+	outstanding map[string]*ask // asked downstream, not yet answered
+	timer       *time.Timer     // ends a call whose client never comes back
+}
+
+type ask struct {
+	key   string
+	req   mcp.InputRequest
+	reply chan answer
+}
+
+type answer struct {
+	resp mcp.InputResponse
+	err  error
+}
+
+// callToolInput serves a tools/call from a 2026-07-28 client.
+func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if state := req.Params.RequestState; state != "" {
+		g.mu.Lock()
+		p := g.pending[state]
+		g.mu.Unlock()
+		if p == nil || p.session != req.Session {
+			return nil, fmt.Errorf("requestState is unknown or expired; call the tool again")
+		}
+		p.mu.Lock()
+		for key, resp := range req.Params.InputResponses {
+			if a := p.outstanding[key]; a != nil {
+				delete(p.outstanding, key)
+				a.reply <- answer{resp: resp}
+			}
+		}
+		p.mu.Unlock()
+		return g.await(ctx, p)
+	}
+
+	caps := req.ClientCapabilities()
+	cctx, cancel := context.WithCancel(g.ctx)
+	p := &pendingCall{
+		id:          newID(),
+		session:     req.Session,
+		cancel:      cancel,
+		asks:        make(chan *ask),
+		done:        make(chan struct{}),
+		outstanding: map[string]*ask{},
+	}
+	p.timer = time.AfterFunc(g.opts.InputTimeout, cancel)
+	g.mu.Lock()
+	g.pending[p.id] = p
+	g.mu.Unlock()
+
+	opts := &host.CallOptions{
+		Elicitation: func(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			if caps == nil || caps.Elicitation == nil {
+				return nil, fmt.Errorf("elicitation: %w", errNoCapability)
+			}
+			resp, err := p.ask(ctx, params)
+			if err != nil {
+				return nil, err
+			}
+			r, ok := resp.(*mcp.ElicitResult)
+			if !ok {
+				return nil, fmt.Errorf("elicitation: the client answered with %T", resp)
+			}
+			return r, nil
+		},
+		Sampling: func(ctx context.Context, server string, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			if caps == nil || caps.Sampling == nil {
+				return nil, fmt.Errorf("sampling: %w", errNoCapability)
+			}
+			resp, err := p.ask(ctx, params)
+			if err != nil {
+				return nil, err
+			}
+			r, ok := resp.(*mcp.CreateMessageResult)
+			if !ok {
+				return nil, fmt.Errorf("sampling: the client answered with %T", resp)
+			}
+			return r, nil
+		},
+		Roots: func(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
+			if caps == nil || caps.RootsV2 == nil {
+				return nil, fmt.Errorf("roots: %w", errNoCapability)
+			}
+			resp, err := p.ask(ctx, &mcp.ListRootsParams{})
+			if err != nil {
+				return nil, err
+			}
+			r, ok := resp.(*mcp.ListRootsResult)
+			if !ok {
+				return nil, fmt.Errorf("roots: the client answered with %T", resp)
+			}
+			return r, nil
+		},
+	}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		p.res, p.err = g.forward(cctx, req, opts)
+		close(p.done)
+		// Keep the outcome for a client that comes back late, within bounds.
+		p.timer.Reset(g.opts.InputTimeout)
+		select {
+		case <-p.timer.C:
+		case <-g.ctx.Done():
+		}
+		g.drop(p)
+	}()
+	return g.await(ctx, p)
+}
+
+// await ends this round: with the call's result, or with the questions the
+// upstream has asked so far.
+func (g *Gateway) await(ctx context.Context, p *pendingCall) (*mcp.CallToolResult, error) {
+	select {
+	case <-p.done:
+		g.drop(p)
+		return p.res, p.err
+	case a := <-p.asks:
+		p.mu.Lock()
+		p.outstanding[a.key] = a
+		reqs := mcp.InputRequestMap{a.key: a.req}
+		for more := true; more; {
+			select {
+			case b := <-p.asks:
+				p.outstanding[b.key] = b
+				reqs[b.key] = b.req
+			default:
+				more = false
+			}
+		}
+		p.mu.Unlock()
+		return &mcp.CallToolResult{InputRequests: reqs, RequestState: p.id}, nil
+	case <-ctx.Done():
+		// The client gave up on the call.
+		p.cancel()
+		g.drop(p)
+		return nil, ctx.Err()
+	case <-g.ctx.Done():
+		return nil, errors.New("gateway closing")
+	}
+}
+
+// ask puts a question to the downstream client and waits for its answer.
+func (p *pendingCall) ask(ctx context.Context, req mcp.InputRequest) (mcp.InputResponse, error) {
+	a := &ask{key: newID()[:12], req: req, reply: make(chan answer, 1)}
+	select {
+	case p.asks <- a:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case ans := <-a.reply:
+		return ans.resp, ans.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (g *Gateway) drop(p *pendingCall) {
+	g.mu.Lock()
+	delete(g.pending, p.id)
+	g.mu.Unlock()
+	p.timer.Stop()
+}

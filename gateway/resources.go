@@ -1,0 +1,225 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/switchboardmcp/switchboard/host"
+)
+
+// syncResources publishes the upstreams' resources and templates under
+// their own URIs. A URI two servers share goes to the first declared, the
+// same rule as tool names; the other is logged.
+func (g *Gateway) syncResources(ctx context.Context) error {
+	rs, err := g.h.Resources(ctx)
+	ts, err2 := g.h.ResourceTemplates(ctx)
+	wantR := map[string]string{}
+	for _, r := range rs {
+		if !g.exposes(r.Server) {
+			continue
+		}
+		if prev, dup := wantR[r.Resource.URI]; dup {
+			g.log.Warn("resource URI offered by two servers; the first wins", "uri", r.Resource.URI, "kept", prev, "skipped", r.Server)
+			continue
+		}
+		wantR[r.Resource.URI] = r.Server
+		res := *r.Resource
+		server := r.Server
+		g.srv.AddResource(&res, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return g.h.ReadResource(ctx, server, req.Params.URI)
+		})
+	}
+	wantT := map[string]string{}
+	for _, t := range ts {
+		if !g.exposes(t.Server) {
+			continue
+		}
+		if _, dup := wantT[t.Template.URITemplate]; dup {
+			continue
+		}
+		if _, err := uritemplate.New(t.Template.URITemplate); err != nil {
+			g.log.Warn("skipping an invalid resource template", "server", t.Server, "template", t.Template.URITemplate, "err", err)
+			continue
+		}
+		wantT[t.Template.URITemplate] = t.Server
+		tmpl := *t.Template
+		server := t.Server
+		g.srv.AddResourceTemplate(&tmpl, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return g.h.ReadResource(ctx, server, req.Params.URI)
+		})
+	}
+	g.mu.Lock()
+	var goneR, goneT []string
+	for uri := range g.resources {
+		if _, ok := wantR[uri]; !ok {
+			goneR = append(goneR, uri)
+		}
+	}
+	for tmpl := range g.templates {
+		if _, ok := wantT[tmpl]; !ok {
+			goneT = append(goneT, tmpl)
+		}
+	}
+	g.resources, g.templates = wantR, wantT
+	g.mu.Unlock()
+	if len(goneR) > 0 {
+		g.srv.RemoveResources(goneR...)
+	}
+	if len(goneT) > 0 {
+		g.srv.RemoveResourceTemplates(goneT...)
+	}
+	if err != nil {
+		return err
+	}
+	return err2
+}
+
+// syncPrompts publishes the upstreams' prompts, named like tools.
+func (g *Gateway) syncPrompts(ctx context.Context) error {
+	ps, err := g.h.Prompts(ctx)
+	want := map[string]promptRoute{}
+	format := g.h.ToolNameFormat()
+	for _, p := range ps {
+		if !g.exposes(p.Server) {
+			continue
+		}
+		name := host.ToolName(format, p.Server, p.Prompt.Name)
+		if _, dup := want[name]; dup {
+			g.log.Warn("prompt name collides; the first wins", "name", name, "skipped", p.Server)
+			continue
+		}
+		route := promptRoute{server: p.Server, name: p.Prompt.Name}
+		want[name] = route
+		pr := *p.Prompt
+		pr.Name = name
+		g.srv.AddPrompt(&pr, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return g.h.GetPrompt(ctx, route.server, route.name, req.Params.Arguments)
+		})
+	}
+	g.mu.Lock()
+	var gone []string
+	for name := range g.prompts {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	g.prompts = want
+	g.mu.Unlock()
+	if len(gone) > 0 {
+		g.srv.RemovePrompts(gone...)
+	}
+	return err
+}
+
+// complete routes completion/complete to the server that owns the prompt or
+// resource template.
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := *req.Params
+	if p.Ref == nil {
+		return nil, fmt.Errorf("completion: missing ref")
+	}
+	ref := *p.Ref
+	var server string
+	switch ref.Type {
+	case "ref/prompt":
+		g.mu.Lock()
+		route, ok := g.prompts[ref.Name]
+		g.mu.Unlock()
+		if !ok {
+			return nil, fmt.Errorf("completion: unknown prompt %q", ref.Name)
+		}
+		server, ref.Name = route.server, route.name
+	case "ref/resource":
+		g.mu.Lock()
+		s, ok := g.templates[ref.URI]
+		if !ok {
+			s, ok = g.resources[ref.URI]
+		}
+		g.mu.Unlock()
+		if !ok {
+			return nil, fmt.Errorf("completion: unknown resource %q", ref.URI)
+		}
+		server = s
+	default:
+		return nil, fmt.Errorf("completion: unknown ref type %q", ref.Type)
+	}
+	p.Ref = &ref
+	return g.h.Complete(ctx, server, &p)
+}
+
+// subscribe subscribes upstream once per (server, URI), however many
+// downstream sessions subscribe; the SDK sends updates only to the sessions
+// that subscribed.
+func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
+	server, ok := g.serverOf(uri)
+	if !ok {
+		return mcp.ResourceNotFoundError(uri)
+	}
+	k := subKey{server, uri}
+	g.mu.Lock()
+	g.subs[k]++
+	first := g.subs[k] == 1
+	g.mu.Unlock()
+	if !first {
+		return nil
+	}
+	if err := g.h.Subscribe(ctx, server, uri); err != nil {
+		g.mu.Lock()
+		g.subs[k]--
+		if g.subs[k] <= 0 {
+			delete(g.subs, k)
+		}
+		g.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	uri := req.Params.URI
+	server, ok := g.serverOf(uri)
+	if !ok {
+		return nil
+	}
+	k := subKey{server, uri}
+	g.mu.Lock()
+	last := false
+	if g.subs[k] > 0 {
+		g.subs[k]--
+		last = g.subs[k] == 0
+		if last {
+			delete(g.subs, k)
+		}
+	}
+	g.mu.Unlock()
+	if last {
+		return g.h.Unsubscribe(ctx, server, uri)
+	}
+	return nil
+}
+
+func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificationParams) {
+	if !g.exposes(server) {
+		return
+	}
+	if err := g.srv.ResourceUpdated(g.ctx, p); err != nil {
+		g.log.Debug("forwarding resources/updated", "server", server, "uri", p.URI, "err", err)
+	}
+}
+
+// matchTemplate reports whether uri is an instance of the RFC 6570 template.
+func matchTemplate(tmpl, uri string) bool {
+	if !strings.ContainsRune(tmpl, '{') {
+		return tmpl == uri
+	}
+	t, err := uritemplate.New(tmpl)
+	if err != nil {
+		return false
+	}
+	return t.Match(uri) != nil
+}
