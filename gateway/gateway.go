@@ -64,15 +64,15 @@ type Gateway struct {
 	cancel context.CancelFunc
 
 	mu        sync.Mutex
-	tools     map[string]bool            // published tool names
-	resources map[string]string          // published URI -> server
-	templates map[string]string          // published URI template -> server
-	prompts   map[string]promptRoute     // published name -> upstream
-	subs      map[subKey]int             // upstream subscriptions, by count
-	pending   map[string]*pendingCall    // 2026-07-28 calls awaiting input
-	syncing   map[host.ChangeKind]bool   // a resync is running
-	dirty     map[host.ChangeKind]bool   // another resync is wanted
-	exposed   map[string]bool            // nil: every server
+	tools     map[string]bool          // published tool names
+	resources map[string]string        // published URI -> server
+	templates map[string]string        // published URI template -> server
+	prompts   map[string]promptRoute   // published name -> upstream
+	subs      map[subKey]int           // upstream subscriptions, by count
+	pending   map[string]*pendingCall  // 2026-07-28 calls awaiting input
+	syncing   map[host.ChangeKind]bool // a resync is running
+	dirty     map[host.ChangeKind]bool // another resync is wanted
+	exposed   map[string]bool          // nil: every server
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 }
