@@ -1,0 +1,113 @@
+package agent
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// EventType names an event.
+type EventType string
+
+// The events of a run. A run emits run:started first and exactly one
+// terminal event last: run:completed, run:failed or run:cancelled.
+const (
+	EventRunStarted   EventType = "run:started"     // Agent, Model, Tools
+	EventToken        EventType = "agent:token"     // Step, Text: a delta of the model's answer as it streams
+	EventToolCall     EventType = "agent:tool_call" // Step, Call: ID, Tool, Arguments (secrets redacted)
+	EventToolResult   EventType = "agent:tool_result"
+	EventMessage      EventType = "agent:message"  // Step, Text: the model's whole message of one step
+	EventUsage        EventType = "agent:usage"    // Step, Usage: the tokens of one step
+	EventRunCompleted EventType = "run:completed"  // Text (the final answer), Usage (the run's), DurationMS
+	EventRunFailed    EventType = "run:failed"     // Error, Usage, DurationMS
+	EventRunCancelled EventType = "run:cancelled"  // Usage, DurationMS
+)
+
+// Terminal reports whether t ends a run.
+func (t EventType) Terminal() bool {
+	return t == EventRunCompleted || t == EventRunFailed || t == EventRunCancelled
+}
+
+// Event is one thing that happened in a run. Every event has the envelope
+// (Type, RunID, Seq, Time); the other fields are set as the type says. Its
+// JSON (one object per line with `switchboard run --json`) is stable:
+// fields may be added, never changed in meaning.
+type Event struct {
+	Type  EventType `json:"type"`
+	RunID string    `json:"run_id"`
+	Seq   int64     `json:"seq"` // 1, 2, 3, … within a run
+	Time  time.Time `json:"time"`
+
+	Agent string   `json:"agent,omitempty"`
+	Model string   `json:"model,omitempty"`
+	Tools []string `json:"tools,omitempty"` // run:started: the tools the model sees
+	Step  int      `json:"step,omitempty"`  // the model call, from 1
+	Text  string   `json:"text,omitempty"`
+
+	Call *Call `json:"call,omitempty"`
+
+	Usage      *Usage    `json:"usage,omitempty"`
+	DurationMS *int64    `json:"duration_ms,omitempty"`
+	Error      *RunError `json:"error,omitempty"`
+}
+
+// Call describes a tool call (agent:tool_call) or its result
+// (agent:tool_result).
+type Call struct {
+	ID        string          `json:"id"`
+	Tool      string          `json:"tool"`                // the host's name for it
+	Arguments json.RawMessage `json:"arguments,omitempty"` // tool_call; secrets redacted
+	Success   *bool           `json:"success,omitempty"`   // tool_result
+	// ErrorCode says why a call did not succeed (tool_result).
+	ErrorCode CallErrorCode `json:"error_code,omitempty"`
+	// Output is what the model was given (tool_result), cut to
+	// EventOutputBytes for the event.
+	Output     string `json:"output,omitempty"`
+	DurationMS *int64 `json:"duration_ms,omitempty"` // tool_result
+}
+
+// CallErrorCode says why a tool call did not succeed. The model gets the
+// failure as an error result either way; the run goes on.
+type CallErrorCode string
+
+// The reasons a tool call fails.
+const (
+	CallToolError        CallErrorCode = "tool_error"        // the tool's own failure (isError)
+	CallInvalidArguments CallErrorCode = "invalid_arguments" // the arguments failed the tool's schema; the server was not called
+	CallTimeout          CallErrorCode = "timeout"           // the server did not answer in time; the call was cancelled
+	CallUnknownTool      CallErrorCode = "unknown_tool"      // the model named a tool it was not given
+	CallUnavailable      CallErrorCode = "unavailable"       // the server is not connected
+	CallFailed           CallErrorCode = "call_failed"       // any other protocol or transport failure
+)
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Total is input plus output tokens.
+func (u Usage) Total() int { return u.InputTokens + u.OutputTokens }
+
+// RunError is why a run failed.
+type RunError struct {
+	Code    ErrorCode `json:"code"`
+	Message string    `json:"message"`
+}
+
+// ErrorCode says why a run failed; callers branch on it.
+type ErrorCode string
+
+// The reasons a run fails.
+const (
+	ErrMaxSteps    ErrorCode = "max_steps"    // the model still asked for tools after max_steps model calls
+	ErrTokenBudget ErrorCode = "token_budget" // the run used more than token_budget tokens
+	ErrNoTool      ErrorCode = "unknown_tool" // the run's tools name a tool the host does not offer
+	// ErrProvider and the llm_* codes: the model call failed. The
+	// llm_* codes follow llm.ErrorKind: llm_auth, llm_rate_limit,
+	// llm_unavailable, llm_context_too_long, llm_bad_request, llm_other.
+	ErrProvider ErrorCode = "llm_error"
+)
+
+// EventOutputBytes bounds a tool result's output in an event; the model
+// gets up to MaxResultBytes.
+const EventOutputBytes = 2 << 10

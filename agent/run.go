@@ -1,0 +1,371 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/llm"
+	"github.com/switchboardmcp/switchboard/secret"
+)
+
+// RunOptions configures one run.
+type RunOptions struct {
+	// Agent gives the system prompt, model settings and limits. Required.
+	Agent *Agent
+	// Host offers the tools; the caller starts it (with the Plan's servers
+	// and, when the agent grants any, Builtins.InProcess) and closes it.
+	// Required.
+	Host *host.Host
+	// Provider answers. Required.
+	Provider llm.Provider
+	// Model is the provider's model name; "" means the part of Agent.Model
+	// after "provider:".
+	Model string
+	// Prompt is the user's message.
+	Prompt string
+	// Tools are the host names the model may see (Plan.Tools); nil means
+	// every tool the host offers. Naming a tool the host does not offer
+	// fails the run (ErrNoTool).
+	Tools []string
+	// Servers are the run's servers (Plan.Servers); their descriptions feed
+	// mcp_discovery. Optional.
+	Servers []config.Server
+	// Builtins, when the agent grants any, is bound to Host for the run so
+	// that mcp_call reaches exactly the run's tools.
+	Builtins *Builtins
+	// Elicit answers servers' elicitation requests made during the run's
+	// tool calls; nil leaves them to the host's handler (which declines by
+	// default).
+	Elicit host.ElicitationHandler
+	// Sampling answers servers' sampling requests made during the run's
+	// tool calls (see SamplingHandler); nil leaves them to the host, which
+	// refuses them unless its Options.Sampling is set.
+	Sampling host.SamplingHandler
+
+	// RunID names the run in its events; "" means a random one.
+	RunID string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// MaxResultBytes bounds the text of one tool result given to the model: a
+// tool that returns megabytes cannot fill the model's context (or the
+// bill). Longer text is cut and says how much was left out.
+const MaxResultBytes = 64 << 10
+
+// Run runs the agent: the model is called with the prompt and the tools;
+// the tools it asks for are called through the host (several at once when it
+// asks for several); their results go back to the model; until it answers
+// without asking for a tool, or max_steps model calls have been made.
+//
+// Run returns the run's events as an iterator; ranging over it runs the agent
+// once, and the last event is always terminal (run:completed, run:failed or
+// run:cancelled) unless the caller stops early. Stopping early (break)
+// cancels the run, its model call and its tool calls, and returns once they
+// have stopped.
+//
+// A tool's failure — isError, arguments rejected by the schema
+// (host.ErrInvalidArguments), a timeout, a tool the model made up — goes
+// back to the model as an error result, and the run goes on. ctx ending
+// (Ctrl-C) cancels the calls in flight and ends the run with
+// run:cancelled. A run that uses more than the agent's token_budget ends
+// with run:failed (ErrTokenBudget) before the next model call.
+func Run(ctx context.Context, opts *RunOptions) iter.Seq[Event] {
+	o := *opts
+	return func(yield func(Event) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		r := newRun(&o)
+		ch := make(chan Event)
+		go func() {
+			defer close(ch)
+			r.emitTo = ch
+			r.loop(ctx)
+		}()
+		for ev := range ch {
+			if !yield(ev) {
+				cancel()
+				for range ch {
+				}
+				return
+			}
+		}
+	}
+}
+
+// run is one run's state.
+type run struct {
+	o     *RunOptions
+	id    string
+	now   func() time.Time
+	red   *secret.Redactor
+	model string
+
+	mu     sync.Mutex // orders emits: seq and channel order agree
+	seq    int64
+	emitTo chan<- Event
+
+	usage Usage
+	start time.Time
+}
+
+func newRun(o *RunOptions) *run {
+	r := &run{o: o, id: o.RunID, now: o.Now}
+	if r.id == "" {
+		var b [8]byte
+		rand.Read(b[:])
+		r.id = "run_" + hex.EncodeToString(b[:])
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	r.red = o.Host.Redactor()
+	r.model = o.Model
+	if r.model == "" {
+		if _, m, err := SplitModel(o.Agent.Model); err == nil {
+			r.model = m
+		}
+	}
+	return r
+}
+
+func (r *run) emit(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	ev.RunID, ev.Seq, ev.Time = r.id, r.seq, r.now()
+	r.emitTo <- ev
+}
+
+func (r *run) duration() *int64 {
+	d := r.now().Sub(r.start).Milliseconds()
+	return &d
+}
+
+func (r *run) fail(code ErrorCode, format string, args ...any) {
+	u := r.usage
+	r.emit(Event{Type: EventRunFailed, Error: &RunError{Code: code, Message: r.red.Redact(fmt.Sprintf(format, args...))},
+		Usage: &u, DurationMS: r.duration()})
+}
+
+func (r *run) cancelled() {
+	u := r.usage
+	r.emit(Event{Type: EventRunCancelled, Usage: &u, DurationMS: r.duration()})
+}
+
+func (r *run) loop(ctx context.Context) {
+	r.start = r.now()
+	a := r.o.Agent
+	tools, missing := r.tools()
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	r.emit(Event{Type: EventRunStarted, Agent: a.ID, Model: a.Model, Tools: names})
+	if len(missing) > 0 {
+		r.fail(ErrNoTool, "the run's tools name %s, which no server offers", strings.Join(missing, ", "))
+		return
+	}
+	if r.o.Builtins != nil {
+		allowed := map[string]bool{}
+		for _, t := range r.allowed() {
+			allowed[t.Name] = true
+		}
+		r.o.Builtins.bind(r.o.Host, allowed)
+	}
+	offered := map[string]bool{}
+	llmTools := make([]llm.Tool, len(tools))
+	for i, t := range tools {
+		offered[t.Name] = true
+		params, _ := json.Marshal(t.Tool.InputSchema)
+		llmTools[i] = llm.Tool{Name: t.Name, Description: t.Tool.Description, Parameters: params}
+	}
+
+	maxSteps := a.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	msgs := []llm.Message{{Role: llm.RoleUser, Text: r.o.Prompt}}
+	for step := 1; ; step++ {
+		req := &llm.Request{Model: r.model, System: a.System, Messages: slices.Clone(msgs), Tools: llmTools,
+			Temperature: a.Temperature, MaxTokens: a.MaxTokens}
+		resp, err := r.o.Provider.Complete(ctx, req, func(delta string) {
+			if delta != "" {
+				r.emit(Event{Type: EventToken, Step: step, Text: delta})
+			}
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				r.cancelled()
+				return
+			}
+			r.fail(providerCode(err), "step %d: %v", step, err)
+			return
+		}
+		su := Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}
+		r.usage.InputTokens += su.InputTokens
+		r.usage.OutputTokens += su.OutputTokens
+		r.emit(Event{Type: EventUsage, Step: step, Usage: &su})
+		msg := resp.Message
+		msg.Role = llm.RoleAssistant
+		for i := range msg.ToolCalls {
+			if msg.ToolCalls[i].ID == "" {
+				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", step, i+1)
+			}
+		}
+		r.emit(Event{Type: EventMessage, Step: step, Text: msg.Text})
+		msgs = append(msgs, msg)
+		if len(msg.ToolCalls) == 0 {
+			u := r.usage
+			r.emit(Event{Type: EventRunCompleted, Text: msg.Text, Usage: &u, DurationMS: r.duration()})
+			return
+		}
+		if step >= maxSteps {
+			r.fail(ErrMaxSteps, "the model still asked for tools after %d steps (max_steps)", maxSteps)
+			return
+		}
+		if a.TokenBudget > 0 && r.usage.Total() > a.TokenBudget {
+			r.fail(ErrTokenBudget, "the run used %d tokens, more than its token_budget of %d", r.usage.Total(), a.TokenBudget)
+			return
+		}
+		results := r.callTools(ctx, step, msg.ToolCalls, offered)
+		if ctx.Err() != nil {
+			r.cancelled()
+			return
+		}
+		msgs = append(msgs, results...)
+	}
+}
+
+// allowed returns the host's tools the run may use (the run's Tools, or
+// all), built-in ones included.
+func (r *run) allowed() []host.Tool {
+	all := r.o.Host.Tools()
+	if r.o.Tools == nil {
+		return all
+	}
+	var out []host.Tool
+	for _, t := range all {
+		if slices.Contains(r.o.Tools, t.Name) || r.o.Builtins.owns(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// tools returns the tools the model sees, and the names in the run's Tools
+// that the host does not offer.
+func (r *run) tools() (tools []host.Tool, missing []string) {
+	allowed := r.allowed()
+	for _, n := range r.o.Tools {
+		if !slices.ContainsFunc(allowed, func(t host.Tool) bool { return t.Name == n }) {
+			missing = append(missing, n)
+		}
+	}
+	a := r.o.Agent
+	if !a.MCPDiscovery && a.MaxTools == 0 {
+		return allowed, missing
+	}
+	var builtin, candidates []host.Tool
+	for _, t := range allowed {
+		if r.o.Builtins.owns(t) {
+			builtin = append(builtin, t)
+		} else {
+			candidates = append(candidates, t)
+		}
+	}
+	desc := map[string]string{}
+	for _, s := range r.o.Servers {
+		desc[s.ID] = s.Description
+	}
+	sel := Select(r.o.Prompt, candidates, desc, &SelectOptions{Servers: a.MCPDiscovery, MaxTools: a.MaxTools})
+	return append(sel, builtin...), missing
+}
+
+// callTools calls the tools at once and returns their results in order.
+func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, offered map[string]bool) []llm.Message {
+	for _, c := range calls {
+		r.emit(Event{Type: EventToolCall, Step: step, Call: &Call{ID: c.ID, Tool: c.Name, Arguments: r.redactArgs(c.Arguments)}})
+	}
+	out := make([]llm.Message, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() {
+			start := r.now()
+			text, code := r.callTool(ctx, c, offered)
+			out[i] = llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Text: text, IsError: code != ""}
+			if ctx.Err() != nil {
+				return // cancelled: the run ends without this result
+			}
+			ok := code == ""
+			d := r.now().Sub(start).Milliseconds()
+			r.emit(Event{Type: EventToolResult, Step: step, Call: &Call{ID: c.ID, Tool: c.Name, Success: &ok, ErrorCode: code,
+				Output: truncate(text, EventOutputBytes), DurationMS: &d}})
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// callTool calls one tool and returns the text the model gets, and why it
+// failed ("" when it did not).
+func (r *run) callTool(ctx context.Context, c llm.ToolCall, offered map[string]bool) (string, CallErrorCode) {
+	if !offered[c.Name] {
+		return fmt.Sprintf("error: there is no tool %q; use one of the tools you were given", c.Name), CallUnknownTool
+	}
+	args := c.Arguments
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = nil
+	}
+	res, err := r.o.Host.CallTool(ctx, c.Name, args, &host.CallOptions{Elicitation: r.o.Elicit, Sampling: r.o.Sampling})
+	if err != nil {
+		code := CallFailed
+		switch {
+		case errors.Is(err, host.ErrInvalidArguments):
+			code = CallInvalidArguments
+		case errors.Is(err, host.ErrTimeout):
+			code = CallTimeout
+		case errors.Is(err, host.ErrUnknownTool):
+			code = CallUnknownTool
+		case errors.Is(err, host.ErrUnavailable):
+			code = CallUnavailable
+		}
+		return r.red.Redact("error: " + err.Error()), code
+	}
+	text := r.red.Redact(Summarize(res))
+	if res.IsError {
+		return text, CallToolError
+	}
+	return text, ""
+}
+
+// redactArgs redacts secrets in a tool call's arguments for an event; the
+// result is always valid JSON.
+func (r *run) redactArgs(args json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return nil
+	}
+	s := r.red.Redact(string(args))
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// providerCode is the run's error code for a failed model call.
+func providerCode(err error) ErrorCode {
+	return ErrProvider
+}
