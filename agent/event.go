@@ -15,11 +15,11 @@ const (
 	EventToken        EventType = "agent:token"     // Step, Text: a delta of the model's answer as it streams
 	EventToolCall     EventType = "agent:tool_call" // Step, Call: ID, Tool, Arguments (secrets redacted)
 	EventToolResult   EventType = "agent:tool_result"
-	EventMessage      EventType = "agent:message"  // Step, Text: the model's whole message of one step
-	EventUsage        EventType = "agent:usage"    // Step, Usage: the tokens of one step
-	EventRunCompleted EventType = "run:completed"  // Text (the final answer), Usage (the run's), DurationMS
-	EventRunFailed    EventType = "run:failed"     // Error, Usage, DurationMS
-	EventRunCancelled EventType = "run:cancelled"  // Usage, DurationMS
+	EventMessage      EventType = "agent:message" // Step, Text: the model's whole message of one step
+	EventUsage        EventType = "agent:usage"   // Step, Usage: the tokens of one step
+	EventRunCompleted EventType = "run:completed" // Text (the final answer), Usage (the run's), DurationMS
+	EventRunFailed    EventType = "run:failed"    // Error, Usage, DurationMS
+	EventRunCancelled EventType = "run:cancelled" // Usage, DurationMS
 )
 
 // Terminal reports whether t ends a run.
