@@ -1,8 +1,10 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,3 +48,56 @@ func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	return msg, err
 }
+
+// sseProgressTap routes the progress notifications of a Streamable HTTP
+// event stream as the SDK reads the bytes, so that they are handled before
+// the response that follows them in the stream. It looks only at "data:"
+// lines that mention notifications/progress; everything passes through
+// unchanged. A line longer than the SDK's own event bound is skipped.
+type sseProgressTap struct {
+	rc   io.ReadCloser
+	h    *Host
+	line []byte
+	skip bool // the current line is too long to hold
+}
+
+// maxTapLine bounds the bytes the tap holds for one line.
+const maxTapLine = 64 << 10
+
+func (t *sseProgressTap) Read(p []byte) (int, error) {
+	n, err := t.rc.Read(p)
+	for _, b := range p[:n] {
+		if b == '\n' {
+			if !t.skip {
+				t.scan(t.line)
+			}
+			t.line, t.skip = t.line[:0], false
+			continue
+		}
+		if t.skip {
+			continue
+		}
+		if len(t.line) >= maxTapLine {
+			t.skip = true
+			continue
+		}
+		t.line = append(t.line, b)
+	}
+	return n, err
+}
+
+func (t *sseProgressTap) scan(line []byte) {
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok || !bytes.Contains(data, []byte("notifications/progress")) {
+		return
+	}
+	var msg struct {
+		Method string                         `json:"method"`
+		Params mcp.ProgressNotificationParams `json:"params"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(data), &msg) == nil && msg.Method == "notifications/progress" {
+		t.h.progress(&msg.Params)
+	}
+}
+
+func (t *sseProgressTap) Close() error { return t.rc.Close() }

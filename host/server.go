@@ -294,13 +294,17 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 		}
 		return client.Connect(ctx, s.h.tap(cmd), nil)
 	case config.TransportHTTP:
-		rec := &statusRecorder{}
+		rec := &statusRecorder{progress: s.h}
 		t := &mcp.StreamableClientTransport{
 			Endpoint:     rs.URL,
 			HTTPClient:   s.httpClient(rs, rec),
 			MaxEventSize: s.h.opts.MaxMessageBytes,
 		}
-		session, err := client.Connect(ctx, s.h.tap(t), nil)
+		// Not s.h.tap: wrapping the SDK's Streamable HTTP connection would
+		// hide its unexported session hooks (the standalone stream and the
+		// protocol-version header); its progress is read from the response
+		// bodies instead (see sseProgressTap).
+		session, err := client.Connect(ctx, t, nil)
 		if err == nil {
 			return session, nil
 		}
@@ -536,10 +540,18 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil && t.rec != nil && req.Method == http.MethodPost {
 		t.rec.record(resp.StatusCode)
 	}
+	if err == nil && t.rec != nil && t.rec.progress != nil && resp.Body != nil &&
+		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = &sseProgressTap{rc: resp.Body, h: t.rec.progress}
+	}
 	return resp, err
 }
 
 type statusRecorder struct {
+	// progress, when set, routes progress notifications read from event
+	// stream bodies (Streamable HTTP).
+	progress *Host
+
 	once sync.Once
 	code int
 	mu   sync.Mutex

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,5 +96,30 @@ func TestListChanged(t *testing.T) {
 	}
 	if got := callText(t, h, "mcp_dyn_two", `{"name":"x"}`, nil); got != "two" {
 		t.Errorf("two = %q", got)
+	}
+}
+
+// TestProgressOverStreamableHTTP: every progress notification a Streamable
+// HTTP server sends before its result reaches the caller before the call
+// returns, and the SDK's session hooks (protocol-version header, standalone
+// stream) still work.
+func TestProgressOverStreamableHTTP(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "p", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "steps"}, func(ctx context.Context, req *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
+		for i := 1; i <= 3; i++ {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 3})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	ts := httptest.NewServer(handler)
+	t.Cleanup(ts.Close)
+	h, _ := start(t, []config.Server{{ID: "p", Transport: config.TransportHTTP, URL: ts.URL, AllowLocalEndpoint: true}}, nil)
+	for i := range 20 {
+		var n atomic.Int32
+		callText(t, h, "mcp_p_steps", `{"name":"x"}`, &host.CallOptions{Progress: func(*mcp.ProgressNotificationParams) { n.Add(1) }})
+		if got := n.Load(); got != 3 {
+			t.Fatalf("call %d: %d progress notifications before the result, want 3", i, got)
+		}
 	}
 }
