@@ -371,6 +371,13 @@ func (p *RedirectPolicy) CheckRedirect(req *http.Request, via []*http.Request) e
 		if errors.As(err, &ne) {
 			reason = ne.Reason
 		}
+		if !same {
+			// The hint to set allow_local_endpoint would mislead: it never
+			// admits a redirect target.
+			if r, ok := strings.CutSuffix(reason, "; "+allowHint); ok {
+				reason = r + "; allow_local_endpoint never admits a redirect target"
+			}
+		}
 		return &RedirectError{From: from, To: to, Reason: reason, Err: err}
 	}
 	if same {

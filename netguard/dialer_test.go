@@ -397,6 +397,8 @@ func TestRedirectToInternal(t *testing.T) {
 			_, err := get(c, path)
 			if err == nil || !errors.Is(err, ErrRefused) {
 				t.Errorf("redirect %s (cross-origin allowed: %v) = %v, want refused", path, pol.AllowCrossOrigin, err)
+			} else if strings.Contains(err.Error(), "set allow_local_endpoint") {
+				t.Errorf("redirect %s: %v; the hint misleads, allow_local_endpoint never admits a redirect target", path, err)
 			}
 		}
 	}
