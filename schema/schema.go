@@ -54,6 +54,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -175,6 +176,13 @@ func (s *Schema) Validate(args json.RawMessage) (map[string]any, error) {
 		}
 	}
 	if err := s.sch.Validate(obj); err != nil {
+		// Models (and some clients) send null for an optional argument
+		// they mean to leave out. When the schema refuses the null but
+		// would take the call without it, the argument is dropped: the
+		// value forwarded is the one that validated.
+		if stripped, ok := s.withoutOptionalNulls(obj); ok && s.sch.Validate(stripped) == nil {
+			return stripped, nil
+		}
 		var verr *jsonschema.ValidationError
 		if !errors.As(err, &verr) {
 			// Validate documents no other error; keep the reason anyway.
@@ -183,6 +191,22 @@ func (s *Schema) Validate(args json.RawMessage) (map[string]any, error) {
 		return nil, newValidationError(leafProblems(verr, nil))
 	}
 	return obj, nil
+}
+
+// withoutOptionalNulls returns obj without its top-level null values for
+// properties the schema does not require; ok reports whether any was dropped.
+func (s *Schema) withoutOptionalNulls(obj map[string]any) (map[string]any, bool) {
+	var out map[string]any
+	for k, v := range obj {
+		if v != nil || slices.Contains(s.sch.Required, k) {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(obj)
+		}
+		delete(out, k)
+	}
+	return out, out != nil
 }
 
 func isAbsent(raw json.RawMessage) bool {

@@ -35,6 +35,7 @@ var required = []struct {
 		"request-metadata",
 		"sep-2322-client-request-state",
 		"http-standard-headers",
+		"http-custom-headers",
 		"http-invalid-tool-headers",
 		"json-schema-ref-no-deref",
 		"json-schema-2020-12-preservation",
