@@ -22,6 +22,18 @@ func (s Server) Resolve(getenv func(string) (string, bool), secrets secret.Store
 	if getenv == nil {
 		getenv = os.LookupEnv
 	}
+	if red != nil {
+		// Validate refuses {{env.SWITCHBOARD_SECRET_…}}; a Server that was
+		// not validated still gets such a value redacted.
+		lookup := getenv
+		getenv = func(k string) (string, bool) {
+			v, ok := lookup(k)
+			if ok && isSecretEnvVar(k) {
+				red.Add(v)
+			}
+			return v, ok
+		}
+	}
 	out := s
 	out.Args = slices.Clone(s.Args)
 	out.ToolsAllowlist = slices.Clone(s.ToolsAllowlist)

@@ -271,9 +271,7 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 		case !validEnvName(k):
 			sc.errorf(f, "invalid variable name: use A-Z a-z 0-9 _, not starting with a digit")
 		}
-		if _, err := secret.Parse(s.Env[k]); err != nil {
-			sc.errorf(f, "%v", err)
-		}
+		checkPlaceholders(sc, f, s.Env[k])
 	}
 	for _, k := range sortedMapKeys(s.Headers) {
 		f := keyPath("headers", k)
@@ -288,9 +286,7 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 			// Header injection: a newline would start another header.
 			sc.errorf(f, "value must not contain CR, LF or NUL")
 		}
-		if _, err := secret.Parse(val); err != nil {
-			sc.errorf(f, "%v", err)
-		}
+		checkPlaceholders(sc, f, val)
 	}
 
 	if isNetwork(t) && s.URL != "" && !hasPlaceholder(s.URL) {
@@ -359,6 +355,28 @@ func checkRoot(r string) string {
 		return fmt.Sprintf("must be an absolute file:// URI such as file:///home/me/project, not %q", r)
 	}
 	return ""
+}
+
+// checkPlaceholders reports a malformed placeholder, and an {{env.NAME}}
+// that reads a secret's environment variable: resolved as env, its value
+// would not be registered as a secret (and so not redacted), and it would
+// sidestep the secret store.
+func checkPlaceholders(sc *serverCheck, field, value string) {
+	ps, err := secret.Parse(value)
+	if err != nil {
+		sc.errorf(field, "%v", err)
+		return
+	}
+	for _, p := range ps {
+		if p.Kind == "env" && isSecretEnvVar(p.Name) {
+			sc.errorf(field, "%s reads a secret's environment variable; write {{secrets.NAME}} instead", p)
+		}
+	}
+}
+
+// isSecretEnvVar reports whether name is where secret.EnvStore looks.
+func isSecretEnvVar(name string) bool {
+	return strings.HasPrefix(strings.ToUpper(name), "SWITCHBOARD_SECRET_")
 }
 
 func validEnvName(k string) bool {
