@@ -63,6 +63,7 @@
 //	-spawn-grandchild    start `sleep 1000` in the same process group and write
 //	                     "grandchild=PID" to stderr
 //	-slow-start MS       wait MS milliseconds before reading stdin
+//	-exit-after MS       exit with status 4 MS milliseconds after starting to serve
 //	-print-env           write the environment to stderr at start, one KEY=VALUE a line
 //
 // The misbehaviours on tools/call apply to every tool. They and -hang,
@@ -109,6 +110,7 @@ type config struct {
 	ignoreSigterm, ignoreStdinClose      bool
 	spawnGrandchild, printEnv            bool
 	slowStart                            time.Duration
+	exitAfter                            time.Duration
 }
 
 // intercepts reports whether the stdio byte streams must be filtered.
@@ -142,6 +144,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.ignoreStdinClose, "ignore-stdin-close", false, "keep running after stdin closes")
 	fs.BoolVar(&c.spawnGrandchild, "spawn-grandchild", false, "start \"sleep 1000\" in the same process group, print grandchild=PID to stderr")
 	slowStart := fs.Int("slow-start", 0, "wait `MS` milliseconds before serving")
+	exitAfter := fs.Int("exit-after", 0, "exit with status 4 `MS` milliseconds after starting to serve (a flapping server)")
 	fs.BoolVar(&c.printEnv, "print-env", false, "write the environment to stderr at start")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -153,6 +156,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-page-size %d: must be positive", c.pageSize)
 	}
 	c.slowStart = time.Duration(*slowStart) * time.Millisecond
+	c.exitAfter = time.Duration(*exitAfter) * time.Millisecond
 	return &c, nil
 }
 
@@ -183,6 +187,13 @@ func run(args []string, stdin io.ReadCloser, stdout io.Writer, stderr io.Writer)
 	}
 	if c.slowStart > 0 {
 		time.Sleep(c.slowStart) // the misbehaviour itself, not synchronisation
+	}
+
+	if c.exitAfter > 0 {
+		time.AfterFunc(c.exitAfter, func() {
+			fmt.Fprintln(stderr, "testserver: exiting as asked (-exit-after)")
+			os.Exit(4)
+		})
 	}
 
 	server := newServer(c)
