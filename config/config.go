@@ -51,6 +51,11 @@ const (
 	DefaultTimeout        = 60 * time.Second
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultToolNameFormat = "mcp_{server}_{tool}"
+	DefaultHealthInterval = 30 * time.Second
+	DefaultMaxRestarts    = 5
+	// HealthOff in Server.HealthInterval turns health pings off, for
+	// servers that do not answer ping (health_interval = "0s").
+	HealthOff time.Duration = -1
 )
 
 // Config is the whole, merged configuration.
@@ -94,6 +99,17 @@ type Server struct {
 	ProgressResetsTimeout bool
 	// Roots are the roots offered to the server (file:// URIs); none by default.
 	Roots []string
+
+	// Resilience (see the host package): Lazy defers starting the server
+	// until one of its tools is called, offering its cached tools meanwhile;
+	// HealthInterval is how often it is pinged (0: the default, HealthOff:
+	// never); MaxConcurrency queues calls beyond that many (0: no limit);
+	// MaxRestarts is how many crashes within RestartWindow are restarted
+	// before the server is marked failed (0: the default).
+	Lazy           bool
+	HealthInterval time.Duration
+	MaxConcurrency int
+	MaxRestarts    int
 
 	// Source is where the server was declared.
 	Source Position
