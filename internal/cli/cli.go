@@ -141,6 +141,7 @@ error or a failure at run time, 2 a usage or configuration error.`,
 		e.promptsCommand(),
 		e.promptCommand(),
 		e.validateCommand(),
+		e.secretsCommand(),
 	)
 	return root
 }
@@ -209,6 +210,7 @@ func (e *env) startHost(ctx context.Context, allOptional bool, only string) (*ho
 		Logger:         e.logger(),
 		ToolNameFormat: cfg.ToolNameFormat,
 		Redactor:       e.red,
+		Secrets:        e.secretStore(),
 		LookupEnv:      e.lookupEnv,
 		OnState:        p.update,
 	})
