@@ -64,6 +64,7 @@ type Gateway struct {
 	cancel context.CancelFunc
 
 	mu        sync.Mutex
+	logLevel  mcp.LoggingLevel         // the most verbose level set upstream
 	tools     map[string]bool          // published tool names
 	resources map[string]string        // published URI -> server
 	templates map[string]string        // published URI template -> server
@@ -143,6 +144,18 @@ func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options,
 		}
 	}
 	ho.AdvertiseRoots = true
+	// Offer upstreams 2025-11-25, under which a server asks for elicitation,
+	// sampling and roots during the call. The gateway forwards such
+	// questions to a client of either generation (to a 2026-07-28 client as
+	// an input-required result). Under 2026-07-28 a server may only ask
+	// with input-required results, and servers written against the older
+	// API (the go-sdk's own conformance server among them) then fail their
+	// tools for every client, while their direct clients speaking
+	// 2025-11-25 succeed. A server that speaks only 2026-07-28 still
+	// answers with it.
+	if ho.ProtocolVersion == "" {
+		ho.ProtocolVersion = upstreamProtocolVersion
+	}
 
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: g.opts.Name, Version: g.opts.Version}, &mcp.ServerOptions{
 		Instructions:       g.opts.Instructions,
@@ -159,6 +172,8 @@ func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options,
 		},
 	})
 
+	g.srv.AddReceivingMiddleware(g.loggingMiddleware)
+
 	h, err := host.Start(ctx, servers, &ho)
 	if err != nil {
 		g.cancel()
@@ -174,6 +189,10 @@ func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options,
 	}
 	return g, nil
 }
+
+// upstreamProtocolVersion is the version the gateway offers upstreams
+// unless host.Options.ProtocolVersion says otherwise.
+const upstreamProtocolVersion = "2025-11-25"
 
 // Host returns the host the gateway serves.
 func (g *Gateway) Host() *host.Host { return g.h }
@@ -293,6 +312,10 @@ func inputSchema(s any) any {
 
 // callTool forwards a downstream tools/call to the host.
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	// A 2026-07-28 client sets its log level per request.
+	if level, ok := req.Params.GetMeta()[mcp.MetaKeyLogLevel].(string); ok {
+		g.wantLogLevel(ctx, mcp.LoggingLevel(level))
+	}
 	if mrtr(req) {
 		return g.callToolInput(ctx, req)
 	}
@@ -443,4 +466,43 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// loggingMiddleware passes a downstream logging/setLevel upstream once the
+// SDK has recorded it for the downstream session.
+func (g *Gateway) loggingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err == nil && method == "logging/setLevel" {
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
+				g.wantLogLevel(ctx, p.Level)
+			}
+		}
+		return res, err
+	}
+}
+
+// logLevels orders the syslog levels of MCP logging, most verbose first.
+var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// wantLogLevel makes the upstreams send log messages at level and above.
+// Upstream sessions are shared, so their level only ever becomes more
+// verbose: the most verbose any downstream client asked for. Each
+// downstream session still gets only what its own level lets through (the
+// SDK filters what the gateway forwards).
+func (g *Gateway) wantLogLevel(ctx context.Context, level mcp.LoggingLevel) {
+	i := slices.Index(logLevels, level)
+	if i < 0 {
+		return
+	}
+	g.mu.Lock()
+	if cur := slices.Index(logLevels, g.logLevel); cur >= 0 && cur <= i {
+		g.mu.Unlock()
+		return
+	}
+	g.logLevel = level
+	g.mu.Unlock()
+	if err := g.h.SetLoggingLevel(ctx, level); err != nil {
+		g.log.Warn("setting the upstreams' log level", "level", level, "err", err)
+	}
 }

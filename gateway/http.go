@@ -38,6 +38,12 @@ type HTTPOptions struct {
 	// JSONResponse answers Streamable HTTP POSTs with application/json
 	// instead of an SSE stream when the call needs no streaming.
 	JSONResponse bool
+	// ResumeBytes bounds the memory, shared by all sessions, that keeps
+	// recent Streamable HTTP events so that a 2025-11-25 client whose
+	// stream broke can resume it with Last-Event-ID instead of losing the
+	// responses on it (the SDK then also sends the spec's priming event).
+	// Default 10 MiB; negative disables resumption.
+	ResumeBytes int
 	// Logger receives refused requests; nil discards.
 	Logger *slog.Logger
 }
@@ -62,12 +68,21 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	var events mcp.EventStore
+	if o.ResumeBytes >= 0 {
+		store := mcp.NewMemoryEventStore(nil)
+		if o.ResumeBytes > 0 {
+			store.SetMaxBytes(o.ResumeBytes)
+		}
+		events = store
+	}
 	getServer := func(*http.Request) *mcp.Server { return g.srv }
 	mux := http.NewServeMux()
 	streamable := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      o.SessionTimeout,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
 		JSONResponse:        o.JSONResponse,
+		EventStore:          events,
 		// Our own checks below cover Host and Origin for every endpoint.
 		DisableLocalhostProtection: true,
 	})

@@ -91,6 +91,12 @@ type Options struct {
 	// ClientInfo is what Switchboard calls itself in initialize.
 	ClientInfo *mcp.Implementation
 
+	// ProtocolVersion is the protocol version offered to every server; a
+	// server may still answer with another it supports. Empty means the
+	// newest the SDK speaks. The gateway offers 2025-11-25, under which a
+	// server may ask for input during a call (see gateway.Start).
+	ProtocolVersion string
+
 	// MaxMessageBytes bounds one message from a server; 0 means 4 MiB.
 	MaxMessageBytes int
 }
@@ -221,6 +227,14 @@ func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, 
 	}
 	h.rebuildCatalog()
 	return h, nil
+}
+
+// sessionOptions are the options of every connection to a server.
+func (h *Host) sessionOptions() *mcp.ClientSessionOptions {
+	if h.opts.ProtocolVersion == "" {
+		return nil
+	}
+	return &mcp.ClientSessionOptions{ProtocolVersion: h.opts.ProtocolVersion}
 }
 
 // Version is Switchboard's version as announced to servers.
