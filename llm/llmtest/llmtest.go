@@ -73,7 +73,8 @@ type Request struct {
 // Decode unmarshals the request body into v.
 func (r Request) Decode(v any) error { return json.Unmarshal(r.Body, v) }
 
-// Fake is a running fake provider. Its server stops when the test ends.
+// Fake is a running fake provider. Its server stops when the test ends, or
+// at Close.
 type Fake struct {
 	// URL is the base URL to configure (llm.Config.BaseURL).
 	URL string
@@ -86,12 +87,14 @@ type Fake struct {
 	t     testing.TB
 	srv   *httptest.Server
 	done  chan struct{}
+	once  sync.Once
 	mu    sync.Mutex
 	turns []Turn
 	reqs  []Request
 }
 
 // NewOpenAI starts a fake Chat Completions server (POST /v1/chat/completions).
+// A nil t (for an Example) means the caller calls Close.
 func NewOpenAI(t testing.TB) *Fake {
 	f := newFake(t, llm.TypeOpenAI)
 	f.URL = f.srv.URL + "/v1"
@@ -114,9 +117,18 @@ func newFake(t testing.TB, typ string) *Fake {
 		mux.HandleFunc("POST /v1/messages", f.serve)
 	}
 	f.srv = httptest.NewServer(mux)
-	t.Cleanup(f.srv.Close)
-	t.Cleanup(func() { close(f.done) }) // runs first: releases hanging streams
+	if t != nil {
+		t.Cleanup(f.Close)
+	}
 	return f
+}
+
+// Close releases hanging streams and stops the server. It is idempotent.
+func (f *Fake) Close() {
+	f.once.Do(func() {
+		close(f.done)
+		f.srv.Close()
+	})
 }
 
 // Config returns a provider configuration for the fake, named "fake", with
@@ -171,7 +183,9 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Unlock()
 	if !ok {
-		f.t.Errorf("llmtest: request %d to the fake %s server has no scripted turn", n, f.typ)
+		if f.t != nil {
+			f.t.Errorf("llmtest: request %d to the fake %s server has no scripted turn", n, f.typ)
+		}
 		f.writeError(w, Turn{Status: http.StatusBadRequest, ErrorMessage: fmt.Sprintf("llmtest: no turn scripted for request %d", n)})
 		return
 	}
