@@ -2,6 +2,22 @@
 // OpenAI-compatible server: Ollama, vLLM, llama.cpp, LM Studio) and
 // Anthropic's Messages API — through the providers' own Go SDKs, behind one
 // small interface the agent loop uses.
+//
+// [New] builds a [Provider] from a [Config]; [Defaults] are the built-in
+// "openai", "anthropic" and "ollama" providers and [ParseModel] splits an
+// agent's "provider:model". Complete streams one model call: text deltas go
+// to a callback as they arrive, tool calls (parallel ones included) are
+// assembled from their deltas, and token usage comes back with the answer.
+//
+// Tool schemas are MCP inputSchemas; [Transform] rewrites what a provider
+// refuses (local $refs, a root oneOf, a missing type) instead of dropping the
+// tool. Failures are [*Error] with an [ErrorKind] to branch on
+// (errors.Is(err, llm.KindRateLimit)); rate limits and unavailability are
+// retried with exponential backoff honouring Retry-After, the SDKs' own
+// retries being off so that there is one policy. No error carries the key.
+//
+// Package llmtest runs fake OpenAI and Anthropic servers that speak the real
+// wire formats, for tests of this package and of the agents built on it.
 package llm
 
 import (
@@ -33,9 +49,11 @@ type Message struct {
 
 // ToolCall is one tool the model asks for.
 type ToolCall struct {
-	ID        string
-	Name      string
-	Arguments json.RawMessage // a JSON object
+	ID   string
+	Name string
+	// Arguments is a JSON object ("{}" when the model sent none). It is
+	// passed on as the model wrote it: the host validates it.
+	Arguments json.RawMessage
 }
 
 // Tool is a tool offered to the model.
