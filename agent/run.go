@@ -367,5 +367,9 @@ func (r *run) redactArgs(args json.RawMessage) json.RawMessage {
 
 // providerCode is the run's error code for a failed model call.
 func providerCode(err error) ErrorCode {
+	var pe *llm.Error
+	if errors.As(err, &pe) && pe.Kind != "" {
+		return ErrorCode("llm_" + string(pe.Kind))
+	}
 	return ErrProvider
 }

@@ -27,8 +27,17 @@ type CallOptions struct {
 	// same way; without it the server's configured roots are the answer.
 	Roots func(ctx context.Context, server string) (*mcp.ListRootsResult, error)
 	// Log receives the server's log messages during this call, routed the
-	// same way.
+	// same way. Over stdio, SSE, WebSocket and in-process connections it is
+	// called as the message is read, before the call's result, on the
+	// connection's goroutine: it must not block.
 	Log func(server string, p *mcp.LoggingMessageParams)
+	// PassThrough says the handlers forward the server's requests to
+	// another MCP client (the gateway's downstream client), which checks
+	// them itself: an elicitation request then reaches Elicitation as the
+	// server sent it, and the answer goes back as given, where otherwise
+	// the SDK refuses schemas it does not know (titled multi-select enums
+	// with "type": "string") and checks and fills in the answer.
+	PassThrough bool
 }
 
 // call is one tools/call in flight.

@@ -10,17 +10,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// tap wraps a transport so that progress notifications are routed to their
-// call as they are read off the wire, in wire order. The go-sdk hands
-// notifications to a handler goroutine while it delivers responses directly,
-// so a call could return before its last progress notification was handled;
-// reading them here, before the response that follows them, means a caller
-// sees every notification a server sent before its result.
-func (h *Host) tap(t mcp.Transport) mcp.Transport { return &progressTap{Transport: t, h: h} }
+// tap wraps a server's transport so that progress notifications, and log
+// messages that belong to a call, are routed to their call as they are read
+// off the wire, in wire order. The go-sdk hands notifications to a handler
+// goroutine while it delivers responses directly, so a call could return
+// before its last notification was handled; reading them here, before the
+// response that follows them, means a caller sees every notification a
+// server sent before its result.
+func (s *server) tap(t mcp.Transport) mcp.Transport { return &progressTap{Transport: t, s: s} }
 
 type progressTap struct {
 	mcp.Transport
-	h *Host
+	s *server
 }
 
 func (t *progressTap) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -28,25 +29,44 @@ func (t *progressTap) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &progressConn{Connection: conn, h: t.h}, nil
+	return &progressConn{Connection: conn, s: t.s}, nil
 }
 
 type progressConn struct {
 	mcp.Connection
-	h *Host
+	s *server
 }
 
 func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err == nil {
-		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/progress" {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || req.IsCall() {
+			return msg, nil
+		}
+		switch req.Method {
+		case "notifications/progress":
 			var p mcp.ProgressNotificationParams
 			if json.Unmarshal(req.Params, &p) == nil {
-				c.h.progress(&p)
+				c.s.h.progress(&p)
+			}
+		case "notifications/message":
+			// A log message of a call goes to the call, and not also to
+			// the SDK's handler; the others go on to Options.Log.
+			var p mcp.LoggingMessageParams
+			if json.Unmarshal(req.Params, &p) != nil {
+				break
+			}
+			if call := c.s.route(context.Background(), func(c *call) bool { return c.opts.Log != nil }); call != nil {
+				call.opts.Log(c.s.cfg.ID, &p)
+				continue
 			}
 		}
+		return msg, nil
 	}
-	return msg, err
 }
 
 // sseProgressTap routes the progress notifications of a Streamable HTTP

@@ -292,7 +292,7 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			Stderr:          io.MultiWriter(s.stderr, &lineLogger{log: s.log}),
 			MaxMessageBytes: s.h.opts.MaxMessageBytes,
 		}
-		return client.Connect(ctx, s.h.tap(cmd), s.h.sessionOptions())
+		return client.Connect(ctx, s.tap(cmd), s.h.sessionOptions())
 	case config.TransportHTTP:
 		rec := &statusRecorder{progress: s.h}
 		t := &mcp.StreamableClientTransport{
@@ -300,7 +300,7 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			HTTPClient:   s.httpClient(rs, rec),
 			MaxEventSize: s.h.opts.MaxMessageBytes,
 		}
-		// Not s.h.tap: wrapping the SDK's Streamable HTTP connection would
+		// Not s.tap: wrapping the SDK's Streamable HTTP connection would
 		// hide its unexported session hooks (the standalone stream and the
 		// protocol-version header); its progress is read from the response
 		// bodies instead (see sseProgressTap).
@@ -318,7 +318,7 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 				MaxEventSize: s.h.opts.MaxMessageBytes,
 			}}
 			client = s.newClient()
-			session, err2 := client.Connect(ctx, s.h.tap(sse), s.h.sessionOptions())
+			session, err2 := client.Connect(ctx, s.tap(sse), s.h.sessionOptions())
 			if err2 == nil {
 				return session, nil
 			}
@@ -331,14 +331,14 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			HTTPClient:   s.httpClient(rs, nil),
 			MaxEventSize: s.h.opts.MaxMessageBytes,
 		}}
-		return client.Connect(ctx, s.h.tap(t), s.h.sessionOptions())
+		return client.Connect(ctx, s.tap(t), s.h.sessionOptions())
 	case transportInProcess:
 		ct, st := mcp.NewInMemoryTransports()
 		// The server session ends when the client closes the connection.
 		if _, err := s.inproc.Connect(context.WithoutCancel(ctx), st, nil); err != nil {
 			return nil, err
 		}
-		return client.Connect(ctx, s.h.tap(ct), s.h.sessionOptions())
+		return client.Connect(ctx, s.tap(ct), s.h.sessionOptions())
 	case config.TransportWebSocket:
 		t := &transport.WebSocket{
 			URL:             rs.URL,
@@ -346,14 +346,14 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			HTTPClient:      s.httpClient(rs, nil),
 			MaxMessageBytes: int64(s.h.opts.MaxMessageBytes),
 		}
-		return client.Connect(ctx, s.h.tap(t), s.h.sessionOptions())
+		return client.Connect(ctx, s.tap(t), s.h.sessionOptions())
 	}
 	return nil, fmt.Errorf("unknown transport %q", rs.Transport)
 }
 
 func (s *server) newClient() *mcp.Client {
 	c := mcp.NewClient(s.h.opts.ClientInfo, s.clientOptions())
-	c.AddReceivingMiddleware(s.rootsMiddleware)
+	c.AddReceivingMiddleware(s.callMiddleware)
 	return c
 }
 

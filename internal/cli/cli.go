@@ -142,6 +142,8 @@ error or a failure at run time, 2 a usage or configuration error.`,
 		e.promptCommand(),
 		e.validateCommand(),
 		e.secretsCommand(),
+		e.runCommand(),
+		e.agentsCommand(),
 	)
 	return root
 }

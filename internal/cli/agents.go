@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboardmcp/switchboard/agent"
+)
+
+type agentJSON struct {
+	ID          string   `json:"id"`
+	Description string   `json:"description"`
+	Model       string   `json:"model"`
+	Servers     []string `json:"servers"`         // the servers a plain run uses
+	Tools       []string `json:"tools,omitempty"` // the agent's narrowing; absent: every tool
+	Builtins    []string `json:"builtins"`
+	File        string   `json:"file"`
+	Error       string   `json:"error,omitempty"` // why the agent cannot run as configured
+}
+
+func (e *env) agentsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "agents",
+		Short: "List the agents found, with their models and servers",
+		Long: `Lists the agents in ./agents/ and $XDG_CONFIG_HOME/switchboard/agents/ (an
+agent in ./agents/ hides one with the same id in the other), with the model
+and the servers a plain 'switchboard run AGENT' uses. Agent files that do not
+load, and servers two agents declare differently, are reported on stderr, and
+the exit code is then 2.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := e.loadConfig()
+			if err != nil {
+				return err
+			}
+			agents, loadErr := agent.List(agent.Dirs(e.getenv))
+			out := make([]agentJSON, len(agents))
+			for i, a := range agents {
+				j := agentJSON{ID: a.ID, Description: a.Description, Model: a.Model, Servers: []string{},
+					Tools: a.Tools, Builtins: append([]string{}, a.Builtins...), File: a.File}
+				if plan, err := agent.Resolve(cfg, a, nil); err != nil {
+					j.Error = err.Error()
+				} else {
+					for _, s := range plan.Servers {
+						j.Servers = append(j.Servers, s.ID)
+					}
+				}
+				out[i] = j
+			}
+			if e.jsonOut {
+				if err := e.printJSON(map[string]any{"agents": out}); err != nil {
+					return err
+				}
+			} else {
+				var b strings.Builder
+				tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tMODEL\tSERVERS\tDESCRIPTION")
+				for _, j := range out {
+					servers := strings.Join(j.Servers, ",")
+					if servers == "" {
+						servers = "-"
+					}
+					if len(j.Builtins) > 0 {
+						servers += " +" + strings.Join(j.Builtins, ",")
+					}
+					model := j.Model
+					if model == "" {
+						model = "-"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", j.ID, model, servers, firstLine(j.Description))
+				}
+				tw.Flush()
+				e.printf("%s", b.String())
+			}
+			problems := []string{}
+			if loadErr != nil {
+				problems = append(problems, loadErr.Error())
+			}
+			if err := agent.CheckConflicts(cfg, agents); err != nil {
+				problems = append(problems, err.Error())
+			}
+			for _, j := range out {
+				if j.Error != "" {
+					problems = append(problems, j.Error)
+				}
+			}
+			if len(problems) > 0 {
+				return usageErr("agents:\n%s", indent(strings.Join(problems, "\n")))
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,364 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/switchboardmcp/switchboard/agent"
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/llm"
+)
+
+// maxPromptBytes bounds a prompt read from stdin.
+const maxPromptBytes = 1 << 20
+
+func (e *env) runCommand() *cobra.Command {
+	var prompt, model, mcpFlag, toolsFlag, workspace string
+	cmd := &cobra.Command{
+		Use:   "run AGENT",
+		Short: "Run an agent: its model, with the tools of its MCP servers",
+		Long: `Runs an agent: its model is given the prompt and the tools of the agent's MCP
+servers, the tools it asks for are called through Switchboard (validated and
+timed out like any call), and the answer streams to stdout. Tool calls and
+results are reported on stderr; with --json every event is a JSON line on
+stdout instead.
+
+AGENT is a file (agents/calc.md, ./helper.yaml) or the id of an agent in
+./agents/ or $XDG_CONFIG_HOME/switchboard/agents/. The prompt is --prompt,
+else stdin.
+
+Servers and tools are resolved in order: the configuration's servers, then
+the agent's mcp_servers and tools, then --mcp (ids, or none) and --tools
+(which can only narrow the agent's tools).
+
+Exit codes: 0 the run completed, 1 it failed or was cancelled, 2 a usage or
+configuration error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.run(cmd.Context(), args[0], runFlags{prompt: prompt, model: model, mcp: mcpFlag, tools: toolsFlag,
+				workspace: workspace, promptSet: cmd.Flags().Changed("prompt"), mcpSet: cmd.Flags().Changed("mcp"), toolsSet: cmd.Flags().Changed("tools")})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&prompt, "prompt", "p", "", "the prompt (default: read stdin)")
+	f.StringVarP(&model, "model", "m", "", "provider:model, overriding the agent's (openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, ollama:llama3.2)")
+	f.StringVar(&mcpFlag, "mcp", "", "the servers to use, by id (comma-separated), or none")
+	f.StringVar(&toolsFlag, "tools", "", "narrow the tools to these (comma-separated host names)")
+	f.StringVar(&workspace, "workspace", ".", "the folder read_file and list_directory may read")
+	return cmd
+}
+
+type runFlags struct {
+	prompt, model, mcp, tools, workspace string
+	promptSet, mcpSet, toolsSet          bool
+}
+
+func splitList(s string) []string {
+	out := []string{}
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (e *env) run(ctx context.Context, name string, fl runFlags) error {
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	a, err := agent.Find(name, agent.Dirs(e.getenv))
+	if err != nil {
+		return usageErr("agent:\n%s", indent(err.Error()))
+	}
+	o := &agent.Overrides{}
+	if fl.mcpSet {
+		if strings.TrimSpace(fl.mcp) == "none" {
+			o.MCP = []string{}
+		} else {
+			o.MCP = splitList(fl.mcp)
+		}
+	}
+	if fl.toolsSet {
+		o.Tools = splitList(fl.tools)
+	}
+	plan, err := agent.Resolve(cfg, a, o)
+	if err != nil {
+		return usageErr("agent %s:\n%s", a.ID, indent(err.Error()))
+	}
+	modelSpec := a.Model
+	if fl.model != "" {
+		modelSpec = fl.model
+	}
+	if modelSpec == "" {
+		return usageErr("agent %s names no model: add model: provider:model to %s, or pass --model", a.ID, a.File)
+	}
+	provider, modelName, err := e.provider(cfg, modelSpec)
+	if err != nil {
+		return err
+	}
+	prompt, err := e.readPrompt(fl)
+	if err != nil {
+		return err
+	}
+
+	builtins, err := agent.NewBuiltins(a, &agent.BuiltinOptions{Workspace: fl.workspace})
+	if err != nil {
+		return usageErr("agent %s: %v", a.ID, err)
+	}
+	defer builtins.Close()
+	hopts := &host.Options{
+		Logger:         e.logger(),
+		ToolNameFormat: cfg.ToolNameFormat,
+		Redactor:       e.red,
+		LookupEnv:      e.lookupEnv,
+		Elicitation:    e.elicitation(fl.promptSet),
+	}
+	if builtins != nil {
+		hopts.InProcess = []host.InProcessServer{builtins.InProcess()}
+	}
+	if a.AllowSampling {
+		hopts.Sampling = agent.SamplingHandler(provider, modelName)
+	}
+	if len(plan.Servers) > 0 {
+		hopts.Secrets = e.secretStore()
+	}
+	p := e.startProgress(plan.Servers)
+	hopts.OnState = p.update
+	h, err := host.Start(ctx, plan.Servers, hopts)
+	p.done() // clear the progress line before the answer streams
+	if err != nil {
+		if ctx.Err() != nil {
+			return failed(fmt.Errorf("cancelled: %w", err))
+		}
+		return failed(err)
+	}
+	defer h.Close()
+	// A --tools or tools entry naming a tool no server offers is the
+	// user's to fix: say so before the model is called.
+	var missing []string
+	for _, n := range plan.Tools {
+		if _, ok := h.Tool(n); !ok {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return usageErr("agent %s: no server offers %s (run 'switchboard tools' to list them)", a.ID, strings.Join(missing, ", "))
+	}
+
+	events := agent.Run(ctx, &agent.RunOptions{
+		Agent: a, Host: h, Provider: provider, Model: modelName, Prompt: prompt,
+		Tools: plan.Tools, Servers: plan.Servers, Builtins: builtins,
+	})
+	return e.printRun(events)
+}
+
+// printRun streams a run: --json prints every event as a JSON line;
+// otherwise the answer goes to stdout as it streams, tool calls and results
+// to stderr.
+func (e *env) printRun(events func(func(agent.Event) bool)) error {
+	streamed := false // text of the current step reached stdout
+	atLineStart := true
+	var terminal agent.Event
+	for ev := range events {
+		if ev.Type.Terminal() {
+			terminal = ev
+		}
+		if e.jsonOut {
+			b, err := json.Marshal(ev)
+			if err != nil {
+				return failed(err)
+			}
+			fmt.Fprintln(e.stdout, e.red.Redact(string(b)))
+			continue
+		}
+		switch ev.Type {
+		case agent.EventToken:
+			e.printf("%s", ev.Text)
+			streamed = true
+			atLineStart = strings.HasSuffix(ev.Text, "\n")
+		case agent.EventMessage:
+			if !streamed && ev.Text != "" {
+				// The provider did not stream: print the message whole.
+				e.printf("%s", ev.Text)
+				atLineStart = strings.HasSuffix(ev.Text, "\n")
+			}
+			if !atLineStart {
+				e.printf("\n")
+				atLineStart = true
+			}
+			streamed = false
+		case agent.EventToolCall:
+			fmt.Fprintf(e.stderr, "→ %s %s\n", ev.Call.Tool, ev.Call.Arguments)
+		case agent.EventToolResult:
+			status := "ok"
+			if ev.Call.Success == nil || !*ev.Call.Success {
+				status = string(ev.Call.ErrorCode)
+			}
+			fmt.Fprintf(e.stderr, "← %s: %s: %s\n", ev.Call.Tool, status, firstLine(ev.Call.Output))
+		}
+	}
+	switch terminal.Type {
+	case agent.EventRunCompleted:
+		if e.verbose > 0 && terminal.Usage != nil {
+			fmt.Fprintf(e.stderr, "tokens: %d in, %d out\n", terminal.Usage.InputTokens, terminal.Usage.OutputTokens)
+		}
+		return nil
+	case agent.EventRunFailed:
+		if e.jsonOut {
+			return &exitError{code: ExitFailed}
+		}
+		return failed(fmt.Errorf("run failed (%s): %s", terminal.Error.Code, terminal.Error.Message))
+	case agent.EventRunCancelled:
+		if e.jsonOut {
+			return &exitError{code: ExitFailed}
+		}
+		return failed(errors.New("run cancelled"))
+	}
+	return failed(errors.New("the run ended without a result"))
+}
+
+// provider builds the provider a "provider:model" names: a [providers.NAME]
+// table of the configuration, else a built-in one (openai, anthropic,
+// ollama).
+func (e *env) provider(cfg *config.Config, spec string) (llm.Provider, string, error) {
+	name, model, err := llm.ParseModel(spec)
+	if err != nil {
+		return nil, "", usageErr("%v", err)
+	}
+	var lc llm.Config
+	if pc, ok := cfg.Providers[name]; ok {
+		rp, err := pc.Resolve(e.lookupEnv, e.secretStore(), e.red)
+		if err != nil {
+			return nil, "", usageErr("%v", err)
+		}
+		lc = llm.Config{Name: name, Type: rp.Type, BaseURL: rp.BaseURL, APIKey: rp.APIKey,
+			KeySource: "providers." + name + ".api_key", Headers: rp.Headers}
+	} else if d, ok := llm.Defaults(e.getenv)[name]; ok {
+		lc = d
+		if lc.APIKey != "" {
+			e.red.Add(lc.APIKey)
+		}
+	} else {
+		var names []string
+		for n := range llm.Defaults(e.getenv) {
+			names = append(names, n)
+		}
+		for n := range cfg.Providers {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, "", usageErr("unknown provider %q in %q (known: %s; add a [providers.%s] table to the configuration)", name, spec, strings.Join(names, ", "), name)
+	}
+	p, err := llm.New(lc)
+	if err != nil {
+		return nil, "", usageErr("%v", err)
+	}
+	return p, model, nil
+}
+
+// readPrompt returns --prompt, or stdin when it is not a terminal.
+func (e *env) readPrompt(fl runFlags) (string, error) {
+	if fl.promptSet {
+		if strings.TrimSpace(fl.prompt) == "" {
+			return "", usageErr("--prompt is empty")
+		}
+		return fl.prompt, nil
+	}
+	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) || e.stdin == nil {
+		return "", usageErr("no prompt: pass --prompt TEXT or pipe it on stdin")
+	}
+	b, err := io.ReadAll(io.LimitReader(e.stdin, maxPromptBytes+1))
+	if err != nil {
+		return "", failed(fmt.Errorf("reading the prompt from stdin: %w", err))
+	}
+	if len(b) > maxPromptBytes {
+		return "", usageErr("the prompt on stdin is longer than %d bytes", maxPromptBytes)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", usageErr("no prompt: stdin was empty")
+	}
+	return string(b), nil
+}
+
+// elicitation asks on the terminal when stdin is one (and not taken by the
+// prompt); otherwise it returns nil, and the host declines.
+func (e *env) elicitation(promptFromFlag bool) host.ElicitationHandler {
+	f, ok := e.stdin.(*os.File)
+	if !ok || !promptFromFlag || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	in := bufio.NewReader(f)
+	return func(ctx context.Context, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return e.askTerminal(in, server, req)
+	}
+}
+
+// askTerminal asks for a form's fields, one line each; an empty answer
+// takes the default. Answering "n" to the first question declines.
+func (e *env) askTerminal(in *bufio.Reader, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	fmt.Fprintf(e.stderr, "\nServer %q asks: %s\nAnswer? [Y/n] ", server, req.Message)
+	line, err := in.ReadString('\n')
+	if err != nil {
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}
+	if a := strings.ToLower(strings.TrimSpace(line)); a == "n" || a == "no" {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	content := map[string]any{}
+	props, _ := schemaProperties(req.RequestedSchema)
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p, _ := props[n].(map[string]any)
+		typ, _ := p["type"].(string)
+		def := ""
+		if d, ok := p["default"]; ok {
+			def = fmt.Sprint(d)
+		}
+		fmt.Fprintf(e.stderr, "  %s (%s)", n, typ)
+		if def != "" {
+			fmt.Fprintf(e.stderr, " [%s]", def)
+		}
+		fmt.Fprint(e.stderr, ": ")
+		line, err := in.ReadString('\n')
+		if err != nil {
+			return &mcp.ElicitResult{Action: "cancel"}, nil
+		}
+		v := strings.TrimSpace(line)
+		if v == "" {
+			continue // the host applies the schema's defaults
+		}
+		switch typ {
+		case "number", "integer":
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				content[n] = f
+				continue
+			}
+		case "boolean":
+			if b, err := strconv.ParseBool(v); err == nil {
+				content[n] = b
+				continue
+			}
+		}
+		content[n] = v
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+}
