@@ -331,18 +331,20 @@ func mrtr(req *mcp.CallToolRequest) bool {
 
 // forward makes the upstream call with the given per-call handlers.
 func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, opts *host.CallOptions) (*mcp.CallToolResult, error) {
-	token := req.Params.GetProgressToken()
-	session := req.Session
-	var q *progressQueue
-	if token != nil {
-		q = newProgressQueue(ctx, session, token)
-		opts.Progress = q.push
-		// Progress must reach the client before the result does.
-		defer q.close()
+	q := &notifyQueue{ctx: ctx, ss: req.Session}
+	// Notifications must reach the client before the result does.
+	defer q.close()
+	if token := req.Params.GetProgressToken(); token != nil {
+		opts.Progress = func(p *mcp.ProgressNotificationParams) {
+			c := *p
+			c.ProgressToken = token
+			q.push(func(ctx context.Context, ss *mcp.ServerSession) { ss.NotifyProgress(ctx, &c) })
+		}
 	}
 	opts.Log = func(server string, p *mcp.LoggingMessageParams) {
-		session.Log(ctx, p)
+		q.push(func(ctx context.Context, ss *mcp.ServerSession) { ss.Log(ctx, p) })
 	}
+	opts.PassThrough = true
 	res, err := g.h.CallTool(ctx, req.Params.Name, req.Params.Arguments, opts)
 	if err != nil {
 		var ce *host.CallError
@@ -358,53 +360,56 @@ func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, opts *h
 	return res, nil
 }
 
-// progressQueue forwards a call's progress notifications downstream in
-// order, without ever blocking the upstream connection's reader: a slow
-// client loses notifications beyond a bound, never the connection.
-type progressQueue struct {
+// notifyQueue forwards a call's progress notifications and log messages
+// downstream in order, without ever blocking the upstream connection's
+// reader, which hands them over: a slow client loses notifications beyond a
+// bound, never the connection. Its goroutine starts with the first
+// notification, so that calls without any cost nothing.
+type notifyQueue struct {
+	ctx context.Context
+	ss  *mcp.ServerSession
+
 	mu     sync.Mutex
-	ch     chan *mcp.ProgressNotificationParams
+	ch     chan func(context.Context, *mcp.ServerSession)
 	closed bool
 	done   chan struct{}
 }
 
-// progressQueueLen bounds the notifications buffered for a slow client.
-const progressQueueLen = 64
+// notifyQueueLen bounds the notifications buffered for a slow client.
+const notifyQueueLen = 64
 
-func newProgressQueue(ctx context.Context, ss *mcp.ServerSession, token any) *progressQueue {
-	q := &progressQueue{ch: make(chan *mcp.ProgressNotificationParams, progressQueueLen), done: make(chan struct{})}
-	go func() {
-		defer close(q.done)
-		for p := range q.ch {
-			p.ProgressToken = token
-			ss.NotifyProgress(ctx, p)
-		}
-	}()
-	return q
-}
-
-func (q *progressQueue) push(p *mcp.ProgressNotificationParams) {
-	c := *p
+func (q *notifyQueue) push(send func(context.Context, *mcp.ServerSession)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return
 	}
+	if q.ch == nil {
+		q.ch = make(chan func(context.Context, *mcp.ServerSession), notifyQueueLen)
+		q.done = make(chan struct{})
+		go func() {
+			defer close(q.done)
+			for send := range q.ch {
+				send(q.ctx, q.ss)
+			}
+		}()
+	}
 	select {
-	case q.ch <- &c:
+	case q.ch <- send:
 	default: // the client is not keeping up: drop, never block
 	}
 }
 
 // close flushes what is queued and stops the queue.
-func (q *progressQueue) close() {
+func (q *notifyQueue) close() {
 	q.mu.Lock()
-	if !q.closed {
-		q.closed = true
-		close(q.ch)
-	}
+	q.closed = true
+	ch, done := q.ch, q.done
 	q.mu.Unlock()
-	<-q.done
+	if ch != nil {
+		close(ch)
+		<-done
+	}
 }
 
 // directAsk forwards upstream requests made during the call straight to a
