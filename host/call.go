@@ -71,8 +71,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	if err != nil {
 		return nil, cerr(&invalidArgs{err}, 0)
 	}
-	session, err := s.liveSession()
-	if err != nil {
+	if err := s.brk.allow(time.Now()); err != nil {
 		return nil, cerr(err, 0)
 	}
 
@@ -80,6 +79,8 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	if opts != nil {
 		c.opts = *opts
 	}
+	// The timeout covers waiting for a restarting server and for a place
+	// under max_concurrency, as well as the call itself.
 	timeout := s.cfg.Timeout
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -87,6 +88,21 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	defer timer.Stop()
 	if s.cfg.ProgressResetsTimeout {
 		c.reset = func() { timer.Reset(timeout) }
+	}
+	waitStart := time.Now()
+	session, err := s.liveSession(cctx)
+	if err != nil {
+		return nil, cerr(err, time.Since(waitStart))
+	}
+	if s.sem != nil {
+		select {
+		case s.sem <- struct{}{}:
+			defer func() { <-s.sem }()
+		case <-cctx.Done():
+			err := h.callFailure(s, ctx, cctx, cctx.Err())
+			err = fmt.Errorf("%w (still waiting for a place under max_concurrency = %d)", err, cap(s.sem))
+			return nil, cerr(err, time.Since(waitStart))
+		}
 	}
 	token := fmt.Sprintf("switchboard-%d", h.progressSeq.Add(1))
 	h.calls.Store(token, c)
@@ -106,8 +122,14 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	res, err := session.CallTool(context.WithValue(cctx, callKey{}, c), params)
 	d := time.Since(start)
 	if err != nil {
-		return nil, cerr(h.callFailure(s, ctx, cctx, err), d)
+		err = h.callFailure(s, ctx, cctx, err)
+		if ctx.Err() == nil {
+			// The caller did not give up: the server failed this call.
+			s.brk.record(time.Now(), false)
+		}
+		return nil, cerr(err, d)
 	}
+	s.brk.record(time.Now(), true)
 	return res, nil
 }
 

@@ -95,9 +95,11 @@ func (h *Host) rebuildCatalog() {
 	for _, s := range h.servers {
 		s.mu.Lock()
 		tools := s.tools
-		ready := s.state == StateReady
+		// A restarting or lazily idle server keeps its tools offered:
+		// calls wait for it (or start it).
+		offered := s.state != StateFailed && s.state != StateClosed
 		s.mu.Unlock()
-		if !ready {
+		if !offered {
 			continue
 		}
 		id := s.cfg.ID

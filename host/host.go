@@ -88,6 +88,11 @@ type Options struct {
 	// start after, and are named like, the configured servers.
 	InProcess []InProcessServer
 
+	// CacheDir, when set, holds the tool-list cache (in CacheDir/tools): a
+	// lazy server whose tools are cached is not started until a call needs
+	// it. Empty: no cache, and lazy servers start like the others.
+	CacheDir string
+
 	// ClientInfo is what Switchboard calls itself in initialize.
 	ClientInfo *mcp.Implementation
 
@@ -210,7 +215,11 @@ func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, 
 
 	var wg sync.WaitGroup
 	for _, s := range h.servers {
-		wg.Go(func() { s.connect(ctx) })
+		wg.Go(func() {
+			if !s.startLazy() {
+				s.connect(ctx)
+			}
+		})
 	}
 	wg.Wait()
 
@@ -226,6 +235,7 @@ func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, 
 		return nil, &StartError{Failed: failed}
 	}
 	h.rebuildCatalog()
+	h.superviseAll()
 	return h, nil
 }
 
@@ -320,6 +330,16 @@ type ServerStatus struct {
 	Warnings []string
 	// Err is why the server failed, when it did.
 	Err error
+	// LastError is the last error the server had, kept after it recovered.
+	LastError error
+	// Restarts counts reconnections after the first start.
+	Restarts int
+	// LastHealthy is when the server last connected or answered a ping.
+	LastHealthy time.Time
+	// InFlight is how many calls are waiting for the server now.
+	InFlight int
+	// PID is the stdio child's process id while it runs.
+	PID int
 }
 
 // Skipped is a tool the host does not offer.

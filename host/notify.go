@@ -18,8 +18,8 @@ func (h *Host) changed(c Change) {
 // refreshTools re-reads a server's tools after it announced a change, and
 // installs a new catalog. Calls in flight keep the entry they looked up.
 func (s *server) refreshTools() {
-	session, err := s.liveSession()
-	if err != nil {
+	session := s.current()
+	if session == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)

@@ -133,14 +133,14 @@ func request[R any](h *Host, ctx context.Context, serverID, method, target strin
 	if err != nil {
 		return zero, err
 	}
-	cs, err := s.liveSession()
-	if err != nil {
-		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Err: err}
-	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	timer := time.AfterFunc(s.cfg.Timeout, func() { cancel(ErrTimeout) })
 	defer timer.Stop()
+	cs, err := s.liveSession(cctx)
+	if err != nil {
+		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Err: err}
+	}
 	start := time.Now()
 	r, err := do(cctx, cs)
 	if err != nil {
@@ -155,8 +155,8 @@ func collect[T any](h *Host, ctx context.Context, method string, has func(*mcp.S
 	errs := make([]error, len(h.servers))
 	var wg sync.WaitGroup
 	for i, s := range h.servers {
-		cs, err := s.liveSession()
-		if err != nil {
+		cs := s.current()
+		if cs == nil {
 			continue // not ready: Servers() says why
 		}
 		if init := cs.InitializeResult(); init != nil && init.Capabilities != nil && !has(init.Capabilities) {

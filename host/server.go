@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +57,19 @@ type server struct {
 	idle     []func()      // close the idle connections of the server's HTTP clients
 	lost     error         // why the session ended, once it has
 	done     chan struct{} // closed when the session has ended
+	lastErr  error         // the last error, kept after recovery
+	pid      int           // the stdio child's pid, while it runs
+
+	// Supervision (supervise.go).
+	readyCh     chan struct{} // closed while the server is usable (ready or degraded)
+	stop        chan struct{} // closed by close
+	demand      chan struct{} // a call wants a lazy or given-up server
+	supervised  chan struct{} // closed when the supervisor has exited
+	gaveUp      bool          // failed too often: left alone until asked
+	restarts    int
+	lastHealthy time.Time
+	sem         chan struct{} // max_concurrency; nil: no limit
+	brk         breaker
 }
 
 // discovered is one tool as the server declared it, with its compiled schema.
@@ -81,21 +93,56 @@ func newServer(h *Host, cfg config.Server) *server {
 			cfg.Transport = config.TransportHTTP
 		}
 	}
-	return &server{
+	if cfg.HealthInterval == 0 {
+		cfg.HealthInterval = config.DefaultHealthInterval
+	}
+	if cfg.MaxRestarts <= 0 {
+		cfg.MaxRestarts = config.DefaultMaxRestarts
+	}
+	s := &server{
 		h:        h,
 		cfg:      cfg,
 		log:      h.log.With("server", cfg.ID),
 		state:    StateConnecting,
 		inflight: map[*call]struct{}{},
+		readyCh:  make(chan struct{}),
+		stop:     make(chan struct{}),
+		demand:   make(chan struct{}, 1),
 	}
+	if cfg.MaxConcurrency > 0 {
+		s.sem = make(chan struct{}, cfg.MaxConcurrency)
+	}
+	return s
 }
 
 func (s *server) setState(st State, err error) {
 	s.mu.Lock()
-	s.state, s.err = st, err
+	if s.state == StateClosed {
+		s.mu.Unlock()
+		return
+	}
+	s.setStateLocked(st, err)
 	s.mu.Unlock()
 	if s.h.opts.OnState != nil {
 		s.h.opts.OnState(s.status())
+	}
+}
+
+// setStateLocked changes the state, keeping readyCh closed exactly while
+// the server is usable. s.mu is held.
+func (s *server) setStateLocked(st State, err error) {
+	usable := func(st State) bool { return st == StateReady || st == StateDegraded }
+	if usable(st) && !usable(s.state) {
+		close(s.readyCh)
+	} else if !usable(st) && usable(s.state) {
+		s.readyCh = make(chan struct{})
+	}
+	s.state = st
+	if err != nil || st == StateReady {
+		s.err = err
+	}
+	if err != nil {
+		s.lastErr = err
 	}
 }
 
@@ -103,11 +150,16 @@ func (s *server) status() ServerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := ServerStatus{
-		ID:        s.cfg.ID,
-		Transport: s.cfg.Transport,
-		State:     s.state,
-		Optional:  s.cfg.Optional,
-		Err:       s.err,
+		ID:          s.cfg.ID,
+		Transport:   s.cfg.Transport,
+		State:       s.state,
+		Optional:    s.cfg.Optional,
+		Err:         s.err,
+		LastError:   s.lastErr,
+		Restarts:    s.restarts,
+		LastHealthy: s.lastHealthy,
+		InFlight:    len(s.inflight),
+		PID:         s.pid,
 	}
 	if s.info != nil {
 		st.ServerInfo = s.info.ServerInfo
@@ -119,7 +171,7 @@ func (s *server) status() ServerStatus {
 // connect connects, initializes and lists the server's tools, within the
 // server's connect timeout. It never returns an error: the outcome is the
 // server's state.
-func (s *server) connect(ctx context.Context) {
+func (s *server) connect(ctx context.Context) bool {
 	s.setState(StateConnecting, nil)
 	start := time.Now()
 	err := s.connectErr(ctx)
@@ -130,10 +182,14 @@ func (s *server) connect(ctx context.Context) {
 		err = errors.New(msg)
 		s.log.Warn("server failed to start", "err", err, "after", time.Since(start).Round(time.Millisecond))
 		s.setState(StateFailed, err)
-		return
+		return false
 	}
 	s.log.Info("server ready", "tools", len(s.tools), "after", time.Since(start).Round(time.Millisecond))
+	s.mu.Lock()
+	s.lastHealthy = time.Now()
+	s.mu.Unlock()
 	s.setState(StateReady, nil)
+	return true
 }
 
 func (s *server) connectErr(ctx context.Context) error {
@@ -170,6 +226,7 @@ func (s *server) connectErr(ctx context.Context) error {
 	s.session = session
 	s.info = session.InitializeResult()
 	s.tools = tools
+	s.lost = nil
 	s.done = make(chan struct{})
 	done := s.done
 	s.mu.Unlock()
@@ -210,11 +267,15 @@ func (s *server) watch(session *mcp.ClientSession, done chan struct{}) {
 			err = errors.New("connection closed by the server")
 		}
 		s.lost = s.explain(fmt.Errorf("connection lost: %w", err))
-		s.state = StateFailed
-		s.err = s.lost
+		s.session = nil
+		s.pid = 0
+		// The supervisor restarts it; calls meanwhile wait.
+		s.setStateLocked(StateRestarting, s.lost)
 	}
 	s.mu.Unlock()
 	if !closing {
+		// Release what the SDK still holds for the dead session.
+		session.Close()
 		s.log.Warn("server connection lost", "err", s.lost)
 		if s.h.opts.OnState != nil {
 			s.h.opts.OnState(s.status())
@@ -226,8 +287,25 @@ func (s *server) close() error {
 	s.mu.Lock()
 	session := s.session
 	s.session = nil
-	s.state = StateClosed
+	if s.state != StateClosed {
+		s.setStateLocked(StateClosed, nil)
+		close(s.stop)
+	}
 	idle := s.idle
+	s.idle = nil
+	supervised := s.supervised
+	s.mu.Unlock()
+	if supervised != nil {
+		<-supervised
+	}
+	s.mu.Lock()
+	// The supervisor may have connected while stopping.
+	if session == nil {
+		session = s.session
+	}
+	s.session = nil
+	idle = append(idle, s.idle...)
+	s.idle = nil
 	s.mu.Unlock()
 	// Idle keep-alive connections hold a goroutine each until closed.
 	defer func() {
@@ -256,20 +334,48 @@ func isBenignCloseErr(err error) bool {
 		strings.Contains(msg, "exit status") || errors.Is(err, io.EOF)
 }
 
-// liveSession returns the session to send a request on.
-func (s *server) liveSession() (*mcp.ClientSession, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.state == StateClosed:
-		return nil, ErrClosed
-	case s.session == nil || s.state != StateReady:
-		if s.err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrUnavailable, s.err)
+// liveSession returns the session to send a request on, waiting, within
+// ctx, for a server that is starting, restarting or lazily idle; a failed
+// server fails at once.
+func (s *server) liveSession(ctx context.Context) (*mcp.ClientSession, error) {
+	for {
+		s.mu.Lock()
+		state, session, ch, err := s.state, s.session, s.readyCh, s.err
+		s.mu.Unlock()
+		switch state {
+		case StateClosed:
+			return nil, ErrClosed
+		case StateReady, StateDegraded:
+			if session != nil {
+				return session, nil
+			}
+		case StateFailed:
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+			}
+			return nil, ErrUnavailable
+		case StateLazy:
+			s.want()
 		}
-		return nil, ErrUnavailable
+		select {
+		case <-ch:
+		case <-s.stop:
+			return nil, ErrClosed
+		case <-ctx.Done():
+			if err != nil {
+				return nil, fmt.Errorf("%w: still %s when the call's time ran out (last error: %v)", ErrUnavailable, state, err)
+			}
+			return nil, fmt.Errorf("%w: still %s when the call's time ran out", ErrUnavailable, state)
+		}
 	}
-	return s.session, nil
+}
+
+// want asks the supervisor to start the server now.
+func (s *server) want() {
+	select {
+	case s.demand <- struct{}{}:
+	default:
+	}
 }
 
 func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession, error) {
@@ -292,7 +398,13 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			Stderr:          io.MultiWriter(s.stderr, &lineLogger{log: s.log}),
 			MaxMessageBytes: s.h.opts.MaxMessageBytes,
 		}
-		return client.Connect(ctx, s.tap(cmd), s.h.sessionOptions())
+		session, err := client.Connect(ctx, s.tap(cmd), s.h.sessionOptions())
+		if err == nil {
+			s.mu.Lock()
+			s.pid = cmd.Pid()
+			s.mu.Unlock()
+		}
+		return session, err
 	case config.TransportHTTP:
 		rec := &statusRecorder{progress: s.h}
 		t := &mcp.StreamableClientTransport{
@@ -389,30 +501,28 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 	return o
 }
 
+// listTools lists the server's tools, every page, compiling their schemas,
+// and records them in the tool cache.
 func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]discovered, error) {
 	if init := cs.InitializeResult(); init != nil && init.Capabilities != nil && init.Capabilities.Tools == nil {
 		return nil, nil
 	}
+	ttl := 0
 	tools, err := paginate(ctx, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
+		}
+		if t := res.GetTTLMs(); t > 0 && (ttl == 0 || t < ttl) {
+			ttl = t
 		}
 		return res.Tools, res.NextCursor, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]discovered, len(tools))
-	for i, t := range tools {
-		out[i].tool = t
-		raw, err := json.Marshal(t.InputSchema)
-		if err != nil {
-			out[i].err = err
-			continue
-		}
-		out[i].schema, out[i].err = schema.Compile(raw)
-	}
+	out := compileTools(tools)
+	s.saveCache(out, ttl)
 	return out, nil
 }
 

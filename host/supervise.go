@@ -1,0 +1,299 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Supervision: every server has a supervisor goroutine, started when the
+// host starts, that keeps it connected.
+//
+//   - A server whose connection ends (a stdio child exits or crashes, a
+//     network session is lost) is restarting: calls wait for it within their
+//     own timeout, and it is reconnected after a jittered exponential backoff
+//     (0.5 s doubling to 30 s, reset after 10 minutes healthy).
+//   - More than MaxRestarts failures within restartWindow and it is failed:
+//     left alone, calls fail at once, until Host.Restart or a call for an
+//     optional server asks again.
+//   - An optional server that failed at start is retried in the background
+//     the same way and joins when it comes up.
+//   - It is pinged every HealthInterval; one missed ping makes it degraded,
+//     healthMisses in a row get it reconnected.
+//   - A lazy server with cached tools is lazy-idle until a call wants it.
+const (
+	backoffMin    = 500 * time.Millisecond
+	backoffMax    = 30 * time.Second
+	healthyReset  = 10 * time.Minute
+	restartWindow = 5 * time.Minute
+	healthMisses  = 3
+)
+
+// More states a supervised server can be in.
+const (
+	StateDegraded   State = "degraded"   // connected, but missed a health ping
+	StateRestarting State = "restarting" // lost; being reconnected
+	StateLazy       State = "lazy-idle"  // lazy, not started; its cached tools are offered
+)
+
+// backoff is the delay before reconnect attempt n (0-based): 0.5 s doubling
+// to 30 s, with ±20 % jitter so that many servers do not restart in step.
+func backoff(n int, jitter float64) time.Duration {
+	d := backoffMin
+	for i := 0; i < n && d < backoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, backoffMax)
+	return time.Duration(float64(d) * (0.8 + 0.4*jitter))
+}
+
+// current returns the session if the server is usable now, without waiting.
+func (s *server) current() *mcp.ClientSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == StateReady || s.state == StateDegraded {
+		return s.session
+	}
+	return nil
+}
+
+// superviseAll starts a supervisor for every server.
+func (h *Host) superviseAll() {
+	for _, s := range h.servers {
+		s.mu.Lock()
+		s.supervised = make(chan struct{})
+		s.mu.Unlock()
+		go s.supervise()
+	}
+}
+
+// supervise keeps the server connected until close; see the comment above.
+func (s *server) supervise() {
+	defer close(s.supervised)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	attempt := 0
+	var failures []time.Time
+	for {
+		s.mu.Lock()
+		state, done := s.state, s.done
+		s.mu.Unlock()
+		switch state {
+		case StateClosed:
+			return
+		case StateReady, StateDegraded:
+			since := time.Now()
+			if !s.watchHealth(ctx, done) {
+				return // closing
+			}
+			if time.Since(since) >= healthyReset {
+				attempt, failures = 0, nil
+			}
+			failures = append(failures, time.Now())
+		case StateLazy:
+			select {
+			case <-s.demand:
+			case <-ctx.Done():
+				return
+			}
+			attempt = 0
+		case StateFailed:
+			if s.cfg.Optional && !s.gaveUp {
+				// An optional server that failed at start: retry below.
+				failures = append(failures, time.Now())
+				break
+			}
+			select {
+			case <-s.demand:
+			case <-ctx.Done():
+				return
+			}
+			s.mu.Lock()
+			s.gaveUp = false
+			s.mu.Unlock()
+			attempt, failures = 0, nil
+		}
+
+		// Too many failures in the window: give up until asked.
+		cut := time.Now().Add(-restartWindow)
+		for len(failures) > 0 && failures[0].Before(cut) {
+			failures = failures[1:]
+		}
+		if len(failures) > s.cfg.MaxRestarts {
+			s.mu.Lock()
+			s.gaveUp = true
+			last := s.lastErr
+			s.mu.Unlock()
+			err := fmt.Errorf("failed %d times within %s; not restarting until asked (last error: %v)", len(failures), restartWindow, last)
+			s.log.Warn("server marked failed", "err", err)
+			s.setState(StateFailed, err)
+			failures = nil
+			continue
+		}
+
+		if state != StateLazy && (state != StateFailed || !s.gaveUp) {
+			delay := backoff(attempt, rand.Float64())
+			attempt++
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+		if !s.connect(ctx) {
+			if ctx.Err() != nil {
+				return
+			}
+			failures = append(failures, time.Now())
+			if state != StateFailed || !s.cfg.Optional {
+				s.mu.Lock()
+				err := s.err
+				s.mu.Unlock()
+				s.setState(StateRestarting, err)
+			}
+			continue
+		}
+		s.mu.Lock()
+		s.restarts++
+		s.mu.Unlock()
+		s.h.catalogMu.Lock()
+		s.h.rebuildCatalog()
+		s.h.catalogMu.Unlock()
+		s.h.changed(Change{Server: s.cfg.ID, Kind: ToolsChanged})
+	}
+}
+
+// watchHealth returns when the session ends (true) or the host closes
+// (false). It pings the server every HealthInterval; healthMisses missed
+// pings in a row close the session, which gets it reconnected.
+func (s *server) watchHealth(ctx context.Context, done chan struct{}) bool {
+	if done == nil {
+		return ctx.Err() == nil
+	}
+	var tick <-chan time.Time
+	if s.cfg.HealthInterval > 0 {
+		t := time.NewTicker(s.cfg.HealthInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	misses := 0
+	for {
+		select {
+		case <-done:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-tick:
+		}
+		cs := s.current()
+		if cs == nil {
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, min(s.cfg.Timeout, 10*time.Second))
+		err := cs.Ping(pctx, nil)
+		cancel()
+		if ctx.Err() != nil {
+			return false
+		}
+		if err == nil {
+			misses = 0
+			s.mu.Lock()
+			s.lastHealthy = time.Now()
+			degraded := s.state == StateDegraded
+			s.mu.Unlock()
+			if degraded {
+				s.log.Info("server healthy again")
+				s.setState(StateReady, nil)
+			}
+			continue
+		}
+		misses++
+		err = fmt.Errorf("missed %d health ping(s): %w", misses, err)
+		s.log.Warn("server unhealthy", "err", err)
+		if misses < healthMisses {
+			s.setState(StateDegraded, err)
+			continue
+		}
+		// Unhealthy: drop the session; the supervisor reconnects.
+		s.mu.Lock()
+		s.lost = err
+		s.mu.Unlock()
+		cs.Close()
+		<-done
+		return true
+	}
+}
+
+// Restart asks a server that was marked failed (or is lazily idle) to be
+// started again now.
+func (h *Host) Restart(serverID string) error {
+	s, err := h.server(serverID)
+	if err != nil {
+		return err
+	}
+	s.want()
+	return nil
+}
+
+// ErrCircuitOpen: the server failed too many calls in a row; calls fail at
+// once for a cool-down instead of piling up timeouts.
+var ErrCircuitOpen = errors.New("circuit open: the server failed its last calls; not calling it for a while")
+
+// breaker is a per-server circuit breaker: after breakerFailures failed
+// calls in a row it opens for breakerCooldown, then lets one call through
+// (half-open); that call's outcome closes or reopens it.
+type breaker struct {
+	mu       sync.Mutex
+	failures int
+	openTill time.Time
+	// trialTill: a half-open trial call is out until then; one whose
+	// outcome never comes (its caller gave up) does not hold the breaker.
+	trialTill time.Time
+}
+
+const (
+	breakerFailures = 5
+	breakerCooldown = 30 * time.Second
+)
+
+func (b *breaker) allow(now time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.failures < breakerFailures {
+		return nil
+	}
+	if now.Before(b.openTill) || now.Before(b.trialTill) {
+		return fmt.Errorf("%w (%d failures in a row)", ErrCircuitOpen, b.failures)
+	}
+	b.trialTill = now.Add(breakerCooldown)
+	return nil
+}
+
+func (b *breaker) record(now time.Time, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.trialTill = time.Time{}
+	if ok {
+		b.failures = 0
+		return
+	}
+	b.failures++
+	if b.failures >= breakerFailures {
+		b.openTill = now.Add(breakerCooldown)
+	}
+}
