@@ -20,6 +20,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/schema"
+	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/transport"
 )
 
@@ -240,7 +241,17 @@ func (s *server) explain(err error) error {
 	if s.stderr == nil {
 		return err
 	}
-	tail := strings.TrimSpace(s.stderr.String())
+	raw := s.stderr.String()
+	if len(raw) >= stderrTailBytes {
+		// The buffer dropped older bytes: its first line may begin inside
+		// a secret, where the redactor cannot recognise it. Drop that line.
+		if i := strings.IndexByte(raw, '\n'); i >= 0 {
+			raw = raw[i+1:]
+		} else {
+			raw = ""
+		}
+	}
+	tail := strings.TrimSpace(raw)
 	if tail == "" {
 		return err
 	}
@@ -395,7 +406,7 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			Args:            rs.Args,
 			Env:             transport.MinimalEnv(rs.Env),
 			Dir:             rs.Cwd,
-			Stderr:          io.MultiWriter(s.stderr, &lineLogger{log: s.log}),
+			Stderr:          io.MultiWriter(s.stderr, &lineLogger{log: s.log, red: s.h.red}),
 			MaxMessageBytes: s.h.opts.MaxMessageBytes,
 		}
 		session, err := client.Connect(ctx, s.tap(cmd), s.h.sessionOptions())
@@ -684,8 +695,10 @@ func (r *statusRecorder) first() int {
 // lineLogger logs a child's stderr line by line, each line bounded.
 type lineLogger struct {
 	log *slog.Logger
+	red *secret.Redactor
 	mu  sync.Mutex
 	buf []byte
+	cut bool // the current line was longer than the bound
 }
 
 func (l *lineLogger) Write(p []byte) (int, error) {
@@ -695,23 +708,35 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			room := stderrLineBytes - len(l.buf)
-			if room > 0 {
-				l.buf = append(l.buf, p[:min(room, len(p))]...)
-			}
+			l.keep(p)
 			break
 		}
-		room := stderrLineBytes - len(l.buf)
-		if room > 0 {
-			l.buf = append(l.buf, p[:min(room, i)]...)
-		}
+		l.keep(p[:i])
 		l.flush()
 		p = p[i+1:]
 	}
 	return n, nil
 }
 
+// keep adds p to the current line, within the bound.
+func (l *lineLogger) keep(p []byte) {
+	room := stderrLineBytes - len(l.buf)
+	if len(p) > room {
+		l.cut = true
+	}
+	if room > 0 {
+		l.buf = append(l.buf, p[:min(room, len(p))]...)
+	}
+}
+
 func (l *lineLogger) flush() {
+	if l.cut && l.red != nil {
+		// A secret may straddle the cut, where the redactor cannot see it
+		// whole: drop what could be its beginning.
+		l.buf = l.buf[:max(0, len(l.buf)-(l.red.MaxLen()-1))]
+		l.buf = append(l.buf, " [cut]"...)
+	}
+	l.cut = false
 	line := strings.TrimRight(string(l.buf), "\r")
 	l.buf = l.buf[:0]
 	if line != "" {

@@ -44,6 +44,7 @@ if [ "$#" -eq 0 ] && [ "$fuzztime" != "0" ]; then
   for target in \
     "FuzzDecode ./config" \
     "FuzzCheckURL ./netguard" \
+    "FuzzDialerCheck ./netguard" \
     "FuzzParse ./secret" \
     "FuzzValidate ./schema"; do
     set -- $target

@@ -71,6 +71,11 @@ func (r *Redactor) Add(value string) {
 	r.set.Store(&valueSet{values: values, maxLen: len(values[0])})
 }
 
+// MaxLen is the length of the longest registered form of a value: text cut
+// at an arbitrary point can hold a fragment of a secret only within MaxLen-1
+// bytes of the cut.
+func (r *Redactor) MaxLen() int { return r.set.Load().maxLen }
+
 // Redact returns s with every registered value replaced. Where occurrences
 // overlap ("abcdef" and "defghi" in "abcdefghi") their union is replaced by
 // one [REDACTED], so no fragment of either survives.
