@@ -1,5 +1,7 @@
 package config
 
+import "reflect"
+
 // DecodeServer decodes one server given as generic values — an agent file's
 // inline mcp_servers entry — with the keys, types, defaults and validation
 // rules of an [[mcp_servers]] table. Values are those of a decoded document:
@@ -25,7 +27,7 @@ func DecodeServer(file, field string, m map[string]any, lines map[string]int) (S
 }
 
 // Equal reports whether s and o declare the same server: every field but
-// Source is equal. An unset transport or timeout counts as its default.
+// Source is equal (fields added later are compared too). An unset transport or timeout counts as its default.
 func (s Server) Equal(o Server) bool {
 	a, b := s, o
 	a.Source, b.Source = Position{}, Position{}
@@ -37,35 +39,4 @@ func (s Server) Equal(o Server) bool {
 	return serverEqual(a, b)
 }
 
-func serverEqual(a, b Server) bool {
-	return a.ID == b.ID && a.Description == b.Description && a.Transport == b.Transport &&
-		a.Command == b.Command && strsEqual(a.Args, b.Args) && mapsEqual(a.Env, b.Env) && a.Cwd == b.Cwd &&
-		a.URL == b.URL && mapsEqual(a.Headers, b.Headers) && a.AllowLocalEndpoint == b.AllowLocalEndpoint &&
-		strsEqual(a.ToolsAllowlist, b.ToolsAllowlist) && (a.ToolsAllowlist == nil) == (b.ToolsAllowlist == nil) &&
-		a.Timeout == b.Timeout && a.ConnectTimeout == b.ConnectTimeout && a.Optional == b.Optional &&
-		a.ProgressResetsTimeout == b.ProgressResetsTimeout && strsEqual(a.Roots, b.Roots)
-}
-
-func strsEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
+func serverEqual(a, b Server) bool { return reflect.DeepEqual(a, b) }
