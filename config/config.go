@@ -68,6 +68,9 @@ type Config struct {
 	// Providers are the [providers.NAME] tables by name; a later file's
 	// table replaces an earlier one of the same name whole.
 	Providers map[string]Provider
+	// Gateway is the [gateway] table (see [Gateway]); a later file's keys
+	// override an earlier one's, key by key.
+	Gateway Gateway
 	// Files lists the files that were read, in order.
 	Files []string
 }

@@ -18,6 +18,9 @@ type fileResult struct {
 	servers   []Server
 	providers map[string]Provider
 
+	gateway    *Gateway        // nil: no [gateway] table in this file
+	gatewaySet map[string]bool // the keys it set
+
 	lines    map[string]int  // field path → line
 	bad      map[string]bool // field paths that already have a Problem
 	problems []*Problem

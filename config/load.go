@@ -139,6 +139,9 @@ func build(results []*fileResult) (*Config, error) {
 			}
 			c.Providers[name] = p
 		}
+		if r.gateway != nil {
+			mergeGateway(&c.Gateway, r, v)
+		}
 		for _, s := range r.servers {
 			if i, ok := byID[s.ID]; ok && s.ID != "" {
 				c.Servers[i] = s

@@ -10,7 +10,7 @@ import (
 
 // TOML keys, for strictness and "did you mean" suggestions.
 var (
-	tomlTopKeys    = []string{"tool_name_format", "mcp_servers", "providers"}
+	tomlTopKeys    = []string{"tool_name_format", "mcp_servers", "providers", "gateway"}
 	tomlServerKeys = []string{
 		"id", "description", "transport",
 		"command", "args", "env", "cwd",
@@ -79,6 +79,8 @@ func decodeTOML(file string, data []byte) *fileResult {
 			}
 		case "providers":
 			r.tomlProviders(k, v)
+		case "gateway":
+			r.tomlGateway(k, v)
 		default:
 			r.errorf(k, "%s", unknownKey(k, tomlTopKeys))
 		}

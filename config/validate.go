@@ -39,6 +39,8 @@ func (c *Config) Validate() error {
 type validator struct {
 	files    map[string]*fileResult // nil outside Load
 	tnfPos   Position               // where tool_name_format was set
+	gwPos    map[string]Position    // where each [gateway] key and element was set
+	gwBad    map[string]bool        // [gateway] fields decoding already reported
 	problems []*Problem
 }
 
@@ -52,6 +54,7 @@ func (v *validator) config(c *Config) {
 	for i := range c.Servers {
 		v.server(c, i, seen)
 	}
+	v.gateway(c)
 }
 
 // checkToolNameFormat returns what is wrong with a tool_name_format, or "".

@@ -1,0 +1,254 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardmcp/switchboard/secret"
+)
+
+func TestGateway(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "g.toml", `[[mcp_servers]]
+id = "a"
+command = "x"
+
+[[mcp_servers]]
+id = "b"
+command = "y"
+
+[gateway]
+listen = "0.0.0.0:7400"
+tool_name_format = "{server}__{tool}"
+servers = ["b"]
+allowed_origins = ["https://app.example.com", "http://localhost:3000"]
+auth_token = "{{secrets.gw}}"
+json_response = true
+session_timeout = "5m"
+`)
+	c, err := Load(&LoadOptions{File: file, Dir: dir, Getenv: getenv(nil)})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := Gateway{
+		Listen: "0.0.0.0:7400", ToolNameFormat: "{server}__{tool}", Servers: []string{"b"},
+		AllowedOrigins: []string{"https://app.example.com", "http://localhost:3000"},
+		AuthToken:      "{{secrets.gw}}", JSONResponse: true, SessionTimeout: 5 * time.Minute,
+		Source: Position{File: file, Line: 9, Field: "gateway"},
+	}
+	if diff := cmp.Diff(want, c.Gateway); diff != "" {
+		t.Errorf("Gateway (-want +got):\n%s", diff)
+	}
+
+	red := secret.NewRedactor()
+	store := secret.EnvStore{LookupEnv: func(k string) (string, bool) { return "tok-123", k == "SWITCHBOARD_SECRET_GW" }}
+	tok, err := c.Gateway.ResolveAuthToken(func(string) (string, bool) { return "", false }, store, red)
+	if err != nil || tok != "tok-123" {
+		t.Fatalf("ResolveAuthToken = %q, %v, want tok-123", tok, err)
+	}
+	if got := red.Redact("Bearer tok-123"); strings.Contains(got, "tok-123") {
+		t.Errorf("the token is not redacted: %q", got)
+	}
+	_, err = c.Gateway.ResolveAuthToken(func(string) (string, bool) { return "", false }, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "gateway.auth_token: {{secrets.gw}} is not set") {
+		t.Errorf("ResolveAuthToken without the secret: %v, want an error naming field and placeholder", err)
+	}
+}
+
+// TestGatewayDefaults: no [gateway] table leaves the zero Gateway, which
+// means the defaults.
+func TestGatewayDefaults(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "g.toml", "[[mcp_servers]]\nid = \"a\"\ncommand = \"x\"\n")
+	c, err := Load(&LoadOptions{File: file, Dir: dir, Getenv: getenv(nil)})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if diff := cmp.Diff(Gateway{}, c.Gateway); diff != "" {
+		t.Errorf("Gateway (-want +got):\n%s", diff)
+	}
+	if tok, err := c.Gateway.ResolveAuthToken(nil, nil, nil); tok != "" || err != nil {
+		t.Errorf("ResolveAuthToken with none = %q, %v", tok, err)
+	}
+}
+
+// TestGatewayLayering: a later file overrides [gateway] key by key, and a
+// server named by one file may be declared in another.
+func TestGatewayLayering(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "user/switchboard/config.toml", `[gateway]
+listen = "127.0.0.1:7500"
+auth_token = "{{env.GW_TOKEN}}"
+`)
+	work := writeFile(t, root, "work/switchboard.toml", `[[mcp_servers]]
+id = "a"
+command = "x"
+
+[gateway]
+servers = ["a"]
+`)
+	c, err := Load(&LoadOptions{Dir: root + "/work", UserConfigDir: root + "/user/switchboard", Getenv: getenv(nil)})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := Gateway{Listen: "127.0.0.1:7500", AuthToken: "{{env.GW_TOKEN}}", Servers: []string{"a"},
+		Source: Position{File: work, Line: 5, Field: "gateway"}}
+	if diff := cmp.Diff(want, c.Gateway); diff != "" {
+		t.Errorf("Gateway (-want +got):\n%s", diff)
+	}
+}
+
+func TestGatewayProblems(t *testing.T) {
+	for _, tt := range []struct {
+		name, toml string
+		want       []string
+	}{
+		{"literal token", `[gateway]
+auth_token = "hunter2-literal"
+`, []string{
+			`g.toml:2: gateway.auth_token: a literal token is not allowed: config files are shared and committed, and a token written there leaks; write "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}"`,
+		}},
+		{"malformed token placeholder", `[gateway]
+auth_token = "{{secret.x}}"
+`, []string{
+			`g.toml:2: gateway.auth_token: ` + parseErr(t, "{{secret.x}}"),
+		}},
+		{"beyond loopback without a token", `[gateway]
+listen = "0.0.0.0:7300"
+`, []string{
+			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token`,
+		}},
+		{"every interface without a token", `[gateway]
+listen = ":7300"
+`, []string{
+			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token`,
+		}},
+		{"a host name is not loopback", `[gateway]
+listen = "gw.example.com:7300"
+`, []string{
+			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token`,
+		}},
+		{"loopback spellings", `[gateway]
+listen = "[::1]:0"
+[[mcp_servers]]
+id = "a"
+command = "x"
+`, nil},
+		{"localhost", `[gateway]
+listen = "localhost:7300"
+`, nil},
+		{"bad listen", `[gateway]
+listen = "7300"
+`, []string{
+			`g.toml:2: gateway.listen: must be host:port, such as "127.0.0.1:7300" or "[::1]:7300", not "7300"`,
+		}},
+		{"bad port", `[gateway]
+listen = "127.0.0.1:http"
+`, []string{
+			`g.toml:2: gateway.listen: invalid port "http" (want 0 to 65535; 0 picks a free one)`,
+		}},
+		{"unknown and duplicate servers", `[[mcp_servers]]
+id = "a"
+command = "x"
+
+[gateway]
+servers = [
+  "a",
+  "nope",
+  "a",
+]
+`, []string{
+			`g.toml:8: gateway.servers[1]: no server "nope" in the configuration (configured: a)`,
+			`g.toml:9: gateway.servers[2]: duplicate "a" (also servers[0])`,
+		}},
+		{"origins", `[gateway]
+allowed_origins = ["https://ok.example.com", "ftp://x.example.com", "https://x.example.com/path", "*"]
+`, []string{
+			`g.toml:2: gateway.allowed_origins[1]: must be an origin, scheme://host[:port] such as https://app.example.com: scheme "ftp" is not http or https`,
+			`g.toml:2: gateway.allowed_origins[2]: must be an origin, scheme://host[:port] such as https://app.example.com, without user, path, query or fragment; not "https://x.example.com/path"`,
+			`g.toml:2: gateway.allowed_origins[3]: must be an origin, scheme://host[:port] such as https://app.example.com, not "*"`,
+		}},
+		{"tool_name_format", `[gateway]
+tool_name_format = "{server}"
+`, []string{
+			`g.toml:2: gateway.tool_name_format: must contain {tool}`,
+		}},
+		{"types and unknown keys", `[gateway]
+listen = 7300
+json_response = "yes"
+session_timeout = "soon"
+servers = "a"
+auth_tokn = "{{env.X}}"
+`, []string{
+			`g.toml:2: gateway.listen: must be a string, not an integer`,
+			`g.toml:3: gateway.json_response: must be a boolean, not a string`,
+			`g.toml:4: gateway.session_timeout: invalid duration "soon" (want a Go duration such as "90s" or "2m30s")`,
+			`g.toml:5: gateway.servers: must be an array of strings, not a string`,
+			`g.toml:6: gateway.auth_tokn: unknown key "auth_tokn"; did you mean auth_token?`,
+		}},
+		{"not a table", `gateway = "on"
+`, []string{
+			`g.toml:1: gateway: must be a table, not a string`,
+		}},
+		{"typo at the top", `[gatway]
+listen = "127.0.0.1:1"
+`, []string{
+			`g.toml:1: gatway: unknown key "gatway"; did you mean gateway?`,
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := writeFile(t, dir, "g.toml", tt.toml)
+			_, err := Load(&LoadOptions{File: file, Dir: dir, Getenv: getenv(nil)})
+			if diff := cmp.Diff(tt.want, problemStrings(t, err, dir)); diff != "" {
+				t.Errorf("Load(%q) problems (-want +got):\n%s", tt.toml, diff)
+			}
+			if err != nil && strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("a problem quotes the literal token: %v", err)
+			}
+		})
+	}
+}
+
+// TestGatewayValidate: Validate checks a Gateway built in code too.
+func TestGatewayValidate(t *testing.T) {
+	c := &Config{
+		Servers: []Server{{ID: "a", Command: "x"}},
+		Gateway: Gateway{Listen: "10.0.0.5:7300", Servers: []string{"b"}, AuthToken: "plain"},
+	}
+	want := []string{
+		`gateway.servers[0]: no server "b" in the configuration (configured: a)`,
+		`gateway.auth_token: a literal token is not allowed: config files are shared and committed, and a token written there leaks; write "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}"`,
+	}
+	if diff := cmp.Diff(want, problemStrings(t, c.Validate(), "")); diff != "" {
+		t.Errorf("Validate (-want +got):\n%s", diff)
+	}
+	c.Gateway = Gateway{Listen: "10.0.0.5:7300"}
+	if diff := cmp.Diff([]string{"gateway.listen: serving beyond loopback needs auth_token"}, problemStrings(t, c.Validate(), "")); diff != "" {
+		t.Errorf("Validate (-want +got):\n%s", diff)
+	}
+}
+
+func TestIsLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "127.1.2.3": true, "::1": true, "[::1]": true, "localhost": true, "LOCALHOST": true,
+		"::ffff:127.0.0.1": true,
+		"":                 false, "0.0.0.0": false, "::": false, "10.0.0.1": false, "example.com": false, "localhost.example.com": false,
+	} {
+		if got := IsLoopbackHost(host); got != want {
+			t.Errorf("IsLoopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+func parseErr(t *testing.T, s string) string {
+	t.Helper()
+	_, err := secret.Parse(s)
+	if err == nil {
+		t.Fatalf("secret.Parse(%q) = nil error", s)
+	}
+	return err.Error()
+}
