@@ -3,8 +3,10 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -47,4 +49,41 @@ func BenchmarkCallTool(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLazyStart20 measures the time to a usable tool list for 20 lazy
+// servers, each taking 300 ms to start: cold (no cache: every server is
+// started) against warm (cached tools offered, nothing started).
+func BenchmarkLazyStart20(b *testing.B) {
+	var servers []config.Server
+	for i := range 20 {
+		s := fixture(b, fmt.Sprintf("lazy%d", i), "-slow-start", "300")
+		s.Lazy = true
+		servers = append(servers, s)
+	}
+	measure := func(cache string) (time.Duration, int) {
+		start := time.Now()
+		h, err := host.Start(context.Background(), servers, &host.Options{CacheDir: cache})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		n := len(h.Tools())
+		h.Close()
+		return d, n
+	}
+	var cold, warm time.Duration
+	for b.Loop() {
+		dir := b.TempDir()
+		d, n1 := measure(dir) // cold: fills the cache
+		cold += d
+		d, n2 := measure(dir) // warm
+		warm += d
+		if n1 != n2 || n1 == 0 {
+			b.Fatalf("tools: %d cold, %d warm", n1, n2)
+		}
+	}
+	n := time.Duration(b.N)
+	b.ReportMetric(float64((cold/n).Microseconds())/1000, "ms/cold")
+	b.ReportMetric(float64((warm/n).Microseconds())/1000, "ms/warm")
 }

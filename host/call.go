@@ -123,8 +123,9 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	d := time.Since(start)
 	if err != nil {
 		err = h.callFailure(s, ctx, cctx, err)
-		if ctx.Err() == nil {
-			// The caller did not give up: the server failed this call.
+		if ctx.Err() == nil && !errors.Is(err, ErrUnavailable) {
+			// The caller did not give up and the connection did not die
+			// (supervision deals with that): the server failed this call.
 			s.brk.record(time.Now(), false)
 		}
 		return nil, cerr(err, d)

@@ -204,8 +204,11 @@ func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, 
 		h.servers = append(h.servers, newServer(h, sc))
 	}
 	for _, ip := range h.opts.InProcess {
-		if seen[ip.ID] || ip.Server == nil {
-			return nil, fmt.Errorf("in-process server %q: duplicate id or nil server", ip.ID)
+		switch {
+		case ip.Server == nil:
+			return nil, fmt.Errorf("in-process server %q: no server", ip.ID)
+		case seen[ip.ID]:
+			return nil, fmt.Errorf("in-process server %q: a configured server has that id too; rename the configured one", ip.ID)
 		}
 		seen[ip.ID] = true
 		s := newServer(h, config.Server{ID: ip.ID, Transport: transportInProcess, Timeout: ip.Timeout, ToolsAllowlist: ip.ToolsAllowlist})
@@ -314,10 +317,11 @@ const (
 
 // ServerStatus describes one server.
 type ServerStatus struct {
-	ID        string
-	Transport config.Transport
-	State     State
-	Optional  bool
+	ID          string
+	Description string // from the configuration
+	Transport   config.Transport
+	State       State
+	Optional    bool
 	// ServerInfo and ProtocolVersion are what the server announced.
 	ServerInfo      *mcp.Implementation
 	ProtocolVersion string

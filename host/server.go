@@ -152,6 +152,7 @@ func (s *server) status() ServerStatus {
 	defer s.mu.Unlock()
 	st := ServerStatus{
 		ID:          s.cfg.ID,
+		Description: s.cfg.Description,
 		Transport:   s.cfg.Transport,
 		State:       s.state,
 		Optional:    s.cfg.Optional,

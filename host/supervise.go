@@ -171,6 +171,7 @@ func (s *server) supervise() {
 		s.mu.Lock()
 		s.restarts++
 		s.mu.Unlock()
+		s.brk.reset() // a fresh connection gets a fresh chance
 		s.h.catalogMu.Lock()
 		s.h.rebuildCatalog()
 		s.h.catalogMu.Unlock()
@@ -282,6 +283,12 @@ func (b *breaker) allow(now time.Time) error {
 	}
 	b.trialTill = now.Add(breakerCooldown)
 	return nil
+}
+
+func (b *breaker) reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failures, b.openTill, b.trialTill = 0, time.Time{}, time.Time{}
 }
 
 func (b *breaker) record(now time.Time, ok bool) {
