@@ -201,12 +201,17 @@ func (g *Gateway) Host() *host.Host { return g.h }
 // g.Server().Run(ctx, &mcp.StdioTransport{}).
 func (g *Gateway) Server() *mcp.Server { return g.srv }
 
-// Close ends calls waiting for input, stops the host with its servers and
-// every goroutine the gateway started. It is idempotent.
+// Close ends calls waiting for input and every downstream session (a
+// Streamable HTTP session a client never deleted would otherwise keep its
+// goroutine until it expires), stops the host with its servers and every
+// goroutine the gateway started. It is idempotent.
 func (g *Gateway) Close() error {
 	var err error
 	g.closeOnce.Do(func() {
 		g.cancel()
+		for ss := range g.srv.Sessions() {
+			ss.Close()
+		}
 		g.wg.Wait()
 		if g.h != nil {
 			err = g.h.Close()
