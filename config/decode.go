@@ -169,6 +169,37 @@ func (r *fileResult) strMap(field string, v any) (map[string]string, bool) {
 	return out, true
 }
 
+// count decodes a whole number that must not be negative.
+func (r *fileResult) count(field string, v any) (int, bool) {
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case float64: // JSON numbers
+		if x != float64(int64(x)) {
+			r.errorf(field, "must be a whole number, not %v", x)
+			return 0, false
+		}
+		n = int64(x)
+	default:
+		r.errorf(field, "must be a whole number, not %s", r.typeName(v))
+		return 0, false
+	}
+	if n < 0 || n > 1<<20 {
+		r.errorf(field, "must be between 0 and %d, not %d", 1<<20, n)
+		return 0, false
+	}
+	return int(n), true
+}
+
+// interval decodes a duration where "off" (or zero) turns the thing off.
+func (r *fileResult) interval(field string, v any) (time.Duration, bool) {
+	if s, ok := v.(string); ok && (s == "off" || s == "0" || s == "0s") {
+		return HealthOff, true
+	}
+	return r.duration(field, v)
+}
+
 // duration decodes a Go duration string that must be positive.
 func (r *fileResult) duration(field string, v any) (time.Duration, bool) {
 	s, ok := v.(string)

@@ -17,6 +17,7 @@ var (
 		"url", "headers", "allow_local_endpoint",
 		"tools_allowlist", "timeout", "connect_timeout", "optional",
 		"progress_resets_timeout", "roots",
+		"lazy", "health_interval", "max_concurrency", "max_restarts",
 	}
 )
 
@@ -127,6 +128,14 @@ func (r *fileResult) tomlServer(path string, m map[string]any) Server {
 			s.ProgressResetsTimeout, _ = r.boolean(f, v)
 		case "roots":
 			s.Roots, _ = r.strList(f, v)
+		case "lazy":
+			s.Lazy, _ = r.boolean(f, v)
+		case "health_interval":
+			s.HealthInterval, _ = r.interval(f, v)
+		case "max_concurrency":
+			s.MaxConcurrency, _ = r.count(f, v)
+		case "max_restarts":
+			s.MaxRestarts, _ = r.count(f, v)
 		default:
 			r.errorf(f, "%s", unknownKey(k, tomlServerKeys))
 		}
