@@ -144,6 +144,7 @@ error or a failure at run time, 2 a usage or configuration error.`,
 		e.secretsCommand(),
 		e.runCommand(),
 		e.agentsCommand(),
+		e.serveCommand(),
 	)
 	return root
 }

@@ -41,6 +41,11 @@ func InstallAll(logf Logf) error {
 		return err
 	}
 	logf("reference servers and inspector-cli: %s", filepath.Join(dir, "node_modules"))
+	sdk, err := tsSDKDir(logf)
+	if err != nil {
+		return err
+	}
+	logf("TypeScript SDK %s: %s", TSSDKVersion, filepath.Join(sdk, "node_modules"))
 	for _, v := range ConformanceVersions {
 		dir, err := conformanceDir(v, logf)
 		if err != nil {
@@ -180,6 +185,17 @@ func conformanceDir(version string, logf Logf) (string, error) {
 		dir := filepath.Join(CacheDir(), "conformance-"+version)
 		check := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 		if err := npmInstall(logf, dir, []string{"@modelcontextprotocol/conformance@" + version}, check, nil); err != nil {
+			return "", err
+		}
+		return dir, nil
+	})
+}
+
+func tsSDKDir(logf Logf) (string, error) {
+	return installs.do("tssdk", func() (string, error) {
+		dir := filepath.Join(CacheDir(), "tssdk-"+TSSDKVersion)
+		check := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "client", "websocket.js")
+		if err := npmInstall(logf, dir, []string{"@modelcontextprotocol/sdk@" + TSSDKVersion}, check, nil); err != nil {
 			return "", err
 		}
 		return dir, nil

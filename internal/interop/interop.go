@@ -12,7 +12,9 @@
 //     server-filesystem and server-memory ([ReferenceServersVersion]) and
 //     @modelcontextprotocol/inspector-cli ([InspectorCLIVersion]);
 //   - the official conformance suite @modelcontextprotocol/conformance
-//     ([ConformanceStable], [ConformanceNext]).
+//     ([ConformanceStable], [ConformanceNext]);
+//   - the TypeScript SDK @modelcontextprotocol/sdk ([TSSDKVersion]), whose
+//     client transports tests drive from small Node scripts.
 //
 // Each install runs `npm install --save-exact` into a temporary folder that is
 // renamed into place with a stamp file, under an exclusive file lock, so that
@@ -63,6 +65,10 @@ const (
 	// ConformanceNext is the conformance suite pre-release with the
 	// 2026-07-28 scenarios.
 	ConformanceNext = "0.2.0-alpha.12"
+	// TSSDKVersion pins @modelcontextprotocol/sdk, the TypeScript SDK: the
+	// newest 1.x, which still ships client/websocket.js
+	// (WebSocketClientTransport, subprotocol "mcp").
+	TSSDKVersion = "1.32.2"
 )
 
 // ConformanceVersions lists the conformance suite versions [Conformance]
@@ -199,6 +205,19 @@ func Conformance(t testing.TB, version string) []string {
 		t.Fatalf("interop: %v", err)
 	}
 	return []string{node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")}
+}
+
+// TSSDK returns the node_modules folder holding @modelcontextprotocol/sdk at
+// [TSSDKVersion]. A script outside it imports the SDK's modules by file URL,
+// for example
+// <dir>/@modelcontextprotocol/sdk/dist/esm/client/websocket.js.
+func TSSDK(t testing.TB) string {
+	t.Helper()
+	dir, err := tsSDKDir(t.Logf)
+	if err != nil {
+		t.Fatalf("interop: %v", err)
+	}
+	return filepath.Join(dir, "node_modules")
 }
 
 // Env returns a minimal environment for running the peers: PATH with the

@@ -1,0 +1,292 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/host"
+)
+
+// shutdownGrace bounds a graceful shutdown: requests in flight get this long
+// to finish before every connection is closed, so that Ctrl-C never hangs
+// on a client that keeps a stream open.
+const shutdownGrace = 5 * time.Second
+
+// readHeaderTimeout bounds how long a client may take to send its request
+// headers (slowloris); bodies are bounded by the gateway's MaxBodyBytes.
+const readHeaderTimeout = 10 * time.Second
+
+func (e *env) serveCommand() *cobra.Command {
+	var listen string
+	var stdio bool
+	cmd := &cobra.Command{
+		Use:   "serve [--listen ADDR] [--stdio]",
+		Short: "Serve the configured servers as one MCP server (the gateway)",
+		Long: `Connects to the configured servers and serves their tools, resources and
+prompts as one MCP server: Streamable HTTP at /mcp, the legacy HTTP+SSE
+transport at /sse and WebSocket at /ws, on ` + config.DefaultGatewayListen + ` unless
+--listen or [gateway] listen says otherwise (port 0 picks a free one). The
+first line on stderr is the address actually bound:
+
+  switchboard: serving MCP at http://127.0.0.1:7300/mcp (SSE at /sse, WebSocket at /ws)
+
+With --stdio it serves one client over stdin and stdout instead, for clients
+that start a process (Claude Desktop, Cursor); nothing else is written to
+stdout.
+
+The [gateway] table chooses the servers exposed, the tool names clients see,
+allowed browser origins and a bearer token (required to listen beyond
+loopback). Ctrl-C or SIGTERM shuts down gracefully: requests in flight get
+5 seconds to finish.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if stdio && cmd.Flags().Changed("listen") {
+				return usageErr("serve: --listen and --stdio exclude each other")
+			}
+			return e.serve(cmd.Context(), listen, stdio)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "", "host:port to serve HTTP on (default [gateway] listen, else "+config.DefaultGatewayListen+")")
+	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve one client over stdin/stdout instead of HTTP")
+	return cmd
+}
+
+func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	gw := cfg.Gateway
+	servers := cfg.Servers
+	if gw.Servers != nil {
+		servers = nil
+		for _, id := range gw.Servers {
+			s, _ := cfg.Server(id) // Load has checked every id
+			servers = append(servers, s)
+		}
+	}
+	if len(servers) == 0 {
+		return usageErr("no MCP servers to serve: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE")
+	}
+	log := e.logger()
+	hostOpts := &host.Options{
+		Logger:         log,
+		ToolNameFormat: cfg.ToolNameFormat,
+		Redactor:       e.red,
+		LookupEnv:      e.lookupEnv,
+	}
+	if gw.ToolNameFormat != "" {
+		hostOpts.ToolNameFormat = gw.ToolNameFormat
+	}
+	gwOpts := &gateway.Options{Logger: log}
+
+	if stdio {
+		hostOpts.Secrets = e.secretStore()
+		g, err := e.startGateway(ctx, servers, hostOpts, gwOpts)
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		err = g.Server().Run(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: writeCloser(e.stdout)})
+		if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+			return failed(fmt.Errorf("serving over stdio: %w", err))
+		}
+		return nil
+	}
+
+	if listen == "" {
+		listen = gw.Listen
+	}
+	if listen == "" {
+		listen = config.DefaultGatewayListen
+	}
+	// Listen early: bind before connecting the upstreams, so that the
+	// address is known (and printed) at once and a busy port fails fast.
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return failed(fmt.Errorf("serve: %w", err))
+	}
+	defer ln.Close()
+	loopback := false
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
+		loopback = ta.IP.IsLoopback()
+	}
+	if !loopback && gw.AuthToken == "" {
+		return usageErr("serve: listening on %s: serving beyond loopback needs auth_token (set [gateway] auth_token to a {{secrets.NAME}} placeholder)", ln.Addr())
+	}
+	fmt.Fprintf(e.stderr, "switchboard: serving MCP at http://%s/mcp (SSE at /sse, WebSocket at /ws)\n", ln.Addr())
+
+	// After the address line, which must come first: opening the store may
+	// warn.
+	hostOpts.Secrets = e.secretStore()
+	token, err := gw.ResolveAuthToken(e.lookupEnv, hostOpts.Secrets, e.red)
+	if err != nil {
+		return failed(err)
+	}
+
+	g, err := e.startGateway(ctx, servers, hostOpts, gwOpts)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+
+	inflight := &requests{}
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	srv := &http.Server{
+		Handler: inflight.track(g.Handler(&gateway.HTTPOptions{
+			AuthToken:      token,
+			AllowedOrigins: gw.AllowedOrigins,
+			Loopback:       loopback,
+			SessionTimeout: gw.SessionTimeout,
+			JSONResponse:   gw.JSONResponse,
+			Logger:         log,
+		})),
+		ReadHeaderTimeout: readHeaderTimeout,
+		// Streams (GET /mcp, GET /sse) live on this context, so that a
+		// shutdown can end them once the requests in flight are done.
+		BaseContext: func(net.Listener) context.Context { return streams },
+		ErrorLog:    httpErrorLog(e),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	select {
+	case err := <-serveErr:
+		endStreams()
+		closeSessions(g)
+		return failed(fmt.Errorf("serve: %w", err))
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "grace", shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	// Streams never become idle: end them as soon as the requests in flight
+	// have finished (or the grace period is over), so that Shutdown returns.
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		inflight.wait(sctx)
+		endStreams()
+	}()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("shutdown: closing the connections still open", "err", err)
+		srv.Close()
+	}
+	<-drained
+	<-serveErr
+	closeSessions(g)
+	if err := g.Close(); err != nil {
+		return failed(err)
+	}
+	return nil
+}
+
+// startGateway connects the upstreams and starts the gateway over them.
+func (e *env) startGateway(ctx context.Context, servers []config.Server, hostOpts *host.Options, opts *gateway.Options) (*gateway.Gateway, error) {
+	p := e.startProgress(servers)
+	hostOpts.OnState = p.update
+	g, err := gateway.Start(ctx, servers, hostOpts, opts)
+	p.done()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, failed(fmt.Errorf("cancelled: %w", err))
+		}
+		return nil, failed(err)
+	}
+	return g, nil
+}
+
+// closeSessions ends every downstream session still open, so that no
+// session outlives the server that served it.
+func closeSessions(g *gateway.Gateway) {
+	for ss := range g.Server().Sessions() {
+		ss.Close()
+	}
+}
+
+// requests counts the HTTP requests in flight that are not streams, so
+// that a shutdown can let them finish.
+type requests struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil while n is 0
+}
+
+func (rq *requests) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			h.ServeHTTP(w, r) // a stream (GET /mcp, /sse, /ws): never idle
+			return
+		}
+		rq.mu.Lock()
+		rq.n++
+		rq.mu.Unlock()
+		defer func() {
+			rq.mu.Lock()
+			rq.n--
+			if rq.n == 0 && rq.idle != nil {
+				close(rq.idle)
+				rq.idle = nil
+			}
+			rq.mu.Unlock()
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// wait returns when no request is in flight, or ctx is done.
+func (rq *requests) wait(ctx context.Context) {
+	rq.mu.Lock()
+	if rq.n == 0 {
+		rq.mu.Unlock()
+		return
+	}
+	if rq.idle == nil {
+		rq.idle = make(chan struct{})
+	}
+	idle := rq.idle
+	rq.mu.Unlock()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	}
+}
+
+// httpErrorLog sends net/http's own error messages (malformed requests,
+// panics in handlers) to stderr through the redactor, with -v.
+func httpErrorLog(e *env) *log.Logger {
+	if e.verbose == 0 {
+		return log.New(io.Discard, "", 0)
+	}
+	return log.New(e.stderr, "switchboard: http: ", 0)
+}
+
+func readCloser(r io.Reader) io.ReadCloser {
+	if rc, ok := r.(io.ReadCloser); ok {
+		return rc
+	}
+	return io.NopCloser(r)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// writeCloser keeps the session from closing stdout, which belongs to the
+// caller of Main.
+func writeCloser(w io.Writer) io.WriteCloser {
+	return nopWriteCloser{w}
+}

@@ -1,0 +1,336 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/internal/cli"
+	"github.com/switchboardmcp/switchboard/internal/interop"
+)
+
+const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
+
+// testTimeout bounds each serve test, so that a hang fails with a message.
+const testTimeout = 2 * time.Minute
+
+// isolate points HOME and XDG_CONFIG_HOME into a temp folder, so that no
+// real user config or secret is read, and keeps secrets in the environment.
+func isolate(t *testing.T) string {
+	dir := t.TempDir()
+	t.Setenv("HOME", filepath.Join(dir, "home"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "xdg"))
+	t.Setenv("SWITCHBOARD_SECRETS_BACKEND", "env")
+	return dir
+}
+
+func writeConfig(t *testing.T, dir, body string) string {
+	t.Helper()
+	f := filepath.Join(dir, "switchboard.toml")
+	if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+var servingLine = regexp.MustCompile(`^switchboard: serving MCP at (http://\S+)/mcp \(SSE at /sse, WebSocket at /ws\)$`)
+
+// startServe runs `switchboard serve` in-process on a free loopback port. It
+// returns the base URL, read from the first line of stderr; a channel that
+// yields Main's exit code; and stderr so far.
+func startServe(t *testing.T, ctx context.Context, args ...string) (base string, code <-chan int, stderr func() string) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		var stdout bytes.Buffer
+		c := cli.Main(ctx, args, strings.NewReader(""), &stdout, pw)
+		if stdout.Len() > 0 {
+			t.Errorf("serve wrote to stdout: %q", stdout.String())
+		}
+		pw.Close()
+		done <- c
+	}()
+	br := bufio.NewReader(pr)
+	first, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the first line of stderr: %v (got %q)", err, first)
+	}
+	m := servingLine.FindStringSubmatch(strings.TrimSuffix(first, "\n"))
+	if m == nil {
+		t.Fatalf("first line of stderr = %q, want the address served", first)
+	}
+	var mu sync.Mutex
+	var rest bytes.Buffer
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		buf := make([]byte, 4096)
+		for {
+			n, err := br.Read(buf)
+			mu.Lock()
+			rest.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { <-copied })
+	return m[1], done, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return first + rest.String()
+	}
+}
+
+type bearer struct {
+	token string
+	rt    http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.rt.RoundTrip(r)
+}
+
+func textOf(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestServeHTTP runs `switchboard serve --listen 127.0.0.1:0` in-process,
+// reaches it with a go-sdk client over Streamable HTTP (bearer token and
+// all), shuts it down with a call in flight and checks that the call
+// finished, Main returned 0 and no goroutine or child process is left.
+func TestServeHTTP(t *testing.T) {
+	dir := isolate(t)
+	const token = "tok-serve-canary-9f3c"
+	t.Setenv("GW_TOKEN", token)
+	cfg := writeConfig(t, dir, `[[mcp_servers]]
+id = "fx"
+command = "`+interop.Build(t, fixturePkg)+`"
+
+[gateway]
+auth_token = "{{env.GW_TOKEN}}"
+`)
+	goroutines := runtime.NumGoroutine()
+	children := childPIDs(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, code, stderr := startServe(t, ctx, "--config", cfg, "-vv", "serve", "--listen", "127.0.0.1:0")
+
+	rt := &http.Transport{}
+	defer rt.CloseIdleConnections()
+
+	// Without the token: 401.
+	resp, err := (&http.Client{Transport: rt}).Post(base+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("POST /mcp without the token: status %d, want 401", resp.StatusCode)
+	}
+
+	callCtx, callCancel := context.WithTimeout(context.Background(), testTimeout)
+	defer callCancel()
+	progressed := make(chan struct{}, 16)
+	c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+			progressed <- struct{}{}
+		},
+	})
+	cs, err := c.Connect(callCtx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token, rt}}}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr())
+	}
+	tools, err := cs.ListTools(callCtx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if !strings.Contains(" "+strings.Join(names, " ")+" ", " mcp_fx_echo ") {
+		t.Fatalf("tools = %v, want mcp_fx_echo", names)
+	}
+	res, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "through serve"}})
+	if err != nil || textOf(res) != "through serve" {
+		t.Fatalf("echo = %v, %v", res, err)
+	}
+
+	// Shut down while a call is in flight: the call gets to finish.
+	callDone := make(chan error, 1)
+	go func() {
+		p := &mcp.CallToolParams{Name: "mcp_fx_progress", Arguments: map[string]any{"steps": 4, "interval_ms": 100}}
+		p.SetProgressToken("shutdown")
+		_, err := cs.CallTool(callCtx, p)
+		callDone <- err
+	}()
+	<-progressed // the call has reached the upstream
+	cancel()
+	if err := <-callDone; err != nil {
+		t.Errorf("a call in flight at shutdown failed: %v", err)
+	}
+	select {
+	case c := <-code:
+		if c != cli.ExitOK {
+			t.Errorf("serve exited %d, want 0\n%s", c, stderr())
+		}
+	case <-time.After(testTimeout):
+		t.Fatalf("serve did not return after cancel\n%s", stderr())
+	}
+	cs.Close()
+	rt.CloseIdleConnections()
+	if strings.Contains(stderr(), token) {
+		t.Errorf("stderr holds the token:\n%s", stderr())
+	}
+	checkNoLeaks(t, goroutines, children)
+}
+
+// TestServeStdio starts the built switchboard binary with `serve --stdio`
+// as a stdio MCP server, the way Claude Desktop does, and uses it.
+func TestServeStdio(t *testing.T) {
+	dir := isolate(t)
+	cfg := writeConfig(t, dir, `[[mcp_servers]]
+id = "fx"
+command = "`+interop.Build(t, fixturePkg)+`"
+`)
+	bin := interop.Build(t, "github.com/switchboardmcp/switchboard/cmd/switchboard")
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	cmd := exec.Command(bin, "--config", cfg, "serve", "--stdio")
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("tools/list = %v, %v", tools, err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "over stdio"}})
+	if err != nil || textOf(res) != "over stdio" {
+		t.Fatalf("echo = %v, %v\n%s", res, err, stderr.String())
+	}
+	// Closing stdin ends the session; switchboard stops its servers and
+	// exits 0 on its own.
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if st := cmd.ProcessState; st == nil || st.ExitCode() != 0 {
+		t.Errorf("switchboard serve --stdio exit = %v, want 0\n%s", st, stderr.String())
+	}
+}
+
+// TestServeRefuses: the usage errors of serve exit 2 before serving.
+func TestServeRefuses(t *testing.T) {
+	dir := isolate(t)
+	cfg := writeConfig(t, dir, `[[mcp_servers]]
+id = "fx"
+command = "`+interop.Build(t, fixturePkg)+`"
+`)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--listen", "0.0.0.0:0"}, "serving beyond loopback needs auth_token"},
+		{[]string{"serve", "--stdio", "--listen", "127.0.0.1:0"}, "--listen and --stdio exclude each other"},
+		{[]string{"serve", "extra"}, `unknown command "extra"`},
+	} {
+		var stdout, stderr bytes.Buffer
+		got := cli.Main(context.Background(), append([]string{"--config", cfg}, tt.args...), strings.NewReader(""), &stdout, &stderr)
+		if got != cli.ExitUsage || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("Main(%q) = %d, stderr %q; want %d and %q", tt.args, got, stderr.String(), cli.ExitUsage, tt.want)
+		}
+		if stdout.Len() > 0 {
+			t.Errorf("Main(%q) wrote to stdout: %q", tt.args, stdout.String())
+		}
+	}
+}
+
+// childPIDs lists this process's child processes (Linux; nil elsewhere).
+func childPIDs(t *testing.T) map[int]bool {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	out := map[int]bool{}
+	me := os.Getpid()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 {
+			if ppid, _ := strconv.Atoi(f[1]); ppid == me {
+				out[pid] = true
+			}
+		}
+	}
+	return out
+}
+
+// checkNoLeaks waits, bounded, for the goroutines and child processes to
+// come back to what they were before the test.
+func checkNoLeaks(t *testing.T, goroutines int, children map[int]bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	var extra []int
+	for {
+		extra = extra[:0]
+		for pid := range childPIDs(t) {
+			if !children[pid] {
+				extra = append(extra, pid)
+			}
+		}
+		if (runtime.NumGoroutine() <= goroutines && len(extra) == 0) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+	}
+	if len(extra) > 0 {
+		t.Errorf("child processes left after serve returned: %v", extra)
+	}
+	if n := runtime.NumGoroutine(); n > goroutines {
+		buf := make([]byte, 1<<20)
+		t.Errorf("goroutines: %d before serve, %d after:\n%s", goroutines, n, buf[:runtime.Stack(buf, true)])
+	}
+}
