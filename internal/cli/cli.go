@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -209,14 +210,9 @@ func (e *env) startHost(ctx context.Context, allOptional bool, only string) (*ho
 		}
 	}
 	p := e.startProgress(servers)
-	h, err := host.Start(ctx, servers, &host.Options{
-		Logger:         e.logger(),
-		ToolNameFormat: cfg.ToolNameFormat,
-		Redactor:       e.red,
-		Secrets:        e.secretStore(),
-		LookupEnv:      e.lookupEnv,
-		OnState:        p.update,
-	})
+	opts := e.hostOptions(cfg)
+	opts.OnState = p.update
+	h, err := host.Start(ctx, servers, opts)
 	p.done()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -225,6 +221,31 @@ func (e *env) startHost(ctx context.Context, allOptional bool, only string) (*ho
 		return nil, nil, failed(err)
 	}
 	return h, cfg, nil
+}
+
+// hostOptions are the host options every command starts with: the stderr
+// logger, the redactor, the secret store, the tool-list cache.
+func (e *env) hostOptions(cfg *config.Config) *host.Options {
+	return &host.Options{
+		Logger:         e.logger(),
+		ToolNameFormat: cfg.ToolNameFormat,
+		Redactor:       e.red,
+		Secrets:        e.secretStore(),
+		LookupEnv:      e.lookupEnv,
+		CacheDir:       e.cacheDir(),
+	}
+}
+
+// cacheDir is $XDG_CACHE_HOME/switchboard (default ~/.cache/switchboard), or
+// "" when there is no home to put it in.
+func (e *env) cacheDir() string {
+	if d := e.getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "switchboard")
+	}
+	if home := e.getenv("HOME"); home != "" {
+		return filepath.Join(home, ".cache", "switchboard")
+	}
+	return ""
 }
 
 func serverIDs(cfg *config.Config) string {

@@ -56,6 +56,7 @@ func TestScripts(t *testing.T) {
 			}
 			e.Setenv("HOME", home)
 			e.Setenv("XDG_CONFIG_HOME", xdg)
+			e.Setenv("XDG_CACHE_HOME", filepath.Join(e.WorkDir, ".cache"))
 			e.Setenv("FIXTURE", fixture)
 			e.Setenv("EVERYTHING_NODE", everything[0])
 			e.Setenv("EVERYTHING_JS", everything[1])

@@ -121,13 +121,8 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 		return usageErr("agent %s: %v", a.ID, err)
 	}
 	defer builtins.Close()
-	hopts := &host.Options{
-		Logger:         e.logger(),
-		ToolNameFormat: cfg.ToolNameFormat,
-		Redactor:       e.red,
-		LookupEnv:      e.lookupEnv,
-		Elicitation:    e.elicitation(fl.promptSet),
-	}
+	hopts := e.hostOptions(cfg)
+	hopts.Elicitation = e.elicitation(fl.promptSet)
 	if builtins != nil {
 		hopts.InProcess = []host.InProcessServer{builtins.InProcess()}
 	}

@@ -81,12 +81,8 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		return usageErr("no MCP servers to serve: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE")
 	}
 	log := e.logger()
-	hostOpts := &host.Options{
-		Logger:         log,
-		ToolNameFormat: cfg.ToolNameFormat,
-		Redactor:       e.red,
-		LookupEnv:      e.lookupEnv,
-	}
+	hostOpts := e.hostOptions(cfg)
+	hostOpts.Logger = log
 	if gw.ToolNameFormat != "" {
 		hostOpts.ToolNameFormat = gw.ToolNameFormat
 	}
