@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -25,6 +26,11 @@ type serverJSON struct {
 	ServerName      string        `json:"server_name,omitempty"`
 	ServerVersion   string        `json:"server_version,omitempty"`
 	ProtocolVersion string        `json:"protocol_version,omitempty"`
+	Description     string        `json:"description,omitempty"`
+	Restarts        int           `json:"restarts"`
+	LastError       string        `json:"last_error,omitempty"`
+	LastHealthy     string        `json:"last_healthy,omitempty"` // RFC 3339
+	InFlight        int           `json:"in_flight"`
 }
 
 type skippedJSON struct {
@@ -64,6 +70,13 @@ Exits 1 when a server that is not optional failed.`,
 				}
 				if st.Err != nil {
 					j.Error = st.Err.Error()
+				}
+				j.Description, j.Restarts, j.InFlight = st.Description, st.Restarts, st.InFlight
+				if st.LastError != nil {
+					j.LastError = st.LastError.Error()
+				}
+				if !st.LastHealthy.IsZero() {
+					j.LastHealthy = st.LastHealthy.UTC().Format(time.RFC3339)
 				}
 				if st.ServerInfo != nil {
 					j.ServerName, j.ServerVersion = st.ServerInfo.Name, st.ServerInfo.Version
