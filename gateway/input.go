@@ -103,11 +103,18 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 			if err != nil {
 				return nil, err
 			}
-			r, ok := resp.(*mcp.CreateMessageResult)
-			if !ok {
-				return nil, fmt.Errorf("sampling: the client answered with %T", resp)
+			switch r := resp.(type) {
+			case *mcp.CreateMessageResult:
+				return r, nil
+			case *mcp.CreateMessageWithToolsResult:
+				// The SDK decodes every sampling answer in the tools
+				// form; the upstream asked without tools, so one block.
+				if len(r.Content) != 1 {
+					return nil, fmt.Errorf("sampling: the client answered with %d content blocks, want 1", len(r.Content))
+				}
+				return &mcp.CreateMessageResult{Meta: r.Meta, Content: r.Content[0], Model: r.Model, Role: r.Role, StopReason: r.StopReason}, nil
 			}
-			return r, nil
+			return nil, fmt.Errorf("sampling: the client answered with %T", resp)
 		},
 		Roots: func(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
 			if caps == nil || caps.RootsV2 == nil {
