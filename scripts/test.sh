@@ -46,7 +46,10 @@ if [ "$#" -eq 0 ] && [ "$fuzztime" != "0" ]; then
     "FuzzCheckURL ./netguard" \
     "FuzzDialerCheck ./netguard" \
     "FuzzParse ./secret" \
-    "FuzzValidate ./schema"; do
+    "FuzzValidate ./schema" \
+    "FuzzSSEProgressTap ./host" \
+    "FuzzWebSocketFrames ./transport" \
+    "FuzzStdioFraming ./transport"; do
     set -- $target
     go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" "$2"
   done
