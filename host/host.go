@@ -32,6 +32,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/secret"
 )
 
@@ -78,8 +79,8 @@ type Options struct {
 	// with configured roots advertise it anyway.
 	AdvertiseRoots bool
 
-	// OnState is called whenever a server changes state (connecting, ready,
-	// failed). It must not block.
+	// OnState is called whenever a server changes state: the server:state
+	// event (see [ServerStatus.Event] for its JSON form). It must not block.
 	OnState func(ServerStatus)
 
 	// InProcess are servers that run inside this process (built-in tools),
@@ -104,6 +105,12 @@ type Options struct {
 
 	// MaxMessageBytes bounds one message from a server; 0 means 4 MiB.
 	MaxMessageBytes int
+
+	// Network is the operator's policy for every HTTP, SSE and WebSocket
+	// connection: allowed and denied ranges on top of netguard's block
+	// list, and an explicit proxy (HTTP_PROXY and HTTPS_PROXY are ignored).
+	// Nil means none: the block list alone, no proxy.
+	Network *netguard.Network
 }
 
 // Change says what changed on a server.
@@ -344,6 +351,33 @@ type ServerStatus struct {
 	InFlight int
 	// PID is the stdio child's process id while it runs.
 	PID int
+}
+
+// StateEvent is the JSON form of a server:state event.
+type StateEvent struct {
+	Type        string    `json:"type"` // "server:state"
+	Time        time.Time `json:"time"`
+	Server      string    `json:"server"`
+	State       State     `json:"state"`
+	Restarts    int       `json:"restarts"`
+	Tools       int       `json:"tools"`
+	InFlight    int       `json:"in_flight"`
+	Error       string    `json:"error,omitempty"`
+	LastError   string    `json:"last_error,omitempty"`
+	LastHealthy time.Time `json:"last_healthy,omitzero"`
+}
+
+// Event is the server:state event for this status, as of now.
+func (st ServerStatus) Event() StateEvent {
+	e := StateEvent{Type: "server:state", Time: time.Now().UTC(), Server: st.ID, State: st.State,
+		Restarts: st.Restarts, Tools: st.Tools, InFlight: st.InFlight, LastHealthy: st.LastHealthy}
+	if st.Err != nil {
+		e.Error = st.Err.Error()
+	}
+	if st.LastError != nil {
+		e.LastError = st.LastError.Error()
+	}
+	return e
 }
 
 // Skipped is a tool the host does not offer.

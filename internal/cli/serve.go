@@ -81,7 +81,10 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		return usageErr("no MCP servers to serve: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE")
 	}
 	log := e.logger()
-	hostOpts := e.hostOptions(cfg)
+	hostOpts, err := e.hostOptions(cfg)
+	if err != nil {
+		return err
+	}
 	hostOpts.Logger = log
 	if gw.ToolNameFormat != "" {
 		hostOpts.ToolNameFormat = gw.ToolNameFormat
@@ -193,7 +196,15 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 // startGateway connects the upstreams and starts the gateway over them.
 func (e *env) startGateway(ctx context.Context, servers []config.Server, hostOpts *host.Options, opts *gateway.Options) (*gateway.Gateway, error) {
 	p := e.startProgress(servers)
-	hostOpts.OnState = p.update
+	log := hostOpts.Logger
+	hostOpts.OnState = func(st host.ServerStatus) {
+		p.update(st)
+		// A long-running gateway reports every server:state change.
+		if log != nil {
+			ev := st.Event()
+			log.Info("server:state", "server", ev.Server, "state", ev.State, "restarts", ev.Restarts, "error", ev.Error)
+		}
+	}
 	g, err := gateway.Start(ctx, servers, hostOpts, opts)
 	p.done()
 	if err != nil {
