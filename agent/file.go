@@ -449,7 +449,7 @@ func (d *decoder) agent(m map[string]any, isMD bool) *Agent {
 			a.System, _ = d.str(k, v)
 		default:
 			msg := fmt.Sprintf("unknown field %q", k)
-			if s := suggest(k, agentKeys); s != "" {
+			if s := config.Suggest(k, agentKeys); s != "" {
 				msg += "; did you mean " + s + "?"
 			}
 			d.errorf(k, 0, "%s", msg)
@@ -701,35 +701,4 @@ func parentPath(p string) string {
 		return p[:i]
 	}
 	return ""
-}
-
-// suggest returns the entry of known within a small edit distance of key.
-func suggest(key string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := editDistance(key, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -153,8 +153,11 @@ func parentPath(p string) string {
 	return ""
 }
 
-// suggest returns the entry of known nearest to key, or "" when none is
-// close enough to be a likely typo.
+// Suggest returns the entry of known nearest to key, or "" when none is
+// close enough to be a likely typo: the "did you mean" of every format that
+// names keys (config files, agent files).
+func Suggest(key string, known []string) string { return suggest(key, known) }
+
 func suggest(key string, known []string) string {
 	best, bestD := "", 0
 	for _, k := range known {
