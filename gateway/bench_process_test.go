@@ -1,0 +1,351 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/internal/interop"
+)
+
+// BenchmarkSeparateProcesses is BenchmarkToolsCall with every server in its
+// own process, as in a deployment:
+//
+//   - direct: a go-sdk client over stdio to the fixture server (a child);
+//   - gateway: a go-sdk client over Streamable HTTP to the real binary,
+//     `switchboard --config CFG serve --listen 127.0.0.1:0`, started as a
+//     child without GOGC in its environment (so the binary's own default,
+//     400, applies), which calls the fixture server over stdio;
+//   - gohttp: a go-sdk client over Streamable HTTP to a go-sdk server that
+//     serves the same tool itself (this test binary, re-run as
+//     TestGoHTTPServerHelper), the floor of the HTTP hop.
+//
+// Run it with
+//
+//	go test ./gateway -run '^$' -bench SeparateProcesses -benchtime 3000x -count 3
+//
+// The paths take turns in ten slices, as in BenchmarkToolsCall. Besides
+// calls/s, p50 and p99 per path and the ratios of issue 3 §5, it reports the
+// CPU time per call of each server process (utime+stime from /proc/PID/stat,
+// read around each slice): gw-cpu-µs is the gateway's own process, the part
+// Switchboard's code controls; gw-upstream-cpu-µs the fixture behind it;
+// direct-srv-cpu-µs and gohttp-srv-cpu-µs the servers of the other paths;
+// *-client-cpu-µs the benchmark's process (the clients) on each path.
+// Linux only (it reads /proc).
+//
+// GATEWAY_BENCH_FLOOR_GOGC, if set, is the gohttp server's GOGC (default:
+// Go's, 100); the fixture servers always run with Go's default.
+func BenchmarkSeparateProcesses(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("reads /proc/PID/stat")
+	}
+	fixture := interop.Build(b, fixturePkg)
+	switchboard := interop.Build(b, "github.com/switchboardmcp/switchboard/cmd/switchboard")
+	for _, conc := range []int{1, benchConcurrency} {
+		mode := "seq"
+		if conc > 1 {
+			mode = fmt.Sprintf("c%d", conc)
+		}
+		b.Run(mode, func(b *testing.B) {
+			env := benchChildEnv(b)
+			paths := []procPath{
+				benchDirectProc(b, fixture, env),
+				benchGatewayProc(b, switchboard, fixture, env),
+				benchGoHTTPProc(b, env),
+			}
+			runs := make([]callRun, len(paths))
+			srvTicks := make([][]int64, len(paths)) // per path, per pid
+			clientTicks := make([]int64, len(paths))
+			for i := range paths {
+				srvTicks[i] = make([]int64, len(paths[i].pids))
+			}
+			self := os.Getpid()
+			b.ResetTimer()
+			for r := range benchRounds {
+				n := b.N/benchRounds + boolInt(r < b.N%benchRounds)
+				for i, p := range paths {
+					before := cpuTicksOf(b, p.pids)
+					c0 := cpuTicks(b, self)
+					runs[i].add(runCalls(b, p.cs, p.tool, conc, n))
+					c1 := cpuTicks(b, self)
+					after := cpuTicksOf(b, p.pids)
+					for j := range p.pids {
+						srvTicks[i][j] += after[j] - before[j]
+					}
+					clientTicks[i] += c1 - c0
+				}
+			}
+			b.StopTimer()
+			st := map[string]callStats{}
+			for i, p := range paths {
+				st[p.name] = runs[i].stats()
+				b.ReportMetric(st[p.name].perSec, p.name+"-calls/s")
+				b.ReportMetric(float64(st[p.name].p50.Microseconds()), p.name+"-p50-µs")
+				b.ReportMetric(float64(st[p.name].p99.Microseconds()), p.name+"-p99-µs")
+				calls := len(runs[i].lat)
+				for j, label := range p.pidLabels {
+					b.ReportMetric(ticksPerCall(srvTicks[i][j], calls), label+"-cpu-µs")
+				}
+				b.ReportMetric(ticksPerCall(clientTicks[i], calls), p.name+"-client-cpu-µs")
+			}
+			b.ReportMetric(st["gateway"].perSec/st["direct"].perSec, "gw/direct")
+			b.ReportMetric(float64(st["gateway"].p50)/float64(st["gohttp"].p50), "gw-p50/gohttp-p50")
+		})
+	}
+}
+
+// procPath is one way of calling the trivial tool, with the server
+// processes whose CPU time it measures.
+type procPath struct {
+	name      string
+	cs        *mcp.ClientSession
+	tool      string
+	pids      []int
+	pidLabels []string // metric prefixes, one per pid
+}
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100
+// on every Linux architecture Go supports.
+const clockTicks = 100
+
+func ticksPerCall(ticks int64, calls int) float64 {
+	if calls == 0 {
+		return 0
+	}
+	return float64(ticks) * (1e6 / clockTicks) / float64(calls)
+}
+
+// benchChildEnv is the environment of the benchmark's server processes: no
+// GOGC (nor anything else of the benchmark's environment but PATH), HOME and
+// the XDG directories in a temporary directory, secrets in a file there.
+func benchChildEnv(b *testing.B) []string {
+	dir := b.TempDir()
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + dir,
+		"TMPDIR=" + os.TempDir(),
+		"SWITCHBOARD_SECRETS_BACKEND=file",
+	}
+	for _, x := range []string{"CONFIG", "DATA", "STATE", "CACHE"} {
+		d := filepath.Join(dir, strings.ToLower(x))
+		if err := os.Mkdir(d, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		env = append(env, "XDG_"+x+"_HOME="+d)
+	}
+	return env
+}
+
+func benchDirectProc(b *testing.B, fixture string, env []string) procPath {
+	cmd := exec.Command(fixture)
+	cmd.Env = env
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: benchProtocol})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	warmUp(b, cs, "echo")
+	return procPath{name: "direct", cs: cs, tool: "echo", pids: []int{cmd.Process.Pid}, pidLabels: []string{"direct-srv"}}
+}
+
+// benchGatewayProc starts `switchboard serve` over the fixture server as a
+// child process and connects to it.
+func benchGatewayProc(b *testing.B, switchboard, fixture string, env []string) procPath {
+	dir := b.TempDir()
+	cfg := filepath.Join(dir, "switchboard.toml")
+	body := "[[mcp_servers]]\nid = \"fx\"\ncommand = " + quoteTOML(fixture) + "\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(switchboard, "--config", cfg, "serve", "--listen", "127.0.0.1:0")
+	cmd.Env = env
+	cmd.Dir = dir
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, stderr)
+		exited <- cmd.Wait() // after the pipe is drained, as Wait requires
+	}()
+	b.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				b.Errorf("switchboard serve: %v", err)
+			}
+		case <-time.After(15 * time.Second): // bounds a hung shutdown
+			cmd.Process.Kill()
+			<-exited
+			b.Errorf("switchboard serve did not exit within 15s of SIGTERM")
+		}
+	})
+	var first string
+	select {
+	case first = <-lines:
+	case <-time.After(time.Minute): // bounds a hung start
+		b.Fatal("switchboard serve printed nothing in a minute")
+	}
+	const prefix = "switchboard: serving MCP at "
+	url, _, _ := strings.Cut(strings.TrimPrefix(first, prefix), " ")
+	if !strings.HasPrefix(first, prefix) || !strings.HasPrefix(url, "http://") {
+		b.Fatalf("switchboard serve: first stderr line %q, want %q…", first, prefix)
+	}
+	cs := benchHTTPClient(b, url)
+	warmUp(b, cs, "mcp_fx_echo")
+	up := childrenOf(b, cmd.Process.Pid)
+	if len(up) != 1 {
+		b.Fatalf("switchboard serve has %d child processes, want 1 (the fixture)", len(up))
+	}
+	return procPath{name: "gateway", cs: cs, tool: "mcp_fx_echo",
+		pids: []int{cmd.Process.Pid, up[0]}, pidLabels: []string{"gw", "gw-upstream"}}
+}
+
+// benchGoHTTPProc runs this test binary as TestGoHTTPServerHelper, a go-sdk
+// server serving echo over Streamable HTTP, and connects to it.
+func benchGoHTTPProc(b *testing.B, env []string) procPath {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGoHTTPServerHelper$", "-test.bench=^$", "-test.count=1")
+	cmd.Env = append(env, "GATEWAY_BENCH_GOHTTP=1")
+	if g := os.Getenv("GATEWAY_BENCH_FLOOR_GOGC"); g != "" {
+		cmd.Env = append(cmd.Env, "GOGC="+g)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("gohttp server helper: %v", err)
+		}
+	})
+	sc := bufio.NewScanner(stdout)
+	var url string
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "serving "); ok {
+			url = u
+			break
+		}
+	}
+	if url == "" {
+		b.Fatal("gohttp server helper did not say where it serves")
+	}
+	go io.Copy(io.Discard, stdout)
+	cs := benchHTTPClient(b, url)
+	warmUp(b, cs, "echo")
+	return procPath{name: "gohttp", cs: cs, tool: "echo", pids: []int{cmd.Process.Pid}, pidLabels: []string{"gohttp-srv"}}
+}
+
+// TestGoHTTPServerHelper is BenchmarkSeparateProcesses' gohttp server: the
+// echo tool of benchGoServer on 127.0.0.1, until stdin closes. It does
+// nothing in an ordinary test run.
+func TestGoHTTPServerHelper(t *testing.T) {
+	if os.Getenv("GATEWAY_BENCH_GOHTTP") == "" {
+		t.Skip("only BenchmarkSeparateProcesses' child process")
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "gohttp", Version: "0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
+	go srv.Serve(ln)
+	fmt.Printf("serving http://%s/mcp\n", ln.Addr())
+	io.Copy(io.Discard, os.Stdin)
+	srv.Close()
+}
+
+// cpuTicks returns utime+stime of process pid, in clock ticks.
+func cpuTicks(b *testing.B, pid int) int64 {
+	f := procStat(b, pid)
+	u, err1 := strconv.ParseInt(f[11], 10, 64) // field 14, utime
+	s, err2 := strconv.ParseInt(f[12], 10, 64) // field 15, stime
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: utime %q, stime %q", pid, f[11], f[12])
+	}
+	return u + s
+}
+
+func cpuTicksOf(b *testing.B, pids []int) []int64 {
+	t := make([]int64, len(pids))
+	for i, pid := range pids {
+		t[i] = cpuTicks(b, pid)
+	}
+	return t
+}
+
+// procStat returns the fields of /proc/PID/stat after the command name: the
+// first is field 3 (state).
+func procStat(b *testing.B, pid int) []string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	f := strings.Fields(string(data[i+1:]))
+	if i < 0 || len(f) < 13 {
+		b.Fatalf("/proc/%d/stat: %q", pid, data)
+	}
+	return f
+}
+
+// childrenOf returns the pids of the processes whose parent is pid.
+func childrenOf(b *testing.B, pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var kids []int
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		i := strings.LastIndexByte(string(data), ')')
+		if f := strings.Fields(string(data[i+1:])); i >= 0 && len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			kids = append(kids, p)
+		}
+	}
+	return kids
+}
