@@ -71,6 +71,9 @@ type Config struct {
 	// Gateway is the [gateway] table (see [Gateway]); a later file's keys
 	// override an earlier one's, key by key.
 	Gateway Gateway
+	// Network is the [network] table (see [Network]); a later file's keys
+	// override an earlier one's, key by key.
+	Network Network
 	// Files lists the files that were read, in order.
 	Files []string
 }
@@ -91,6 +94,10 @@ type Server struct {
 	URL                string
 	Headers            map[string]string // values may hold placeholders
 	AllowLocalEndpoint bool
+	// AllowCrossOriginRedirects lets the connection follow a redirect to
+	// another origin (each hop still checked); the configured headers,
+	// Authorization and Cookie never follow it.
+	AllowCrossOriginRedirects bool
 
 	// common.
 	ToolsAllowlist []string      // nil: every tool; empty but set: none

@@ -21,6 +21,9 @@ type fileResult struct {
 	gateway    *Gateway        // nil: no [gateway] table in this file
 	gatewaySet map[string]bool // the keys it set
 
+	network    *Network        // nil: no [network] table in this file
+	networkSet map[string]bool // the keys it set
+
 	lines    map[string]int  // field path → line
 	bad      map[string]bool // field paths that already have a Problem
 	problems []*Problem

@@ -142,6 +142,9 @@ func build(results []*fileResult) (*Config, error) {
 		if r.gateway != nil {
 			mergeGateway(&c.Gateway, r, v)
 		}
+		if r.network != nil {
+			mergeNetwork(&c.Network, r)
+		}
 		for _, s := range r.servers {
 			if i, ok := byID[s.ID]; ok && s.ID != "" {
 				c.Servers[i] = s

@@ -114,15 +114,10 @@ func (r *fileResult) checkProvider(pp string, p *Provider) {
 		case hasPlaceholder(p.BaseURL):
 			r.errorf(keyPath(pp, "base_url"), "placeholders are only allowed in api_key and headers values")
 		default:
+			// The URL floor, which needs the merged [network], is
+			// checked by the validator.
 			if s := urlScheme(p.BaseURL); s != "http" && s != "https" {
 				r.errorf(keyPath(pp, "base_url"), "must be an http:// or https:// URL")
-			} else if err := netguard.CheckURL(p.BaseURL, p.AllowLocalEndpoint); err != nil {
-				msg := err.Error()
-				var ne *netguard.Error
-				if errors.As(err, &ne) {
-					msg = ne.Reason
-				}
-				r.errorf(keyPath(pp, "base_url"), "%s", msg)
 			}
 		}
 	}
@@ -172,4 +167,35 @@ func (p Provider) Resolve(getenv func(string) (string, bool), secrets secret.Sto
 		return Provider{}, errors.Join(errs...)
 	}
 	return out, nil
+}
+
+// provider checks p.BaseURL against the URL floor with the merged
+// [network] ranges (see [netguard.Network.CheckURL]).
+func (v *validator) provider(c *Config, p *Provider) {
+	pp := p.Source.Field
+	if pp == "" {
+		pp = keyPath("providers", p.Name)
+	}
+	f := keyPath(pp, "base_url")
+	line := p.Source.Line
+	if r := v.files[p.Source.File]; r != nil {
+		if r.bad[f] {
+			return
+		}
+		line = max(r.lineOf(f), line)
+	}
+	if p.BaseURL == "" || hasPlaceholder(p.BaseURL) {
+		return
+	}
+	if s := urlScheme(p.BaseURL); s != "http" && s != "https" {
+		return // reported when decoding
+	}
+	if err := c.Network.guard().CheckURL(p.BaseURL, p.AllowLocalEndpoint); err != nil {
+		msg := err.Error()
+		var ne *netguard.Error
+		if errors.As(err, &ne) {
+			msg = ne.Reason
+		}
+		v.problems = append(v.problems, &Problem{Pos: Position{File: p.Source.File, Line: line}, Field: f, Msg: msg})
+	}
 }

@@ -10,11 +10,11 @@ import (
 
 // TOML keys, for strictness and "did you mean" suggestions.
 var (
-	tomlTopKeys    = []string{"tool_name_format", "mcp_servers", "providers", "gateway"}
+	tomlTopKeys    = []string{"tool_name_format", "mcp_servers", "providers", "gateway", "network"}
 	tomlServerKeys = []string{
 		"id", "description", "transport",
 		"command", "args", "env", "cwd",
-		"url", "headers", "allow_local_endpoint",
+		"url", "headers", "allow_local_endpoint", "allow_cross_origin_redirects",
 		"tools_allowlist", "timeout", "connect_timeout", "optional",
 		"progress_resets_timeout", "roots",
 		"lazy", "health_interval", "max_concurrency", "max_restarts",
@@ -82,6 +82,8 @@ func decodeTOML(file string, data []byte) *fileResult {
 			r.tomlProviders(k, v)
 		case "gateway":
 			r.tomlGateway(k, v)
+		case "network":
+			r.tomlNetwork(k, v)
 		default:
 			r.errorf(k, "%s", unknownKey(k, tomlTopKeys))
 		}
@@ -116,6 +118,8 @@ func (r *fileResult) tomlServer(path string, m map[string]any) Server {
 			s.Headers, _ = r.strMap(f, v)
 		case "allow_local_endpoint":
 			s.AllowLocalEndpoint, _ = r.boolean(f, v)
+		case "allow_cross_origin_redirects":
+			s.AllowCrossOriginRedirects, _ = r.boolean(f, v)
 		case "tools_allowlist":
 			s.ToolsAllowlist, _ = r.strList(f, v)
 		case "timeout":

@@ -3,7 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"net/netip"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -55,6 +58,36 @@ func (v *validator) config(c *Config) {
 		v.server(c, i, seen)
 	}
 	v.gateway(c)
+	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
+		p := c.Providers[name]
+		v.provider(c, &p)
+	}
+	if v.files == nil {
+		// Inside Load, decoding has checked [network] with each key's line.
+		v.network(&c.Network)
+	}
+}
+
+// network checks a [network] built in Go rather than loaded.
+func (v *validator) network(n *Network) {
+	errorf := func(field, format string, args ...any) {
+		v.problems = append(v.problems, &Problem{Pos: Position{File: n.Source.File, Line: n.Source.Line}, Field: "network." + field, Msg: fmt.Sprintf(format, args...)})
+	}
+	for _, l := range []struct {
+		name string
+		ps   []netip.Prefix
+	}{{"allow_cidrs", n.AllowCIDRs}, {"deny_cidrs", n.DenyCIDRs}} {
+		for i, p := range l.ps {
+			if !p.IsValid() || p != p.Masked() {
+				errorf(indexPath(l.name, i), "invalid CIDR prefix %s", p)
+			}
+		}
+	}
+	if n.Proxy != "" {
+		if msg := checkProxy(n.Proxy); msg != "" {
+			errorf("proxy", "%s", msg)
+		}
+	}
 }
 
 // checkToolNameFormat returns what is wrong with a tool_name_format, or "".
@@ -228,6 +261,9 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 		if s.AllowLocalEndpoint {
 			sc.errorf("allow_local_endpoint", netOnly)
 		}
+		if s.AllowCrossOriginRedirects {
+			sc.errorf("allow_cross_origin_redirects", netOnly)
+		}
 	}
 	if isNetwork(t) {
 		if s.URL == "" {
@@ -300,7 +336,7 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 		case t == TransportWebSocket && (scheme == "http" || scheme == "https"):
 			sc.errorf("url", "transport websocket needs a ws:// or wss:// URL, not %s://", scheme)
 		}
-		if err := netguard.CheckURL(s.URL, s.AllowLocalEndpoint); err != nil {
+		if err := c.Network.guard().CheckURL(s.URL, s.AllowLocalEndpoint); err != nil {
 			// The field path already says which URL: keep only the reason.
 			msg := err.Error()
 			var ne *netguard.Error

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -200,7 +201,7 @@ func (s *server) connectErr(ctx context.Context) error {
 		return err
 	}
 	if rs.Transport != config.TransportStdio && rs.Transport != transportInProcess {
-		if err := netguard.CheckURL(rs.URL, rs.AllowLocalEndpoint); err != nil {
+		if err := s.h.opts.Network.CheckURL(rs.URL, rs.AllowLocalEndpoint); err != nil {
 			return err
 		}
 	}
@@ -613,23 +614,33 @@ func (s *server) httpClient(rs config.Server, rec *statusRecorder) *http.Client 
 	// The guarded dialer resolves once and dials the checked address;
 	// allow_local_endpoint admits exactly the authored host:port (resolved
 	// now for names like localhost), never a metadata address or a redirect
-	// target.
+	// target. The operator's [network] ranges and proxy apply on top.
+	ctx, cancel := context.WithTimeout(context.Background(), rs.ConnectTimeout)
+	defer cancel()
 	d := &netguard.Dialer{Timeout: rs.ConnectTimeout}
 	if rs.AllowLocalEndpoint {
-		ctx, cancel := context.WithTimeout(context.Background(), rs.ConnectTimeout)
 		d.AllowLocal, _ = netguard.LocalEndpoint(ctx, nil, rs.URL) // unresolved: the dialer refuses, saying why
-		cancel()
 	}
-	base := netguard.NewHTTPTransport(d)
+	base := s.h.opts.Network.Transport(ctx, d)
 	base.TLSHandshakeTimeout = rs.ConnectTimeout
 	s.mu.Lock()
 	s.idle = append(s.idle, base.CloseIdleConnections)
 	s.mu.Unlock()
-	var rt http.RoundTripper = &headerTransport{base: base, header: headerOf(rs.Headers), rec: rec}
-	rt = transport.LimitBodies(rt, int64(s.h.opts.MaxMessageBytes))
-	// headerTransport adds the configured headers to every request, so a
-	// cross-origin redirect must stay refused (the policy's default).
-	policy := &netguard.RedirectPolicy{AllowLocal: rs.AllowLocalEndpoint, CredentialHeaders: slices.Collect(maps.Keys(rs.Headers))}
+	ht := &headerTransport{base: base, header: headerOf(rs.Headers), rec: rec}
+	if u, err := url.Parse(rs.URL); err == nil {
+		ht.origin = netguard.Origin(u)
+	}
+	rt := transport.LimitBodies(ht, int64(s.h.opts.MaxMessageBytes))
+	// headerTransport adds the configured headers only to requests to the
+	// server's own origin, and the policy drops them (and Authorization,
+	// Cookie) from a cross-origin hop, which it refuses unless the server
+	// sets allow_cross_origin_redirects.
+	policy := &netguard.RedirectPolicy{
+		AllowLocal:        rs.AllowLocalEndpoint,
+		AllowCrossOrigin:  rs.AllowCrossOriginRedirects,
+		CredentialHeaders: slices.Collect(maps.Keys(rs.Headers)),
+		Network:           s.h.opts.Network,
+	}
 	return &http.Client{Transport: rt, CheckRedirect: policy.CheckRedirect}
 }
 
@@ -641,16 +652,22 @@ func headerOf(m map[string]string) http.Header {
 	return h
 }
 
-// headerTransport adds a server's configured headers to every request, and
-// records the status of the first POST (the initialize request).
+// headerTransport adds a server's configured headers to every request to
+// the server's own origin, and records the status of the first POST (the
+// initialize request).
 type headerTransport struct {
 	base   http.RoundTripper
 	header http.Header
+	// origin is the server URL's (netguard.Origin); the headers carry
+	// credentials, so a request elsewhere (after a cross-origin redirect
+	// the server allows) gets none of them. "" (an unparsable URL, which
+	// CheckURL refuses before any request): no request gets them.
+	origin string
 	rec    *statusRecorder
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.header) > 0 {
+	if len(t.header) > 0 && t.origin != "" && netguard.Origin(req.URL) == t.origin {
 		req = req.Clone(req.Context())
 		for k, v := range t.header {
 			if req.Header.Get(k) == "" {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboardmcp/switchboard/netguard"
 )
 
 // ErrorKind says what went wrong with a model call, in the terms a caller
@@ -159,8 +161,11 @@ func classifyTransport(ctx context.Context, provider, baseURL string, err error)
 		}
 		return &Error{Provider: provider, Kind: KindCancelled, Message: "cancelled: " + ctxErr.Error(), Err: err}
 	}
+	// A guarded dialer's refusal is policy, not an outage: retrying cannot
+	// help.
+	refused := errors.Is(err, netguard.ErrRefused)
 	return &Error{Provider: provider, Kind: KindUnavailable,
-		Message: fmt.Sprintf("cannot reach %s: %v", baseURL, err), Err: err}
+		Message: fmt.Sprintf("cannot reach %s: %v", baseURL, err), Err: err, final: refused}
 }
 
 // statusError builds the *Error of an HTTP error response. code and msg are

@@ -334,6 +334,10 @@ type RedirectPolicy struct {
 	CredentialHeaders []string
 	// MaxHops bounds the redirects of one request; 0 means 5.
 	MaxHops int
+	// Network is the operator's policy; each hop is checked with
+	// [Network.CheckURL], so an allowed range admits a hop's literal
+	// address as it admits a configured one. Nil: the floor alone.
+	Network *Network
 }
 
 // A RedirectError is a redirect a [RedirectPolicy] refused. It matches
@@ -365,7 +369,7 @@ func (p *RedirectPolicy) CheckRedirect(req *http.Request, via []*http.Request) e
 		return &RedirectError{From: from, To: to, Reason: fmt.Sprintf("more than %d redirects", max)}
 	}
 	same := origin(first) == to
-	if err := CheckURL(req.URL.String(), same && p.AllowLocal); err != nil {
+	if err := p.Network.CheckURL(req.URL.String(), same && p.AllowLocal); err != nil {
 		reason := err.Error()
 		var ne *Error
 		if errors.As(err, &ne) {
@@ -384,7 +388,7 @@ func (p *RedirectPolicy) CheckRedirect(req *http.Request, via []*http.Request) e
 		return nil
 	}
 	if !p.AllowCrossOrigin {
-		return &RedirectError{From: from, To: to, Reason: "it leaves the origin " + origin(first)}
+		return &RedirectError{From: from, To: to, Reason: "it leaves the origin " + origin(first) + "; set allow_cross_origin_redirects = true to follow it (credentials stay behind)"}
 	}
 	for _, h := range alwaysCredential {
 		req.Header.Del(h)
@@ -395,8 +399,11 @@ func (p *RedirectPolicy) CheckRedirect(req *http.Request, via []*http.Request) e
 	return nil
 }
 
-// origin is scheme://host:port with the default port made explicit, so that
-// https://a and https://a:443 are one origin.
+// Origin returns u's origin as [RedirectPolicy] compares them:
+// scheme://host:port, lower case, with the default port made explicit, so
+// that https://a and https://A:443 are one origin.
+func Origin(u *url.URL) string { return origin(u) }
+
 func origin(u *url.URL) string {
 	scheme := strings.ToLower(u.Scheme)
 	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))

@@ -23,6 +23,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/secret"
 )
 
@@ -210,7 +211,10 @@ func (e *env) startHost(ctx context.Context, allOptional bool, only string) (*ho
 		}
 	}
 	p := e.startProgress(servers)
-	opts := e.hostOptions(cfg)
+	opts, err := e.hostOptions(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	opts.OnState = p.update
 	h, err := host.Start(ctx, servers, opts)
 	p.done()
@@ -225,7 +229,11 @@ func (e *env) startHost(ctx context.Context, allOptional bool, only string) (*ho
 
 // hostOptions are the host options every command starts with: the stderr
 // logger, the redactor, the secret store, the tool-list cache.
-func (e *env) hostOptions(cfg *config.Config) *host.Options {
+func (e *env) hostOptions(cfg *config.Config) (*host.Options, error) {
+	n, err := e.network(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return &host.Options{
 		Logger:         e.logger(),
 		ToolNameFormat: cfg.ToolNameFormat,
@@ -233,7 +241,22 @@ func (e *env) hostOptions(cfg *config.Config) *host.Options {
 		Secrets:        e.secretStore(),
 		LookupEnv:      e.lookupEnv,
 		CacheDir:       e.cacheDir(),
+		Network:        n,
+	}, nil
+}
+
+// network is cfg's [network] policy with the proxy's placeholders resolved
+// (and registered with the redactor), for the host and the LLM providers.
+func (e *env) network(cfg *config.Config) (*netguard.Network, error) {
+	var store secret.Store = secret.EnvStore{LookupEnv: e.lookupEnv}
+	if strings.Contains(cfg.Network.Proxy, "{{secrets.") {
+		store = e.secretStore()
 	}
+	n, err := cfg.Network.Resolve(e.lookupEnv, store, e.red)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return n, nil
 }
 
 // cacheDir is $XDG_CACHE_HOME/switchboard (default ~/.cache/switchboard), or

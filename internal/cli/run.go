@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"sort"
 	"strconv"
@@ -20,6 +22,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
+	"github.com/switchboardmcp/switchboard/netguard"
 )
 
 // maxPromptBytes bounds a prompt read from stdin.
@@ -121,7 +124,10 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 		return usageErr("agent %s: %v", a.ID, err)
 	}
 	defer builtins.Close()
-	hopts := e.hostOptions(cfg)
+	hopts, err := e.hostOptions(cfg)
+	if err != nil {
+		return err
+	}
 	hopts.Elicitation = e.elicitation(fl.promptSet)
 	if builtins != nil {
 		hopts.InProcess = []host.InProcessServer{builtins.InProcess()}
@@ -236,6 +242,7 @@ func (e *env) provider(cfg *config.Config, spec string) (llm.Provider, string, e
 		return nil, "", usageErr("%v", err)
 	}
 	var lc llm.Config
+	allowLocal := false // admit the base URL's own loopback or private host:port
 	if pc, ok := cfg.Providers[name]; ok {
 		rp, err := pc.Resolve(e.lookupEnv, e.secretStore(), e.red)
 		if err != nil {
@@ -243,10 +250,16 @@ func (e *env) provider(cfg *config.Config, spec string) (llm.Provider, string, e
 		}
 		lc = llm.Config{Name: name, Type: rp.Type, BaseURL: rp.BaseURL, APIKey: rp.APIKey,
 			KeySource: "providers." + name + ".api_key", Headers: rp.Headers}
+		allowLocal = rp.AllowLocalEndpoint && rp.BaseURL != ""
 	} else if d, ok := llm.Defaults(e.getenv)[name]; ok {
 		lc = d
 		if lc.APIKey != "" {
 			e.red.Add(lc.APIKey)
+		}
+		// The built-in ollama is at a literal loopback address: admit
+		// exactly it. A default at a public name admits nothing.
+		if u, err := url.Parse(lc.BaseURL); err == nil {
+			_, allowLocal, _ = netguard.ParseHost(u.Hostname())
 		}
 	} else {
 		var names []string
@@ -259,11 +272,34 @@ func (e *env) provider(cfg *config.Config, spec string) (llm.Provider, string, e
 		sort.Strings(names)
 		return nil, "", usageErr("unknown provider %q in %q (known: %s; add a [providers.%s] table to the configuration)", name, spec, strings.Join(names, ", "), name)
 	}
+	if lc.HTTPClient, err = e.providerClient(cfg, lc.BaseURL, allowLocal); err != nil {
+		return nil, "", err
+	}
 	p, err := llm.New(lc)
 	if err != nil {
 		return nil, "", usageErr("%v", err)
 	}
 	return p, model, nil
+}
+
+// providerClient is the HTTP client of an LLM provider at baseURL ("" for
+// the SDK's public default): the guarded dialer, with the [network] ranges
+// and proxy, admitting baseURL's own host:port when allowLocal. A redirect
+// to another origin is refused: a 307 would resend the prompt there.
+func (e *env) providerClient(cfg *config.Config, baseURL string, allowLocal bool) (*http.Client, error) {
+	n, err := e.network(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Bounds resolving a local base URL's name and the proxy's, once.
+	ctx, cancel := context.WithTimeout(context.Background(), config.DefaultConnectTimeout)
+	defer cancel()
+	d := &netguard.Dialer{}
+	if allowLocal {
+		d.AllowLocal, _ = netguard.LocalEndpoint(ctx, nil, baseURL) // unresolved: the dialer refuses, saying why
+	}
+	policy := &netguard.RedirectPolicy{AllowLocal: allowLocal, Network: n}
+	return &http.Client{Transport: n.Transport(ctx, d), CheckRedirect: policy.CheckRedirect}, nil
 }
 
 // readPrompt returns --prompt, or stdin when it is not a terminal.
