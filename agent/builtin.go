@@ -52,6 +52,9 @@ type BuiltinOptions struct {
 	// ignores proxies, dials only public addresses and follows redirects
 	// only to allowed https hosts. Tests use it to reach httptest servers.
 	HTTPClient *http.Client
+	// Network is the operator's network policy ([network]: allow and deny
+	// CIDRs, an explicit proxy) for http_request; nil means none.
+	Network *netguard.Network
 }
 
 // Builtins is the in-process MCP server of the built-in tools an agent
@@ -105,7 +108,7 @@ func NewBuiltins(a *Agent, o *BuiltinOptions) (*Builtins, error) {
 			}
 		case BuiltinHTTPRequest:
 			if b.client == nil {
-				b.client = guardedClient(b.hosts)
+				b.client = guardedClient(b.hosts, o.Network)
 			}
 			mcp.AddTool(b.server, &mcp.Tool{Name: BuiltinHTTPRequest,
 				Description: "Make an HTTPS request to one of these hosts: " + strings.Join(b.hosts, ", ") + "."}, b.httpRequest)
@@ -371,9 +374,12 @@ func (b *Builtins) httpRequest(ctx context.Context, _ *mcp.CallToolRequest, in h
 // private, loopback and metadata addresses, dial the checked address),
 // ignores proxies (a proxy would hide the real target), and follows
 // redirects only to allowed https hosts.
-func guardedClient(hosts []string) *http.Client {
+func guardedClient(hosts []string, n *netguard.Network) *http.Client {
+	// Bounds resolving the proxy's name, once.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	return &http.Client{
-		Transport: netguard.NewHTTPTransport(&netguard.Dialer{}),
+		Transport: n.Transport(ctx, &netguard.Dialer{}),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 5 {
 				return errors.New("too many redirects")

@@ -119,7 +119,11 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 		return err
 	}
 
-	builtins, err := agent.NewBuiltins(a, &agent.BuiltinOptions{Workspace: fl.workspace})
+	network, err := e.network(cfg)
+	if err != nil {
+		return err
+	}
+	builtins, err := agent.NewBuiltins(a, &agent.BuiltinOptions{Workspace: fl.workspace, Network: network})
 	if err != nil {
 		return usageErr("agent %s: %v", a.ID, err)
 	}
