@@ -328,24 +328,9 @@ func procStat(b *testing.B, pid int) []string {
 
 // childrenOf returns the pids of the processes whose parent is pid.
 func childrenOf(b *testing.B, pid int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		b.Fatal(err)
-	}
 	var kids []int
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		i := strings.LastIndexByte(string(data), ')')
-		if f := strings.Fields(string(data[i+1:])); i >= 0 && len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			kids = append(kids, p)
-		}
+	for p := range interop.Children(pid) {
+		kids = append(kids, p)
 	}
 	return kids
 }

@@ -124,37 +124,12 @@ func checkNoLeaks(t *testing.T, before int, kidsBefore []string) {
 	}
 }
 
-// children lists the live (non-zombie) child processes of this process.
+// children lists the live child processes of this process.
 func children(t *testing.T) []string {
 	t.Helper()
-	self := os.Getpid()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatalf("reading /proc: %v", err)
-	}
 	var out []string
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid == self {
-			out = append(out, fmt.Sprintf("%d %s", pid, s[:i+1]))
-		}
+	for _, d := range interop.Children(os.Getpid()) {
+		out = append(out, d)
 	}
 	return out
 }

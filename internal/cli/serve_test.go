@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -275,36 +274,12 @@ command = "`+interop.Build(t, fixturePkg)+`"
 	}
 }
 
-// childPIDs lists this process's child processes (Linux; nil elsewhere).
+// childPIDs lists this process's child processes.
 func childPIDs(t *testing.T) map[int]bool {
 	t.Helper()
-	if runtime.GOOS != "linux" {
-		return nil
-	}
 	out := map[int]bool{}
-	me := os.Getpid()
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 {
-			if ppid, _ := strconv.Atoi(f[1]); ppid == me {
-				out[pid] = true
-			}
-		}
+	for pid := range interop.Children(os.Getpid()) {
+		out[pid] = true
 	}
 	return out
 }
