@@ -126,7 +126,7 @@ func (s *server) setState(st State, err error) {
 	s.setStateLocked(st, err)
 	s.mu.Unlock()
 	if s.h.opts.OnState != nil {
-		s.h.opts.OnState(s.status())
+		s.h.opts.OnState(s.statusWithTools())
 	}
 }
 
@@ -146,6 +146,17 @@ func (s *server) setStateLocked(st State, err error) {
 	if err != nil {
 		s.lastErr = err
 	}
+}
+
+// statusWithTools is status with the count of tools the catalog offers.
+func (s *server) statusWithTools() ServerStatus {
+	st := s.status()
+	s.h.mu.RLock()
+	if cat := s.h.catalog; cat != nil {
+		st.Tools = cat.counts[st.ID]
+	}
+	s.h.mu.RUnlock()
+	return st
 }
 
 func (s *server) status() ServerStatus {
@@ -291,7 +302,7 @@ func (s *server) watch(session *mcp.ClientSession, done chan struct{}) {
 		session.Close()
 		s.log.Warn("server connection lost", "err", s.lost)
 		if s.h.opts.OnState != nil {
-			s.h.opts.OnState(s.status())
+			s.h.opts.OnState(s.statusWithTools())
 		}
 	}
 }
