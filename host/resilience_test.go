@@ -240,13 +240,11 @@ func TestCircuitBreaker(t *testing.T) {
 			t.Fatalf("call %d: err = %v, want ErrTimeout", i, err)
 		}
 	}
-	begin := time.Now()
+	// ErrCircuitOpen, not ErrTimeout: the call failed without reaching the
+	// server (the open circuit's cool-down is timed in TestBreakerTiming).
 	_, err := h.CallTool(context.Background(), "mcp_hung_echo", json.RawMessage(`{"text":"x"}`), nil)
-	if !errors.Is(err, host.ErrCircuitOpen) {
+	if !errors.Is(err, host.ErrCircuitOpen) || errors.Is(err, host.ErrTimeout) {
 		t.Fatalf("sixth call: err = %v, want ErrCircuitOpen", err)
-	}
-	if d := time.Since(begin); d > 40*time.Millisecond {
-		t.Errorf("an open circuit took %v to fail", d)
 	}
 }
 
