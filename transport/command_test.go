@@ -96,13 +96,8 @@ func TestCommandClientServer(t *testing.T) {
 		}
 	}
 
-	start := time.Now()
 	if err := cs.Close(); err != nil {
 		t.Errorf("Close: %v", err)
-	}
-	// The server exits on stdin close: no escalation was needed.
-	if d := time.Since(start); d >= transport.DefaultTerminateGrace {
-		t.Errorf("Close took %v, want < %v (the child exits on stdin close)", d, transport.DefaultTerminateGrace)
 	}
 	select {
 	case <-cmd.Exited():
@@ -112,6 +107,8 @@ func TestCommandClientServer(t *testing.T) {
 	if err := cmd.ExitErr(); err != nil {
 		t.Errorf("ExitErr = %v, want nil", err)
 	}
+	// Exit status 0, not a signal: the server exited on stdin close, no
+	// escalation was needed.
 	if st := cmd.ProcessState(); st == nil || st.ExitCode() != 0 {
 		t.Errorf("ProcessState = %v, want exit 0", st)
 	}
