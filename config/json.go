@@ -149,22 +149,10 @@ func (r *fileResult) jsonServer(path string, m map[string]any) (s Server, enable
 	for _, k := range r.sortedKeys(path, m) {
 		v, f := m[k], keyPath(path, k)
 		switch k {
-		case "command":
-			s.Command, _ = r.str(f, v)
-		case "args":
-			s.Args, _ = r.strList(f, v)
-		case "env":
-			s.Env, _ = r.strMap(f, v)
-		case "cwd":
-			s.Cwd, _ = r.str(f, v)
-		case "url":
-			s.URL, _ = r.str(f, v)
-		case "headers":
-			s.Headers, _ = r.strMap(f, v)
+		case "command", "args", "env", "cwd", "url", "headers", "allow_local_endpoint":
+			r.launchField(&s, k, f, v)
 		case "description":
 			s.Description, _ = r.str(f, v)
-		case "allow_local_endpoint":
-			s.AllowLocalEndpoint, _ = r.boolean(f, v)
 		case "type":
 			if t, ok := r.str(f, v); ok {
 				tr, known := jsonTypes[t]

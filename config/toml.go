@@ -104,20 +104,8 @@ func (r *fileResult) tomlServer(path string, m map[string]any) Server {
 		case "transport":
 			t, _ := r.str(f, v)
 			s.Transport = Transport(t)
-		case "command":
-			s.Command, _ = r.str(f, v)
-		case "args":
-			s.Args, _ = r.strList(f, v)
-		case "env":
-			s.Env, _ = r.strMap(f, v)
-		case "cwd":
-			s.Cwd, _ = r.str(f, v)
-		case "url":
-			s.URL, _ = r.str(f, v)
-		case "headers":
-			s.Headers, _ = r.strMap(f, v)
-		case "allow_local_endpoint":
-			s.AllowLocalEndpoint, _ = r.boolean(f, v)
+		case "command", "args", "env", "cwd", "url", "headers", "allow_local_endpoint":
+			r.launchField(&s, k, f, v)
 		case "allow_cross_origin_redirects":
 			s.AllowCrossOriginRedirects, _ = r.boolean(f, v)
 		case "tools_allowlist":
@@ -145,6 +133,27 @@ func (r *fileResult) tomlServer(path string, m map[string]any) Server {
 		}
 	}
 	return s
+}
+
+// launchField decodes one of the launch keys that the TOML and the
+// mcpServers JSON formats share, so that both read them the same way.
+func (r *fileResult) launchField(s *Server, k, f string, v any) {
+	switch k {
+	case "command":
+		s.Command, _ = r.str(f, v)
+	case "args":
+		s.Args, _ = r.strList(f, v)
+	case "env":
+		s.Env, _ = r.strMap(f, v)
+	case "cwd":
+		s.Cwd, _ = r.str(f, v)
+	case "url":
+		s.URL, _ = r.str(f, v)
+	case "headers":
+		s.Headers, _ = r.strMap(f, v)
+	case "allow_local_endpoint":
+		s.AllowLocalEndpoint, _ = r.boolean(f, v)
+	}
 }
 
 // indexTOML records in lines the line of every table header, key and array
