@@ -212,22 +212,9 @@ func tryStartConformanceServer(t *testing.T, bin, addr string) (*conformanceServ
 	}
 	// It logs the line before it binds: dial until the port answers, or
 	// the server exits because the port was taken.
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-tick.C:
-		case <-s.exited:
-			return nil, fmt.Errorf("%s exited: %s", bin, output())
-		case <-deadline.C:
-			stop()
-			return nil, fmt.Errorf("%s not accepting connections on %s within %s: %v", bin, addr, conformanceStartTimeout, err)
-		}
+	if err := interop.WaitAccepting(addr, s.exited, deadline.C); err != nil {
+		stop()
+		return nil, fmt.Errorf("%s: %v: %s", bin, err, output())
 	}
 	t.Cleanup(stop)
 	return s, nil

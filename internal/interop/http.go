@@ -161,26 +161,19 @@ func startPeer(argv, env []string, port int) (*peer, error) {
 		return fail(fmt.Errorf("no listening line within %s", startTimeout))
 	}
 	// The line is printed before the bind: dial until the port answers.
-	// The ticker paces the dials (a refused dial returns at once).
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
+	if err := WaitAccepting(addr, p.exited, deadline.C); err != nil {
 		select {
-		case <-tick.C:
-		case <-p.exited:
-			return fail(fmt.Errorf("exited before accepting connections: %v", p.waitErr))
-		case <-deadline.C:
-			return fail(fmt.Errorf("port not accepting connections within %s: %v", startTimeout, err))
+		case <-p.exited: // waitErr is set once exited is closed
+			err = fmt.Errorf("%w (%v)", err, p.waitErr)
+		default:
 		}
+		return fail(err)
 	}
 	// The dial may have reached another process that had the port; only
 	// our process holding the listener proves the server is up.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		owned, err := listenerOwned(cmd.Process.Pid, port)
 		if err != nil {

@@ -1,10 +1,13 @@
 package interop
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Children returns the live child processes of pid (zombies excluded), each
@@ -40,4 +43,28 @@ func Children(pid int) map[int]string {
 		}
 	}
 	return out
+}
+
+// WaitAccepting dials addr until it accepts a connection, for servers that
+// announce their port before they bind. It gives up with an error when
+// exited is closed (the process died, e.g. because the port was taken) or
+// when deadline fires. A ticker paces the dials: a refused dial returns at
+// once.
+func WaitAccepting(addr string, exited <-chan struct{}, deadline <-chan time.Time) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-exited:
+			return fmt.Errorf("exited before accepting connections on %s", addr)
+		case <-deadline:
+			return fmt.Errorf("%s not accepting connections in time: %v", addr, err)
+		}
+	}
 }
