@@ -469,15 +469,6 @@ func (g *Gateway) serverOf(uri string) (string, bool) {
 	return "", false
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // loggingMiddleware passes a downstream logging/setLevel upstream once the
 // SDK has recorded it for the downstream session.
 func (g *Gateway) loggingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
