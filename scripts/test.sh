@@ -51,7 +51,10 @@ if [ "$#" -eq 0 ] && [ "$fuzztime" != "0" ]; then
     "FuzzWebSocketFrames ./transport" \
     "FuzzStdioFraming ./transport"; do
     set -- $target
-    go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" "$2"
+    # No minimising of new inputs in a smoke run: an interrupted
+    # minimisation at the end of -fuzztime is reported as a failure
+    # ("context deadline exceeded") though nothing failed.
+    go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" -fuzzminimizetime 0 "$2"
   done
 fi
 
