@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -40,6 +41,23 @@ func decode(b []byte, maxDepth int) (any, []Problem, error) {
 	return v, d.dups, nil
 }
 
+// maxExponent bounds the decimal exponent of an argument number. The
+// validator computes with exact rationals: 1E999999999 would cost it
+// gigabytes, and an exponent beyond int's range made it panic. No tool
+// argument needs more than float64's ±308.
+const maxExponent = 1000
+
+// numberInRange reports whether the JSON number n has an exponent within
+// ±maxExponent.
+func numberInRange(n string) bool {
+	i := strings.IndexAny(n, "eE")
+	if i < 0 {
+		return true
+	}
+	e, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
+	return err == nil && e >= -maxExponent && e <= maxExponent
+}
+
 type decoder struct {
 	dec      *json.Decoder
 	maxDepth int
@@ -50,6 +68,9 @@ type decoder struct {
 func (d *decoder) value(tok json.Token, depth int) (any, error) {
 	delim, ok := tok.(json.Delim)
 	if !ok {
+		if n, isNum := tok.(json.Number); isNum && !numberInRange(string(n)) {
+			return nil, &decodeError{fmt.Sprintf("number %.40s is out of range (exponent beyond ±%d)", string(n), maxExponent)}
+		}
 		return tok, nil // string, json.Number, bool or nil
 	}
 	if depth > d.maxDepth {

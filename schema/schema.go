@@ -157,7 +157,15 @@ func (s *Schema) Raw() json.RawMessage { return slices.Clone(s.raw) }
 // Validate decodes args, checks them against the schema and returns the
 // decoded value, which is what the caller must forward to the server. Nil,
 // empty or null args mean {}. Every error is a [*ValidationError].
-func (s *Schema) Validate(args json.RawMessage) (map[string]any, error) {
+func (s *Schema) Validate(args json.RawMessage) (_ map[string]any, err error) {
+	// Arguments come from models and remote clients: whatever they hold,
+	// a failure inside the validator is a refusal, never a crash of the
+	// host.
+	defer func() {
+		if r := recover(); r != nil {
+			err = newValidationError([]Problem{{Message: fmt.Sprintf("the validator could not check these arguments (%v)", r)}})
+		}
+	}()
 	var obj map[string]any
 	if isAbsent(args) {
 		obj = map[string]any{}
