@@ -380,7 +380,12 @@ func FuzzCheckURL(f *testing.F) {
 				t.Fatalf("CheckURL(%q) = %T, want *Error", raw, err)
 			}
 			if perr == nil && u.User != nil {
-				if pw, ok := u.User.Password(); ok && len(pw) >= 4 && strings.Count(raw, pw) == 1 && strings.Contains(err.Error(), pw) {
+				// The rest of the URL, escaped as the error prints it, may
+				// hold the same characters by coincidence ("%C0000").
+				rest := *u
+				rest.User = nil
+				if pw, ok := u.User.Password(); ok && len(pw) >= 4 && strings.Count(raw, pw) == 1 &&
+					!strings.Contains(rest.String(), pw) && strings.Contains(err.Error(), pw) {
 					t.Fatalf("CheckURL(%q) = %q, leaks the password", raw, err)
 				}
 			}
