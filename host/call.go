@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,6 +39,20 @@ type CallOptions struct {
 	// the SDK refuses schemas it does not know (titled multi-select enums
 	// with "type": "string") and checks and fills in the answer.
 	PassThrough bool
+
+	// InputRequired says the caller answers 2026-07-28 input-required
+	// results itself: the call goes out on a 2026-07-28 connection to the
+	// server with InputResponses and RequestState, and an input-required
+	// result comes back as it is (NeedsInput reports true), for the caller
+	// to answer and call again (see generation.go). A server that does not
+	// speak 2026-07-28 fails the call with ErrOlderGeneration.
+	InputRequired  bool
+	InputResponses mcp.InputResponseMap
+	RequestState   string
+	// Meta is added to the request's _meta, for example the calling
+	// client's capabilities (mcp.MetaKeyClientCapabilities) on a
+	// 2026-07-28 call. The progress token is the host's own.
+	Meta mcp.Meta
 }
 
 // call is one tools/call in flight.
@@ -91,6 +106,9 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	}
 	waitStart := time.Now()
 	session, err := s.liveSession(cctx)
+	if err == nil && c.opts.InputRequired {
+		session, err = s.inputRequiredSession(cctx)
+	}
 	if err != nil {
 		return nil, cerr(err, time.Since(waitStart))
 	}
@@ -117,6 +135,11 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	}()
 
 	params := &mcp.CallToolParams{Name: e.Tool.Tool.Name, Arguments: value}
+	if c.opts.InputRequired {
+		params.InputResponses = c.opts.InputResponses
+		params.RequestState = c.opts.RequestState
+	}
+	params.Meta = copyMeta(c.opts.Meta)
 	params.SetProgressToken(token)
 	start := time.Now()
 	res, err := session.CallTool(context.WithValue(cctx, callKey{}, c), params)
@@ -165,7 +188,44 @@ func (h *Host) callFailure(s *server, ctx, cctx context.Context, err error) erro
 	if lost != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, lost)
 	}
-	return errors.New(h.red.Redact(err.Error()))
+	msg := h.red.Redact(err.Error())
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		// The server answered with a protocol error: keep its code, its
+		// message and data (redacted) for a caller that passes it on.
+		return &serverError{text: msg, err: &jsonrpc.Error{
+			Code:    je.Code,
+			Message: h.red.Redact(je.Message),
+			Data:    redactRaw(h.red, je.Data),
+		}}
+	}
+	return errors.New(msg)
+}
+
+// serverError is a server's protocol error, as the host reports it; it
+// unwraps to the *jsonrpc.Error the server sent.
+type serverError struct {
+	text string
+	err  *jsonrpc.Error
+}
+
+func (e *serverError) Error() string { return e.text }
+func (e *serverError) Unwrap() error { return e.err }
+
+// redactRaw redacts secrets from a JSON value, which stays valid JSON only
+// if nothing was redacted inside a string escape; otherwise it is dropped.
+func redactRaw(red interface{ Redact(string) string }, raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	out := red.Redact(string(raw))
+	if out == string(raw) {
+		return raw
+	}
+	if json.Valid([]byte(out)) {
+		return json.RawMessage(out)
+	}
+	return nil
 }
 
 // invalidArgs marks a schema validation error as ErrInvalidArguments while

@@ -93,14 +93,58 @@ func (h *Host) Prompts(ctx context.Context) ([]Prompt, error) {
 
 // ReadResource reads a resource from the named server.
 func (h *Host) ReadResource(ctx context.Context, serverID, uri string) (*mcp.ReadResourceResult, error) {
-	return request(h, ctx, serverID, "resources/read", uri, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
-		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	return h.ReadResourceWith(ctx, serverID, uri, nil)
+}
+
+// RequestOptions configures a request other than tools/call. Nil means
+// defaults.
+type RequestOptions struct {
+	// InputRequired, InputResponses, RequestState and Meta are as in
+	// [CallOptions]: the request goes out on the server's 2026-07-28
+	// connection and an input-required result comes back as it is.
+	InputRequired  bool
+	InputResponses mcp.InputResponseMap
+	RequestState   string
+	Meta           mcp.Meta
+}
+
+// ReadResourceWith is ReadResource with options.
+func (h *Host) ReadResourceWith(ctx context.Context, serverID, uri string, opts *RequestOptions) (*mcp.ReadResourceResult, error) {
+	o := orNone(opts)
+	return requestAs(h, ctx, serverID, "resources/read", uri, o.InputRequired, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+		p := &mcp.ReadResourceParams{URI: uri, InputResponses: o.InputResponses, RequestState: o.RequestState}
+		p.Meta = copyMeta(o.Meta)
+		return cs.ReadResource(ctx, p)
 	})
+}
+
+func orNone(opts *RequestOptions) RequestOptions {
+	if opts == nil {
+		return RequestOptions{}
+	}
+	return *opts
+}
+
+func copyMeta(m mcp.Meta) mcp.Meta {
+	if len(m) == 0 {
+		return nil
+	}
+	c := make(mcp.Meta, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }
 
 // GetPrompt gets a prompt from the named server. When serverID is empty the
 // prompt's name must belong to exactly one server.
 func (h *Host) GetPrompt(ctx context.Context, serverID, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	return h.GetPromptWith(ctx, serverID, name, args, nil)
+}
+
+// GetPromptWith is GetPrompt with options.
+func (h *Host) GetPromptWith(ctx context.Context, serverID, name string, args map[string]string, opts *RequestOptions) (*mcp.GetPromptResult, error) {
+	o := orNone(opts)
 	if serverID == "" {
 		ps, err := h.Prompts(ctx)
 		var owners []string
@@ -121,13 +165,21 @@ func (h *Host) GetPrompt(ctx context.Context, serverID, name string, args map[st
 			return nil, fmt.Errorf("prompt %q is offered by several servers (%s): name one", name, strings.Join(owners, ", "))
 		}
 	}
-	return request(h, ctx, serverID, "prompts/get", name, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
-		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	return requestAs(h, ctx, serverID, "prompts/get", name, o.InputRequired, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+		p := &mcp.GetPromptParams{Name: name, Arguments: args, InputResponses: o.InputResponses, RequestState: o.RequestState}
+		p.Meta = copyMeta(o.Meta)
+		return cs.GetPrompt(ctx, p)
 	})
 }
 
 // request sends one request to one server, bounded by its timeout.
 func request[R any](h *Host, ctx context.Context, serverID, method, target string, do func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
+	return requestAs(h, ctx, serverID, method, target, false, do)
+}
+
+// requestAs is request on the server's own connection, or on its
+// 2026-07-28 one (inputRequired; see generation.go).
+func requestAs[R any](h *Host, ctx context.Context, serverID, method, target string, inputRequired bool, do func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
 	var zero R
 	s, err := h.server(serverID)
 	if err != nil {
@@ -138,6 +190,9 @@ func request[R any](h *Host, ctx context.Context, serverID, method, target strin
 	timer := time.AfterFunc(s.cfg.Timeout, func() { cancel(ErrTimeout) })
 	defer timer.Stop()
 	cs, err := s.liveSession(cctx)
+	if err == nil && inputRequired {
+		cs, err = s.inputRequiredSession(cctx)
+	}
 	if err != nil {
 		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Err: err}
 	}

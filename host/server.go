@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -72,6 +73,12 @@ type server struct {
 	lastHealthy time.Time
 	sem         chan struct{} // max_concurrency; nil: no limit
 	brk         breaker
+
+	// The 2026-07-28 connection for callers that answer input-required
+	// results themselves (generation.go).
+	irMu      sync.Mutex // held while dialing it
+	irSession *mcp.ClientSession
+	irOlder   atomic.Bool // the server answered it with an older version
 }
 
 // discovered is one tool as the server declared it, with its compiled schema.
@@ -236,6 +243,7 @@ func (s *server) connectErr(ctx context.Context) error {
 		}
 		return s.explain(err)
 	}
+	s.irOlder.Store(false) // it may have been upgraded
 	s.mu.Lock()
 	s.session = session
 	s.info = session.InitializeResult()
@@ -322,6 +330,7 @@ func (s *server) close() error {
 	if supervised != nil {
 		<-supervised
 	}
+	s.closeInputRequired()
 	s.mu.Lock()
 	// The supervisor may have connected while stopping.
 	if session == nil {
@@ -403,7 +412,17 @@ func (s *server) want() {
 }
 
 func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession, error) {
-	client := s.newClient()
+	return s.dialAs(ctx, rs, false)
+}
+
+// dialAs connects to the server: its own connection, or (inputRequired) a
+// 2026-07-28 one that returns input-required results (generation.go).
+func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired bool) (*mcp.ClientSession, error) {
+	client := s.newClient(inputRequired)
+	sopts := s.h.sessionOptions()
+	if inputRequired {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: InputRequiredVersion}
+	}
 	if len(rs.Roots) > 0 {
 		roots := make([]*mcp.Root, len(rs.Roots))
 		for i, r := range rs.Roots {
@@ -413,17 +432,21 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 	}
 	switch rs.Transport {
 	case config.TransportStdio:
-		s.stderr = transport.NewTailBuffer(stderrTailBytes)
+		var stderr io.Writer = &lineLogger{log: s.log, red: s.h.red}
+		if !inputRequired {
+			s.stderr = transport.NewTailBuffer(stderrTailBytes)
+			stderr = io.MultiWriter(s.stderr, stderr)
+		}
 		cmd := &transport.Command{
 			Path:            rs.Command,
 			Args:            rs.Args,
 			Env:             transport.MinimalEnv(rs.Env),
 			Dir:             rs.Cwd,
-			Stderr:          io.MultiWriter(s.stderr, &lineLogger{log: s.log, red: s.h.red}),
+			Stderr:          stderr,
 			MaxMessageBytes: s.h.opts.MaxMessageBytes,
 		}
-		session, err := client.Connect(ctx, s.tap(cmd), s.h.sessionOptions())
-		if err == nil {
+		session, err := client.Connect(ctx, s.tap(cmd), sopts)
+		if err == nil && !inputRequired {
 			s.mu.Lock()
 			s.pid = cmd.Pid()
 			s.mu.Unlock()
@@ -440,21 +463,21 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 		// hide its unexported session hooks (the standalone stream and the
 		// protocol-version header); its progress is read from the response
 		// bodies instead (see sseProgressTap).
-		session, err := client.Connect(ctx, t, s.h.sessionOptions())
+		session, err := client.Connect(ctx, t, sopts)
 		if err == nil {
 			return session, nil
 		}
 		// The spec's backwards compatibility: a server that answers the
 		// initialize POST with 4xx may be an old HTTP+SSE server.
-		if code := rec.first(); code >= 400 && code < 500 && ctx.Err() == nil {
+		if code := rec.first(); code >= 400 && code < 500 && ctx.Err() == nil && !inputRequired {
 			s.log.Info("Streamable HTTP refused; trying the legacy SSE transport", "status", code)
 			sse := detachedConnect{&mcp.SSEClientTransport{
 				Endpoint:     rs.URL,
 				HTTPClient:   s.httpClient(rs, nil),
 				MaxEventSize: s.h.opts.MaxMessageBytes,
 			}}
-			client = s.newClient()
-			session, err2 := client.Connect(ctx, s.tap(sse), s.h.sessionOptions())
+			client = s.newClient(false)
+			session, err2 := client.Connect(ctx, s.tap(sse), sopts)
 			if err2 == nil {
 				return session, nil
 			}
@@ -467,14 +490,14 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			HTTPClient:   s.httpClient(rs, nil),
 			MaxEventSize: s.h.opts.MaxMessageBytes,
 		}}
-		return client.Connect(ctx, s.tap(t), s.h.sessionOptions())
+		return client.Connect(ctx, s.tap(t), sopts)
 	case transportInProcess:
 		ct, st := mcp.NewInMemoryTransports()
 		// The server session ends when the client closes the connection.
 		if _, err := s.inproc.Connect(context.WithoutCancel(ctx), st, nil); err != nil {
 			return nil, err
 		}
-		return client.Connect(ctx, s.tap(ct), s.h.sessionOptions())
+		return client.Connect(ctx, s.tap(ct), sopts)
 	case config.TransportWebSocket:
 		t := &transport.WebSocket{
 			URL:             rs.URL,
@@ -482,13 +505,20 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 			HTTPClient:      s.httpClient(rs, nil),
 			MaxMessageBytes: int64(s.h.opts.MaxMessageBytes),
 		}
-		return client.Connect(ctx, s.tap(t), s.h.sessionOptions())
+		return client.Connect(ctx, s.tap(t), sopts)
 	}
 	return nil, fmt.Errorf("unknown transport %q", rs.Transport)
 }
 
-func (s *server) newClient() *mcp.Client {
-	c := mcp.NewClient(s.h.opts.ClientInfo, s.clientOptions())
+func (s *server) newClient(inputRequired bool) *mcp.Client {
+	o := s.clientOptions()
+	if inputRequired {
+		// The caller answers input-required results itself; list changes
+		// arrive on the server's own connection.
+		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+		o.ToolListChangedHandler, o.ResourceListChangedHandler, o.PromptListChangedHandler = nil, nil, nil
+	}
+	c := mcp.NewClient(s.h.opts.ClientInfo, o)
 	c.AddReceivingMiddleware(s.callMiddleware)
 	return c
 }

@@ -111,6 +111,7 @@ type config struct {
 	spawnGrandchild, printEnv            bool
 	slowStart                            time.Duration
 	exitAfter                            time.Duration
+	protocolVersions                     stringList
 }
 
 // intercepts reports whether the stdio byte streams must be filtered.
@@ -146,6 +147,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	slowStart := fs.Int("slow-start", 0, "wait `MS` milliseconds before serving")
 	exitAfter := fs.Int("exit-after", 0, "exit with status 4 `MS` milliseconds after starting to serve (a flapping server)")
 	fs.BoolVar(&c.printEnv, "print-env", false, "write the environment to stderr at start")
+	fs.Var(&c.protocolVersions, "protocol-version", "speak only this protocol `VERSION` (repeatable; default every version the go-sdk speaks)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

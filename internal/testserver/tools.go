@@ -14,7 +14,7 @@ import (
 
 func newServer(c *config) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard-testserver", Version: "0.1.0"},
-		&mcp.ServerOptions{PageSize: c.pageSize})
+		&mcp.ServerOptions{PageSize: c.pageSize, SupportedProtocolVersions: c.protocolVersions})
 
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text."}, echo)
 	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds a and b."}, add)

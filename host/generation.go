@@ -1,0 +1,97 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The two protocol generations ask for input differently. Under 2025-11-25
+// a server asks for elicitation, sampling and roots with requests to the
+// client during a call, which the host answers with the call's handlers.
+// Under 2026-07-28 it answers the call with an input-required result
+// (inputRequests and an opaque requestState), and the client retries the
+// call with its inputResponses.
+//
+// The host's own connection to a server speaks what Options.ProtocolVersion
+// offers. A caller that speaks for a 2026-07-28 client which answers
+// input-required results itself (the gateway) sets
+// CallOptions.InputRequired: the call then goes out on a second connection
+// to the server, opened at the first such call, that speaks 2026-07-28 and
+// returns input-required results as they are, so that the server's own
+// questions, keys and requestState reach that client unchanged. A server
+// that answers the second connection with an older version is not asked
+// again until it reconnects; such calls fail with ErrOlderGeneration, and
+// the caller bridges the generations itself.
+
+// InputRequiredVersion is the first protocol version in which servers ask
+// for input with input-required results.
+const InputRequiredVersion = "2026-07-28"
+
+// ErrOlderGeneration: a call asked for with CallOptions.InputRequired went
+// to a server that does not speak InputRequiredVersion.
+var ErrOlderGeneration = errors.New("the server does not speak " + InputRequiredVersion)
+
+// inputRequiredSession returns the server's 2026-07-28 connection, opening
+// it if need be.
+func (s *server) inputRequiredSession(ctx context.Context) (*mcp.ClientSession, error) {
+	if s.irOlder.Load() {
+		return nil, ErrOlderGeneration
+	}
+	s.irMu.Lock()
+	defer s.irMu.Unlock()
+	if s.irSession != nil {
+		return s.irSession, nil
+	}
+	if s.irOlder.Load() {
+		return nil, ErrOlderGeneration
+	}
+	s.mu.Lock()
+	closed := s.state == StateClosed
+	s.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	rs, err := s.cfg.Resolve(s.h.lookupEnv(), s.h.opts.Secrets, s.h.red)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, rs.ConnectTimeout)
+	defer cancel()
+	cs, err := s.dialAs(cctx, rs, true)
+	if err != nil {
+		return nil, fmt.Errorf("opening a %s connection: %w", InputRequiredVersion, err)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v < InputRequiredVersion {
+		cs.Close()
+		s.irOlder.Store(true)
+		s.log.Info("the server speaks an older protocol than the calling client", "version", v, "client", InputRequiredVersion)
+		return nil, ErrOlderGeneration
+	}
+	s.irSession = cs
+	go func() {
+		// A connection that ends (the child exited) is opened again by
+		// the next call that needs it.
+		cs.Wait()
+		s.irMu.Lock()
+		if s.irSession == cs {
+			s.irSession = nil
+		}
+		s.irMu.Unlock()
+		cs.Close()
+	}()
+	return cs, nil
+}
+
+// closeInputRequired closes the server's 2026-07-28 connection, if open.
+func (s *server) closeInputRequired() {
+	s.irMu.Lock()
+	cs := s.irSession
+	s.irSession = nil
+	s.irMu.Unlock()
+	if cs != nil {
+		cs.Close()
+	}
+}

@@ -1,0 +1,95 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
+)
+
+// TestInputRequiredConnection: a call with CallOptions.InputRequired goes out
+// on a second, 2026-07-28 connection to the server (a second child for a
+// stdio server), while the host's own connection speaks what the host
+// offers; the server's input-required result comes back as it is, with its
+// own keys and requestState, and the retry with the answers completes the
+// call. Close stops both children (start checks it).
+func TestInputRequiredConnection(t *testing.T) {
+	h, _ := start(t, []config.Server{fixture(t, "fx")}, &host.Options{ProtocolVersion: "2025-11-25"})
+	ctx := context.Background()
+	if v := h.Servers()[0].ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("the host's own connection speaks %s, want 2025-11-25", v)
+	}
+	kids := len(children(t))
+
+	ir := &host.CallOptions{InputRequired: true}
+	res, err := h.CallTool(ctx, "mcp_fx_elicit", nil, ir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.NeedsInput() || res.InputRequests["form"] == nil {
+		t.Fatalf("result = %+v, want the server's input-required result with its key \"form\"", res)
+	}
+	if got := len(children(t)); got != kids+1 {
+		t.Errorf("children: %d, want %d (a second connection to the stdio server)", got, kids+1)
+	}
+	answer := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Irene"}}
+	res, err = h.CallTool(ctx, "mcp_fx_elicit", nil, &host.CallOptions{
+		InputRequired:  true,
+		InputResponses: mcp.InputResponseMap{"form": answer},
+		RequestState:   res.RequestState,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NeedsInput() || !strings.Contains(text(res), "Irene") {
+		t.Fatalf("retry = %q (needs input: %v), want the answer", text(res), res.NeedsInput())
+	}
+	// The connection is reused, and the host's own calls still go on the
+	// host's connection, where the server asks during the call.
+	if _, err := h.CallTool(ctx, "mcp_fx_echo", json.RawMessage(`{"text":"x"}`), ir); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(children(t)); got != kids+1 {
+		t.Errorf("children after more calls: %d, want %d", got, kids+1)
+	}
+	got := callText(t, h, "mcp_fx_elicit", `{}`, &host.CallOptions{
+		Elicitation: func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Olga"}}, nil
+		},
+	})
+	if !strings.Contains(got, "Olga") {
+		t.Errorf("call on the host's connection = %q, want the handler's answer", got)
+	}
+
+	// Prompts and resources take the same options.
+	if _, err := h.ReadResourceWith(ctx, "fx", "test://static/1", &host.RequestOptions{InputRequired: true}); err != nil {
+		t.Errorf("ReadResourceWith: %v", err)
+	}
+}
+
+// TestInputRequiredOlderServer: a server that speaks only 2025-11-25 fails
+// such calls with ErrOlderGeneration, once asked; its own connection serves
+// on.
+func TestInputRequiredOlderServer(t *testing.T) {
+	h, _ := start(t, []config.Server{fixture(t, "old", "-protocol-version", "2025-11-25")}, nil)
+	ctx := context.Background()
+	for range 2 {
+		_, err := h.CallTool(ctx, "mcp_old_echo", json.RawMessage(`{"text":"x"}`), &host.CallOptions{InputRequired: true})
+		if !errors.Is(err, host.ErrOlderGeneration) {
+			t.Fatalf("err = %v, want ErrOlderGeneration", err)
+		}
+		var ce *host.CallError
+		if !errors.As(err, &ce) || ce.Server != "old" {
+			t.Errorf("err = %#v, want a CallError naming the server", err)
+		}
+	}
+	if got := callText(t, h, "mcp_old_echo", `{"text":"still"}`, nil); got != "still" {
+		t.Errorf("echo = %q", got)
+	}
+}
