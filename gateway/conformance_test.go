@@ -39,14 +39,20 @@ var conformanceRuns = []struct {
 	version   string
 	spec      string // --spec-version; "" for every scenario of the suite
 	minDirect int
+	// stateless: the direct baseline is the everything-server serving
+	// Streamable HTTP statelessly, as 2026-07-28 is served.
+	stateless bool
 }{
 	// 31 of 32: server-sse-polling only warns (the SDK sends no priming
 	// event), and a scenario without a successful check does not pass.
-	{"0.1.16", interop.ConformanceStable, "", 31},
-	{"0.2.0-alpha.12/2025-11-25", interop.ConformanceNext, "2025-11-25", 33},
+	{"0.1.16", interop.ConformanceStable, "", 31, false},
+	{"0.2.0-alpha.12/2025-11-25", interop.ConformanceNext, "2025-11-25", 33, false},
 	// Every scenario 0.2.0-alpha.12 knows, 2026-07-28 and extensions
 	// included; the stateful everything-server fails many of them directly.
-	{"0.2.0-alpha.12/all", interop.ConformanceNext, "", 41},
+	{"0.2.0-alpha.12/all", interop.ConformanceNext, "", 41, false},
+	// 2026-07-28 alone, against the everything-server served as that
+	// generation is: statelessly.
+	{"0.2.0-alpha.12/2026-07-28", interop.ConformanceNext, "2026-07-28", 40, true},
 }
 
 const (
@@ -66,18 +72,23 @@ const (
 // the gateway: the gateway loses nothing.
 func TestGatewayConformance(t *testing.T) {
 	bin := interop.Build(t, everythingServerPkg)
-	direct := startConformanceServer(t, bin)
+	direct := startConformanceServer(t, bin, false)
+	directStateless := startConformanceServer(t, bin, true)
 	gw := serveConformanceGateway(t, bin)
 
 	for _, run := range conformanceRuns {
 		t.Run(run.name, func(t *testing.T) {
 			scenarios := listServerScenarios(t, run.version, run.spec)
+			base := direct
+			if run.stateless {
+				base = directStateless
+			}
 			var d, g suiteRun
 			var wg sync.WaitGroup
-			wg.Go(func() { d = runServerSuite(t, run.version, run.spec, direct.url, "direct") })
+			wg.Go(func() { d = runServerSuite(t, run.version, run.spec, base.url, "direct") })
 			wg.Go(func() { g = runServerSuite(t, run.version, run.spec, gw, "gateway") })
 			wg.Wait()
-			direct.checkAlive(t)
+			base.checkAlive(t)
 
 			var table strings.Builder
 			fmt.Fprintf(&table, "%-46s %-8s %-8s\n", "scenario", "direct", "gateway")
@@ -133,12 +144,13 @@ func (s *conformanceServer) checkAlive(t *testing.T) {
 // binary and binds at once, but CI machines are busy.
 const conformanceStartTimeout = 30 * time.Second
 
-// startConformanceServer starts bin serving stateful Streamable HTTP on a free
+// startConformanceServer starts bin serving Streamable HTTP (stateful, or
+// stateless as 2026-07-28 is served) on a free
 // port of 127.0.0.1 (the suite's dns-rebinding scenario needs a loopback
 // URL) and waits until it accepts connections. The server cannot bind port
 // 0 and say which port it got, so a port is picked and, when another
 // process takes it first (the server then exits at once), picked again.
-func startConformanceServer(t *testing.T, bin string) *conformanceServer {
+func startConformanceServer(t *testing.T, bin string, stateless bool) *conformanceServer {
 	t.Helper()
 	var errs []error
 	for range 5 {
@@ -147,7 +159,7 @@ func startConformanceServer(t *testing.T, bin string) *conformanceServer {
 			t.Fatal(err)
 		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		s, err := tryStartConformanceServer(t, bin, addr)
+		s, err := tryStartConformanceServer(t, bin, addr, stateless)
 		if err == nil {
 			return s
 		}
@@ -160,8 +172,8 @@ func startConformanceServer(t *testing.T, bin string) *conformanceServer {
 	return nil
 }
 
-func tryStartConformanceServer(t *testing.T, bin, addr string) (*conformanceServer, error) {
-	cmd := exec.Command(bin, "-http="+addr, "-stateless=false")
+func tryStartConformanceServer(t *testing.T, bin, addr string, stateless bool) (*conformanceServer, error) {
+	cmd := exec.Command(bin, "-http="+addr, "-stateless="+strconv.FormatBool(stateless))
 	s := &conformanceServer{url: "http://" + addr + "/mcp", exited: make(chan struct{}), out: new(bytes.Buffer)}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw

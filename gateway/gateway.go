@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -324,34 +325,57 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if mrtr(req) {
 		return g.callToolInput(ctx, req)
 	}
-	return g.forward(ctx, req, g.directAsk(ctx, req))
+	return g.forward(ctx, req, g.directAsk(ctx, req), nil)
 }
 
 // mrtr reports whether the calling client speaks 2026-07-28, where the
 // server asks for input with an input-required result.
-func mrtr(req *mcp.CallToolRequest) bool {
-	v := req.ProtocolVersion()
-	return v == "" || v >= "2026-07-28"
-}
+func mrtr(req *mcp.CallToolRequest) bool { return newGeneration(req.ProtocolVersion()) }
 
-// forward makes the upstream call with the given per-call handlers.
-func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, opts *host.CallOptions) (*mcp.CallToolResult, error) {
-	q := &notifyQueue{ctx: ctx, ss: req.Session}
-	// Notifications must reach the client before the result does.
-	defer q.close()
+// newGeneration reports whether a request's protocol version (as the SDK
+// reports it; "" for a sessionless request without one) is 2026-07-28 or
+// later.
+func newGeneration(v string) bool { return v == "" || v >= host.InputRequiredVersion }
+
+// forward makes the upstream call with the given per-call handlers. Its
+// notifications go through q; nil means a queue to the calling request,
+// flushed before the result is returned.
+func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, opts *host.CallOptions, q *notifyQueue) (*mcp.CallToolResult, error) {
+	if q == nil {
+		q = newNotifyQueue(func() (context.Context, *mcp.ServerSession) { return ctx, req.Session })
+		// Notifications must reach the client before the result does.
+		defer q.close()
+	}
 	if token := req.Params.GetProgressToken(); token != nil {
 		opts.Progress = func(p *mcp.ProgressNotificationParams) {
 			c := *p
 			c.ProgressToken = token
-			q.push(func(ctx context.Context, ss *mcp.ServerSession) { ss.NotifyProgress(ctx, &c) })
+			q.push(func(ctx context.Context, ss *mcp.ServerSession) {
+				if ss != nil {
+					ss.NotifyProgress(ctx, &c)
+				}
+			})
 		}
 	}
 	opts.Log = func(server string, p *mcp.LoggingMessageParams) {
-		q.push(func(ctx context.Context, ss *mcp.ServerSession) { ss.Log(ctx, p) })
+		q.push(func(ctx context.Context, ss *mcp.ServerSession) {
+			if ss != nil {
+				ss.Log(ctx, p)
+			}
+		})
 	}
 	opts.PassThrough = true
 	res, err := g.h.CallTool(ctx, req.Params.Name, req.Params.Arguments, opts)
 	if err != nil {
+		var je *jsonrpc.Error
+		switch {
+		case errors.Is(err, host.ErrOlderGeneration):
+			return nil, err
+		case errors.As(err, &je) && ctx.Err() == nil:
+			// The upstream refused the request: the client gets its
+			// protocol error, as it would directly.
+			return nil, je
+		}
 		var ce *host.CallError
 		if errors.As(err, &ce) && ctx.Err() == nil {
 			// The call failed on the way (invalid arguments, timeout, a lost
@@ -371,13 +395,19 @@ func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, opts *h
 // bound, never the connection. Its goroutine starts with the first
 // notification, so that calls without any cost nothing.
 type notifyQueue struct {
-	ctx context.Context
-	ss  *mcp.ServerSession
+	// target is the request a notification is sent in the context of, and
+	// its session; nil when no request is in flight (the notification is
+	// dropped).
+	target func() (context.Context, *mcp.ServerSession)
 
 	mu     sync.Mutex
 	ch     chan func(context.Context, *mcp.ServerSession)
 	closed bool
 	done   chan struct{}
+}
+
+func newNotifyQueue(target func() (context.Context, *mcp.ServerSession)) *notifyQueue {
+	return &notifyQueue{target: target}
 }
 
 // notifyQueueLen bounds the notifications buffered for a slow client.
@@ -395,13 +425,34 @@ func (q *notifyQueue) push(send func(context.Context, *mcp.ServerSession)) {
 		go func() {
 			defer close(q.done)
 			for send := range q.ch {
-				send(q.ctx, q.ss)
+				send(q.target())
 			}
 		}()
 	}
 	select {
 	case q.ch <- send:
 	default: // the client is not keeping up: drop, never block
+	}
+}
+
+// flush waits, within ctx, until what is queued now has been sent.
+func (q *notifyQueue) flush(ctx context.Context) {
+	sent := make(chan struct{})
+	q.mu.Lock()
+	if q.closed || q.ch == nil {
+		q.mu.Unlock()
+		return
+	}
+	select {
+	case q.ch <- func(context.Context, *mcp.ServerSession) { close(sent) }:
+	default:
+		q.mu.Unlock()
+		return
+	}
+	q.mu.Unlock()
+	select {
+	case <-sent:
+	case <-ctx.Done():
 	}
 }
 

@@ -102,6 +102,11 @@ func TestToolsThroughGateway(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			cs := connect(t, base, clientOpts{version: v})
+			// Each generation is served in its own: a 2026-07-28 client is
+			// served statelessly, not downgraded.
+			if got := cs.InitializeResult().ProtocolVersion; got != v {
+				t.Fatalf("negotiated %s, want %s", got, v)
+			}
 			res, err := cs.ListTools(context.Background(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -225,22 +230,32 @@ func TestElicitationSamplingRootsForwarded(t *testing.T) {
 
 func TestResourcesPromptsThroughGateway(t *testing.T) {
 	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
-	cs := connect(t, base, clientOpts{})
-	ctx := context.Background()
-	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static/1"})
-	if err != nil || len(rr.Contents) == 0 {
-		t.Fatalf("read static = %v, %v", rr, err)
-	}
-	rr, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://item/42"})
-	if err != nil || len(rr.Contents) == 0 || !strings.Contains(rr.Contents[0].Text+rr.Contents[0].URI, "42") {
-		t.Fatalf("read template = %+v, %v", rr, err)
-	}
-	gp, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp_fx_greet", Arguments: map[string]string{"name": "Ada"}})
-	if err != nil || len(gp.Messages) == 0 {
-		t.Fatalf("prompt = %v, %v", gp, err)
-	}
-	if err := cs.Ping(ctx, nil); err != nil {
-		t.Errorf("ping: %v", err)
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			cs := connect(t, base, clientOpts{version: v})
+			ctx := context.Background()
+			rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static/1"})
+			if err != nil || len(rr.Contents) == 0 {
+				t.Fatalf("read static = %v, %v", rr, err)
+			}
+			rr, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://item/42"})
+			if err != nil || len(rr.Contents) == 0 || !strings.Contains(rr.Contents[0].Text+rr.Contents[0].URI, "42") {
+				t.Fatalf("read template = %+v, %v", rr, err)
+			}
+			gp, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp_fx_greet", Arguments: map[string]string{"name": "Ada"}})
+			if err != nil || len(gp.Messages) == 0 {
+				t.Fatalf("prompt = %v, %v", gp, err)
+			}
+			// The go-sdk v1.8.0 client sends a 2026-07-28 ping without the
+			// per-request _meta that generation requires, and a go-sdk
+			// server refuses it directly as well; the conformance suite's
+			// ping scenario covers that generation.
+			if v < "2026-07-28" {
+				if err := cs.Ping(ctx, nil); err != nil {
+					t.Errorf("ping: %v", err)
+				}
+			}
+		})
 	}
 }
 

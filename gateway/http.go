@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/subtle"
 	"log/slog"
 	"net"
@@ -86,6 +87,16 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		// Our own checks below cover Host and Origin for every endpoint.
 		DisableLocalhostProtection: true,
 	})
+	// The go-sdk serves 2026-07-28 over HTTP only statelessly: each POST
+	// is a whole request, with no session to come back to.
+	sessionless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless:           true,
+		MaxRequestBodyBytes: o.MaxBodyBytes,
+		JSONResponse:        o.JSONResponse,
+		// A client that hangs up has cancelled its request.
+		PropagateRequestCancellation: true,
+		DisableLocalhostProtection:   true,
+	})
 	sse := mcp.NewSSEHandler(getServer, &mcp.SSEOptions{
 		MaxRequestBodyBytes:        o.MaxBodyBytes,
 		DisableLocalhostProtection: true,
@@ -101,11 +112,41 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		<-g.ctx.Done()
 		ws.Close()
 	}()
-	mux.Handle("/mcp", streamable)
+	mux.Handle("/mcp", &byGeneration{sessions: streamable, sessionless: sessionless})
 	mux.Handle("/sse", sse)
 	mux.Handle("/message", sse)
 	mux.Handle("/ws", ws)
 	return &guard{next: mux, opts: o, log: log}
+}
+
+// byGeneration serves each Streamable HTTP request in its client's protocol
+// generation. A request that names 2026-07-28 or later in its
+// MCP-Protocol-Version header and belongs to no session is served
+// statelessly, as that generation is; everything else (initialize, the
+// requests of a session, its GET stream and DELETE) by the stateful
+// handler, where 2025-11-25 and older clients hold sessions.
+type byGeneration struct {
+	sessions, sessionless http.Handler
+}
+
+// firstSessionlessVersion is the first protocol version without sessions.
+const firstSessionlessVersion = "2026-07-28"
+
+func (b *byGeneration) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Mcp-Session-Id") == "" && r.Header.Get("Mcp-Protocol-Version") >= firstSessionlessVersion {
+		b.sessionless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionlessKey{}, true)))
+		return
+	}
+	b.sessions.ServeHTTP(w, r)
+}
+
+// sessionlessKey marks the context of a request served statelessly: its
+// *mcp.ServerSession lives for this one request.
+type sessionlessKey struct{}
+
+func isSessionless(ctx context.Context) bool {
+	v, _ := ctx.Value(sessionlessKey{}).(bool)
+	return v
 }
 
 // guard applies the endpoint's security checks to every request.

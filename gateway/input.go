@@ -19,19 +19,50 @@ import (
 // bridges the two: the upstream call runs on the gateway's context, each
 // question it asks ends the current downstream round with an input-required
 // result, and the retry carrying the answers resumes it. The requestState is
-// an unguessable id bound to the downstream session.
+// an unguessable id, bound to the downstream session where there is one (a
+// client served statelessly over Streamable HTTP has none: each of its
+// requests is its own).
+//
+// The upstream call's progress and log notifications go to the round in
+// flight, in the context of its request (a stateless request can carry
+// nothing else); between rounds there is no request to carry them, and
+// they are dropped.
 type pendingCall struct {
 	id      string
-	session *mcp.ServerSession
+	session *mcp.ServerSession // nil for a sessionless client
 	cancel  context.CancelFunc // ends the upstream call
 	asks    chan *ask          // questions from the upstream call
 	done    chan struct{}      // closed with res/err set
 	res     *mcp.CallToolResult
 	err     error
+	notify  *notifyQueue
 
 	mu          sync.Mutex
 	outstanding map[string]*ask // asked downstream, not yet answered
 	timer       *time.Timer     // ends a call whose client never comes back
+	roundCtx    context.Context // the request of the round in flight
+	roundSS     *mcp.ServerSession
+}
+
+// enter makes ctx and ss the round in flight; the returned func ends it.
+func (p *pendingCall) enter(ctx context.Context, ss *mcp.ServerSession) (leave func()) {
+	p.mu.Lock()
+	p.roundCtx, p.roundSS = ctx, ss
+	p.mu.Unlock()
+	return func() {
+		p.notify.flush(ctx)
+		p.mu.Lock()
+		if p.roundSS == ss && p.roundCtx == ctx {
+			p.roundCtx, p.roundSS = nil, nil
+		}
+		p.mu.Unlock()
+	}
+}
+
+func (p *pendingCall) round() (context.Context, *mcp.ServerSession) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.roundCtx, p.roundSS
 }
 
 type ask struct {
@@ -45,15 +76,35 @@ type answer struct {
 	err  error
 }
 
-// callToolInput serves a tools/call from a 2026-07-28 client.
+// callToolInput serves a tools/call from a 2026-07-28 client. An upstream
+// that speaks 2026-07-28 too is called on a connection of that generation,
+// and its input-required results pass through as they are: its questions,
+// their keys and its requestState reach the client, whose retry goes back
+// up unchanged, with the client's own capabilities in _meta. An older
+// upstream is bridged by a pendingCall.
 func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if state := req.Params.RequestState; state != "" {
+	state := req.Params.RequestState
+	if state == "" {
+		res, err := g.forwardInputRequired(ctx, req)
+		if !errors.Is(err, host.ErrOlderGeneration) {
+			return res, err
+		}
+	} else {
 		g.mu.Lock()
 		p := g.pending[state]
 		g.mu.Unlock()
-		if p == nil || p.session != req.Session {
+		if p == nil {
+			// Not the gateway's: the upstream's own requestState.
+			res, err := g.forwardInputRequired(ctx, req)
+			if errors.Is(err, host.ErrOlderGeneration) {
+				return nil, fmt.Errorf("requestState is unknown or expired; call the tool again")
+			}
+			return res, err
+		}
+		if p.session != boundSession(ctx, req) {
 			return nil, fmt.Errorf("requestState is unknown or expired; call the tool again")
 		}
+		defer p.enter(ctx, req.Session)()
 		p.mu.Lock()
 		for key, resp := range req.Params.InputResponses {
 			if a := p.outstanding[key]; a != nil {
@@ -69,12 +120,14 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 	cctx, cancel := context.WithCancel(g.ctx)
 	p := &pendingCall{
 		id:          newID(),
-		session:     req.Session,
+		session:     boundSession(ctx, req),
 		cancel:      cancel,
 		asks:        make(chan *ask),
 		done:        make(chan struct{}),
 		outstanding: map[string]*ask{},
 	}
+	p.notify = newNotifyQueue(p.round)
+	defer p.enter(ctx, req.Session)()
 	p.timer = time.AfterFunc(g.opts.InputTimeout, cancel)
 	g.mu.Lock()
 	g.pending[p.id] = p
@@ -134,7 +187,8 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
-		p.res, p.err = g.forward(cctx, req, opts)
+		p.res, p.err = g.forward(cctx, req, opts, p.notify)
+		p.notify.close() // sends what is queued to the round in flight
 		close(p.done)
 		// Keep the outcome for a client that comes back late, within bounds.
 		p.timer.Reset(g.opts.InputTimeout)
@@ -145,6 +199,28 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 		g.drop(p)
 	}()
 	return g.await(ctx, p)
+}
+
+// forwardInputRequired makes a 2026-07-28 client's call on the upstream's
+// connection of that generation (host.ErrOlderGeneration when it has none).
+func (g *Gateway) forwardInputRequired(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	opts := &host.CallOptions{
+		InputRequired:  true,
+		InputResponses: req.Params.InputResponses,
+		RequestState:   req.Params.RequestState,
+		Meta:           clientMeta(req.Params.GetMeta()),
+	}
+	return g.forward(ctx, req, opts, nil)
+}
+
+// clientMeta is what of a 2026-07-28 request's _meta describes the client
+// and goes upstream with it: its capabilities, so that the upstream asks it
+// only what it can answer.
+func clientMeta(m map[string]any) mcp.Meta {
+	if caps, ok := m[mcp.MetaKeyClientCapabilities]; ok {
+		return mcp.Meta{mcp.MetaKeyClientCapabilities: caps}
+	}
+	return nil
 }
 
 // await ends this round: with the call's result, or with the questions the
@@ -200,4 +276,13 @@ func (g *Gateway) drop(p *pendingCall) {
 	delete(g.pending, p.id)
 	g.mu.Unlock()
 	p.timer.Stop()
+}
+
+// boundSession is the session a pending call is bound to: the caller's, or
+// nil for a request served statelessly.
+func boundSession(ctx context.Context, req *mcp.CallToolRequest) *mcp.ServerSession {
+	if isSessionless(ctx) {
+		return nil
+	}
+	return req.Session
 }

@@ -59,3 +59,35 @@ func TestInputRequiredOverStdio(t *testing.T) {
 		t.Errorf("handlers ran %d and %d times, want once each", elicited, sampled)
 	}
 }
+
+// TestInputRequiredBridgeOverHTTP: a 2026-07-28 client, served statelessly
+// over Streamable HTTP, reaches an upstream that speaks only 2025-11-25 and
+// asks during the call: the gateway bridges the generations with its own
+// input-required results, whose requestState finds the waiting call again
+// from a request with no session. With an upstream that speaks 2026-07-28
+// (TestElicitationSamplingRootsForwarded), the upstream's own results pass
+// through instead.
+func TestInputRequiredBridgeOverHTTP(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "old", "-protocol-version", "2025-11-25")}, nil, nil)
+	var elicited int
+	cs := connect(t, base, clientOpts{version: "2026-07-28", opts: &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			elicited++
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Bridget"}}, nil
+		},
+	}})
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s, want 2026-07-28", v)
+	}
+	if got := textOf(call(t, cs, "mcp_old_elicit", map[string]any{})); !strings.Contains(got, "Bridget") {
+		t.Errorf("elicit = %q, want the downstream answer", got)
+	}
+	if elicited != 1 {
+		t.Errorf("elicitation handler ran %d times, want 1", elicited)
+	}
+	// A requestState the gateway never gave out is refused, naming it.
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_old_elicit", Arguments: map[string]any{}, RequestState: "forged"})
+	if err == nil || !strings.Contains(err.Error(), "requestState") {
+		t.Errorf("forged requestState: err = %v, want a refusal naming requestState", err)
+	}
+}

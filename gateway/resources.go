@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 
@@ -30,7 +32,7 @@ func (g *Gateway) syncResources(ctx context.Context) error {
 		res := *r.Resource
 		server := r.Server
 		g.srv.AddResource(&res, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return g.h.ReadResource(ctx, server, req.Params.URI)
+			return g.readResource(ctx, server, req)
 		})
 	}
 	wantT := map[string]string{}
@@ -49,7 +51,7 @@ func (g *Gateway) syncResources(ctx context.Context) error {
 		tmpl := *t.Template
 		server := t.Server
 		g.srv.AddResourceTemplate(&tmpl, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return g.h.ReadResource(ctx, server, req.Params.URI)
+			return g.readResource(ctx, server, req)
 		})
 	}
 	g.mu.Lock()
@@ -97,7 +99,7 @@ func (g *Gateway) syncPrompts(ctx context.Context) error {
 		pr := *p.Prompt
 		pr.Name = name
 		g.srv.AddPrompt(&pr, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return g.h.GetPrompt(ctx, route.server, route.name, req.Params.Arguments)
+			return g.getPrompt(ctx, route, req)
 		})
 	}
 	g.mu.Lock()
@@ -222,4 +224,50 @@ func matchTemplate(tmpl, uri string) bool {
 		return false
 	}
 	return t.Match(uri) != nil
+}
+
+// readResource forwards resources/read. A 2026-07-28 client's goes out on
+// the upstream's connection of that generation when it has one, so that an
+// input-required result passes through as it is (see callToolInput).
+func (g *Gateway) readResource(ctx context.Context, server string, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if newGeneration(req.ProtocolVersion()) {
+		res, err := g.h.ReadResourceWith(ctx, server, req.Params.URI, &host.RequestOptions{
+			InputRequired:  true,
+			InputResponses: req.Params.InputResponses,
+			RequestState:   req.Params.RequestState,
+			Meta:           clientMeta(req.Params.GetMeta()),
+		})
+		if !errors.Is(err, host.ErrOlderGeneration) {
+			return res, upstreamError(err)
+		}
+	}
+	res, err := g.h.ReadResource(ctx, server, req.Params.URI)
+	return res, upstreamError(err)
+}
+
+// getPrompt forwards prompts/get, like readResource.
+func (g *Gateway) getPrompt(ctx context.Context, route promptRoute, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	if newGeneration(req.ProtocolVersion()) {
+		res, err := g.h.GetPromptWith(ctx, route.server, route.name, req.Params.Arguments, &host.RequestOptions{
+			InputRequired:  true,
+			InputResponses: req.Params.InputResponses,
+			RequestState:   req.Params.RequestState,
+			Meta:           clientMeta(req.Params.GetMeta()),
+		})
+		if !errors.Is(err, host.ErrOlderGeneration) {
+			return res, upstreamError(err)
+		}
+	}
+	res, err := g.h.GetPrompt(ctx, route.server, route.name, req.Params.Arguments)
+	return res, upstreamError(err)
+}
+
+// upstreamError passes an upstream's protocol error on as it was sent, so
+// that the client sees its code; other errors are the gateway's own.
+func upstreamError(err error) error {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	return err
 }
