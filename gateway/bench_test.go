@@ -436,9 +436,11 @@ func TestIdleClientsHelper(t *testing.T) {
 		clients = append(clients, hc)
 	}
 	if len(sessions) > 0 {
-		// A round trip on the last session: its GET stream has had time to
+		// A round trip on the last session (not a ping: the go-sdk v1.8.0
+		// client sends a 2026-07-28 ping without the _meta that generation
+		// requires): its GET stream has had time to
 		// start while the others connected; this settles its own.
-		if err := sessions[len(sessions)-1].Ping(ctx, nil); err != nil {
+		if _, err := sessions[len(sessions)-1].ListTools(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -449,7 +451,7 @@ func TestIdleClientsHelper(t *testing.T) {
 		// A connection the server sees closing is gone from its heap once
 		// its goroutine has noticed; one more round trip on a fresh
 		// connection orders this after the closes are sent.
-		if err := sessions[0].Ping(ctx, nil); err != nil {
+		if _, err := sessions[0].ListTools(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 		clients[0].CloseIdleConnections()
