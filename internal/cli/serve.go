@@ -28,6 +28,12 @@ const shutdownGrace = 5 * time.Second
 // headers (slowloris); bodies are bounded by the gateway's MaxBodyBytes.
 const readHeaderTimeout = 10 * time.Second
 
+// idleConnTimeout closes a keep-alive connection idle that long: each holds
+// a goroutine and about 20 KiB (docs/performance.md, "Idle sessions"), and
+// a client opens a new one when it next calls. Open streams are requests
+// in flight, not idle.
+const idleConnTimeout = 2 * time.Minute
+
 func (e *env) serveCommand() *cobra.Command {
 	var listen string
 	var stdio bool
@@ -154,6 +160,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 			Logger:         log,
 		})),
 		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleConnTimeout,
 		// Streams (GET /mcp, GET /sse) live on this context, so that a
 		// shutdown can end them once the requests in flight are done.
 		BaseContext: func(net.Listener) context.Context { return streams },
