@@ -230,35 +230,37 @@ func matchTemplate(tmpl, uri string) bool {
 // the upstream's connection of that generation when it has one, so that an
 // input-required result passes through as it is (see callToolInput).
 func (g *Gateway) readResource(ctx context.Context, server string, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	if newGeneration(req.ProtocolVersion()) {
-		res, err := g.h.ReadResourceWith(ctx, server, req.Params.URI, &host.RequestOptions{
-			InputRequired:  true,
-			InputResponses: req.Params.InputResponses,
-			RequestState:   req.Params.RequestState,
-			Meta:           clientMeta(req.Params.GetMeta()),
+	p := req.Params
+	return inGeneration(req.ProtocolVersion(), inputOptions(p.InputResponses, p.RequestState, p.GetMeta()),
+		func(o *host.RequestOptions) (*mcp.ReadResourceResult, error) {
+			return g.h.ReadResourceWith(ctx, server, p.URI, o)
 		})
-		if !errors.Is(err, host.ErrOlderGeneration) {
-			return res, upstreamError(err)
-		}
-	}
-	res, err := g.h.ReadResource(ctx, server, req.Params.URI)
-	return res, upstreamError(err)
 }
 
 // getPrompt forwards prompts/get, like readResource.
 func (g *Gateway) getPrompt(ctx context.Context, route promptRoute, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	if newGeneration(req.ProtocolVersion()) {
-		res, err := g.h.GetPromptWith(ctx, route.server, route.name, req.Params.Arguments, &host.RequestOptions{
-			InputRequired:  true,
-			InputResponses: req.Params.InputResponses,
-			RequestState:   req.Params.RequestState,
-			Meta:           clientMeta(req.Params.GetMeta()),
+	p := req.Params
+	return inGeneration(req.ProtocolVersion(), inputOptions(p.InputResponses, p.RequestState, p.GetMeta()),
+		func(o *host.RequestOptions) (*mcp.GetPromptResult, error) {
+			return g.h.GetPromptWith(ctx, route.server, route.name, p.Arguments, o)
 		})
+}
+
+// inputOptions are the options of a 2026-07-28 client's request.
+func inputOptions(responses mcp.InputResponseMap, state string, meta map[string]any) *host.RequestOptions {
+	return &host.RequestOptions{InputRequired: true, InputResponses: responses, RequestState: state, Meta: clientMeta(meta)}
+}
+
+// inGeneration makes a request with o when the client speaks 2026-07-28 and
+// the upstream does too, else on the upstream's own connection.
+func inGeneration[R any](version string, o *host.RequestOptions, do func(*host.RequestOptions) (R, error)) (R, error) {
+	if newGeneration(version) {
+		res, err := do(o)
 		if !errors.Is(err, host.ErrOlderGeneration) {
 			return res, upstreamError(err)
 		}
 	}
-	res, err := g.h.GetPrompt(ctx, route.server, route.name, req.Params.Arguments)
+	res, err := do(nil)
 	return res, upstreamError(err)
 }
 
