@@ -215,12 +215,18 @@ func (g *Gateway) forwardInputRequired(ctx context.Context, req *mcp.CallToolReq
 
 // clientMeta is what of a 2026-07-28 request's _meta describes the client
 // and goes upstream with it: its capabilities, so that the upstream asks it
-// only what it can answer.
+// only what it can answer, and the log level it wants for this request.
 func clientMeta(m map[string]any) mcp.Meta {
-	if caps, ok := m[mcp.MetaKeyClientCapabilities]; ok {
-		return mcp.Meta{mcp.MetaKeyClientCapabilities: caps}
+	var out mcp.Meta
+	for _, k := range []string{mcp.MetaKeyClientCapabilities, mcp.MetaKeyLogLevel} {
+		if v, ok := m[k]; ok {
+			if out == nil {
+				out = mcp.Meta{}
+			}
+			out[k] = v
+		}
 	}
-	return nil
+	return out
 }
 
 // await ends this round: with the call's result, or with the questions the
