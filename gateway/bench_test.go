@@ -1,8 +1,8 @@
 package gateway_test
 
 import (
-	"cmp"
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
