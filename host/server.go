@@ -124,16 +124,30 @@ func newServer(h *Host, cfg config.Server) *server {
 	return s
 }
 
-func (s *server) setState(st State, err error) {
+func (s *server) setState(st State, err error) { s.setStateIf(nil, st, err) }
+
+// setStateIf changes the state, unless the server is closed or cond (if
+// not nil, called with s.mu held) is false, and announces it. It reports
+// whether it did.
+func (s *server) setStateIf(cond func() bool, st State, err error) bool {
 	s.mu.Lock()
-	if s.state == StateClosed {
+	if s.state == StateClosed || (cond != nil && !cond()) {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	s.setStateLocked(st, err)
+	snap := s.statusLocked()
 	s.mu.Unlock()
+	s.announce(snap)
+	return true
+}
+
+// announce calls Options.OnState with st, a snapshot taken when the state
+// changed: read again later, the state may already be another one, and
+// the change would never be announced.
+func (s *server) announce(st ServerStatus) {
 	if s.h.opts.OnState != nil {
-		s.h.opts.OnState(s.statusWithTools())
+		s.h.opts.OnState(s.withTools(st))
 	}
 }
 
@@ -156,8 +170,9 @@ func (s *server) setStateLocked(st State, err error) {
 }
 
 // statusWithTools is status with the count of tools the catalog offers.
-func (s *server) statusWithTools() ServerStatus {
-	st := s.status()
+func (s *server) statusWithTools() ServerStatus { return s.withTools(s.status()) }
+
+func (s *server) withTools(st ServerStatus) ServerStatus {
 	s.h.mu.RLock()
 	if cat := s.h.catalog; cat != nil {
 		st.Tools = cat.counts[st.ID]
@@ -169,6 +184,11 @@ func (s *server) statusWithTools() ServerStatus {
 func (s *server) status() ServerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.statusLocked()
+}
+
+// statusLocked is status with s.mu held.
+func (s *server) statusLocked() ServerStatus {
 	st := ServerStatus{
 		ID:          s.cfg.ID,
 		Description: s.cfg.Description,
@@ -304,14 +324,13 @@ func (s *server) watch(session *mcp.ClientSession, done chan struct{}) {
 		// The supervisor restarts it; calls meanwhile wait.
 		s.setStateLocked(StateRestarting, s.lost)
 	}
+	snap := s.statusLocked()
 	s.mu.Unlock()
 	if !closing {
 		// Release what the SDK still holds for the dead session.
 		session.Close()
-		s.log.Warn("server connection lost", "err", s.lost)
-		if s.h.opts.OnState != nil {
-			s.h.opts.OnState(s.statusWithTools())
-		}
+		s.log.Warn("server connection lost", "err", snap.Err)
+		s.announce(snap)
 	}
 }
 

@@ -215,11 +215,9 @@ func (s *server) watchHealth(ctx context.Context, done chan struct{}) bool {
 			misses = 0
 			s.mu.Lock()
 			s.lastHealthy = time.Now()
-			degraded := s.state == StateDegraded
 			s.mu.Unlock()
-			if degraded {
+			if s.setStateIf(func() bool { return s.session == cs && s.state == StateDegraded }, StateReady, nil) {
 				s.log.Info("server healthy again")
-				s.setState(StateReady, nil)
 			}
 			continue
 		}
@@ -227,7 +225,11 @@ func (s *server) watchHealth(ctx context.Context, done chan struct{}) bool {
 		err = fmt.Errorf("missed %d health ping(s): %w", misses, err)
 		s.log.Warn("server unhealthy", "err", err)
 		if misses < healthMisses {
-			s.setState(StateDegraded, err)
+			// Unless the session has ended meanwhile (it is restarting
+			// then, and that state must stand).
+			s.setStateIf(func() bool {
+				return s.session == cs && (s.state == StateReady || s.state == StateDegraded)
+			}, StateDegraded, err)
 			continue
 		}
 		// Unhealthy: drop the session; the supervisor reconnects.
