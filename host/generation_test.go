@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -92,4 +95,44 @@ func TestInputRequiredOlderServer(t *testing.T) {
 	if got := callText(t, h, "mcp_old_echo", `{"text":"still"}`, nil); got != "still" {
 		t.Errorf("echo = %q", got)
 	}
+}
+
+// TestInputRequiredConnectionHTTP: the same over Streamable HTTP, against a
+// go-sdk server that serves 2026-07-28 statelessly, as remote servers of
+// that generation do. The host's own connection settles on 2025-11-25 (the
+// go-sdk refuses 2026-07-28 without a session only on stateful handlers;
+// this one speaks both), the second one on 2026-07-28.
+func TestInputRequiredConnectionHTTP(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r, ok := req.Params.InputResponses["who"].(*mcp.ElicitResult); ok && r != nil {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint("hello ", r.Content["name"])}}}, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+			"who": &mcp.ElicitParams{Message: "Who are you?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)},
+		}, RequestState: "opaque-from-the-server"}, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	defer ts.Close()
+	h, _ := start(t, []config.Server{{ID: "remote", Transport: config.TransportHTTP, URL: ts.URL, AllowLocalEndpoint: true}}, &host.Options{ProtocolVersion: "2025-11-25"})
+	ctx := context.Background()
+	res, err := h.CallTool(ctx, "mcp_remote_ask", nil, &host.CallOptions{InputRequired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.NeedsInput() || res.InputRequests["who"] == nil || res.RequestState != "opaque-from-the-server" {
+		t.Fatalf("result = %+v, want the server's input-required result as sent", res)
+	}
+	res, err = h.CallTool(ctx, "mcp_remote_ask", nil, &host.CallOptions{
+		InputRequired:  true,
+		InputResponses: mcp.InputResponseMap{"who": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Hana"}}},
+		RequestState:   res.RequestState,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(res); got != "hello Hana" {
+		t.Errorf("retry = %q, want hello Hana", got)
+	}
+	h.Close() // before the server, so that the leak check does not count its goroutines
 }
