@@ -31,7 +31,7 @@ func TestLoadFileClaudeDesktop(t *testing.T) {
       "alwaysAllow": ["search"],
       "autoApprove": []
     },
-    "ws": {"url": "wss://ws.example.com/mcp", "description": "over WebSocket"}
+    "ws": {"url": "wss://ws.example.com/mcp", "description": "over WebSocket", "allow_cross_origin_redirects": true}
   },
   "preferences": {"menuBarEnabled": false}
 }
@@ -65,7 +65,8 @@ func TestLoadFileClaudeDesktop(t *testing.T) {
 			},
 			{
 				ID: "ws", Description: "over WebSocket", Transport: TransportWebSocket, URL: "wss://ws.example.com/mcp",
-				Timeout: DefaultTimeout, ConnectTimeout: DefaultConnectTimeout,
+				AllowCrossOriginRedirects: true,
+				Timeout:                   DefaultTimeout, ConnectTimeout: DefaultConnectTimeout,
 				Source: Position{File: path, Line: 22, Field: "mcpServers.ws"},
 			},
 		},

@@ -104,10 +104,8 @@ func (r *fileResult) tomlServer(path string, m map[string]any) Server {
 		case "transport":
 			t, _ := r.str(f, v)
 			s.Transport = Transport(t)
-		case "command", "args", "env", "cwd", "url", "headers", "allow_local_endpoint":
+		case "command", "args", "env", "cwd", "url", "headers", "allow_local_endpoint", "allow_cross_origin_redirects":
 			r.launchField(&s, k, f, v)
-		case "allow_cross_origin_redirects":
-			s.AllowCrossOriginRedirects, _ = r.boolean(f, v)
 		case "tools_allowlist":
 			s.ToolsAllowlist, _ = r.strList(f, v)
 		case "timeout":
@@ -153,6 +151,8 @@ func (r *fileResult) launchField(s *Server, k, f string, v any) {
 		s.Headers, _ = r.strMap(f, v)
 	case "allow_local_endpoint":
 		s.AllowLocalEndpoint, _ = r.boolean(f, v)
+	case "allow_cross_origin_redirects":
+		s.AllowCrossOriginRedirects, _ = r.boolean(f, v)
 	}
 }
 
