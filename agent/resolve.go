@@ -102,6 +102,11 @@ func entryServer(cfg *config.Config, e ServerEntry) (config.Server, error) {
 		if c, ok := cfg.Server(e.Server.ID); ok && !c.Equal(e.Server) {
 			return config.Server{}, conflict(e, c.Source)
 		}
+		// An inline server's URL meets the configuration's [network]
+		// policy, as a configured server's does.
+		if err := cfg.CheckServerURL(e.Server); err != nil {
+			return config.Server{}, err
+		}
 		return e.Server, nil
 	}
 	s, ok := cfg.Server(e.Ref)

@@ -1,6 +1,9 @@
 package agent
 
 import (
+	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -120,5 +123,31 @@ func TestCheckConflicts(t *testing.T) {
 	}
 	if err := CheckConflicts(nil, []*Agent{a, a}); err != nil {
 		t.Errorf("CheckConflicts(same twice) = %v", err)
+	}
+}
+
+// TestResolveInlineServerNetwork: an inline server's URL meets the
+// configuration's [network] policy, as a configured server's does: a
+// private address is refused, naming the agent file and field, unless
+// allow_cidrs admits it (or the entry says allow_local_endpoint).
+func TestResolveInlineServerNetwork(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.yaml")
+	body := "model: openai:gpt-4.1-mini\nmcp_servers:\n  - id: lan\n    url: http://10.20.0.5:8080/mcp\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load: %v (the address policy is applied when resolving, with the configuration)", err)
+	}
+	_, err = Resolve(&config.Config{}, a, nil)
+	if err == nil || !strings.Contains(err.Error(), path+":3: mcp_servers[0].url:") || !strings.Contains(err.Error(), "10.20.0.5") {
+		t.Errorf("without allow_cidrs: err = %v, want the private address refused, naming %s:3 mcp_servers[0].url", err, path)
+	}
+	cfg := &config.Config{Network: config.Network{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("10.20.0.0/16")}}}
+	p, err := Resolve(cfg, a, nil)
+	if err != nil || len(p.Servers) != 1 {
+		t.Errorf("with allow_cidrs 10.20.0.0/16: plan %v, err %v; want the server", p, err)
 	}
 }

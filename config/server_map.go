@@ -11,6 +11,9 @@ import "reflect"
 // "mcp_servers[0]"); lines maps field paths under field (as this package
 // writes them: "mcp_servers[0].env.API_KEY") to lines in file, so that each
 // problem names its line. The error joins every [*Problem].
+//
+// The URL's address policy ([network], allow_local_endpoint) is left to the
+// caller, who knows the configuration in force: [Config.CheckServerURL].
 func DecodeServer(file, field string, m map[string]any, lines map[string]int) (Server, error) {
 	r := newFileResult(file)
 	for k, l := range lines {
@@ -19,7 +22,7 @@ func DecodeServer(file, field string, m map[string]any, lines map[string]int) (S
 	s := r.tomlServer(field, m)
 	c := &Config{Servers: []Server{s}}
 	c.setDefaults()
-	v := &validator{files: map[string]*fileResult{file: r}}
+	v := &validator{files: map[string]*fileResult{file: r}, noURLPolicy: true}
 	v.config(c)
 	problems := append(r.problems, v.problems...)
 	sortProblems(problems, []string{file})

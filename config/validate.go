@@ -40,11 +40,14 @@ func (c *Config) Validate() error {
 // validator collects validation problems. Inside Load it knows each file's
 // key lines, and which fields already had a decoding problem.
 type validator struct {
-	files    map[string]*fileResult // nil outside Load
-	tnfPos   Position               // where tool_name_format was set
-	gwPos    map[string]Position    // where each [gateway] key and element was set
-	gwBad    map[string]bool        // [gateway] fields decoding already reported
-	problems []*Problem
+	files map[string]*fileResult // nil outside Load
+	// noURLPolicy leaves a server URL's address policy to the caller
+	// (DecodeServer; see Config.CheckServerURL).
+	noURLPolicy bool
+	tnfPos      Position            // where tool_name_format was set
+	gwPos       map[string]Position // where each [gateway] key and element was set
+	gwBad       map[string]bool     // [gateway] fields decoding already reported
+	problems    []*Problem
 }
 
 func (v *validator) config(c *Config) {
@@ -336,14 +339,10 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 		case t == TransportWebSocket && (scheme == "http" || scheme == "https"):
 			sc.errorf("url", "transport websocket needs a ws:// or wss:// URL, not %s://", scheme)
 		}
-		if err := c.Network.guard().CheckURL(s.URL, s.AllowLocalEndpoint); err != nil {
-			// The field path already says which URL: keep only the reason.
-			msg := err.Error()
-			var ne *netguard.Error
-			if errors.As(err, &ne) {
-				msg = ne.Reason
+		if !v.noURLPolicy {
+			if msg := urlPolicy(&c.Network, s); msg != "" {
+				sc.errorf("url", "%s", msg)
 			}
-			sc.errorf("url", "%s", msg)
 		}
 	}
 
@@ -452,4 +451,37 @@ func sortedMapKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// urlPolicy says why n refuses s's URL; "" when it does not.
+func urlPolicy(n *Network, s *Server) string {
+	err := n.guard().CheckURL(s.URL, s.AllowLocalEndpoint)
+	if err == nil {
+		return ""
+	}
+	// The field path already says which URL: keep only the reason.
+	var ne *netguard.Error
+	if errors.As(err, &ne) {
+		return ne.Reason
+	}
+	return err.Error()
+}
+
+// CheckServerURL applies c's network policy ([network] and the server's
+// allow_local_endpoint) to the URL of a server that was decoded on its own
+// (DecodeServer, an agent's inline server), as Load applies it to the
+// configured ones. The problem names the server's file, line and field.
+func (c *Config) CheckServerURL(s Server) error {
+	if !isNetwork(inferTransport(&s)) || s.URL == "" || hasPlaceholder(s.URL) {
+		return nil
+	}
+	msg := urlPolicy(&c.Network, &s)
+	if msg == "" {
+		return nil
+	}
+	field := s.Source.Field
+	if field == "" {
+		field = s.ID
+	}
+	return &Problem{Pos: s.Source, Field: field + ".url", Msg: msg}
 }
