@@ -31,7 +31,7 @@ func main() {
 		debug.SetGCPercent(defaultGOGC)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := cli.Main(ctx, os.Args[1:], pollableStdin(), os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
