@@ -12,9 +12,9 @@ import (
 // socket (how MCP clients such as Claude Desktop start `serve --stdio`);
 // otherwise (a terminal, a file) stdin itself.
 //
-// Why: from Go 1.26, a goroutine that enters a blocking system call just as
-// a garbage collection stops the world can keep its P, and the
-// stop-the-world then waits until the call returns (reentersyscall checks
+// Why: in Go 1.26's runtime, a goroutine that enters a blocking system
+// call just as a garbage collection stops the world can keep its P, and
+// the stop-the-world then waits until the call returns (reentersyscall checks
 // for a pending stop before it marks the goroutine as in a system call, and
 // stopTheWorldWithSema retakes system-call Ps only once, before its wait
 // loop; go1.27.3 has the same code). For a server blocked reading stdin,
