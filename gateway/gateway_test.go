@@ -1,8 +1,11 @@
 package gateway_test
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -311,25 +314,32 @@ func TestEndpointSecurity(t *testing.T) {
 		{"foreign origin", map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "https://evil.example"}, "", http.StatusForbidden},
 		{"rebinding host", map[string]string{"Authorization": "Bearer s3cret-token"}, "evil.example", http.StatusForbidden},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			for k, v := range tc.header {
-				req.Header.Set(k, v)
-			}
-			if tc.host != "" {
-				req.Host = tc.host
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != tc.want {
-				t.Errorf("status = %d, want %d", resp.StatusCode, tc.want)
-			}
-		})
+		// Both routes of /mcp: the stateful one, and the stateless one a
+		// 2026-07-28 request without a session takes.
+		for _, version := range []string{"", "2026-07-28"} {
+			t.Run(tc.name+"/"+cmp.Or(version, "stateful"), func(t *testing.T) {
+				req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				if version != "" {
+					req.Header.Set("MCP-Protocol-Version", version)
+				}
+				for k, v := range tc.header {
+					req.Header.Set(k, v)
+				}
+				if tc.host != "" {
+					req.Host = tc.host
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != tc.want {
+					t.Errorf("status = %d, want %d", resp.StatusCode, tc.want)
+				}
+			})
+		}
 	}
 	// With the token, a client works.
 	c := mcp.NewClient(&mcp.Implementation{Name: "d", Version: "1"}, nil)
@@ -377,4 +387,63 @@ func TestHostThroughGateway(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCancellationForwarded: a downstream client that gives up on a call
+// cancels it upstream, in both generations (2025-11-25 sends
+// notifications/cancelled on its session; a 2026-07-28 client, served
+// statelessly, hangs up its request): the upstream's slow tool sees the
+// cancellation and says so on stderr, which the host logs.
+func TestCancellationForwarded(t *testing.T) {
+	logs := &syncBuffer{}
+	g, base := serve(t, []config.Server{fixture(t, "fx")}, &host.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}, nil)
+	for i, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			cs := connect(t, base, clientOpts{version: v})
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": 60000}})
+				errc <- err
+			}()
+			// Wait, bounded, for the call to reach the upstream.
+			deadline := time.Now().Add(10 * time.Second)
+			for g.Host().Servers()[0].InFlight == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the call never reached the upstream")
+				}
+				time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+			}
+			cancel()
+			if err := <-errc; err == nil {
+				t.Fatal("the cancelled call returned no error")
+			}
+			want := i + 1 // the fixture's cancellations so far
+			deadline = time.Now().Add(10 * time.Second)
+			for strings.Count(logs.String(), "slow: cancelled") < want {
+				if time.Now().After(deadline) {
+					t.Fatalf("the upstream never saw the cancellation (the slow call would run 60 s); logs:\n%s", logs)
+				}
+				time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
