@@ -322,19 +322,15 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if level, ok := req.Params.GetMeta()[mcp.MetaKeyLogLevel].(string); ok {
 		g.wantLogLevel(ctx, mcp.LoggingLevel(level))
 	}
-	if mrtr(req) {
+	if newGeneration(req.ProtocolVersion()) {
 		return g.callToolInput(ctx, req)
 	}
 	return g.forward(ctx, req, g.directAsk(ctx, req), nil)
 }
 
-// mrtr reports whether the calling client speaks 2026-07-28, where the
-// server asks for input with an input-required result.
-func mrtr(req *mcp.CallToolRequest) bool { return newGeneration(req.ProtocolVersion()) }
-
 // newGeneration reports whether a request's protocol version (as the SDK
 // reports it; "" for a sessionless request without one) is 2026-07-28 or
-// later.
+// later, where the server asks for input with an input-required result.
 func newGeneration(v string) bool { return v == "" || v >= host.InputRequiredVersion }
 
 // forward makes the upstream call with the given per-call handlers. Its

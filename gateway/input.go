@@ -204,13 +204,14 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 // forwardInputRequired makes a 2026-07-28 client's call on the upstream's
 // connection of that generation (host.ErrOlderGeneration when it has none).
 func (g *Gateway) forwardInputRequired(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	opts := &host.CallOptions{
-		InputRequired:  true,
-		InputResponses: req.Params.InputResponses,
-		RequestState:   req.Params.RequestState,
-		Meta:           clientMeta(req.Params.GetMeta()),
-	}
+	p := req.Params
+	opts := &host.CallOptions{RequestOptions: *inputOptions(p.InputResponses, p.RequestState, p.GetMeta())}
 	return g.forward(ctx, req, opts, nil)
+}
+
+// inputOptions are the options of a 2026-07-28 client's request.
+func inputOptions(responses mcp.InputResponseMap, state string, meta map[string]any) *host.RequestOptions {
+	return &host.RequestOptions{InputRequired: true, InputResponses: responses, RequestState: state, Meta: clientMeta(meta)}
 }
 
 // clientMeta is what of a 2026-07-28 request's _meta describes the client

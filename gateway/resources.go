@@ -246,11 +246,6 @@ func (g *Gateway) getPrompt(ctx context.Context, route promptRoute, req *mcp.Get
 		})
 }
 
-// inputOptions are the options of a 2026-07-28 client's request.
-func inputOptions(responses mcp.InputResponseMap, state string, meta map[string]any) *host.RequestOptions {
-	return &host.RequestOptions{InputRequired: true, InputResponses: responses, RequestState: state, Meta: clientMeta(meta)}
-}
-
 // inGeneration makes a request with o when the client speaks 2026-07-28 and
 // the upstream does too, else on the upstream's own connection.
 func inGeneration[R any](version string, o *host.RequestOptions, do func(*host.RequestOptions) (R, error)) (R, error) {

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/secret"
 )
 
 // CallOptions configures one call. Nil means defaults.
@@ -40,19 +43,10 @@ type CallOptions struct {
 	// with "type": "string") and checks and fills in the answer.
 	PassThrough bool
 
-	// InputRequired says the caller answers 2026-07-28 input-required
-	// results itself: the call goes out on a 2026-07-28 connection to the
-	// server with InputResponses and RequestState, and an input-required
-	// result comes back as it is (NeedsInput reports true), for the caller
-	// to answer and call again (see generation.go). A server that does not
-	// speak 2026-07-28 fails the call with ErrOlderGeneration.
-	InputRequired  bool
-	InputResponses mcp.InputResponseMap
-	RequestState   string
-	// Meta is added to the request's _meta, for example the calling
-	// client's capabilities (mcp.MetaKeyClientCapabilities) on a
-	// 2026-07-28 call. The progress token is the host's own.
-	Meta mcp.Meta
+	// RequestOptions: the options every request takes, such as a
+	// 2026-07-28 call's input responses. The progress token in _meta is
+	// the host's own.
+	RequestOptions
 }
 
 // call is one tools/call in flight.
@@ -139,7 +133,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		params.InputResponses = c.opts.InputResponses
 		params.RequestState = c.opts.RequestState
 	}
-	params.Meta = copyMeta(c.opts.Meta)
+	params.Meta = maps.Clone(c.opts.Meta)
 	params.SetProgressToken(token)
 	start := time.Now()
 	res, err := session.CallTool(context.WithValue(cctx, callKey{}, c), params)
@@ -214,7 +208,7 @@ func (e *serverError) Unwrap() error { return e.err }
 
 // redactRaw redacts secrets from a JSON value, which stays valid JSON only
 // if nothing was redacted inside a string escape; otherwise it is dropped.
-func redactRaw(red interface{ Redact(string) string }, raw json.RawMessage) json.RawMessage {
+func redactRaw(red *secret.Redactor, raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}

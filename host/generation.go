@@ -26,6 +26,23 @@ import (
 // again until it reconnects; such calls fail with ErrOlderGeneration, and
 // the caller bridges the generations itself.
 
+// RequestOptions configures one request (tools/call takes them inside
+// [CallOptions]). Nil means defaults.
+type RequestOptions struct {
+	// InputRequired says the caller answers 2026-07-28 input-required
+	// results itself: the request goes out on a 2026-07-28 connection to
+	// the server with InputResponses and RequestState, and an
+	// input-required result comes back as it is (NeedsInput reports true),
+	// for the caller to answer and ask again. A server that does not speak
+	// 2026-07-28 fails the request with ErrOlderGeneration.
+	InputRequired  bool
+	InputResponses mcp.InputResponseMap
+	RequestState   string
+	// Meta is added to the request's _meta, for example the calling
+	// client's capabilities (mcp.MetaKeyClientCapabilities).
+	Meta mcp.Meta
+}
+
 // InputRequiredVersion is the first protocol version in which servers ask
 // for input with input-required results.
 const InputRequiredVersion = "2026-07-28"

@@ -30,7 +30,7 @@ func TestInputRequiredConnection(t *testing.T) {
 	}
 	kids := len(children(t))
 
-	ir := &host.CallOptions{InputRequired: true}
+	ir := &host.CallOptions{RequestOptions: host.RequestOptions{InputRequired: true}}
 	res, err := h.CallTool(ctx, "mcp_fx_elicit", nil, ir)
 	if err != nil {
 		t.Fatal(err)
@@ -42,11 +42,11 @@ func TestInputRequiredConnection(t *testing.T) {
 		t.Errorf("children: %d, want %d (a second connection to the stdio server)", got, kids+1)
 	}
 	answer := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Irene"}}
-	res, err = h.CallTool(ctx, "mcp_fx_elicit", nil, &host.CallOptions{
+	res, err = h.CallTool(ctx, "mcp_fx_elicit", nil, &host.CallOptions{RequestOptions: host.RequestOptions{
 		InputRequired:  true,
 		InputResponses: mcp.InputResponseMap{"form": answer},
 		RequestState:   res.RequestState,
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestInputRequiredOlderServer(t *testing.T) {
 	h, _ := start(t, []config.Server{fixture(t, "old", "-protocol-version", "2025-11-25")}, nil)
 	ctx := context.Background()
 	for range 2 {
-		_, err := h.CallTool(ctx, "mcp_old_echo", json.RawMessage(`{"text":"x"}`), &host.CallOptions{InputRequired: true})
+		_, err := h.CallTool(ctx, "mcp_old_echo", json.RawMessage(`{"text":"x"}`), &host.CallOptions{RequestOptions: host.RequestOptions{InputRequired: true}})
 		if !errors.Is(err, host.ErrOlderGeneration) {
 			t.Fatalf("err = %v, want ErrOlderGeneration", err)
 		}
@@ -116,18 +116,18 @@ func TestInputRequiredConnectionHTTP(t *testing.T) {
 	defer ts.Close()
 	h, _ := start(t, []config.Server{{ID: "remote", Transport: config.TransportHTTP, URL: ts.URL, AllowLocalEndpoint: true}}, &host.Options{ProtocolVersion: "2025-11-25"})
 	ctx := context.Background()
-	res, err := h.CallTool(ctx, "mcp_remote_ask", nil, &host.CallOptions{InputRequired: true})
+	res, err := h.CallTool(ctx, "mcp_remote_ask", nil, &host.CallOptions{RequestOptions: host.RequestOptions{InputRequired: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.NeedsInput() || res.InputRequests["who"] == nil || res.RequestState != "opaque-from-the-server" {
 		t.Fatalf("result = %+v, want the server's input-required result as sent", res)
 	}
-	res, err = h.CallTool(ctx, "mcp_remote_ask", nil, &host.CallOptions{
+	res, err = h.CallTool(ctx, "mcp_remote_ask", nil, &host.CallOptions{RequestOptions: host.RequestOptions{
 		InputRequired:  true,
 		InputResponses: mcp.InputResponseMap{"who": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Hana"}}},
 		RequestState:   res.RequestState,
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

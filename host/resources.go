@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -96,24 +97,12 @@ func (h *Host) ReadResource(ctx context.Context, serverID, uri string) (*mcp.Rea
 	return h.ReadResourceWith(ctx, serverID, uri, nil)
 }
 
-// RequestOptions configures a request other than tools/call. Nil means
-// defaults.
-type RequestOptions struct {
-	// InputRequired, InputResponses, RequestState and Meta are as in
-	// [CallOptions]: the request goes out on the server's 2026-07-28
-	// connection and an input-required result comes back as it is.
-	InputRequired  bool
-	InputResponses mcp.InputResponseMap
-	RequestState   string
-	Meta           mcp.Meta
-}
-
 // ReadResourceWith is ReadResource with options.
 func (h *Host) ReadResourceWith(ctx context.Context, serverID, uri string, opts *RequestOptions) (*mcp.ReadResourceResult, error) {
 	o := orNone(opts)
 	return requestAs(h, ctx, serverID, "resources/read", uri, o.InputRequired, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
 		p := &mcp.ReadResourceParams{URI: uri, InputResponses: o.InputResponses, RequestState: o.RequestState}
-		p.Meta = copyMeta(o.Meta)
+		p.Meta = maps.Clone(o.Meta)
 		return cs.ReadResource(ctx, p)
 	})
 }
@@ -123,17 +112,6 @@ func orNone(opts *RequestOptions) RequestOptions {
 		return RequestOptions{}
 	}
 	return *opts
-}
-
-func copyMeta(m mcp.Meta) mcp.Meta {
-	if len(m) == 0 {
-		return nil
-	}
-	c := make(mcp.Meta, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
 
 // GetPrompt gets a prompt from the named server. When serverID is empty the
@@ -167,7 +145,7 @@ func (h *Host) GetPromptWith(ctx context.Context, serverID, name string, args ma
 	}
 	return requestAs(h, ctx, serverID, "prompts/get", name, o.InputRequired, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
 		p := &mcp.GetPromptParams{Name: name, Arguments: args, InputResponses: o.InputResponses, RequestState: o.RequestState}
-		p.Meta = copyMeta(o.Meta)
+		p.Meta = maps.Clone(o.Meta)
 		return cs.GetPrompt(ctx, p)
 	})
 }
