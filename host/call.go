@@ -100,8 +100,11 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	}
 	waitStart := time.Now()
 	session, err := s.liveSession(cctx)
+	var ir *irConn
 	if err == nil && c.opts.InputRequired {
-		session, err = s.inputRequiredSession(cctx)
+		if ir, err = s.inputRequiredConn(cctx); ir != nil {
+			session = ir.cs
+		}
 	}
 	if err != nil {
 		return nil, cerr(err, time.Since(waitStart))
@@ -111,7 +114,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		case s.sem <- struct{}{}:
 			defer func() { <-s.sem }()
 		case <-cctx.Done():
-			err := h.callFailure(s, ctx, cctx, cctx.Err())
+			err := h.callFailure(s, ir, ctx, cctx, cctx.Err())
 			err = fmt.Errorf("%w (still waiting for a place under max_concurrency = %d)", err, cap(s.sem))
 			return nil, cerr(err, time.Since(waitStart))
 		}
@@ -139,7 +142,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	res, err := session.CallTool(context.WithValue(cctx, callKey{}, c), params)
 	d := time.Since(start)
 	if err != nil {
-		err = h.callFailure(s, ctx, cctx, err)
+		err = h.callFailure(s, ir, ctx, cctx, err)
 		if ctx.Err() == nil && !errors.Is(err, ErrUnavailable) {
 			// The caller did not give up and the connection did not die
 			// (supervision deals with that): the server failed this call.
@@ -152,13 +155,24 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 }
 
 // callFailure says why a request failed: the timeout, the caller's context,
-// or the server's connection.
-func (h *Host) callFailure(s *server, ctx, cctx context.Context, err error) error {
+// or the connection it went out on (the server's own, or its 2026-07-28
+// one when ir is not nil).
+func (h *Host) callFailure(s *server, ir *irConn, ctx, cctx context.Context, err error) error {
 	switch {
 	case errors.Is(context.Cause(cctx), ErrTimeout) && ctx.Err() == nil:
 		return ErrTimeout
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	}
+	if ir != nil {
+		// Give the connection's watcher its chance to say it ended,
+		// without waiting on it for long.
+		select {
+		case <-ir.done:
+			return fmt.Errorf("%w: its %s connection was lost: %s", ErrUnavailable, InputRequiredVersion, h.red.Redact(err.Error()))
+		case <-time.After(100 * time.Millisecond):
+		}
+		return h.serverFailure(err)
 	}
 	s.mu.Lock()
 	lost := s.lost
@@ -182,6 +196,12 @@ func (h *Host) callFailure(s *server, ctx, cctx context.Context, err error) erro
 	if lost != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, lost)
 	}
+	return h.serverFailure(err)
+}
+
+// serverFailure is a failed request's error, redacted, on a connection
+// that still stands: the server's protocol error keeps its code.
+func (h *Host) serverFailure(err error) error {
 	msg := h.red.Redact(err.Error())
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {

@@ -51,16 +51,24 @@ const InputRequiredVersion = "2026-07-28"
 // to a server that does not speak InputRequiredVersion.
 var ErrOlderGeneration = errors.New("the server does not speak " + InputRequiredVersion)
 
-// inputRequiredSession returns the server's 2026-07-28 connection, opening
-// it if need be.
-func (s *server) inputRequiredSession(ctx context.Context) (*mcp.ClientSession, error) {
+// irConn is a server's 2026-07-28 connection.
+type irConn struct {
+	cs *mcp.ClientSession
+	// done is closed once the connection has ended and is no longer
+	// offered to new requests.
+	done chan struct{}
+}
+
+// inputRequiredConn returns the server's 2026-07-28 connection, opening it
+// if need be.
+func (s *server) inputRequiredConn(ctx context.Context) (*irConn, error) {
 	if s.irOlder.Load() {
 		return nil, ErrOlderGeneration
 	}
 	s.irMu.Lock()
 	defer s.irMu.Unlock()
-	if s.irSession != nil {
-		return s.irSession, nil
+	if s.ir != nil {
+		return s.ir, nil
 	}
 	if s.irOlder.Load() {
 		return nil, ErrOlderGeneration
@@ -87,28 +95,33 @@ func (s *server) inputRequiredSession(ctx context.Context) (*mcp.ClientSession, 
 		s.log.Info("the server speaks an older protocol than the calling client", "version", v, "client", InputRequiredVersion)
 		return nil, ErrOlderGeneration
 	}
-	s.irSession = cs
+	ir := &irConn{cs: cs, done: make(chan struct{})}
+	s.ir = ir
 	go func() {
 		// A connection that ends (the child exited) is opened again by
-		// the next call that needs it.
+		// the next request that needs it. It stops being offered before
+		// done is closed, so a request that saw it end and then asks
+		// again gets a new one.
 		cs.Wait()
 		s.irMu.Lock()
-		if s.irSession == cs {
-			s.irSession = nil
+		if s.ir == ir {
+			s.ir = nil
 		}
 		s.irMu.Unlock()
 		cs.Close()
+		s.log.Info("the " + InputRequiredVersion + " connection ended; the next request that needs it opens it again")
+		close(ir.done)
 	}()
-	return cs, nil
+	return ir, nil
 }
 
 // closeInputRequired closes the server's 2026-07-28 connection, if open.
 func (s *server) closeInputRequired() {
 	s.irMu.Lock()
-	cs := s.irSession
-	s.irSession = nil
+	ir := s.ir
+	s.ir = nil
 	s.irMu.Unlock()
-	if cs != nil {
-		cs.Close()
+	if ir != nil {
+		ir.cs.Close()
 	}
 }

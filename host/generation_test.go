@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/interop"
 )
 
 // TestInputRequiredConnection: a call with CallOptions.InputRequired goes out
@@ -135,4 +139,66 @@ func TestInputRequiredConnectionHTTP(t *testing.T) {
 		t.Errorf("retry = %q, want hello Hana", got)
 	}
 	h.Close() // before the server, so that the leak check does not count its goroutines
+}
+
+// TestInputRequiredConnectionLost: the 2026-07-28 connection's child dies
+// during a call. The call fails at once as ErrUnavailable, naming that
+// connection; the next call that needs the connection opens it again (a new
+// child); the host's own connection is not touched.
+func TestInputRequiredConnectionLost(t *testing.T) {
+	h, _ := start(t, []config.Server{fixture(t, "fx")}, &host.Options{ProtocolVersion: "2025-11-25"})
+	ctx := context.Background()
+	before := interop.Children(os.Getpid())
+	ir := &host.CallOptions{RequestOptions: host.RequestOptions{InputRequired: true}}
+	if _, err := h.CallTool(ctx, "mcp_fx_echo", json.RawMessage(`{"text":"a"}`), ir); err != nil {
+		t.Fatal(err)
+	}
+	second := 0
+	for pid := range interop.Children(os.Getpid()) {
+		if _, ok := before[pid]; !ok {
+			second = pid
+		}
+	}
+	if second == 0 {
+		t.Fatal("no second child for the 2026-07-28 connection")
+	}
+
+	// A call in flight when the child dies.
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(ctx, "mcp_fx_slow", json.RawMessage(`{"ms":60000}`), ir)
+		errc <- err
+	}()
+	waitFor(t, func() bool { return h.Servers()[0].InFlight == 1 }, "the slow call to be in flight")
+	if err := syscall.Kill(second, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	err := <-errc
+	if !errors.Is(err, host.ErrUnavailable) || !strings.Contains(err.Error(), host.InputRequiredVersion) {
+		t.Errorf("err = %v, want ErrUnavailable naming the %s connection", err, host.InputRequiredVersion)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("the call took %v to fail after its child died", d)
+	}
+
+	// The next call opens the connection again.
+	res, err := h.CallTool(ctx, "mcp_fx_echo", json.RawMessage(`{"text":"b"}`), ir)
+	if err != nil {
+		t.Fatalf("after the child died: %v", err)
+	}
+	if got := text(res); got != "b" {
+		t.Errorf("echo = %q", got)
+	}
+	now := interop.Children(os.Getpid())
+	if _, ok := now[second]; ok {
+		t.Errorf("the dead child %d is still there", second)
+	}
+	if len(now) != len(before)+1 {
+		t.Errorf("children: %d, want %d (one new second connection)", len(now), len(before)+1)
+	}
+	st := h.Servers()[0]
+	if st.State != host.StateReady || st.Restarts != 0 {
+		t.Errorf("the host's own connection: %s after %d restarts, want ready, never restarted", st.State, st.Restarts)
+	}
 }

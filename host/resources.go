@@ -168,8 +168,11 @@ func requestAs[R any](h *Host, ctx context.Context, serverID, method, target str
 	timer := time.AfterFunc(s.cfg.Timeout, func() { cancel(ErrTimeout) })
 	defer timer.Stop()
 	cs, err := s.liveSession(cctx)
+	var ir *irConn
 	if err == nil && inputRequired {
-		cs, err = s.inputRequiredSession(cctx)
+		if ir, err = s.inputRequiredConn(cctx); ir != nil {
+			cs = ir.cs
+		}
 	}
 	if err != nil {
 		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Err: err}
@@ -177,7 +180,7 @@ func requestAs[R any](h *Host, ctx context.Context, serverID, method, target str
 	start := time.Now()
 	r, err := do(cctx, cs)
 	if err != nil {
-		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Duration: time.Since(start), Timeout: s.cfg.Timeout, Err: h.callFailure(s, ctx, cctx, err)}
+		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Duration: time.Since(start), Timeout: s.cfg.Timeout, Err: h.callFailure(s, ir, ctx, cctx, err)}
 	}
 	return r, nil
 }

@@ -76,9 +76,9 @@ type server struct {
 
 	// The 2026-07-28 connection for callers that answer input-required
 	// results themselves (generation.go).
-	irMu      sync.Mutex // held while dialing it
-	irSession *mcp.ClientSession
-	irOlder   atomic.Bool // the server answered it with an older version
+	irMu    sync.Mutex  // held while dialing it
+	ir      *irConn     // nil: not open
+	irOlder atomic.Bool // the server answered it with an older version
 }
 
 // discovered is one tool as the server declared it, with its compiled schema.
