@@ -1,6 +1,7 @@
 package secret
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/url"
@@ -42,8 +43,10 @@ func NewRedactor() *Redactor {
 
 // Add registers a secret value. Values shorter than [MinLen] bytes are
 // ignored (see MinLen). Besides the value itself, Add registers the forms it
-// takes when quoted as a Go or JSON string and when URL-escaped, so that it
-// is also caught in output that was encoded before reaching a [Writer].
+// takes when quoted as a Go or JSON string, when URL-escaped and when
+// base64-encoded (see [base64Forms]), so that it is also caught in output
+// that was encoded before reaching a [Writer], such as a Basic
+// Authorization header.
 func (r *Redactor) Add(value string) {
 	if len(value) < MinLen {
 		return
@@ -52,6 +55,7 @@ func (r *Redactor) Add(value string) {
 	if b, err := json.Marshal(value); err == nil {
 		forms = append(forms, string(b))
 	}
+	forms = append(forms, base64Forms(value)...)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.set.Load()
@@ -69,6 +73,41 @@ func (r *Redactor) Add(value string) {
 	// below makes the order matter only for speed.
 	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
 	r.set.Store(&valueSet{values: values, maxLen: len(values[0])})
+}
+
+// minBase64Len is the shortest base64 form registered: shorter ones (from
+// fewer than six bytes of a secret) are ordinary words often enough to
+// garble unrelated output.
+const minBase64Len = 8
+
+// base64Forms returns what a value looks like inside base64 text, in the
+// standard and the URL-safe alphabets. Where the value starts in the
+// encoded text decides its encoding: each 3 bytes become 4 characters, and
+// the characters of a group that holds bytes from around the value depend on
+// those bytes. So for each of the three alignments the form is the encoding
+// of the whole groups of the value's bytes that the alignment leaves: text
+// that holds the value anywhere, encoded, holds one of them. Up to two bytes
+// at each end of the value stay visible, mixed into a group with their
+// neighbours; the full encoding of the value alone is registered too.
+func base64Forms(value string) []string {
+	var forms []string
+	add := func(b []byte, padded bool) {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			if !padded {
+				enc = enc.WithPadding(base64.NoPadding)
+			}
+			if f := enc.EncodeToString(b); len(f) >= minBase64Len {
+				forms = append(forms, f)
+			}
+		}
+	}
+	add([]byte(value), true)
+	for skip := range 3 {
+		if rest := len(value) - skip; rest >= 3 {
+			add([]byte(value[skip:skip+rest/3*3]), false)
+		}
+	}
+	return forms
 }
 
 // MaxLen is the length of the longest registered form of a value: text cut

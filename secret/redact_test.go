@@ -3,6 +3,7 @@ package secret
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,6 +44,45 @@ func TestRedact(t *testing.T) {
 		if got := r.Redact(tt.in); got != tt.want {
 			t.Errorf("with %q: Redact(%q) = %q, want %q", tt.secrets, tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestRedactBase64: a secret inside base64 text is caught wherever it sits
+// in the encoded bytes (a Basic Authorization header, a token inside an
+// encoded JSON blob), in both alphabets, with at most two bytes of it at
+// each end left mixed into a group with its neighbours. Forms shorter than
+// 8 characters, which would match ordinary words, are not registered.
+func TestRedactBase64(t *testing.T) {
+	const secret = "s3cr3t-T0k3n/with+more?bytes"
+	r := NewRedactor()
+	r.Add(secret)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding} {
+		for _, prefix := range []string{"", "u:", "user:", "{\"token\":\""} {
+			for _, suffix := range []string{"", "\"}", "x"} {
+				plain := prefix + secret + suffix
+				encoded := enc.EncodeToString([]byte(plain))
+				got := r.Redact("Authorization: Basic " + encoded + " end")
+				if !strings.Contains(got, Redacted) {
+					t.Errorf("%q encoded as %q: not redacted", plain, encoded)
+					continue
+				}
+				// What is left of the encoding is the prefix's and the
+				// suffix's groups: each end may hold one group (4
+				// characters) mixed with up to two bytes of the secret.
+				kept := strings.TrimSuffix(strings.TrimPrefix(got, "Authorization: Basic "), " end")
+				kept = strings.Replace(kept, Redacted, "", 1)
+				if max := (len(prefix)+2)/3*4 + (len(suffix)+2)/3*4 + 8; len(kept) > max {
+					t.Errorf("%q encoded as %q: %q left, more than the ends' groups", plain, encoded, got)
+				}
+			}
+		}
+	}
+	// A short secret's encoding alone is caught; its 4-character core
+	// (from 3 bytes) is not registered.
+	short := NewRedactor()
+	short.Add("abcd")
+	if got := short.Redact("YWJjZA== YWJj"); got != Redacted+" YWJj" {
+		t.Errorf("Redact = %q, want the padded encoding only", got)
 	}
 }
 
