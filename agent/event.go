@@ -16,7 +16,7 @@ const (
 	EventToolCall     EventType = "agent:tool_call" // Step, Call: ID, Tool, Arguments (secrets redacted)
 	EventToolResult   EventType = "agent:tool_result"
 	EventMessage      EventType = "agent:message" // Step, Text: the model's whole message of one step
-	EventUsage        EventType = "agent:usage"   // Step, Usage: the tokens of one step
+	EventUsage        EventType = "agent:usage"   // Step, Usage: the tokens of one step's model call, or (Server set) of a server's sampling request during the step's tool calls
 	EventRunCompleted EventType = "run:completed" // Text (the final answer), Usage (the run's), DurationMS
 	EventRunFailed    EventType = "run:failed"    // Error, Usage, DurationMS
 	EventRunCancelled EventType = "run:cancelled" // Usage, DurationMS
@@ -42,6 +42,9 @@ type Event struct {
 	Tools []string `json:"tools,omitempty"` // run:started: the tools the model sees
 	Step  int      `json:"step,omitempty"`  // the model call, from 1
 	Text  string   `json:"text,omitempty"`
+	// Server is the server whose sampling request used the tokens of an
+	// agent:usage event; "" for the step's own model call.
+	Server string `json:"server,omitempty"`
 
 	Call *Call `json:"call,omitempty"`
 

@@ -49,7 +49,8 @@ type Agent struct {
 	// ("mcp_everything_get-sum"); nil means every tool.
 	Tools []string
 	// AllowSampling lets servers' sampling requests be answered by the
-	// agent's own model.
+	// agent's own model (at most 4,096 tokens each); in a run, their
+	// tokens count in its usage and TokenBudget.
 	AllowSampling bool
 	// Builtins grants built-in tools by name (mcp_call, http_request,
 	// read_file, list_directory).
@@ -62,7 +63,8 @@ type Agent struct {
 	// MaxTools caps how many server tools reach the model; 0: no cap.
 	MaxTools int
 	// TokenBudget ends a run once this many tokens (input + output, over
-	// every step) have been used; 0: no budget.
+	// every step and every sampling request its tools made) have been
+	// used; 0: no budget. Sampling gets at most what is left of it.
 	TokenBudget int
 	// System is the system prompt: a Markdown file's body, or a YAML
 	// file's system field.

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
@@ -50,8 +52,13 @@ type RunOptions struct {
 	// default).
 	Elicit host.ElicitationHandler
 	// Sampling answers servers' sampling requests made during the run's
-	// tool calls (see SamplingHandler); nil leaves them to the host, which
-	// refuses them unless its Options.Sampling is set.
+	// tool calls; its tokens are the caller's to count. When nil and the
+	// agent has allow_sampling, the run answers them with its own Provider
+	// and Model: their tokens count in the run's usage and token_budget
+	// (each is an agent:usage event naming the server), and once the
+	// budget is spent they are refused. Otherwise they are left to the
+	// host, which refuses them unless its Options.Sampling is set (the host
+	// advertises sampling to servers only then).
 	Sampling host.SamplingHandler
 
 	// RunID names the run in its events; "" means a random one.
@@ -117,8 +124,54 @@ type run struct {
 	seq    int64
 	emitTo chan<- Event
 
-	usage Usage
-	start time.Time
+	usageMu sync.Mutex // tool calls' sampling adds to usage concurrently
+	usage   Usage
+	start   time.Time
+}
+
+// addUsage adds u to the run's usage and returns the run's total.
+func (r *run) addUsage(u Usage) Usage {
+	r.usageMu.Lock()
+	defer r.usageMu.Unlock()
+	r.usage.InputTokens += u.InputTokens
+	r.usage.OutputTokens += u.OutputTokens
+	return r.usage
+}
+
+// used returns the run's usage so far.
+func (r *run) used() Usage {
+	r.usageMu.Lock()
+	defer r.usageMu.Unlock()
+	return r.usage
+}
+
+// overBudget reports whether the run has used more than its token_budget.
+func (r *run) overBudget() bool {
+	b := r.o.Agent.TokenBudget
+	return b > 0 && r.used().Total() > b
+}
+
+// sampler answers the sampling requests of one step's tool calls with the
+// run's model, within what is left of the token budget, and counts them.
+func (r *run) sampler(step int) host.SamplingHandler {
+	return func(ctx context.Context, server string, req *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+		limit := maxSamplingTokens
+		if b := r.o.Agent.TokenBudget; b > 0 {
+			left := b - r.used().Total()
+			if left <= 0 {
+				return nil, fmt.Errorf("sampling refused: the run has used %d tokens, its whole token_budget of %d", r.used().Total(), b)
+			}
+			limit = min(limit, left)
+		}
+		res, lu, err := sample(ctx, r.o.Provider, r.model, server, req, limit)
+		if err != nil {
+			return nil, err
+		}
+		su := Usage{InputTokens: lu.InputTokens, OutputTokens: lu.OutputTokens}
+		r.addUsage(su)
+		r.emit(Event{Type: EventUsage, Step: step, Usage: &su, Server: server})
+		return res, nil
+	}
 }
 
 func newRun(o *RunOptions) *run {
@@ -155,13 +208,13 @@ func (r *run) duration() *int64 {
 }
 
 func (r *run) fail(code ErrorCode, format string, args ...any) {
-	u := r.usage
+	u := r.used()
 	r.emit(Event{Type: EventRunFailed, Error: &RunError{Code: code, Message: r.red.Redact(fmt.Sprintf(format, args...))},
 		Usage: &u, DurationMS: r.duration()})
 }
 
 func (r *run) cancelled() {
-	u := r.usage
+	u := r.used()
 	r.emit(Event{Type: EventRunCancelled, Usage: &u, DurationMS: r.duration()})
 }
 
@@ -215,8 +268,7 @@ func (r *run) loop(ctx context.Context) {
 			return
 		}
 		su := Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}
-		r.usage.InputTokens += su.InputTokens
-		r.usage.OutputTokens += su.OutputTokens
+		r.addUsage(su)
 		r.emit(Event{Type: EventUsage, Step: step, Usage: &su})
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
@@ -228,7 +280,7 @@ func (r *run) loop(ctx context.Context) {
 		r.emit(Event{Type: EventMessage, Step: step, Text: msg.Text})
 		msgs = append(msgs, msg)
 		if len(msg.ToolCalls) == 0 {
-			u := r.usage
+			u := r.used()
 			r.emit(Event{Type: EventRunCompleted, Text: msg.Text, Usage: &u, DurationMS: r.duration()})
 			return
 		}
@@ -236,13 +288,17 @@ func (r *run) loop(ctx context.Context) {
 			r.fail(ErrMaxSteps, "the model still asked for tools after %d steps (max_steps)", maxSteps)
 			return
 		}
-		if a.TokenBudget > 0 && r.usage.Total() > a.TokenBudget {
-			r.fail(ErrTokenBudget, "the run used %d tokens, more than its token_budget of %d", r.usage.Total(), a.TokenBudget)
+		if r.overBudget() {
+			r.fail(ErrTokenBudget, "the run used %d tokens, more than its token_budget of %d", r.used().Total(), a.TokenBudget)
 			return
 		}
 		results := r.callTools(ctx, step, msg.ToolCalls, offered)
 		if ctx.Err() != nil {
 			r.cancelled()
+			return
+		}
+		if r.overBudget() { // the tools' sampling counts too
+			r.fail(ErrTokenBudget, "the run used %d tokens (with its tools' sampling), more than its token_budget of %d", r.used().Total(), a.TokenBudget)
 			return
 		}
 		msgs = append(msgs, results...)
@@ -299,12 +355,16 @@ func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, off
 	for _, c := range calls {
 		r.emit(Event{Type: EventToolCall, Step: step, Call: &Call{ID: c.ID, Tool: c.Name, Arguments: r.redactArgs(c.Arguments)}})
 	}
+	sampling := r.o.Sampling
+	if sampling == nil && r.o.Agent.AllowSampling {
+		sampling = r.sampler(step)
+	}
 	out := make([]llm.Message, len(calls))
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		wg.Go(func() {
 			start := r.now()
-			text, code := r.callTool(ctx, c, offered)
+			text, code := r.callTool(ctx, c, offered, sampling)
 			out[i] = llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Text: text, IsError: code != ""}
 			if ctx.Err() != nil {
 				return // cancelled: the run ends without this result
@@ -321,7 +381,7 @@ func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, off
 
 // callTool calls one tool and returns the text the model gets, and why it
 // failed ("" when it did not).
-func (r *run) callTool(ctx context.Context, c llm.ToolCall, offered map[string]bool) (string, CallErrorCode) {
+func (r *run) callTool(ctx context.Context, c llm.ToolCall, offered map[string]bool, sampling host.SamplingHandler) (string, CallErrorCode) {
 	if !offered[c.Name] {
 		return fmt.Sprintf("error: there is no tool %q; use one of the tools you were given", c.Name), CallUnknownTool
 	}
@@ -329,7 +389,7 @@ func (r *run) callTool(ctx context.Context, c llm.ToolCall, offered map[string]b
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = nil
 	}
-	res, err := r.o.Host.CallTool(ctx, c.Name, args, &host.CallOptions{Elicitation: r.o.Elicit, Sampling: r.o.Sampling})
+	res, err := r.o.Host.CallTool(ctx, c.Name, args, &host.CallOptions{Elicitation: r.o.Elicit, Sampling: sampling})
 	if err != nil {
 		code := CallFailed
 		switch {

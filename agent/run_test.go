@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
@@ -209,6 +211,77 @@ func TestRunTokenBudget(t *testing.T) {
 	// 15 tokens a step: over 40 after the third.
 	if n := len(p.requests()); n != 3 || l.Usage.Total() != 45 {
 		t.Errorf("%d model calls, %d tokens; want 3 calls, 45 tokens", n, l.Usage.Total())
+	}
+}
+
+// TestRunSampling: with allow_sampling, a server's sampling request during a
+// tool call is answered by the run's own model; its tokens are an
+// agent:usage event naming the server and count in the run's usage.
+func TestRunSampling(t *testing.T) {
+	h := startFixture(t, 0, &host.Options{Sampling: func(context.Context, string, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+		return nil, errors.New("the host's handler must not answer a run's sampling")
+	}})
+	p := &scripted{turns: []func(context.Context, *llm.Request, func(string)) (*llm.Response, error){
+		ask(`c mcp_t_sample {}`), say("hello from the model"), say("done"),
+	}}
+	evs := collect(t, context.Background(), &RunOptions{Agent: &Agent{ID: "a", MaxSteps: 5, AllowSampling: true}, Host: h, Provider: p, Model: "m", Prompt: "sample"})
+	l := last(evs)
+	if l.Type != EventRunCompleted {
+		t.Fatalf("last event %+v, want run:completed", l)
+	}
+	if out := toolResults(evs)["c"]; out == nil || !strings.Contains(out.Output, "hello from the model") {
+		t.Errorf("tool result %+v, want the run's model's answer", out)
+	}
+	var sampled []Event
+	for _, ev := range evs {
+		if ev.Type == EventUsage && ev.Server != "" {
+			sampled = append(sampled, ev)
+		}
+	}
+	if len(sampled) != 1 || sampled[0].Server != "t" || sampled[0].Step != 1 || sampled[0].Usage.Total() != 15 {
+		t.Errorf("sampling usage events %+v, want one for server t in step 1, 15 tokens", sampled)
+	}
+	if l.Usage.Total() != 45 {
+		t.Errorf("run usage %d tokens, want 45 (two steps and one sampling request)", l.Usage.Total())
+	}
+	if reqs := p.requests(); len(reqs) != 3 || reqs[1].Messages[0].Text != "Say hello." || reqs[1].MaxTokens != 100 {
+		t.Errorf("model requests %d; the sampling one %+v, want the server's message and maxTokens", len(reqs), reqs[1])
+	}
+}
+
+// TestRunSamplingBudget: sampling is bounded by what is left of the
+// token_budget, counts against it, and is refused once it is spent.
+func TestRunSamplingBudget(t *testing.T) {
+	h := startFixture(t, 0, &host.Options{Sampling: SamplingHandler(&scripted{}, "m")})
+	// 15 tokens for the step, then 15 for the sampling, with 20 budgeted:
+	// the sampling may use at most 5, and the run ends after the tools.
+	p := &scripted{turns: []func(context.Context, *llm.Request, func(string)) (*llm.Response, error){
+		ask(`c mcp_t_sample {}`), say("hello"), say("never"),
+	}}
+	evs := collect(t, context.Background(), &RunOptions{Agent: &Agent{ID: "a", MaxSteps: 5, AllowSampling: true, TokenBudget: 20}, Host: h, Provider: p, Model: "m", Prompt: "sample"})
+	l := last(evs)
+	if l.Type != EventRunFailed || l.Error.Code != ErrTokenBudget || l.Usage.Total() != 30 {
+		t.Fatalf("last event %+v, want run:failed token_budget after 30 tokens", l)
+	}
+	reqs := p.requests()
+	if len(reqs) != 2 || reqs[1].MaxTokens != 5 {
+		t.Errorf("%d model requests (want 2: the step and the sampling, no next step); sampling max tokens %d, want 5", len(reqs), reqs[len(reqs)-1].MaxTokens)
+	}
+
+	// Budget already spent by the step: the sampling request is refused
+	// and the model is not asked.
+	p = &scripted{turns: []func(context.Context, *llm.Request, func(string)) (*llm.Response, error){
+		ask(`c mcp_t_sample {}`), say("done"),
+	}}
+	evs = collect(t, context.Background(), &RunOptions{Agent: &Agent{ID: "a", MaxSteps: 5, AllowSampling: true, TokenBudget: 15}, Host: h, Provider: p, Model: "m", Prompt: "sample"})
+	out := toolResults(evs)["c"]
+	if out == nil || out.Success == nil || *out.Success || !strings.Contains(out.Output, "token_budget") {
+		t.Errorf("tool result %+v, want a failure saying the token_budget is spent", out)
+	}
+	for _, r := range p.requests() {
+		if len(r.Messages) > 0 && r.Messages[0].Text == "Say hello." {
+			t.Errorf("the model was asked to sample with no budget left")
+		}
 	}
 }
 
