@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -32,14 +33,21 @@ import (
 //     400, applies), which calls the fixture server over stdio;
 //   - gohttp: a go-sdk client over Streamable HTTP to a go-sdk server that
 //     serves the same tool itself (this test binary, re-run as
-//     TestGoHTTPServerHelper), the floor of the HTTP hop.
+//     TestGoHTTPServerHelper), the floor of the HTTP hop;
+//   - sdkproxy: a go-sdk client over Streamable HTTP to the plainest
+//     gateway the go-sdk allows (this test binary, re-run as
+//     TestSDKProxyHelper, at the gateway's GOGC of 400): a go-sdk server
+//     whose echo tool hands its arguments, unvalidated, to a go-sdk client
+//     session over stdio to the fixture server, and its result back. It
+//     is what the gateway's composition costs with no code of its own.
 //
 // Run it with
 //
 //	go test ./gateway -run '^$' -bench SeparateProcesses -benchtime 3000x -count 3
 //
 // The paths take turns in ten slices, as in BenchmarkToolsCall. Besides
-// calls/s, p50 and p99 per path and the ratios of issue 3 §5, it reports the
+// calls/s, p50 and p99 per path and the ratios of issue 3 §5 (and
+// sdkproxy/direct and gw/sdkproxy), it reports the
 // CPU time per call of each server process (utime+stime from /proc/PID/stat,
 // read around each slice): gw-cpu-µs is the gateway's own process, the part
 // Switchboard's code controls; gw-upstream-cpu-µs the fixture behind it;
@@ -66,6 +74,7 @@ func BenchmarkSeparateProcesses(b *testing.B) {
 				benchDirectProc(b, fixture, env),
 				benchGatewayProc(b, switchboard, fixture, env),
 				benchGoHTTPProc(b, env),
+				benchSDKProxyProc(b, fixture, env),
 			}
 			runs := make([]callRun, len(paths))
 			srvTicks := make([][]int64, len(paths)) // per path, per pid
@@ -108,6 +117,9 @@ func BenchmarkSeparateProcesses(b *testing.B) {
 			}
 			b.ReportMetric(st["gateway"].perSec/st["direct"].perSec, "gw/direct")
 			b.ReportMetric(float64(st["gateway"].p50)/float64(st["gohttp"].p50), "gw-p50/gohttp-p50")
+			b.ReportMetric(st["sdkproxy"].perSec/st["direct"].perSec, "sdkproxy/direct")
+			b.ReportMetric(float64(st["sdkproxy"].p50)/float64(st["gohttp"].p50), "sdkproxy-p50/gohttp-p50")
+			b.ReportMetric(st["gateway"].perSec/st["sdkproxy"].perSec, "gw/sdkproxy")
 		})
 	}
 }
@@ -249,6 +261,30 @@ func benchGoHTTPProc(b *testing.B, env []string) procPath {
 	if g := os.Getenv("GATEWAY_BENCH_FLOOR_GOGC"); g != "" {
 		cmd.Env = append(cmd.Env, "GOGC="+g)
 	}
+	cs := startHelper(b, cmd, "gohttp server helper")
+	warmUp(b, cs, "echo")
+	return procPath{name: "gohttp", cs: cs, tool: "echo", pids: []int{cmd.Process.Pid}, pidLabels: []string{"gohttp-srv"}}
+}
+
+// benchSDKProxyProc runs this test binary as TestSDKProxyHelper over the
+// fixture server, and connects to it.
+func benchSDKProxyProc(b *testing.B, fixture string, env []string) procPath {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSDKProxyHelper$", "-test.bench=^$", "-test.count=1")
+	// The fixture, its child, runs with Go's default GOGC, as behind the
+	// gateway (the host gives children a minimal environment).
+	cmd.Env = append(env, "GATEWAY_BENCH_SDKPROXY="+fixture, "GOGC=400")
+	cs := startHelper(b, cmd, "sdkproxy helper")
+	warmUp(b, cs, "echo")
+	up := childrenOf(b, cmd.Process.Pid)
+	if len(up) != 1 {
+		b.Fatalf("the sdkproxy helper has %d child processes, want 1 (the fixture)", len(up))
+	}
+	return procPath{name: "sdkproxy", cs: cs, tool: "echo", pids: []int{cmd.Process.Pid, up[0]}, pidLabels: []string{"sdkproxy", "sdkproxy-upstream"}}
+}
+
+// startHelper starts a helper process that prints "serving URL" on stdout
+// and serves until its stdin closes, and connects to it.
+func startHelper(b *testing.B, cmd *exec.Cmd, what string) *mcp.ClientSession {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -264,7 +300,7 @@ func benchGoHTTPProc(b *testing.B, env []string) procPath {
 	b.Cleanup(func() {
 		stdin.Close()
 		if err := cmd.Wait(); err != nil {
-			b.Errorf("gohttp server helper: %v", err)
+			b.Errorf("%s: %v", what, err)
 		}
 	})
 	sc := bufio.NewScanner(stdout)
@@ -276,12 +312,10 @@ func benchGoHTTPProc(b *testing.B, env []string) procPath {
 		}
 	}
 	if url == "" {
-		b.Fatal("gohttp server helper did not say where it serves")
+		b.Fatalf("%s did not say where it serves", what)
 	}
 	go io.Copy(io.Discard, stdout)
-	cs := benchHTTPClient(b, url)
-	warmUp(b, cs, "echo")
-	return procPath{name: "gohttp", cs: cs, tool: "echo", pids: []int{cmd.Process.Pid}, pidLabels: []string{"gohttp-srv"}}
+	return benchHTTPClient(b, url)
 }
 
 // TestGoHTTPServerHelper is BenchmarkSeparateProcesses' gohttp server: the
@@ -294,6 +328,37 @@ func TestGoHTTPServerHelper(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "gohttp", Version: "0"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
+	go srv.Serve(ln)
+	fmt.Printf("serving http://%s/mcp\n", ln.Addr())
+	io.Copy(io.Discard, os.Stdin)
+	srv.Close()
+}
+
+// TestSDKProxyHelper is BenchmarkSeparateProcesses' sdkproxy: a go-sdk
+// server on 127.0.0.1 whose echo tool forwards each call as it came to the
+// fixture server (the command in GATEWAY_BENCH_SDKPROXY) through a go-sdk
+// client over stdio, until stdin closes. It does nothing in an ordinary
+// test run.
+func TestSDKProxyHelper(t *testing.T) {
+	fixture := os.Getenv("GATEWAY_BENCH_SDKPROXY")
+	if fixture == "" {
+		t.Skip("only BenchmarkSeparateProcesses' child process")
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "sdkproxy", Version: "0"}, nil)
+	up, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: exec.Command(fixture)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	s := mcp.NewServer(&mcp.Implementation{Name: "sdkproxy", Version: "0"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return up.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
