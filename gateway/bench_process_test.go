@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -270,8 +271,6 @@ func benchGoHTTPProc(b *testing.B, env []string) procPath {
 // fixture server, and connects to it.
 func benchSDKProxyProc(b *testing.B, fixture string, env []string) procPath {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSDKProxyHelper$", "-test.bench=^$", "-test.count=1")
-	// The fixture, its child, runs with Go's default GOGC, as behind the
-	// gateway (the host gives children a minimal environment).
 	cmd.Env = append(env, "GATEWAY_BENCH_SDKPROXY="+fixture, "GOGC=400")
 	cs := startHelper(b, cmd, "sdkproxy helper")
 	warmUp(b, cs, "echo")
@@ -350,8 +349,11 @@ func TestSDKProxyHelper(t *testing.T) {
 	if fixture == "" {
 		t.Skip("only BenchmarkSeparateProcesses' child process")
 	}
+	cmd := exec.Command(fixture)
+	// Go's default GOGC for the fixture, as behind the gateway.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") })
 	c := mcp.NewClient(&mcp.Implementation{Name: "sdkproxy", Version: "0"}, nil)
-	up, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: exec.Command(fixture)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	up, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
