@@ -76,6 +76,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	cerr := func(err error, d time.Duration) error {
 		return &CallError{Server: s.cfg.ID, Tool: e.Tool.Tool.Name, Method: "tools/call", Duration: d, Timeout: s.cfg.Timeout, Err: err}
 	}
+	growStack()
 	value, err := e.schema.Validate(args)
 	if err != nil {
 		return nil, cerr(&invalidArgs{err}, 0)
