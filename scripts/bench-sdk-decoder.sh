@@ -57,7 +57,7 @@ run() {
 		awk '/^Benchmark/ {
 			n = split($1, p, "/"); line = p[n]
 			for (i = 3; i < NF; i += 2) v[$(i+1)] = $i
-			split("direct-calls/s gateway-calls/s gohttp-calls/s direct-p50-µs gateway-p50-µs gohttp-p50-µs gw-cpu-µs gw/direct gw-p50/gohttp-p50", k, " ")
+			split("direct-calls/s gateway-calls/s sdkproxy-calls/s gohttp-calls/s direct-p50-µs gateway-p50-µs sdkproxy-p50-µs gohttp-p50-µs gw-cpu-µs gw/direct sdkproxy/direct gw/sdkproxy gw-p50/gohttp-p50", k, " ")
 			for (j = 1; j in k; j++) line = line "  " k[j] "=" v[k[j]]
 			print line
 		}'
