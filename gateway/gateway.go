@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -325,7 +326,10 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if newGeneration(req.ProtocolVersion()) {
 		return g.callToolInput(ctx, req)
 	}
-	return g.forward(ctx, req, g.directAsk(ctx, req), nil)
+	opts, withdraw := g.directAsk(ctx, req)
+	res, err := g.forward(ctx, req, opts, nil)
+	withdraw()
+	return res, err
 }
 
 // newGeneration reports whether a request's protocol version (as the SDK
@@ -465,30 +469,62 @@ func (q *notifyQueue) close() {
 }
 
 // directAsk forwards upstream requests made during the call straight to a
-// 2025-11-25 (or older) client, on the call's own context.
-func (g *Gateway) directAsk(callCtx context.Context, req *mcp.CallToolRequest) *host.CallOptions {
+// 2025-11-25 (or older) client, on the call's own context. An upstream that
+// cancels its request has it cancelled downstream (the go-sdk sends the
+// client notifications/cancelled). withdraw, called once the upstream call
+// has returned, cancels the questions still open downstream and waits until
+// each has returned: an upstream that answers its call has given up its
+// questions, and the client should hear of that before the answer ends the
+// call's stream. That is best effort: since v1.7 the go-sdk sends the
+// cancellation from a goroutine of its own, which the answer can overtake
+// (the yield below makes that rarer; then the client's question stays open
+// until it answers, and the answer is dropped).
+func (g *Gateway) directAsk(callCtx context.Context, req *mcp.CallToolRequest) (opts *host.CallOptions, withdraw func()) {
 	ss := req.Session
-	both := func(ctx context.Context) (context.Context, context.CancelFunc) {
-		c, cancel := context.WithCancel(callCtx)
+	asksCtx, cancelAsks := context.WithCancel(callCtx)
+	var (
+		mu        sync.Mutex
+		open      sync.WaitGroup
+		withdrawn bool
+	)
+	// ask runs one question to the client, ended by the upstream's
+	// cancellation (ctx) or by withdraw.
+	ask := func(ctx context.Context, do func(context.Context) error) error {
+		mu.Lock()
+		if withdrawn {
+			mu.Unlock()
+			return errors.New("the call this question belongs to has ended")
+		}
+		open.Add(1)
+		mu.Unlock()
+		defer open.Done()
+		c, cancel := context.WithCancel(asksCtx)
+		defer cancel()
 		stop := context.AfterFunc(ctx, cancel)
-		return c, func() { stop(); cancel() }
+		defer stop()
+		return do(c)
 	}
-	return &host.CallOptions{
-		Elicitation: func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			c, done := both(ctx)
-			defer done()
-			return ss.Elicit(c, p)
+	opts = &host.CallOptions{
+		Elicitation: func(ctx context.Context, server string, p *mcp.ElicitParams) (r *mcp.ElicitResult, err error) {
+			err = ask(ctx, func(c context.Context) (err error) { r, err = ss.Elicit(c, p); return err })
+			return r, err
 		},
-		Sampling: func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-			c, done := both(ctx)
-			defer done()
-			return ss.CreateMessage(c, p)
+		Sampling: func(ctx context.Context, server string, p *mcp.CreateMessageParams) (r *mcp.CreateMessageResult, err error) {
+			err = ask(ctx, func(c context.Context) (err error) { r, err = ss.CreateMessage(c, p); return err })
+			return r, err
 		},
-		Roots: func(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
-			c, done := both(ctx)
-			defer done()
-			return ss.ListRoots(c, &mcp.ListRootsParams{})
+		Roots: func(ctx context.Context, server string) (r *mcp.ListRootsResult, err error) {
+			err = ask(ctx, func(c context.Context) (err error) { r, err = ss.ListRoots(c, &mcp.ListRootsParams{}); return err })
+			return r, err
 		},
+	}
+	return opts, func() {
+		mu.Lock()
+		withdrawn = true
+		mu.Unlock()
+		cancelAsks()
+		open.Wait()
+		runtime.Gosched()
 	}
 }
 

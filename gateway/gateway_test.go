@@ -231,6 +231,39 @@ func TestElicitationSamplingRootsForwarded(t *testing.T) {
 	}
 }
 
+// TestUpstreamCancelsItsRequest: cancellation the other way. An upstream
+// that gives up on the elicitation it asked for during a call (it sends
+// notifications/cancelled) has the question withdrawn from the downstream
+// client too: the client's handler sees its context cancelled, and the call
+// goes on to the upstream's answer. (The upstream works on for a second
+// after it gives up: when it answers at once, the go-sdk's cancellation,
+// sent asynchronously, can arrive after the answer has ended the call's
+// stream, and the client then never hears of it; see withdraw in
+// directAsk.)
+func TestUpstreamCancelsItsRequest(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
+	withdrawn := make(chan struct{}, 1)
+	cs := connect(t, base, clientOpts{version: "2025-11-25", opts: &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			select {
+			case <-ctx.Done():
+				withdrawn <- struct{}{}
+				return nil, ctx.Err()
+			case <-time.After(time.Minute): // the test fails long before
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+		},
+	}})
+	if got := textOf(call(t, cs, "mcp_fx_ask_briefly", map[string]any{"ms": 300, "then_ms": 1000})); got != "gave up after 300 ms" {
+		t.Errorf("ask_briefly = %q, want the upstream's own answer after it gave up", got)
+	}
+	select {
+	case <-withdrawn:
+	default:
+		t.Fatal("the call ended, and the downstream client's elicitation was never cancelled")
+	}
+}
+
 func TestResourcesPromptsThroughGateway(t *testing.T) {
 	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
 	for _, v := range versions {

@@ -23,6 +23,7 @@ func newServer(c *config) *mcp.Server {
 	s.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails with an isError result.", InputSchema: emptyObject}, fail)
 	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Returns the value of the environment variable name."}, env)
 	s.AddTool(&mcp.Tool{Name: "elicit", Description: "Asks the user for a form with defaults and returns the answer.", InputSchema: emptyObject}, elicit)
+	mcp.AddTool(s, &mcp.Tool{Name: "ask_briefly", Description: "Asks the client for a name during the call (2025-11-25), gives up after ms milliseconds, cancelling its request, works then_ms more, and says which happened."}, askBriefly)
 	s.AddTool(&mcp.Tool{Name: "sample", Description: "Asks the client's LLM for a completion and returns its text.", InputSchema: emptyObject}, sample)
 	s.AddTool(&mcp.Tool{Name: "roots", Description: "Lists the client's roots.", InputSchema: emptyObject}, roots)
 	s.AddTool(&mcp.Tool{Name: "content", Description: "Returns one block of each content kind, structuredContent and _meta.", InputSchema: emptyObject}, content)
@@ -189,6 +190,33 @@ var elicitSchema = json.RawMessage(`{"type":"object","properties":{
 	"name":{"type":"string","description":"Your name","default":"Ada"},
 	"age":{"type":"integer","description":"Your age","default":36},
 	"subscribe":{"type":"boolean","description":"Subscribe to news","default":true}}}`)
+
+type askBrieflyIn struct {
+	MS     int `json:"ms"`
+	ThenMS int `json:"then_ms,omitempty"`
+}
+
+// askBriefly asks during the call, the 2025-11-25 way, cancels its own
+// request when ms pass (the SDK sends notifications/cancelled for it), and
+// goes on working for then_ms before it answers.
+func askBriefly(ctx context.Context, req *mcp.CallToolRequest, in askBrieflyIn) (*mcp.CallToolResult, any, error) {
+	ectx, cancel := context.WithTimeout(ctx, time.Duration(in.MS)*time.Millisecond)
+	defer cancel()
+	res, err := req.Session.Elicit(ectx, &mcp.ElicitParams{Message: "Quick: your name?",
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+	switch {
+	case err == nil:
+		return &mcp.CallToolResult{Content: text("answered: %s", res.Action)}, nil, nil
+	case ectx.Err() != nil && ctx.Err() == nil:
+		select {
+		case <-time.After(time.Duration(in.ThenMS) * time.Millisecond):
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		return &mcp.CallToolResult{Content: text("gave up after %d ms", in.MS)}, nil, nil
+	}
+	return nil, nil, err
+}
 
 func elicit(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if res, ok := req.Params.InputResponses["form"].(*mcp.ElicitResult); ok && res != nil {
