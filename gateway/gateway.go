@@ -475,7 +475,7 @@ func (q *notifyQueue) close() {
 // has returned, cancels the questions still open downstream and waits until
 // each has returned: an upstream that answers its call has given up its
 // questions, and the client should hear of that before the answer ends the
-// call's stream. That is best effort: since v1.7 the go-sdk sends the
+// call's stream. That is best effort: the go-sdk (v1.8.0) sends the
 // cancellation from a goroutine of its own, which the answer can overtake
 // (the yield below makes that rarer; then the client's question stays open
 // until it answers, and the answer is dropped).
