@@ -328,15 +328,7 @@ func TestGoHTTPServerHelper(t *testing.T) {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
-	go srv.Serve(ln)
-	fmt.Printf("serving http://%s/mcp\n", ln.Addr())
-	io.Copy(io.Discard, os.Stdin)
-	srv.Close()
+	serveUntilStdinCloses(t, s)
 }
 
 // TestSDKProxyHelper is BenchmarkSeparateProcesses' sdkproxy: a go-sdk
@@ -362,6 +354,13 @@ func TestSDKProxyHelper(t *testing.T) {
 	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return up.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
 	})
+	serveUntilStdinCloses(t, s)
+}
+
+// serveUntilStdinCloses serves s over Streamable HTTP on a free loopback
+// port, says where on stdout ("serving URL"), and stops when stdin closes:
+// the protocol of a benchmark helper process (see startHelper).
+func serveUntilStdinCloses(t *testing.T, s *mcp.Server) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
