@@ -129,13 +129,12 @@ type run struct {
 	start   time.Time
 }
 
-// addUsage adds u to the run's usage and returns the run's total.
-func (r *run) addUsage(u Usage) Usage {
+// addUsage adds u to the run's usage.
+func (r *run) addUsage(u Usage) {
 	r.usageMu.Lock()
 	defer r.usageMu.Unlock()
 	r.usage.InputTokens += u.InputTokens
 	r.usage.OutputTokens += u.OutputTokens
-	return r.usage
 }
 
 // used returns the run's usage so far.
