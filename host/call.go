@@ -165,6 +165,12 @@ func (h *Host) callFailure(s *server, ir *irConn, ctx, cctx context.Context, err
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w (%v)", ctx.Err(), err)
 	}
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		// The server answered: its connection stands (the SDK reports a
+		// closed connection as ErrConnectionClosed or a read error).
+		return h.serverFailure(err)
+	}
 	if ir != nil {
 		// Give the connection's watcher its chance to say it ended,
 		// without waiting on it for long.
