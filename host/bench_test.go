@@ -51,6 +51,43 @@ func BenchmarkCallTool(b *testing.B) {
 	})
 }
 
+// BenchmarkServerError is a request the server refuses with a protocol
+// error (resources/read of a URI it does not have), through the host and
+// directly on a go-sdk client session, in the same run. The host used to
+// wait up to 100 ms per such error for a connection watcher that had
+// nothing to say.
+//
+//	go test ./host -run '^$' -bench ServerError -count 3
+func BenchmarkServerError(b *testing.B) {
+	ctx := context.Background()
+	bin := interop.Build(b, fixturePkg)
+	b.Run("direct-sdk", func(b *testing.B) {
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin)}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		for b.Loop() {
+			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nope"}); err == nil {
+				b.Fatal("read of a missing resource succeeded")
+			}
+		}
+	})
+	b.Run("host", func(b *testing.B) {
+		h, err := host.Start(ctx, []config.Server{{ID: "fx", Command: bin}}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close()
+		for b.Loop() {
+			if _, err := h.ReadResource(ctx, "fx", "test://nope"); err == nil {
+				b.Fatal("read of a missing resource succeeded")
+			}
+		}
+	})
+}
+
 // BenchmarkLazyStart20 measures the time to a usable tool list for 20 lazy
 // servers, each taking 300 ms to start: cold (no cache: every server is
 // started) against warm (cached tools offered, nothing started).
