@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"testing"
@@ -20,34 +21,13 @@ import (
 // made directly on a go-sdk client session, in the same run, to the same
 // fixture server over stdio.
 func BenchmarkCallTool(b *testing.B) {
-	ctx := context.Background()
-	bin := interop.Build(b, fixturePkg)
 	args := json.RawMessage(`{"text":"hello"}`)
-
-	b.Run("direct-sdk", func(b *testing.B) {
-		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
-		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin)}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cs.Close()
-		for b.Loop() {
-			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("host", func(b *testing.B) {
-		h, err := host.Start(ctx, []config.Server{{ID: "fx", Command: bin}}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer h.Close()
-		for b.Loop() {
-			if _, err := h.CallTool(ctx, "mcp_fx_echo", args, nil); err != nil {
-				b.Fatal(err)
-			}
-		}
+	benchBothPaths(b, func(ctx context.Context, cs *mcp.ClientSession) error {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}})
+		return err
+	}, func(ctx context.Context, h *host.Host) error {
+		_, err := h.CallTool(ctx, "mcp_fx_echo", args, nil)
+		return err
 	})
 }
 
@@ -59,6 +39,26 @@ func BenchmarkCallTool(b *testing.B) {
 //
 //	go test ./host -run '^$' -bench ServerError -count 3
 func BenchmarkServerError(b *testing.B) {
+	refused := func(err error) error {
+		if err == nil {
+			return errors.New("read of a missing resource succeeded")
+		}
+		return nil
+	}
+	benchBothPaths(b, func(ctx context.Context, cs *mcp.ClientSession) error {
+		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nope"})
+		return refused(err)
+	}, func(ctx context.Context, h *host.Host) error {
+		_, err := h.ReadResource(ctx, "fx", "test://nope")
+		return refused(err)
+	})
+}
+
+// benchBothPaths runs direct on a go-sdk client session of the fixture
+// server ("direct-sdk") and through on a host whose only server, "fx", is
+// that fixture ("host"), each until the benchmark's loop ends or one
+// returns an error.
+func benchBothPaths(b *testing.B, direct func(context.Context, *mcp.ClientSession) error, through func(context.Context, *host.Host) error) {
 	ctx := context.Background()
 	bin := interop.Build(b, fixturePkg)
 	b.Run("direct-sdk", func(b *testing.B) {
@@ -69,8 +69,8 @@ func BenchmarkServerError(b *testing.B) {
 		}
 		defer cs.Close()
 		for b.Loop() {
-			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nope"}); err == nil {
-				b.Fatal("read of a missing resource succeeded")
+			if err := direct(ctx, cs); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})
@@ -81,8 +81,8 @@ func BenchmarkServerError(b *testing.B) {
 		}
 		defer h.Close()
 		for b.Loop() {
-			if _, err := h.ReadResource(ctx, "fx", "test://nope"); err == nil {
-				b.Fatal("read of a missing resource succeeded")
+			if err := through(ctx, h); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})
