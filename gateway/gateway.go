@@ -481,11 +481,12 @@ func (q *notifyQueue) close() {
 // until it answers, and the answer is dropped).
 func (g *Gateway) directAsk(callCtx context.Context, req *mcp.CallToolRequest) (opts *host.CallOptions, withdraw func()) {
 	ss := req.Session
-	asksCtx, cancelAsks := context.WithCancel(callCtx)
 	var (
-		mu        sync.Mutex
-		open      sync.WaitGroup
-		withdrawn bool
+		mu         sync.Mutex
+		open       sync.WaitGroup
+		withdrawn  bool
+		asksCtx    context.Context // made by the first question: most calls ask none
+		cancelAsks context.CancelFunc
 	)
 	// ask runs one question to the client, ended by the upstream's
 	// cancellation (ctx) or by withdraw.
@@ -495,10 +496,14 @@ func (g *Gateway) directAsk(callCtx context.Context, req *mcp.CallToolRequest) (
 			mu.Unlock()
 			return errors.New("the call this question belongs to has ended")
 		}
+		if asksCtx == nil {
+			asksCtx, cancelAsks = context.WithCancel(callCtx)
+		}
+		parent := asksCtx
 		open.Add(1)
 		mu.Unlock()
 		defer open.Done()
-		c, cancel := context.WithCancel(asksCtx)
+		c, cancel := context.WithCancel(parent)
 		defer cancel()
 		stop := context.AfterFunc(ctx, cancel)
 		defer stop()
@@ -521,8 +526,12 @@ func (g *Gateway) directAsk(callCtx context.Context, req *mcp.CallToolRequest) (
 	return opts, func() {
 		mu.Lock()
 		withdrawn = true
+		cancel := cancelAsks
 		mu.Unlock()
-		cancelAsks()
+		if cancel == nil {
+			return // no question was asked
+		}
+		cancel()
 		open.Wait()
 		runtime.Gosched()
 	}
