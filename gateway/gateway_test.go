@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -428,7 +427,7 @@ func TestHostThroughGateway(t *testing.T) {
 // statelessly, hangs up its request): the upstream's slow tool sees the
 // cancellation and says so on stderr, which the host logs.
 func TestCancellationForwarded(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &interop.LogBuffer{}
 	g, base := serve(t, []config.Server{fixture(t, "fx")}, &host.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}, nil)
 	for i, v := range versions {
 		t.Run(v, func(t *testing.T) {
@@ -461,22 +460,4 @@ func TestCancellationForwarded(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

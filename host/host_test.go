@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,31 +51,11 @@ func everything(t testing.TB, id string) config.Server {
 	}
 }
 
-// logBuffer collects a host's log output.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// start starts a host and checks, at cleanup, that closing it leaves no
-// goroutine and no child process behind.
-func start(t *testing.T, servers []config.Server, opts *host.Options) (*host.Host, *logBuffer) {
+func start(t *testing.T, servers []config.Server, opts *host.Options) (*host.Host, *interop.LogBuffer) {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	kidsBefore := children(t)
-	logs := &logBuffer{}
+	logs := &interop.LogBuffer{}
 	if opts == nil {
 		opts = &host.Options{}
 	}
@@ -751,7 +730,7 @@ func TestFixtureContentFidelity(t *testing.T) {
 }
 
 func TestGrandchildStopped(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &interop.LogBuffer{}
 	h, err := host.Start(context.Background(), []config.Server{fixture(t, "gc", "-spawn-grandchild", "-ignore-sigterm")},
 		&host.Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
