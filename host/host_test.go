@@ -789,3 +789,15 @@ func BenchmarkStart20(b *testing.B) {
 	b.ReportMetric(float64((d20 / n).Milliseconds()), "ms/start-20")
 	b.ReportMetric(float64(d20)/float64(d1), "ratio-20/1")
 }
+
+// A server's stderr line longer than the logged bound, with no secret
+// registered, crashed the process (issue 11 §0).
+func TestLongStderrLine(t *testing.T) {
+	h, logs := start(t, []config.Server{fixture(t, "loud", "-stderr-line", "10000")}, nil)
+	if got := callText(t, h, "mcp_loud_echo", `{"text":"still here"}`, nil); got != "still here" {
+		t.Errorf("echo = %q", got)
+	}
+	if !strings.Contains(logs.String(), "[cut]") {
+		t.Errorf("the long stderr line is not logged as cut:\n%.2000s", logs)
+	}
+}

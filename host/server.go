@@ -808,10 +808,13 @@ func (l *lineLogger) keep(p []byte) {
 }
 
 func (l *lineLogger) flush() {
-	if l.cut && l.red != nil {
-		// A secret may straddle the cut, where the redactor cannot see it
-		// whole: drop what could be its beginning.
-		l.buf = l.buf[:max(0, len(l.buf)-(l.red.MaxLen()-1))]
+	if l.cut {
+		if l.red != nil {
+			// A secret may straddle the cut, where the redactor cannot see
+			// it whole: drop what could be its beginning. With no secret
+			// registered MaxLen is 0 and nothing is dropped.
+			l.buf = l.buf[:len(l.buf)-min(len(l.buf), max(0, l.red.MaxLen()-1))]
+		}
 		l.buf = append(l.buf, " [cut]"...)
 	}
 	l.cut = false

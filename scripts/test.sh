@@ -52,6 +52,7 @@ if [ "$#" -eq 0 ] && [ "$fuzztime" != "0" ]; then
     "FuzzParse ./secret" \
     "FuzzValidate ./schema" \
     "FuzzSSEProgressTap ./host" \
+    "FuzzStderrLines ./host" \
     "FuzzWebSocketFrames ./transport" \
     "FuzzStdioFraming ./transport"; do
     set -- $target

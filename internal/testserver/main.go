@@ -65,6 +65,7 @@
 //	-slow-start MS       wait MS milliseconds before reading stdin
 //	-exit-after MS       exit with status 4 MS milliseconds after starting to serve
 //	-print-env           write the environment to stderr at start, one KEY=VALUE a line
+//	-stderr-line N       write one stderr line of N bytes at start and on each tools/call
 //
 // The misbehaviours on tools/call apply to every tool. They and -hang,
 // -hang-init and -ignore-stdin-close work below the SDK, on the stdin and
@@ -109,6 +110,7 @@ type config struct {
 	refCycle, badSchema                  bool
 	ignoreSigterm, ignoreStdinClose      bool
 	spawnGrandchild, printEnv            bool
+	stderrLine                           int
 	slowStart                            time.Duration
 	exitAfter                            time.Duration
 	protocolVersions                     stringList
@@ -147,6 +149,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	slowStart := fs.Int("slow-start", 0, "wait `MS` milliseconds before serving")
 	exitAfter := fs.Int("exit-after", 0, "exit with status 4 `MS` milliseconds after starting to serve (a flapping server)")
 	fs.BoolVar(&c.printEnv, "print-env", false, "write the environment to stderr at start")
+	fs.IntVar(&c.stderrLine, "stderr-line", 0, "write one stderr line of `N` bytes at start and on each tools/call")
 	fs.Var(&c.protocolVersions, "protocol-version", "speak only this protocol `VERSION` (repeatable; default every version the go-sdk speaks)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -174,6 +177,9 @@ func run(args []string, stdin io.ReadCloser, stdout io.Writer, stderr io.Writer)
 		for _, kv := range env {
 			fmt.Fprintln(stderr, kv)
 		}
+	}
+	if c.stderrLine > 0 {
+		writeLongLine(stderr, c.stderrLine)
 	}
 	if c.spawnGrandchild {
 		// No Setpgid: the grandchild stays in our process group, like the
@@ -208,4 +214,9 @@ func run(args []string, stdin io.ReadCloser, stdout io.Writer, stderr io.Writer)
 		select {} // only a signal ends us
 	}
 	return err
+}
+
+// writeLongLine writes one line of n bytes (newline included) to w.
+func writeLongLine(w io.Writer, n int) {
+	w.Write([]byte(strings.Repeat("e", max(0, n-1)) + "\n"))
 }

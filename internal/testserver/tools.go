@@ -16,6 +16,16 @@ func newServer(c *config) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard-testserver", Version: "0.1.0"},
 		&mcp.ServerOptions{PageSize: c.pageSize, SupportedProtocolVersions: c.protocolVersions})
 
+	if c.stderrLine > 0 {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "tools/call" {
+					writeLongLine(diag, c.stderrLine)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text."}, echo)
 	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds a and b."}, add)
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleeps ms milliseconds, then answers; honours cancellation."}, slow)
