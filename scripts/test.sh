@@ -50,6 +50,7 @@ if [ "$#" -eq 0 ] && [ "$fuzztime" != "0" ]; then
     "FuzzCheckURL ./netguard" \
     "FuzzDialerCheck ./netguard" \
     "FuzzParse ./secret" \
+    "FuzzRedactValue ./secret" \
     "FuzzValidate ./schema" \
     "FuzzSSEProgressTap ./host" \
     "FuzzStderrLines ./host" \

@@ -124,6 +124,11 @@ func (r *Redactor) Redact(s string) string {
 	if len(runs) == 0 {
 		return s
 	}
+	return replaceRuns(s, runs)
+}
+
+// replaceRuns replaces each run of s with [Redacted].
+func replaceRuns(s string, runs []run) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	last := 0
