@@ -24,7 +24,7 @@ var builds memo
 // command's build cache makes the later builds of other test processes
 // cheap.
 //
-// Binaries live in CacheDir()/bin/<hash of pkg and Go version>/, outlive the
+// Binaries live in CacheDir()/bin/<hash of module root, pkg and Go version>/, outlive the
 // test process and are replaced atomically, so that test processes building
 // the same package at once never see a half-written file.
 func Build(t testing.TB, pkg string) string {
@@ -68,7 +68,9 @@ func build(pkg string, logf Logf) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("building %s: %w", pkg, err)
 	}
-	sum := sha256.Sum256([]byte(pkg + "\x00" + runtime.Version() + "\x00" + runtime.GOOS + "/" + runtime.GOARCH))
+	// The module root is in the key: two checkouts (git worktrees) sharing
+	// one cache build different sources under the same package path.
+	sum := sha256.Sum256([]byte(root + "\x00" + pkg + "\x00" + runtime.Version() + "\x00" + runtime.GOOS + "/" + runtime.GOARCH))
 	dir := filepath.Join(CacheDir(), "bin", hex.EncodeToString(sum[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("building %s: %w", pkg, err)
