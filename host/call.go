@@ -74,7 +74,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	}
 	s := e.srv
 	cerr := func(err error, d time.Duration) error {
-		return &CallError{Server: s.cfg.ID, Tool: e.Tool.Tool.Name, Method: "tools/call", Duration: d, Timeout: s.cfg.Timeout, Err: err}
+		return &CallError{Server: s.cfg.ID, Tool: e.Tool.Tool.Name, Method: "tools/call", Duration: d, Timeout: s.cfg.Timeout, Err: h.redactErr(err)}
 	}
 	growStack()
 	value, err := e.schema.Validate(args)

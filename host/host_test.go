@@ -596,8 +596,10 @@ func TestChildEnvironment(t *testing.T) {
 	if got := callText(t, h, "mcp_env_env", `{"name":"DECLARED"}`, nil); got != "yes" {
 		t.Errorf("DECLARED = %q, want yes", got)
 	}
-	if got := callText(t, h, "mcp_env_env", `{"name":"TOKEN"}`, nil); got != "s3cr3t-token-value" {
-		t.Errorf("TOKEN = %q, want the resolved secret", got)
+	// The child got the resolved secret, which the host redacts from its
+	// answer: what comes back is exactly the marker.
+	if got := callText(t, h, "mcp_env_env", `{"name":"TOKEN"}`, nil); got != "[REDACTED]" {
+		t.Errorf("TOKEN = %q, want the resolved secret, redacted", got)
 	}
 	if got := callText(t, h, "mcp_env_env", `{"name":"PATH"}`, nil); got == "" {
 		t.Errorf("PATH is not passed")

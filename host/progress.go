@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/secret"
 )
 
 // tap wraps a server's transport so that progress notifications, and log
@@ -51,7 +53,7 @@ func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case "notifications/progress":
 			var p mcp.ProgressNotificationParams
 			if json.Unmarshal(req.Params, &p) == nil {
-				c.s.h.progress(&p)
+				c.s.h.progress(secret.RedactValue(c.s.h.red, &p))
 			}
 		case "notifications/message":
 			// A log message of a call goes to the call, and not also to
@@ -61,7 +63,7 @@ func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				break
 			}
 			if call := c.s.route(context.Background(), func(c *call) bool { return c.opts.Log != nil }); call != nil {
-				call.opts.Log(c.s.cfg.ID, &p)
+				call.opts.Log(c.s.cfg.ID, secret.RedactValue(c.s.h.red, &p))
 				continue
 			}
 		}
@@ -116,7 +118,7 @@ func (t *sseProgressTap) scan(line []byte) {
 		Params mcp.ProgressNotificationParams `json:"params"`
 	}
 	if json.Unmarshal(bytes.TrimSpace(data), &msg) == nil && msg.Method == "notifications/progress" {
-		t.h.progress(&msg.Params)
+		t.h.progress(secret.RedactValue(t.h.red, &msg.Params))
 	}
 }
 

@@ -175,12 +175,12 @@ func requestAs[R any](h *Host, ctx context.Context, serverID, method, target str
 		}
 	}
 	if err != nil {
-		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Err: err}
+		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Err: h.redactErr(err)}
 	}
 	start := time.Now()
 	r, err := do(cctx, cs)
 	if err != nil {
-		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Duration: time.Since(start), Timeout: s.cfg.Timeout, Err: h.callFailure(s, ir, ctx, cctx, err)}
+		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Duration: time.Since(start), Timeout: s.cfg.Timeout, Err: h.redactErr(h.callFailure(s, ir, ctx, cctx, err))}
 	}
 	return r, nil
 }

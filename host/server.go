@@ -154,6 +154,7 @@ func (s *server) announce(st ServerStatus) {
 // setStateLocked changes the state, keeping readyCh closed exactly while
 // the server is usable. s.mu is held.
 func (s *server) setStateLocked(st State, err error) {
+	err = s.h.redactErr(err) // it reaches events, logs and every face
 	usable := func(st State) bool { return st == StateReady || st == StateDegraded }
 	if usable(st) && !usable(s.state) {
 		close(s.readyCh)
@@ -292,7 +293,8 @@ func (s *server) explain(err error) error {
 			raw = ""
 		}
 	}
-	tail := strings.TrimSpace(raw)
+	// The child may print the secrets it was given (its environment).
+	tail := strings.TrimSpace(s.h.red.Redact(raw))
 	if tail == "" {
 		return err
 	}
@@ -538,7 +540,11 @@ func (s *server) newClient(inputRequired bool) *mcp.Client {
 		o.ToolListChangedHandler, o.ResourceListChangedHandler, o.PromptListChangedHandler = nil, nil, nil
 	}
 	c := mcp.NewClient(s.h.opts.ClientInfo, o)
+	// Redaction runs first on what arrives (the outermost middleware):
+	// nothing a server sends is seen unredacted (redact.go).
 	c.AddReceivingMiddleware(s.callMiddleware)
+	c.AddReceivingMiddleware(s.redactRequests)
+	c.AddSendingMiddleware(s.redactResults)
 	return c
 }
 

@@ -23,8 +23,11 @@ import (
 // Unexported fields are copied as they are, not inspected: they are not
 // marshalled, so they do not leave the process. RedactValue is meant for
 // values about to be written out as JSON, such as MCP results and
-// notifications.
+// notifications. A nil Redactor redacts nothing.
 func RedactValue[T any](r *Redactor, v T) T {
+	if r == nil {
+		return v
+	}
 	set := r.set.Load()
 	if len(set.values) == 0 {
 		return v
@@ -301,7 +304,9 @@ func mayHoldString(t reflect.Type, seen []reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.String, reflect.Interface, reflect.Map:
 		return true
-	case reflect.Slice, reflect.Array, reflect.Pointer:
+	case reflect.Slice:
+		return t.Elem().Kind() == reflect.Uint8 || mayHoldString(t.Elem(), seen)
+	case reflect.Array, reflect.Pointer:
 		return mayHoldString(t.Elem(), seen)
 	case reflect.Struct:
 		if slices.Contains(seen, t) {

@@ -104,6 +104,7 @@ func TestRedactValueNothingToRedact(t *testing.T) {
 }
 
 type node struct {
+	Blob []byte
 	Name string
 	Next *node
 	Any  any
@@ -118,11 +119,11 @@ func TestRedactValueShapes(t *testing.T) {
 		t.Errorf("invalid raw JSON: %s", got)
 	}
 	// A cycle ends the walk; unexported fields are copied, not inspected.
-	n := &node{Name: valueCanary, priv: valueCanary, Arr: [2]string{"x", valueCanary}}
+	n := &node{Blob: []byte(valueCanary), Name: valueCanary, priv: valueCanary, Arr: [2]string{"x", valueCanary}}
 	n.Next = n
 	n.Any = n
 	got := secret.RedactValue(r, n)
-	if got.Name != secret.Redacted || got.Arr[1] != secret.Redacted || got.Arr[0] != "x" {
+	if got.Name != secret.Redacted || string(got.Blob) != secret.Redacted || got.Arr[1] != secret.Redacted || got.Arr[0] != "x" {
 		t.Errorf("got %+v", got)
 	}
 	if got.priv != valueCanary {

@@ -3,10 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/json"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -21,44 +18,6 @@ import (
 	"github.com/switchboardmcp/switchboard/internal/interop"
 )
 
-// canaryAlphabet has characters that JSON, Go quoting and URL escaping all
-// change, so that a secret leaked in escaped form is caught too.
-const canaryAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789+/=&<>\"%"
-
-func newCanary(t *testing.T) string {
-	var b strings.Builder
-	// Start and end with letters so the canary cannot hide in a longer token.
-	b.WriteString("Cy")
-	for range 20 {
-		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(canaryAlphabet))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.WriteByte(canaryAlphabet[n.Int64()])
-	}
-	b.WriteString("zQ")
-	return b.String()
-}
-
-// canaryForms are the spellings of the canary that must never appear:
-// itself, Go- and JSON-quoted, URL-escaped. Fragments are checked apart.
-func canaryForms(c string) []string {
-	j, _ := json.Marshal(c)
-	forms := []string{
-		c,
-		strings.Trim(strconv.Quote(c), `"`),
-		strings.Trim(string(j), `"`),
-		url.QueryEscape(c),
-		url.PathEscape(c),
-	}
-	// JSON without HTML escaping, as json.Encoder with SetEscapeHTML(false) writes.
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.Encode(c)
-	return append(forms, strings.Trim(strings.TrimSpace(buf.String()), `"`))
-}
-
 // TestCanary drives every command and failure path it can with a canary
 // secret in a stdio server's env and an HTTP server's headers, and checks
 // that no byte of stdout or stderr (where the logs go) carries it, in any
@@ -67,7 +26,7 @@ func TestCanary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts servers")
 	}
-	canary := newCanary(t)
+	canary := interop.NewCanary(t)
 	fixture := interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver")
 	dir := t.TempDir()
 	t.Chdir(dir) // no ./switchboard.toml of the developer's
@@ -246,7 +205,6 @@ args = ["--token", "{{secrets.canary}}"]
 	}
 	// The paths must have been exercised, not short-circuited.
 	mustHave := map[string]bool{"[REDACTED]": false, "unauthorized": false, "crash": false}
-	forms := canaryForms(canary)
 	for _, r := range done {
 		for stream, text := range map[string]string{"stdout": r.stdout, "stderr": r.stderr} {
 			for k := range mustHave {
@@ -254,17 +212,8 @@ args = ["--token", "{{secrets.canary}}"]
 					mustHave[k] = true
 				}
 			}
-			for _, f := range forms {
-				if i := strings.Index(text, f); i >= 0 {
-					t.Errorf("switchboard %s (exit %d): %s leaks the canary (as %q) at byte %d:\n%s", strings.Join(r.args, " "), r.code, stream, f, i, excerpt(text, i))
-				}
-			}
-			// A fragment of 12 bytes: a secret cut by a truncation is still a leak.
-			for i := 0; i+12 <= len(canary); i++ {
-				if j := strings.Index(text, canary[i:i+12]); j >= 0 {
-					t.Errorf("switchboard %s: %s holds a 12-byte fragment of the canary at byte %d:\n%s", strings.Join(r.args, " "), stream, j, excerpt(text, j))
-					break
-				}
+			for _, leak := range interop.Leaks(text, canary) {
+				t.Errorf("switchboard %s (exit %d): %s holds %s", strings.Join(r.args, " "), r.code, stream, leak)
 			}
 		}
 	}
@@ -278,9 +227,4 @@ args = ["--token", "{{secrets.canary}}"]
 			t.Logf("switchboard %s → exit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
 		}
 	}
-}
-
-func excerpt(s string, i int) string {
-	lo, hi := max(0, i-200), min(len(s), i+200)
-	return s[lo:hi]
 }

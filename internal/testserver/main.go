@@ -66,6 +66,12 @@
 //	-exit-after MS       exit with status 4 MS milliseconds after starting to serve
 //	-print-env           write the environment to stderr at start, one KEY=VALUE a line
 //	-stderr-line N       write one stderr line of N bytes at start and on each tools/call
+//	-leak VAR            add tools leak, leak_error, leak_tool_error, leak_elicit and
+//	                     leak_sample, resource test://leak and prompt leak, which put the
+//	                     value of environment variable VAR in every field a server can
+//	                     fill: description, result content of each kind, structuredContent,
+//	                     _meta, log and progress notifications, errors, elicitation and
+//	                     sampling requests (a careless server echoing its secret)
 //
 // The misbehaviours on tools/call apply to every tool. They and -hang,
 // -hang-init and -ignore-stdin-close work below the SDK, on the stdin and
@@ -111,6 +117,7 @@ type config struct {
 	ignoreSigterm, ignoreStdinClose      bool
 	spawnGrandchild, printEnv            bool
 	stderrLine                           int
+	leak                                 string
 	slowStart                            time.Duration
 	exitAfter                            time.Duration
 	protocolVersions                     stringList
@@ -149,6 +156,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	slowStart := fs.Int("slow-start", 0, "wait `MS` milliseconds before serving")
 	exitAfter := fs.Int("exit-after", 0, "exit with status 4 `MS` milliseconds after starting to serve (a flapping server)")
 	fs.BoolVar(&c.printEnv, "print-env", false, "write the environment to stderr at start")
+	fs.StringVar(&c.leak, "leak", "", "put the value of environment variable `VAR` in every field a server can fill")
 	fs.IntVar(&c.stderrLine, "stderr-line", 0, "write one stderr line of `N` bytes at start and on each tools/call")
 	fs.Var(&c.protocolVersions, "protocol-version", "speak only this protocol `VERSION` (repeatable; default every version the go-sdk speaks)")
 	if err := fs.Parse(args); err != nil {

@@ -38,6 +38,9 @@ func newServer(c *config) *mcp.Server {
 	s.AddTool(&mcp.Tool{Name: "roots", Description: "Lists the client's roots.", InputSchema: emptyObject}, roots)
 	s.AddTool(&mcp.Tool{Name: "content", Description: "Returns one block of each content kind, structuredContent and _meta.", InputSchema: emptyObject}, content)
 
+	if c.leak != "" {
+		addLeakTools(s, c.leak)
+	}
 	for i := 1; i <= c.tools; i++ {
 		addNamedTool(s, fmt.Sprintf("t%04d", i), "Extra tool %d of %d.", i, c.tools)
 	}
