@@ -37,6 +37,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/secret"
 )
 
 // Options configures a [Gateway]. Nil means defaults.
@@ -61,6 +62,7 @@ type Gateway struct {
 	opts Options
 	log  *slog.Logger
 	srv  *mcp.Server
+	red  *secret.Redactor // the host's, for the face (redact.go)
 
 	ctx    context.Context // the gateway's lifetime
 	cancel context.CancelFunc
@@ -125,6 +127,12 @@ func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options,
 	if hostOpts != nil {
 		ho = *hostOpts
 	}
+	// The host and the face share one redactor: the secrets the host
+	// resolves are the ones the face keeps from its clients.
+	if ho.Redactor == nil {
+		ho.Redactor = secret.NewRedactor()
+	}
+	g.red = ho.Redactor
 	userChange, userUpdated := ho.OnChange, ho.OnResourceUpdated
 	ho.OnChange = func(c host.Change) {
 		if userChange != nil {
@@ -175,6 +183,9 @@ func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options,
 	})
 
 	g.srv.AddReceivingMiddleware(g.loggingMiddleware)
+	// Last, so outermost: nothing leaves unredacted (redact.go).
+	g.srv.AddReceivingMiddleware(g.redactResponses)
+	g.srv.AddSendingMiddleware(g.redactOutgoing)
 
 	h, err := host.Start(ctx, servers, &ho)
 	if err != nil {

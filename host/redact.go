@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,30 +51,11 @@ func (s *server) redactRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// redactParams returns req, or a copy of it whose Params are redacted.
+// redactParams returns req, or a copy of it whose params are redacted. A
+// request is a *ClientRequest[P]: its session has no exported field, so
+// the walk reaches the params (and transport extras) only.
 func redactParams(red *secret.Redactor, req mcp.Request) mcp.Request {
-	p := req.GetParams()
-	if p == nil || reflect.ValueOf(p).IsNil() {
-		return req
-	}
-	rp := secret.RedactValue(red, p)
-	if rp == p {
-		return req
-	}
-	// A request is a *ClientRequest[P] (or *ServerRequest[P]) whose Params
-	// field holds P.
-	v := reflect.ValueOf(req)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		return req
-	}
-	cp := reflect.New(v.Elem().Type())
-	cp.Elem().Set(v.Elem())
-	f := cp.Elem().FieldByName("Params")
-	if !f.IsValid() || !f.CanSet() || !reflect.TypeOf(rp).AssignableTo(f.Type()) {
-		return req
-	}
-	f.Set(reflect.ValueOf(rp))
-	return cp.Interface().(mcp.Request)
+	return secret.RedactValue(red, req)
 }
 
 // redactRPCError redacts a server's protocol error. Other errors are the
