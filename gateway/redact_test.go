@@ -115,7 +115,7 @@ func TestNoSecretReachesClients(t *testing.T) {
 				t.Errorf("a client over %s received %s", face.name, leak)
 			}
 			// The paths were taken: their redacted values are there.
-			for _, want := range []string{"text [REDACTED]", "refused: [REDACTED]", "resource [REDACTED]", "prompt text [REDACTED]", "Leaks [REDACTED]"} {
+			for _, want := range []string{"text [REDACTED]", "refused: [REDACTED]", "resource [REDACTED]", "prompt text [REDACTED]", "Leaks [REDACTED]", "connection lost"} {
 				if !strings.Contains(got, want) {
 					t.Errorf("over %s no client received %q: a path was not exercised", face.name, want)
 				}

@@ -74,8 +74,8 @@ func benchBothPaths(b *testing.B, direct func(context.Context, *mcp.ClientSessio
 			}
 		}
 	})
-	b.Run("host", func(b *testing.B) {
-		h, err := host.Start(ctx, []config.Server{{ID: "fx", Command: bin}}, nil)
+	host := func(b *testing.B, sc config.Server) {
+		h, err := host.Start(ctx, []config.Server{sc}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -85,6 +85,12 @@ func benchBothPaths(b *testing.B, direct func(context.Context, *mcp.ClientSessio
 				b.Fatal(err)
 			}
 		}
+	}
+	b.Run("host", func(b *testing.B) { host(b, config.Server{ID: "fx", Command: bin}) })
+	// With a secret registered every answer is searched for it (redact.go).
+	b.Run("host-with-secret", func(b *testing.B) {
+		b.Setenv("SWITCHBOARD_SECRET_BENCH", "bench-secret-0123456789abcdef")
+		host(b, config.Server{ID: "fx", Command: bin, Env: map[string]string{"TOKEN": "{{secrets.bench}}"}})
 	})
 }
 
