@@ -1,12 +1,11 @@
 package host
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -17,24 +16,28 @@ import (
 )
 
 // The tool-list cache lets a lazy server offer its tools before it is
-// started. One file per server under Options.CacheDir, named by the server id
-// and a hash of its launch spec: transport, command, args, cwd, url, and the
-// names (never the values) of its env and headers. A changed spec is a
-// different file, so a stale list is never used for a changed server. Every
-// successful listing rewrites it; a server's own list lifetime (2026-07-28
-// ttlMs) bounds how long it is trusted.
+// started. Options.ToolCache (a *store.Store in the CLI and the daemon)
+// keeps one list per server under a hash of its launch spec: transport,
+// command, args, cwd, url, and the names (never the values) of its env and
+// headers. A changed spec is a different key, so a stale list is never used
+// for a changed server. Every successful listing rewrites it; a server's
+// own list lifetime (2026-07-28 ttlMs) bounds how long it is trusted.
 
-// toolCache is what a cache file holds.
-type toolCache struct {
-	Version int         `json:"version"`
-	Server  string      `json:"server"`
-	Spec    string      `json:"spec"`
-	Saved   time.Time   `json:"saved"`
-	TTLMs   int         `json:"ttl_ms,omitempty"`
-	Tools   []*mcp.Tool `json:"tools"`
+// A ToolCache keeps servers' tool lists between runs. *store.Store is one.
+// Its methods are called from the server's own goroutines and must be safe
+// for concurrent use; an error only costs the cache.
+type ToolCache interface {
+	// LoadTools returns the list saved for server under spec, when it was
+	// saved and the lifetime the server gave it (0: none); an error when
+	// there is none.
+	LoadTools(ctx context.Context, server, spec string) (tools json.RawMessage, saved time.Time, ttl time.Duration, err error)
+	// SaveTools replaces the list saved for server.
+	SaveTools(ctx context.Context, server, spec string, tools json.RawMessage, ttl time.Duration) error
 }
 
-const cacheVersion = 1
+// cacheTimeout bounds one cache read or write: the cache saves time, it
+// must never cost more than it saves (a locked database, a slow disk).
+const cacheTimeout = 5 * time.Second
 
 // specHash identifies a server's launch spec without any secret value.
 func specHash(s config.Server) string {
@@ -60,68 +63,55 @@ func specHash(s config.Server) string {
 	return hex.EncodeToString(sum[:])[:16]
 }
 
-func (s *server) cacheFile() string {
-	if s.h.opts.CacheDir == "" || s.cfg.Transport == transportInProcess {
-		return ""
+func (s *server) cache() ToolCache {
+	if s.cfg.Transport == transportInProcess {
+		return nil
 	}
-	return filepath.Join(s.h.opts.CacheDir, "tools", s.cfg.ID+"-"+specHash(s.cfg)+".json")
+	return s.h.opts.ToolCache
 }
 
 // loadCache returns the cached tools if there is a fresh list for this spec.
 func (s *server) loadCache(now time.Time) ([]*mcp.Tool, bool) {
-	file := s.cacheFile()
-	if file == "" {
+	c := s.cache()
+	if c == nil {
 		return nil, false
 	}
-	raw, err := os.ReadFile(file)
+	ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
+	defer cancel()
+	raw, saved, ttl, err := c.LoadTools(ctx, s.cfg.ID, specHash(s.cfg))
 	if err != nil {
 		return nil, false
 	}
-	var c toolCache
-	if err := json.Unmarshal(raw, &c); err != nil || c.Version != cacheVersion || c.Spec != specHash(s.cfg) {
+	if ttl > 0 && now.After(saved.Add(ttl)) {
 		return nil, false
 	}
-	if c.TTLMs > 0 && now.After(c.Saved.Add(time.Duration(c.TTLMs)*time.Millisecond)) {
+	var tools []*mcp.Tool
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		s.log.Warn("ignoring an unreadable cached tool list", "err", err)
 		return nil, false
 	}
-	return c.Tools, true
+	return tools, true
 }
 
-// saveCache records the server's tools, atomically. Failures are logged:
-// the cache only saves time.
+// saveCache records the server's tools. Failures are logged: the cache only
+// saves time.
 func (s *server) saveCache(tools []discovered, ttlMs int) {
-	file := s.cacheFile()
-	if file == "" {
+	c := s.cache()
+	if c == nil {
 		return
 	}
-	c := toolCache{Version: cacheVersion, Server: s.cfg.ID, Spec: specHash(s.cfg), Saved: time.Now().UTC(), TTLMs: ttlMs}
-	for _, d := range tools {
-		c.Tools = append(c.Tools, d.tool)
+	list := make([]*mcp.Tool, len(tools))
+	for i, d := range tools {
+		list[i] = d.tool
 	}
-	err := func() error {
-		raw, err := json.Marshal(c)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-			return err
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(file), ".tools-*")
-		if err != nil {
-			return err
-		}
-		defer os.Remove(tmp.Name())
-		if _, err := tmp.Write(raw); err != nil {
-			tmp.Close()
-			return err
-		}
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		return os.Rename(tmp.Name(), file)
-	}()
+	raw, err := json.Marshal(list)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
+		err = c.SaveTools(ctx, s.cfg.ID, specHash(s.cfg), raw, time.Duration(ttlMs)*time.Millisecond)
+		cancel()
+	}
 	if err != nil {
-		s.log.Warn("saving the tool cache", "file", file, "err", err)
+		s.log.Warn("saving the tool cache", "err", err)
 	}
 }
 

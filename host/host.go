@@ -89,10 +89,10 @@ type Options struct {
 	// start after, and are named like, the configured servers.
 	InProcess []InProcessServer
 
-	// CacheDir, when set, holds the tool-list cache (in CacheDir/tools): a
-	// lazy server whose tools are cached is not started until a call needs
-	// it. Empty: no cache, and lazy servers start like the others.
-	CacheDir string
+	// ToolCache, when set, keeps tool lists between runs (a *store.Store):
+	// a lazy server whose tools are cached is not started until a call
+	// needs it. Nil: no cache, and lazy servers start like the others.
+	ToolCache ToolCache
 
 	// ClientInfo is what Switchboard calls itself in initialize.
 	ClientInfo *mcp.Implementation

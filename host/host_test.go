@@ -23,6 +23,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/store"
 )
 
 const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
@@ -111,6 +112,17 @@ func children(t *testing.T) []string {
 		out = append(out, d)
 	}
 	return out
+}
+
+// openStore opens a state store (the tool-list cache) in a temp folder.
+func openStore(t testing.TB) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 func callText(t *testing.T, h *host.Host, name, args string, opts *host.CallOptions) string {

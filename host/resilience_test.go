@@ -252,17 +252,17 @@ func TestCircuitBreaker(t *testing.T) {
 // the next host offers its cached tools without starting it, and starts it
 // on the first call.
 func TestLazyServers(t *testing.T) {
-	cache := t.TempDir()
+	cache := openStore(t)
 	s := fixture(t, "lz")
 	s.Lazy = true
-	h1, _ := start(t, []config.Server{s}, &host.Options{CacheDir: cache})
+	h1, _ := start(t, []config.Server{s}, &host.Options{ToolCache: cache})
 	if st := h1.Servers()[0]; st.State != host.StateReady {
 		t.Fatalf("first run: state = %s, want ready (the first run always connects)", st.State)
 	}
 	h1.Close()
 
 	st := newStates()
-	h2, _ := start(t, []config.Server{s}, &host.Options{CacheDir: cache, OnState: st.on})
+	h2, _ := start(t, []config.Server{s}, &host.Options{ToolCache: cache, OnState: st.on})
 	if got := h2.Servers()[0]; got.State != host.StateLazy || got.PID != 0 {
 		t.Fatalf("second run: state = %s pid %d, want lazy-idle and no process", got.State, got.PID)
 	}
@@ -278,7 +278,7 @@ func TestLazyServers(t *testing.T) {
 
 	// A changed launch spec does not use the old list.
 	s.Args = []string{"-tools", "3"}
-	h3, _ := start(t, []config.Server{s}, &host.Options{CacheDir: cache})
+	h3, _ := start(t, []config.Server{s}, &host.Options{ToolCache: cache})
 	if got := h3.Servers()[0]; got.State != host.StateReady {
 		t.Errorf("changed spec: state = %s, want ready (connected, not cached)", got.State)
 	}

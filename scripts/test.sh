@@ -26,6 +26,13 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 
+step "go mod tidy"
+if ! tidy="$(go mod tidy -diff 2>&1)"; then
+  echo "go.mod/go.sum are not tidy: run go mod tidy" >&2
+  printf '%s\n' "$tidy" >&2
+  exit 1
+fi
+
 step "go vet"
 go vet ./...
 

@@ -32,7 +32,7 @@ func TestCanary(t *testing.T) {
 	t.Chdir(dir) // no ./switchboard.toml of the developer's
 	t.Setenv("HOME", filepath.Join(dir, "home"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "xdg"))
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	t.Setenv("SWITCHBOARD_CONFIG", "")
 	t.Setenv("SWITCHBOARD_SECRETS_BACKEND", "file")
 	t.Setenv("SWITCHBOARD_SECRET_CANARY", canary)

@@ -25,6 +25,7 @@ import (
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/store"
 )
 
 // Exit codes.
@@ -67,6 +68,11 @@ type env struct {
 	verbose    int
 
 	red *secret.Redactor
+
+	// state is the state store, opened by the first command that needs it
+	// and closed when Main returns.
+	state    *store.Store
+	stateErr error
 }
 
 // Main runs the switchboard command with args (without the program name) and
@@ -87,6 +93,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	defer func() {
 		if f, ok := rw.(interface{ Flush() error }); ok {
 			f.Flush()
+		}
+	}()
+	defer func() {
+		if e.state != nil {
+			e.state.Close()
 		}
 	}()
 	root := e.rootCommand()
@@ -240,7 +251,7 @@ func (e *env) hostOptions(cfg *config.Config) (*host.Options, error) {
 		Redactor:       e.red,
 		Secrets:        e.secretStore(),
 		LookupEnv:      e.lookupEnv,
-		CacheDir:       e.cacheDir(),
+		ToolCache:      e.toolCache(),
 		Network:        n,
 	}, nil
 }
@@ -259,14 +270,31 @@ func (e *env) network(cfg *config.Config) (*netguard.Network, error) {
 	return n, nil
 }
 
-// cacheDir is $XDG_CACHE_HOME/switchboard (default ~/.cache/switchboard), or
-// "" when there is no home to put it in.
-func (e *env) cacheDir() string {
-	if d := e.getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "switchboard")
+// toolCache is the state store (store.Open), opened once per command, or
+// nil (a warning with -v) when it cannot be opened: the cache only saves
+// time, so no command fails for want of it.
+func (e *env) toolCache() host.ToolCache {
+	if e.state == nil && e.stateErr == nil {
+		e.state, e.stateErr = store.Open(context.Background(), e.statePath(), nil)
+		if e.stateErr != nil {
+			e.logger().Warn("no tool-list cache", "err", e.stateErr)
+		}
+	}
+	if e.state == nil {
+		return nil
+	}
+	return e.state
+}
+
+// statePath is $XDG_STATE_HOME/switchboard/switchboard.db (default
+// ~/.local/state/switchboard/switchboard.db), or "" (store.DefaultPath)
+// when there is no home to put it in.
+func (e *env) statePath() string {
+	if d := e.getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "switchboard", "switchboard.db")
 	}
 	if home := e.getenv("HOME"); home != "" {
-		return filepath.Join(home, ".cache", "switchboard")
+		return filepath.Join(home, ".local", "state", "switchboard", "switchboard.db")
 	}
 	return ""
 }

@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 //	exitcode N PROG [ARGS...]     run PROG, expecting exit status N
 //
 // and the variables FIXTURE (the testserver binary), EVERYTHING_NODE and
-// EVERYTHING_JS (server-everything's command line). HOME and XDG_CONFIG_HOME
+// EVERYTHING_JS (server-everything's command line). HOME, XDG_CONFIG_HOME and XDG_STATE_HOME
 // point inside the script's work folder so that no real user config is read.
 func TestScripts(t *testing.T) {
 	fixture := interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver")
@@ -56,7 +56,7 @@ func TestScripts(t *testing.T) {
 			}
 			e.Setenv("HOME", home)
 			e.Setenv("XDG_CONFIG_HOME", xdg)
-			e.Setenv("XDG_CACHE_HOME", filepath.Join(e.WorkDir, ".cache"))
+			e.Setenv("XDG_STATE_HOME", filepath.Join(e.WorkDir, ".state"))
 			e.Setenv("FIXTURE", fixture)
 			e.Setenv("EVERYTHING_NODE", everything[0])
 			e.Setenv("EVERYTHING_JS", everything[1])

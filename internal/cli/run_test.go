@@ -23,7 +23,7 @@ func runSetup(t *testing.T) (*llmtest.Fake, string) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, ".xdg"))
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	t.Setenv("HOME", filepath.Join(dir, ".home"))
 	t.Setenv("FAKE_KEY", fake.APIKey)
 	t.Setenv("SWITCHBOARD_CONFIG", "")

@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// SQLite-only SQL lives in this file.
+
+type sqliteBackend struct{}
+
+func (sqliteBackend) name() string { return "sqlite" }
+
+// openSQLite opens (creating if needed, owner-only) the SQLite file at path.
+func openSQLite(ctx context.Context, path string, o Options) (*Store, error) {
+	if !filepath.IsAbs(path) {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", path, err)
+		}
+		path = abs
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store %s: creating its folder: %w", path, err)
+	}
+	// Create the file owner-only before SQLite does (it would use 0644);
+	// its -wal and -shm files take the same permissions.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	f.Close()
+	q := url.Values{}
+	// WAL: readers never wait for the writer, so a CLI command reads while
+	// serve writes. busy_timeout: a write waits that long for another
+	// process's write instead of failing at once. _txlock=immediate: a
+	// transaction takes the write lock when it begins, so two processes
+	// migrating at once take turns instead of one failing on upgrade.
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	s := &Store{db: db, backend: sqliteBackend{}, where: path}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, s.errf(err, "opening")
+	}
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		db.Close()
+		return nil, s.errf(err, "reading the journal mode")
+	}
+	if mode != "wal" {
+		db.Close()
+		return nil, s.errf(errors.New("journal_mode is "+mode), "WAL mode refused (is the file on a network file system?)")
+	}
+	return s, nil
+}

@@ -1,0 +1,152 @@
+// Package store keeps Switchboard's state between runs and between
+// processes: the MCP servers added at run time (through the REST API) and
+// the tool-list cache that lets a lazy server offer its tools before it
+// starts.
+//
+// A [Store] is a SQL database behind database/sql. The default is an
+// embedded SQLite file (modernc.org/sqlite: pure Go, no cgo) at
+// [DefaultPath], $XDG_STATE_HOME/switchboard/switchboard.db; a config's
+// `[state] database = "..."` names another file. PostgreSQL is the second
+// backend of a later change: the SQL outside sqlite.go is written for both
+// (numbered placeholders, ON CONFLICT upserts, times as Unix milliseconds,
+// JSON as text), and the schema is one list of migrations.
+//
+// [Open] applies the migrations the database lacks, in one transaction, and
+// refuses a database written by a newer Switchboard ([ErrNewerSchema])
+// rather than guess at its shape. Two processes on one machine (a `serve`
+// and a CLI command) may use one database at once: SQLite runs in WAL mode
+// (readers never wait for the writer) with a busy timeout, and every write
+// is a single statement or one transaction.
+//
+// Nothing secret is stored: a server's configuration holds placeholders
+// ({{secrets.NAME}}), never resolved values, and tool lists are what servers
+// published.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Sentinel errors callers branch on with errors.Is.
+var (
+	// ErrNotFound: no such record.
+	ErrNotFound = errors.New("not found")
+	// ErrNewerSchema: the database was written by a newer Switchboard.
+	ErrNewerSchema = errors.New("the database was written by a newer Switchboard")
+	// ErrConflict: the record changed since the version the caller read.
+	ErrConflict = errors.New("changed by someone else")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("store closed")
+)
+
+// Store is a handle on the state database. Its methods are safe for
+// concurrent use, also by several processes.
+type Store struct {
+	db      *sql.DB
+	backend backend
+	where   string // the file or address, for errors (never a password)
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// backend is what differs between SQL engines; everything else is shared.
+type backend interface {
+	// name is "sqlite" or "postgres".
+	name() string
+}
+
+// Options configures [Open]. Nil means defaults.
+type Options struct {
+	// BusyTimeout is how long a write waits for another process's write to
+	// finish before failing; default 5 s.
+	BusyTimeout time.Duration
+}
+
+// DefaultPath is the default SQLite database:
+// $XDG_STATE_HOME/switchboard/switchboard.db, or
+// ~/.local/state/switchboard/switchboard.db.
+func DefaultPath() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "switchboard", "switchboard.db"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("store: no state folder: %w (set XDG_STATE_HOME or [state] database)", err)
+	}
+	return filepath.Join(home, ".local", "state", "switchboard", "switchboard.db"), nil
+}
+
+// Open opens the database named by database and applies the migrations it
+// lacks. database is a file path (SQLite), "sqlite:" followed by a path, or
+// "" for [DefaultPath]. A postgres:// address is not supported yet. The
+// folder of a new SQLite file is created, owner-only.
+func Open(ctx context.Context, database string, opts *Options) (*Store, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	if strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://") {
+		return nil, errors.New("store: PostgreSQL is not supported yet; use a SQLite file path")
+	}
+	path := strings.TrimPrefix(database, "sqlite:")
+	if path == "" {
+		var err error
+		if path, err = DefaultPath(); err != nil {
+			return nil, err
+		}
+	}
+	s, err := openSQLite(ctx, path, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Where is the database's file (or address, without credentials).
+func (s *Store) Where() string { return s.where }
+
+// Close closes the database. It is idempotent.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.db.Close() })
+	return s.closeErr
+}
+
+// errf wraps a database error with what was being done and where.
+func (s *Store) errf(err error, format string, args ...any) error {
+	if errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "database is closed") {
+		err = ErrClosed
+	}
+	return fmt.Errorf("store %s: %s: %w", s.where, fmt.Sprintf(format, args...), err)
+}
+
+// millis and fromMillis store times as Unix milliseconds, which every
+// engine compares and sorts the same way.
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
