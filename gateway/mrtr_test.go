@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -90,4 +91,99 @@ func TestInputRequiredBridgeOverHTTP(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "requestState") {
 		t.Errorf("forged requestState: err = %v, want a refusal naming requestState", err)
 	}
+}
+
+// TestBridgedCallsLeaveNothing: 50 calls of a 2026-07-28 client bridged to
+// an upstream that speaks only 2025-11-25, each answered, leave no
+// goroutine and no pending call behind while the gateway runs on (each
+// used to wait for its InputTimeout on a timer channel that never fires).
+func TestBridgedCallsLeaveNothing(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "old", "-protocol-version", "2025-11-25")}, nil, nil)
+	cs := connect(t, base, clientOpts{version: "2026-07-28", opts: &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Fifty"}}, nil
+		},
+	}})
+	for i := range 50 {
+		if got := textOf(call(t, cs, "mcp_old_elicit", map[string]any{})); !strings.Contains(got, "Fifty") {
+			t.Fatalf("call %d: %q", i, got)
+		}
+	}
+	if n := waitGoroutines("gateway.(*Gateway).callToolInput"); n > 0 {
+		t.Errorf("%d goroutines of bridged calls left after 50 calls ended", n)
+	}
+}
+
+// TestInputTimeout: a 2026-07-28 client that never comes back with the
+// input the upstream asked for has its bridged call ended after
+// InputTimeout: the upstream call is cancelled and the requestState
+// expires.
+func TestInputTimeout(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g, err := gateway.Start(ctx, []config.Server{fixture(t, "old", "-protocol-version", "2025-11-25")}, nil,
+		&gateway.Options{InputTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ct, st := mcp.NewInMemoryTransports()
+	go g.Server().Run(ctx, st)
+	// No MultiRoundTrip handling: the client sees the input-required result
+	// and walks away.
+	c := mcp.NewClient(&mcp.Implementation{Name: "gone", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_old_elicit", Arguments: map[string]any{}})
+	if err != nil || res.RequestState == "" || len(res.InputRequests) != 1 {
+		t.Fatalf("first round: %+v, %v; want an input-required result", res, err)
+	}
+	if countGoroutines("gateway.(*Gateway).callToolInput") == 0 {
+		t.Fatalf("no goroutine of the bridged call while it waits: the check below proves nothing")
+	}
+	// Past InputTimeout the call is gone: its goroutine ends, and the
+	// requestState is refused.
+	if n := waitGoroutines("gateway.(*Gateway).callToolInput"); n > 0 {
+		t.Errorf("the bridged call's goroutine outlived InputTimeout")
+	}
+	var key string
+	for k := range res.InputRequests {
+		key = k
+	}
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_old_elicit", Arguments: map[string]any{}, RequestState: res.RequestState,
+		InputResponses: mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Late"}}}})
+	if err == nil || !strings.Contains(err.Error(), "unknown or expired") {
+		t.Errorf("retry after InputTimeout: %v, want the requestState refused as expired", err)
+	}
+}
+
+// countGoroutines counts the goroutines with fn in their stack.
+func countGoroutines(fn string) int {
+	buf := make([]byte, 4<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, fn) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitGoroutines waits (bounded) until no goroutine has fn in its stack,
+// and returns how many still do.
+func waitGoroutines(fn string) int {
+	n := countGoroutines(fn)
+	for deadline := time.Now().Add(5 * time.Second); n > 0 && time.Now().Before(deadline); n = countGoroutines(fn) {
+		time.Sleep(20 * time.Millisecond) // polling a condition, bounded by the deadline
+	}
+	return n
 }
