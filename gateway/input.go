@@ -37,6 +37,9 @@ type pendingCall struct {
 	err     error
 	notify  *notifyQueue
 
+	dropOnce sync.Once
+	dropped  chan struct{} // closed by drop: the call is no longer findable
+
 	mu          sync.Mutex
 	outstanding map[string]*ask // asked downstream, not yet answered
 	timer       *time.Timer     // ends a call whose client never comes back
@@ -124,6 +127,7 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 		cancel:      cancel,
 		asks:        make(chan *ask),
 		done:        make(chan struct{}),
+		dropped:     make(chan struct{}),
 		outstanding: map[string]*ask{},
 	}
 	p.notify = newNotifyQueue(p.round)
@@ -190,10 +194,16 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 		p.res, p.err = g.forward(cctx, req, opts, p.notify)
 		p.notify.close() // sends what is queued to the round in flight
 		close(p.done)
-		// Keep the outcome for a client that comes back late, within bounds.
-		p.timer.Reset(g.opts.InputTimeout)
+		p.timer.Stop() // the call has ended: nothing left to cancel
+		// Keep the outcome for a client that comes back late, within
+		// bounds, unless it has collected it already. (p.timer was made
+		// by AfterFunc: its channel is nil, and waiting on it leaked this
+		// goroutine and the call until the gateway closed.)
+		keep := time.NewTimer(g.opts.InputTimeout)
+		defer keep.Stop()
 		select {
-		case <-p.timer.C:
+		case <-keep.C:
+		case <-p.dropped:
 		case <-g.ctx.Done():
 		}
 		g.drop(p)
@@ -283,6 +293,7 @@ func (g *Gateway) drop(p *pendingCall) {
 	delete(g.pending, p.id)
 	g.mu.Unlock()
 	p.timer.Stop()
+	p.dropOnce.Do(func() { close(p.dropped) })
 }
 
 // boundSession is the session a pending call is bound to: the caller's, or
