@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -425,7 +426,7 @@ func (d *decoder) agent(m map[string]any, isMD bool) *Agent {
 				for i, b := range l {
 					f := indexPath(k, i)
 					switch {
-					case !contains(builtinNames, b):
+					case !slices.Contains(builtinNames, b):
 						d.errorf(f, 0, "unknown built-in tool %q (want one of %s)", b, strings.Join(builtinNames, ", "))
 					case seen[b]:
 						d.errorf(f, 0, "duplicate %q", b)
@@ -457,7 +458,7 @@ func (d *decoder) agent(m map[string]any, isMD bool) *Agent {
 			d.errorf(k, 0, "%s", msg)
 		}
 	}
-	granted := contains(a.Builtins, BuiltinHTTPRequest)
+	granted := slices.Contains(a.Builtins, BuiltinHTTPRequest)
 	switch {
 	case granted && len(a.HTTPAllow) == 0 && !d.bad["http_allow"]:
 		d.errorf("builtins", 0, "http_request needs http_allow: the hosts it may reach")
@@ -666,15 +667,6 @@ func isBareKey(s string) bool {
 		}
 	}
 	return true
-}
-
-func contains(l []string, s string) bool {
-	for _, e := range l {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // keyPath and indexPath build field paths as package config writes them.

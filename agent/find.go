@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -105,7 +106,7 @@ func agentFiles(dir string) []string {
 		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || strings.EqualFold(e.Name(), "README.md") {
 			continue
 		}
-		if contains(extensions, strings.ToLower(filepath.Ext(e.Name()))) {
+		if slices.Contains(extensions, strings.ToLower(filepath.Ext(e.Name()))) {
 			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}

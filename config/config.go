@@ -33,7 +33,10 @@
 // never live in a Config that might be printed.
 package config
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Transport names how Switchboard talks to a server.
 type Transport string
@@ -138,21 +141,7 @@ type Position struct {
 
 func (p Position) String() string {
 	if p.Line > 0 {
-		return p.File + ":" + itoa(p.Line)
+		return p.File + ":" + strconv.Itoa(p.Line)
 	}
 	return p.File
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }

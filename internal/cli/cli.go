@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
@@ -359,13 +360,11 @@ func (p *progress) done() {
 	}
 }
 
+// isTerminal reports whether w is a terminal (x/term asks the kernel; a
+// character device such as /dev/null is not one).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // printJSON writes v as indented JSON to stdout, redacted.
