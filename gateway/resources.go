@@ -74,10 +74,7 @@ func (g *Gateway) syncResources(ctx context.Context) error {
 	if len(goneT) > 0 {
 		g.srv.RemoveResourceTemplates(goneT...)
 	}
-	if err != nil {
-		return err
-	}
-	return err2
+	return errors.Join(err, err2)
 }
 
 // syncPrompts publishes the upstreams' prompts, named like tools.

@@ -61,12 +61,15 @@ type callKey struct{}
 // CallTool validates args (a JSON object, or empty for none) against the
 // tool's input schema and calls the tool, bounded by its server's timeout.
 //
-// A tool that fails returns a result with IsError set and a nil error. An
-// error is returned, as a [*CallError], when the tool is unknown
-// ([ErrUnknownTool]), the arguments are invalid ([ErrInvalidArguments]; the
-// server is never called), the server does not answer in time
-// ([ErrTimeout]; the call is cancelled upstream), the server is unavailable
-// or its connection is lost ([ErrUnavailable]), or ctx ends.
+// A tool that fails returns a result with IsError set and a nil error. A
+// name no server offers returns an error matching [ErrUnknownTool] that
+// names the tool (not a *CallError: no server is involved). Otherwise an
+// error is a [*CallError], naming server and tool, when the arguments are
+// invalid ([ErrInvalidArguments]; the server is never called), the server
+// does not answer in time ([ErrTimeout]; the call is cancelled upstream),
+// the server is unavailable or its connection is lost ([ErrUnavailable]),
+// the server refused the request (its *jsonrpc.Error, redacted, is in the
+// chain), or ctx ends.
 func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*mcp.CallToolResult, error) {
 	e, ok := h.lookup(name)
 	if !ok {

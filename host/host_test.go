@@ -567,6 +567,11 @@ func TestAllowlist(t *testing.T) {
 	if !errors.Is(err, host.ErrUnknownTool) {
 		t.Errorf("calling a tool outside the allowlist: err = %v, want ErrUnknownTool", err)
 	}
+	// As CallTool's doc says: it names the tool, and no server is involved.
+	var ce *host.CallError
+	if errors.As(err, &ce) || !strings.Contains(fmt.Sprint(err), `"mcp_al_add"`) {
+		t.Errorf("unknown tool: err = %#v, want an ErrUnknownTool naming the tool, not a *CallError", err)
+	}
 }
 
 func TestStartFailures(t *testing.T) {
