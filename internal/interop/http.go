@@ -57,6 +57,53 @@ func StartEverythingHTTP(t testing.TB, mode string) (url string) {
 	}
 	argv := append(Everything(t), mode)
 	env := Env(t)
+	port := StartHTTPPeer(t, "server-everything "+mode, everythingListening, func(port int) ([]string, []string) {
+		return argv, slices.Concat(env, []string{"PORT=" + strconv.Itoa(port)})
+	})
+	return "http://127.0.0.1:" + strconv.Itoa(port) + path
+}
+
+// legacySSEListening matches GoSDKLegacySSE's start line
+// ("MCP servers serving at 127.0.0.1:N").
+var legacySSEListening = regexp.MustCompile(`serving at 127\.0\.0\.1:(\d+)`)
+
+// StartGoSDKLegacySSE starts [GoSDKLegacySSE] on a free port of 127.0.0.1
+// and returns the URL of its /greeter1 server (one tool, greet1 {name}),
+// like [StartEverythingHTTP].
+func StartGoSDKLegacySSE(t testing.TB) (url string) {
+	t.Helper()
+	bin := GoInstall(t, GoSDKLegacySSE)
+	port := StartHTTPPeer(t, GoSDKLegacySSE.String(), legacySSEListening, func(port int) ([]string, []string) {
+		return []string{bin, "-host", "127.0.0.1", "-port", strconv.Itoa(port)}, Env(t)
+	})
+	return "http://127.0.0.1:" + strconv.Itoa(port) + "/greeter1"
+}
+
+// goSDKEverythingListening matches GoSDKEverything's start line with -http
+// ("MCP handler listening at 127.0.0.1:N").
+var goSDKEverythingListening = regexp.MustCompile(`listening at 127\.0\.0\.1:(\d+)`)
+
+// StartGoSDKEverythingHTTP starts [GoSDKEverything] serving Streamable HTTP
+// on a free port of 127.0.0.1 and returns its URL (it serves every path),
+// like [StartEverythingHTTP].
+func StartGoSDKEverythingHTTP(t testing.TB) (url string) {
+	t.Helper()
+	bin := GoInstall(t, GoSDKEverything)
+	port := StartHTTPPeer(t, GoSDKEverything.String(), goSDKEverythingListening, func(port int) ([]string, []string) {
+		return []string{bin, "-http", "127.0.0.1:" + strconv.Itoa(port)}, Env(t)
+	})
+	return "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
+}
+
+// StartHTTPPeer starts a peer that serves HTTP on a port it is told:
+// command gives its argv and environment for a free port of 127.0.0.1. It
+// returns the port once the peer printed a line matching listening (whose
+// last group is the port) and its own process group holds the listener,
+// retrying on another port when the one picked was taken meanwhile. The
+// peer runs in its own process group; t.Cleanup stops the whole group
+// (SIGTERM, then SIGKILL after a grace period). what names it in messages.
+func StartHTTPPeer(t testing.TB, what string, listening *regexp.Regexp, command func(port int) (argv, env []string)) int {
+	t.Helper()
 	var errs []error
 	for range portAttempts {
 		port, err := freePort()
@@ -64,23 +111,24 @@ func StartEverythingHTTP(t testing.TB, mode string) (url string) {
 			t.Fatalf("interop: picking a free port: %v", err)
 		}
 		t0 := time.Now()
-		p, err := startPeer(argv, slices.Concat(env, []string{"PORT=" + strconv.Itoa(port)}), port)
+		argv, env := command(port)
+		p, err := startPeer(argv, env, port, listening)
 		if err == nil {
 			t.Cleanup(func() {
 				if err := p.stop(); err != nil {
-					t.Errorf("interop: stopping server-everything %s: %v", mode, err)
+					t.Errorf("interop: stopping %s: %v", what, err)
 				}
 			})
-			t.Logf("server-everything %s on port %d, ready in %s", mode, port, time.Since(t0).Round(time.Millisecond))
-			return "http://127.0.0.1:" + strconv.Itoa(port) + path
+			t.Logf("%s on port %d, ready in %s", what, port, time.Since(t0).Round(time.Millisecond))
+			return port
 		}
 		errs = append(errs, err)
 		if !errors.Is(err, errPortTaken) {
 			break
 		}
 	}
-	t.Fatalf("interop: starting server-everything %s: %v", mode, errors.Join(errs...))
-	return ""
+	t.Fatalf("interop: starting %s: %v", what, errors.Join(errs...))
+	return 0
 }
 
 // freePort returns a TCP port that was free on 127.0.0.1 a moment ago.
@@ -105,8 +153,9 @@ type peer struct {
 }
 
 // startPeer starts argv with env and waits until it prints its listening
-// line and holds the listener on port.
-func startPeer(argv, env []string, port int) (*peer, error) {
+// line (a match of listening whose last group is port) and holds the
+// listener on port.
+func startPeer(argv, env []string, port int, listening *regexp.Regexp) (*peer, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	ownProcessGroup(cmd)
@@ -122,7 +171,7 @@ func startPeer(argv, env []string, port int) (*peer, error) {
 	}
 	pw.Close() // the child has its copy; EOF comes when the group is gone
 	p := &peer{cmd: cmd, exited: make(chan struct{}), out: new(tailBuffer), readDone: make(chan struct{})}
-	listening := make(chan struct{})
+	bound := make(chan struct{})
 	go func() {
 		defer close(p.readDone)
 		defer pr.Close()
@@ -131,8 +180,8 @@ func startPeer(argv, env []string, port int) (*peer, error) {
 		for sc.Scan() {
 			line := sc.Text()
 			p.out.WriteLine(line)
-			if m := everythingListening.FindStringSubmatch(line); m != nil && m[2] == strconv.Itoa(port) {
-				once.Do(func() { close(listening) })
+			if m := listening.FindStringSubmatch(line); m != nil && m[len(m)-1] == strconv.Itoa(port) {
+				once.Do(func() { close(bound) })
 			}
 		}
 		io.Copy(io.Discard, pr) // a line longer than the scanner's buffer
@@ -154,7 +203,7 @@ func startPeer(argv, env []string, port int) (*peer, error) {
 	deadline := time.NewTimer(startTimeout)
 	defer deadline.Stop()
 	select {
-	case <-listening:
+	case <-bound:
 	case <-p.exited:
 		return fail(fmt.Errorf("exited before listening: %v", p.waitErr))
 	case <-deadline.C:

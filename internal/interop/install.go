@@ -26,8 +26,8 @@ const stampFile = ".installed"
 type Logf func(format string, args ...any)
 
 // InstallAll installs every pinned peer into [CacheDir] (Node, the reference
-// servers with inspector-cli, every conformance version), reporting progress
-// to logf. It is what `go run ./internal/interop/cmd/install` runs, and
+// servers with inspector-cli, the TypeScript SDK, every conformance version,
+// the Go servers of [GoPeers]), reporting progress to logf. It is what `go run ./internal/interop/cmd/install` runs, and
 // needs no testing.TB.
 func InstallAll(logf Logf) error {
 	node, err := nodePath(logf)
@@ -52,6 +52,13 @@ func InstallAll(logf Logf) error {
 			return err
 		}
 		logf("conformance %s: %s", v, filepath.Join(dir, "node_modules"))
+	}
+	for _, p := range GoPeers {
+		bin, err := goInstall(p, logf)
+		if err != nil {
+			return err
+		}
+		logf("%s: %s", p, bin)
 	}
 	return nil
 }

@@ -16,6 +16,10 @@
 //   - the TypeScript SDK @modelcontextprotocol/sdk ([TSSDKVersion]), whose
 //     client transports tests drive from small Node scripts.
 //
+// Third-party Go servers ([GoPeers]: go-sdk and mcp-go example servers at
+// pinned versions) are built from the Go module proxy with `go install
+// pkg@version` into the same cache (see [GoInstall]).
+//
 // Each install runs `npm install --save-exact` into a temporary folder that is
 // renamed into place with a stamp file, under an exclusive file lock, so that
 // it happens once even when `go test ./...` runs many test binaries at once,
@@ -253,4 +257,19 @@ func referenceCommand(t testing.TB, entry string) []string {
 		t.Fatalf("interop: %v", err)
 	}
 	return []string{node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", filepath.FromSlash(entry))}
+}
+
+// TSResourcesOnly returns the command line of a stdio MCP server written
+// with the TypeScript SDK's low-level Server ([TSSDKVersion]) that
+// declares resources but implements only resources/list and
+// resources/read, as many servers do: it answers resources/templates/list
+// with JSON-RPC -32601. [node, …/ts-resources-only.mjs, SDK node_modules].
+func TSResourcesOnly(t testing.TB) []string {
+	t.Helper()
+	node, sdk := Node(t), TSSDK(t)
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatalf("interop: %v", err)
+	}
+	return []string{node, filepath.Join(root, "internal", "interop", "testdata", "ts-resources-only.mjs"), sdk}
 }

@@ -1,5 +1,6 @@
 // Command install installs the pinned MCP test peers (Node 22, the reference
-// servers, inspector-cli and the conformance suites) into the interop cache,
+// servers, inspector-cli, the TypeScript SDK, the conformance suites, and the
+// third-party Go servers built from the Go module proxy) into the interop cache,
 // so that scripts can do it once, with progress, before `go test ./...`.
 //
 // Usage:
