@@ -72,6 +72,11 @@
 //	                     fill: description, result content of each kind, structuredContent,
 //	                     _meta, log and progress notifications, errors, elicitation and
 //	                     sampling requests (a careless server echoing its secret)
+//	-protocol-version V  speak only protocol version V (repeatable; default every version
+//	                     the go-sdk speaks)
+//	-without METHOD      answer METHOD (e.g. resources/templates/list, ping) with JSON-RPC
+//	                     -32601 "Method not found", still declaring its capability, as
+//	                     servers that implement part of a capability do (repeatable)
 //
 // The misbehaviours on tools/call apply to every tool. They and -hang,
 // -hang-init and -ignore-stdin-close work below the SDK, on the stdin and
@@ -121,6 +126,7 @@ type config struct {
 	slowStart                            time.Duration
 	exitAfter                            time.Duration
 	protocolVersions                     stringList
+	without                              stringList
 }
 
 // intercepts reports whether the stdio byte streams must be filtered.
@@ -159,6 +165,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.leak, "leak", "", "put the value of environment variable `VAR` in every field a server can fill")
 	fs.IntVar(&c.stderrLine, "stderr-line", 0, "write one stderr line of `N` bytes at start and on each tools/call")
 	fs.Var(&c.protocolVersions, "protocol-version", "speak only this protocol `VERSION` (repeatable; default every version the go-sdk speaks)")
+	fs.Var(&c.without, "without", "answer `METHOD` with -32601 method not found (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

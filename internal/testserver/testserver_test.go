@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/internal/interop"
@@ -197,6 +199,26 @@ func TestBehaviours(t *testing.T) {
 			case <-wait.Done():
 				t.Fatalf("the server did not log the cancellation on stderr")
 			}
+		}
+	})
+	t.Run("without", func(t *testing.T) {
+		cs := connect(t, nil, "-without", "resources/templates/list", "-without", "ping")
+		ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+		defer cancel()
+		if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Resources == nil {
+			t.Errorf("capabilities = %+v, want resources still declared", caps)
+		}
+		for name, err := range map[string]error{
+			"resources/templates/list": func() error { _, err := cs.ListResourceTemplates(ctx, nil); return err }(),
+			"ping":                     cs.Ping(ctx, nil),
+		} {
+			var je *jsonrpc.Error
+			if !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound {
+				t.Errorf("%s: err = %v, want JSON-RPC -32601", name, err)
+			}
+		}
+		if _, err := cs.ListResources(ctx, nil); err != nil {
+			t.Errorf("resources/list: %v, want it answered", err)
 		}
 	})
 	t.Run("crash-on-call", func(t *testing.T) {
