@@ -62,7 +62,8 @@ type irConn struct {
 // inputRequiredConn returns the server's 2026-07-28 connection, opening it
 // if need be.
 func (s *server) inputRequiredConn(ctx context.Context) (*irConn, error) {
-	if s.irOlder.Load() {
+	if s.irOlder.Load() || s.legacySSE.Load() {
+		// Legacy HTTP+SSE has no 2026-07-28: not worth a connection.
 		return nil, ErrOlderGeneration
 	}
 	s.irMu.Lock()

@@ -79,6 +79,10 @@ type server struct {
 	irMu    sync.Mutex  // held while dialing it
 	ir      *irConn     // nil: not open
 	irOlder atomic.Bool // the server answered it with an older version
+	// legacySSE: the server's own connection is legacy HTTP+SSE
+	// (transport "sse", or "http" fallen back), which 2026-07-28 does not
+	// define; no 2026-07-28 connection is tried.
+	legacySSE atomic.Bool
 }
 
 // discovered is one tool as the server declared it, with its compiled schema.
@@ -486,19 +490,19 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 		// bodies instead (see sseProgressTap).
 		session, err := client.Connect(ctx, t, sopts)
 		if err == nil {
+			if !inputRequired {
+				s.legacySSE.Store(false)
+			}
 			return session, nil
 		}
 		// The spec's backwards compatibility: a server that answers the
-		// initialize POST with 4xx may be an old HTTP+SSE server.
-		if code := rec.first(); code >= 400 && code < 500 && ctx.Err() == nil && !inputRequired {
+		// initialize POST with 4xx may be an old HTTP+SSE server. The
+		// initialize POST is the last one of a failed connect (a
+		// 2026-07-28 offer's server/discover probe comes first, and any
+		// answer to it makes the SDK fall back to initialize).
+		if code := rec.last(); code >= 400 && code < 500 && ctx.Err() == nil && !inputRequired {
 			s.log.Info("Streamable HTTP refused; trying the legacy SSE transport", "status", code)
-			sse := detachedConnect{&mcp.SSEClientTransport{
-				Endpoint:     rs.URL,
-				HTTPClient:   s.httpClient(rs, nil),
-				MaxEventSize: s.h.opts.MaxMessageBytes,
-			}}
-			client = s.newClient(false)
-			session, err2 := client.Connect(ctx, s.tap(sse), sopts)
+			session, err2 := s.dialSSE(ctx, rs, client)
 			if err2 == nil {
 				return session, nil
 			}
@@ -506,12 +510,7 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 		}
 		return nil, err
 	case config.TransportSSE:
-		t := detachedConnect{&mcp.SSEClientTransport{
-			Endpoint:     rs.URL,
-			HTTPClient:   s.httpClient(rs, nil),
-			MaxEventSize: s.h.opts.MaxMessageBytes,
-		}}
-		return client.Connect(ctx, s.tap(t), sopts)
+		return s.dialSSE(ctx, rs, client)
 	case transportInProcess:
 		ct, st := mcp.NewInMemoryTransports()
 		// The server session ends when the client closes the connection.
@@ -530,6 +529,35 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 	}
 	return nil, fmt.Errorf("unknown transport %q", rs.Transport)
 }
+
+// dialSSE connects client to a legacy HTTP+SSE server, offering at most
+// legacySSEVersion.
+func (s *server) dialSSE(ctx context.Context, rs config.Server, client *mcp.Client) (*mcp.ClientSession, error) {
+	t := detachedConnect{&mcp.SSEClientTransport{
+		Endpoint:     rs.URL,
+		HTTPClient:   s.httpClient(rs, nil),
+		MaxEventSize: s.h.opts.MaxMessageBytes,
+	}}
+	v := s.h.opts.ProtocolVersion
+	if v == "" || v > legacySSEVersion {
+		v = legacySSEVersion
+	}
+	session, err := client.Connect(ctx, s.tap(t), &mcp.ClientSessionOptions{ProtocolVersion: v})
+	if err == nil {
+		s.legacySSE.Store(true)
+	}
+	return session, err
+}
+
+// legacySSEVersion is the newest protocol version offered over the legacy
+// HTTP+SSE transport. 2026-07-28 defines only stdio and Streamable HTTP,
+// and a client offering it begins with a server/discover POST that no
+// legacy SSE server knows: go-sdk v1.1.0–v1.6.1 answer it 400, which the
+// go-sdk's SSE client (v1.8.0) takes for a broken connection, so the
+// initialize the spec says to fall back to is never sent. Offering this
+// version makes initialize the first request: no probe, no extra round
+// trip, for old and new SSE servers alike.
+const legacySSEVersion = "2025-11-25"
 
 func (s *server) newClient(inputRequired bool) *mcp.Client {
 	o := s.clientOptions()
@@ -719,8 +747,7 @@ func headerOf(m map[string]string) http.Header {
 }
 
 // headerTransport adds a server's configured headers to every request to
-// the server's own origin, and records the status of the first POST (the
-// initialize request).
+// the server's own origin, and records the status of each POST.
 type headerTransport struct {
 	base   http.RoundTripper
 	header http.Header
@@ -757,20 +784,18 @@ type statusRecorder struct {
 	// stream bodies (Streamable HTTP).
 	progress *Host
 
-	once sync.Once
-	code int
 	mu   sync.Mutex
+	code int
 }
 
 func (r *statusRecorder) record(code int) {
-	r.once.Do(func() {
-		r.mu.Lock()
-		r.code = code
-		r.mu.Unlock()
-	})
+	r.mu.Lock()
+	r.code = code
+	r.mu.Unlock()
 }
 
-func (r *statusRecorder) first() int {
+// last is the status of the last POST answered.
+func (r *statusRecorder) last() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.code
