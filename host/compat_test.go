@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -127,4 +128,144 @@ func TestConnectRoundTrips(t *testing.T) {
 		h.Close()
 		ts.Close()
 	})
+}
+
+// TestOptionalMethods: a method a server does not implement (JSON-RPC
+// -32601) or whose capability it did not declare means "none", never a
+// failure, for every optional request the host makes.
+func TestOptionalMethods(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		flags []string
+		check func(t *testing.T, h *host.Host)
+	}{
+		{"resources/templates/list", []string{"-without", "resources/templates/list"}, func(t *testing.T, h *host.Host) {
+			ts, err := h.ResourceTemplates(ctx)
+			if err != nil || len(ts) != 0 {
+				t.Errorf("ResourceTemplates = %v, %v; want none, no error", ts, err)
+			}
+			rs, err := h.Resources(ctx)
+			if err != nil || len(rs) != 1 {
+				t.Errorf("Resources = %v, %v; want the one resource", rs, err)
+			}
+		}},
+		{"resources/list", []string{"-without", "resources/list"}, func(t *testing.T, h *host.Host) {
+			rs, err := h.Resources(ctx)
+			if err != nil || len(rs) != 0 {
+				t.Errorf("Resources = %v, %v; want none, no error", rs, err)
+			}
+		}},
+		{"prompts/list", []string{"-without", "prompts/list"}, func(t *testing.T, h *host.Host) {
+			ps, err := h.Prompts(ctx)
+			if err != nil || len(ps) != 0 {
+				t.Errorf("Prompts = %v, %v; want none, no error", ps, err)
+			}
+		}},
+		{"tools/list", []string{"-without", "tools/list"}, func(t *testing.T, h *host.Host) {
+			if st := h.Servers()[0]; st.State != host.StateReady || st.Tools != 0 {
+				t.Errorf("server %s with %d tools, want ready with none", st.State, st.Tools)
+			}
+		}},
+		{"logging/setLevel", []string{"-without", "logging/setLevel"}, func(t *testing.T, h *host.Host) {
+			if err := h.SetLoggingLevel(ctx, "debug"); err != nil {
+				t.Errorf("SetLoggingLevel: %v, want nil", err)
+			}
+		}},
+		{"resources/subscribe undeclared", []string{"-protocol-version", "2025-11-25"}, func(t *testing.T, h *host.Host) {
+			// The fixture does not declare resources.subscribe. (Under
+			// 2026-07-28 the SDK subscribes with subscriptions/listen.)
+			if err := h.Subscribe(ctx, "opt", "test://static/1"); err != nil {
+				t.Errorf("Subscribe: %v, want nil (no updates will come)", err)
+			}
+			if err := h.Unsubscribe(ctx, "opt", "test://static/1"); err != nil {
+				t.Errorf("Unsubscribe: %v, want nil", err)
+			}
+		}},
+		{"completion/complete undeclared", nil, func(t *testing.T, h *host.Host) {
+			checkNoCompletions(t, h)
+		}},
+		{"completion/complete not implemented", []string{"-protocol-version", "2024-11-05"}, func(t *testing.T, h *host.Host) {
+			// 2024-11-05 has no completions capability: the server is
+			// asked, and answers -32601.
+			checkNoCompletions(t, h)
+		}},
+		{"ping", []string{"-without", "ping"}, func(t *testing.T, h *host.Host) {
+			if _, err := h.Ping(ctx, "opt"); err != nil {
+				t.Errorf("Ping: %v, want nil (the server answered)", err)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, logs := start(t, []config.Server{fixture(t, "opt", c.flags...)}, nil)
+			c.check(t, h)
+			if strings.Contains(logs.String(), "level=WARN") {
+				t.Errorf("warnings logged:\n%s", logs)
+			}
+		})
+	}
+}
+
+func checkNoCompletions(t *testing.T, h *host.Host) {
+	t.Helper()
+	res, err := h.Complete(context.Background(), "opt", &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "greet"},
+		Argument: mcp.CompleteParamsArgument{Name: "name", Value: "A"},
+	})
+	if err != nil || res == nil || len(res.Completion.Values) != 0 {
+		t.Errorf("Complete = %+v, %v; want an empty result", res, err)
+	}
+}
+
+// TestHealthPingNotImplemented: a server that answers ping with -32601
+// has answered: its health pings succeed, it is never degraded nor
+// reconnected.
+func TestHealthPingNotImplemented(t *testing.T) {
+	st := newStates()
+	s := fixture(t, "noping", "-without", "ping")
+	s.HealthInterval = 20 * time.Millisecond
+	h, _ := start(t, []config.Server{s}, &host.Options{OnState: st.on})
+	t0 := time.Now()
+	// Polling a condition: a successful ping leaves no other trace.
+	waitFor(t, func() bool { return h.Servers()[0].LastHealthy.After(t0) }, "a health ping answered after start")
+	for {
+		select {
+		case s := <-st.ch:
+			if s.State != host.StateReady && s.State != host.StateConnecting {
+				t.Errorf("state %s (%v), want ready throughout", s.State, s.Err)
+			}
+			continue
+		default:
+		}
+		break
+	}
+	if s := h.Servers()[0]; s.State != host.StateReady || s.Restarts != 0 {
+		t.Errorf("status %s after %d restarts, want ready after none", s.State, s.Restarts)
+	}
+}
+
+// TestTypeScriptServerWithoutTemplates: a real server written with the
+// TypeScript SDK's low-level Server declares resources but answers
+// resources/templates/list with -32601: it has no templates, and its
+// resources are listed and read.
+func TestTypeScriptServerWithoutTemplates(t *testing.T) {
+	argv := interop.TSResourcesOnly(t)
+	h, logs := start(t, []config.Server{{ID: "ts", Transport: config.TransportStdio, Command: argv[0], Args: argv[1:]}}, nil)
+	ctx := context.Background()
+	ts, err := h.ResourceTemplates(ctx)
+	if err != nil || len(ts) != 0 {
+		t.Errorf("ResourceTemplates = %v, %v; want none, no error", ts, err)
+	}
+	rs, err := h.Resources(ctx)
+	if err != nil || len(rs) != 1 || rs[0].Resource.URI != "ts://only/readme" {
+		t.Fatalf("Resources = %v, %v; want ts://only/readme", rs, err)
+	}
+	rr, err := h.ReadResource(ctx, "ts", "ts://only/readme")
+	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "read from the TypeScript SDK" {
+		t.Errorf("ReadResource = %v, %v", rr, err)
+	}
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("warnings logged:\n%s", logs)
+	}
 }

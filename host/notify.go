@@ -83,31 +83,75 @@ func (s *server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // Subscribe subscribes to updates of a resource of the named server; they
-// arrive at Options.OnResourceUpdated.
+// arrive at Options.OnResourceUpdated. A server that does not offer
+// subscriptions (it did not declare resources.subscribe, or does not
+// implement resources/subscribe) sends no updates: Subscribe returns nil
+// without asking it, and none arrive.
 func (h *Host) Subscribe(ctx context.Context, serverID, uri string) error {
 	_, err := request(h, ctx, serverID, "resources/subscribe", uri, func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+		if !declares(cs, canSubscribe) {
+			return struct{}{}, nil
+		}
 		return struct{}{}, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
+	if notImplemented(err) {
+		return nil
+	}
 	return err
 }
 
 // Unsubscribe ends a subscription made with Subscribe.
 func (h *Host) Unsubscribe(ctx context.Context, serverID, uri string) error {
 	_, err := request(h, ctx, serverID, "resources/unsubscribe", uri, func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+		if !declares(cs, canSubscribe) {
+			return struct{}{}, nil
+		}
 		return struct{}{}, cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
+	if notImplemented(err) {
+		return nil
+	}
 	return err
 }
 
-// Complete asks the named server for completions of a prompt or resource
-// template argument.
-func (h *Host) Complete(ctx context.Context, serverID string, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	return request(h, ctx, serverID, "completion/complete", "", func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CompleteResult, error) {
-		return cs.Complete(ctx, p)
-	})
+func canSubscribe(c *mcp.ServerCapabilities) bool { return c.Resources != nil && c.Resources.Subscribe }
+
+// declares reports whether the server declared what has looks for; a
+// server that sent no capabilities is asked anyway.
+func declares(cs *mcp.ClientSession, has func(*mcp.ServerCapabilities) bool) bool {
+	init := cs.InitializeResult()
+	return init == nil || init.Capabilities == nil || has(init.Capabilities)
 }
 
-// SetLoggingLevel sets the log level of every ready server that has logging.
+// completionsCapabilityVersion is the first protocol version with the
+// completions capability: an older server offers completion/complete
+// without declaring it.
+const completionsCapabilityVersion = "2025-03-26"
+
+// Complete asks the named server for completions of a prompt or resource
+// template argument. A server that does not offer completions (it declared
+// no completions capability under a protocol version that has one, or does
+// not implement completion/complete) has none: the result is empty.
+func (h *Host) Complete(ctx context.Context, serverID string, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	res, err := request(h, ctx, serverID, "completion/complete", "", func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CompleteResult, error) {
+		init := cs.InitializeResult()
+		if init != nil && init.ProtocolVersion >= completionsCapabilityVersion && !declares(cs, func(c *mcp.ServerCapabilities) bool { return c.Completions != nil }) {
+			return noCompletions(), nil
+		}
+		return cs.Complete(ctx, p)
+	})
+	if notImplemented(err) {
+		return noCompletions(), nil
+	}
+	return res, err
+}
+
+func noCompletions() *mcp.CompleteResult {
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+}
+
+// SetLoggingLevel sets the log level of every ready server that has logging
+// (one that does not implement logging/setLevel is left alone).
 func (h *Host) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
 	_, err := collect(h, ctx, "logging/setLevel",
 		func(c *mcp.ServerCapabilities) bool { return c.Logging != nil },
@@ -117,11 +161,23 @@ func (h *Host) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) erro
 	return err
 }
 
-// Ping pings the named server.
+// Ping pings the named server. A server that answers that it does not
+// implement ping has answered all the same: it is alive, and Ping returns
+// nil.
 func (h *Host) Ping(ctx context.Context, serverID string) (time.Duration, error) {
 	start := time.Now()
 	_, err := request(h, ctx, serverID, "ping", "", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
-		return struct{}{}, cs.Ping(ctx, nil)
+		return struct{}{}, ping(ctx, cs)
 	})
 	return time.Since(start), err
+}
+
+// ping pings a session. An answer of "method not found" is an answer: the
+// server is there, it just does not implement ping (an optional method).
+func ping(ctx context.Context, cs *mcp.ClientSession) error {
+	err := cs.Ping(ctx, nil)
+	if notImplemented(err) {
+		return nil
+	}
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -32,7 +33,8 @@ type Prompt struct {
 
 // Resources lists the resources of every ready server that has any, in
 // server order. Servers that fail to answer are reported in the error, which
-// is returned with the resources of the others.
+// is returned with the resources of the others; a server that does not
+// implement the method (JSON-RPC -32601) has none.
 func (h *Host) Resources(ctx context.Context) ([]Resource, error) {
 	return collect(h, ctx, "resources/list",
 		func(c *mcp.ServerCapabilities) bool { return c.Resources != nil },
@@ -52,7 +54,9 @@ func (h *Host) Resources(ctx context.Context) ([]Resource, error) {
 		})
 }
 
-// ResourceTemplates lists the resource templates of every ready server.
+// ResourceTemplates lists the resource templates of every ready server,
+// like Resources: a server that declares resources but does not implement
+// resources/templates/list has no templates.
 func (h *Host) ResourceTemplates(ctx context.Context) ([]ResourceTemplate, error) {
 	return collect(h, ctx, "resources/templates/list",
 		func(c *mcp.ServerCapabilities) bool { return c.Resources != nil },
@@ -72,7 +76,7 @@ func (h *Host) ResourceTemplates(ctx context.Context) ([]ResourceTemplate, error
 		})
 }
 
-// Prompts lists the prompts of every ready server.
+// Prompts lists the prompts of every ready server, like Resources.
 func (h *Host) Prompts(ctx context.Context) ([]Prompt, error) {
 	return collect(h, ctx, "prompts/list",
 		func(c *mcp.ServerCapabilities) bool { return c.Prompts != nil },
@@ -186,6 +190,8 @@ func requestAs[R any](h *Host, ctx context.Context, serverID, method, target str
 }
 
 // collect asks every ready server that has the capability, concurrently.
+// A server that did not declare the capability, or answers that it does
+// not implement the method, has none: not an error.
 func collect[T any](h *Host, ctx context.Context, method string, has func(*mcp.ServerCapabilities) bool, list func(context.Context, *server, *mcp.ClientSession) ([]T, error)) ([]T, error) {
 	results := make([][]T, len(h.servers))
 	errs := make([]error, len(h.servers))
@@ -202,6 +208,10 @@ func collect[T any](h *Host, ctx context.Context, method string, has func(*mcp.S
 			results[i], errs[i] = request(h, ctx, s.cfg.ID, method, "", func(ctx context.Context, cs *mcp.ClientSession) ([]T, error) {
 				return list(ctx, s, cs)
 			})
+			if notImplemented(errs[i]) {
+				s.log.Debug("the server does not implement an optional method: none", "method", method)
+				results[i], errs[i] = nil, nil
+			}
 		})
 	}
 	wg.Wait()
@@ -210,4 +220,13 @@ func collect[T any](h *Host, ctx context.Context, method string, has func(*mcp.S
 		out = append(out, r...)
 	}
 	return out, errors.Join(errs...)
+}
+
+// notImplemented reports whether err is a server's answer that it does not
+// implement the method (JSON-RPC -32601, "method not found"). For an
+// optional method that means the server has none of what was asked, which
+// is not a failure.
+func notImplemented(err error) bool {
+	var je *jsonrpc.Error
+	return errors.As(err, &je) && je.Code == jsonrpc.CodeMethodNotFound
 }

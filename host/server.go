@@ -625,6 +625,12 @@ func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]discov
 		}
 		return res.Tools, res.NextCursor, nil
 	})
+	if notImplemented(err) {
+		// A server that sent no capabilities (some older ones) and has
+		// no tools: it has none to offer, but may have resources.
+		s.log.Debug("the server does not implement tools/list: no tools")
+		tools, err = nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
