@@ -37,11 +37,14 @@ func TestMain(m *testing.M) {
 //	exitcode N PROG [ARGS...]     run PROG, expecting exit status N
 //
 // and the variables FIXTURE (the testserver binary), EVERYTHING_NODE and
-// EVERYTHING_JS (server-everything's command line). HOME, XDG_CONFIG_HOME and XDG_STATE_HOME
-// point inside the script's work folder so that no real user config is read.
+// EVERYTHING_JS (server-everything's command line), TS_NODE,
+// TS_RESOURCES_ONLY and TS_SDK (interop.TSResourcesOnly's). HOME,
+// XDG_CONFIG_HOME and XDG_STATE_HOME point inside the script's work folder
+// so that no real user config is read.
 func TestScripts(t *testing.T) {
 	fixture := interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver")
 	everything := interop.Everything(t)
+	tsResourcesOnly := interop.TSResourcesOnly(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                filepath.Join("testdata", "script"),
 		RequireUniqueNames: true,
@@ -60,6 +63,9 @@ func TestScripts(t *testing.T) {
 			e.Setenv("FIXTURE", fixture)
 			e.Setenv("EVERYTHING_NODE", everything[0])
 			e.Setenv("EVERYTHING_JS", everything[1])
+			e.Setenv("TS_NODE", tsResourcesOnly[0])
+			e.Setenv("TS_RESOURCES_ONLY", tsResourcesOnly[1])
+			e.Setenv("TS_SDK", tsResourcesOnly[2])
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
