@@ -229,20 +229,7 @@ func TestHealthPingNotImplemented(t *testing.T) {
 	t0 := time.Now()
 	// Polling a condition: a successful ping leaves no other trace.
 	waitFor(t, func() bool { return h.Servers()[0].LastHealthy.After(t0) }, "a health ping answered after start")
-	for {
-		select {
-		case s := <-st.ch:
-			if s.State != host.StateReady && s.State != host.StateConnecting {
-				t.Errorf("state %s (%v), want ready throughout", s.State, s.Err)
-			}
-			continue
-		default:
-		}
-		break
-	}
-	if s := h.Servers()[0]; s.State != host.StateReady || s.Restarts != 0 {
-		t.Errorf("status %s after %d restarts, want ready after none", s.State, s.Restarts)
-	}
+	checkStayedReady(t, h, st)
 }
 
 // TestTypeScriptServerWithoutTemplates: a real server written with the
@@ -267,5 +254,53 @@ func TestTypeScriptServerWithoutTemplates(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "level=WARN") {
 		t.Errorf("warnings logged:\n%s", logs)
+	}
+}
+
+// TestHealthPing2026: 2026-07-28 removed ping, and a server of that
+// generation served statelessly over Streamable HTTP refuses a request
+// without its per-request _meta (400). The host's health pings are
+// answered all the same, and the server stays ready; it was reconnected
+// every three intervals.
+func TestHealthPing2026(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "stateless", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "hi"}, func(ctx context.Context, req *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi " + in.Name}}}, nil, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	st := newStates()
+	s := config.Server{ID: "new", Transport: config.TransportHTTP, URL: ts.URL, AllowLocalEndpoint: true, HealthInterval: 20 * time.Millisecond}
+	h, _ := start(t, []config.Server{s}, &host.Options{OnState: st.on})
+	if v := h.Servers()[0].ProtocolVersion; v != host.InputRequiredVersion {
+		t.Fatalf("negotiated %q, want %s", v, host.InputRequiredVersion)
+	}
+	t0 := time.Now()
+	// Polling a condition: a successful ping leaves no other trace.
+	waitFor(t, func() bool { return h.Servers()[0].LastHealthy.After(t0) }, "a health ping answered after start")
+	checkStayedReady(t, h, st)
+	if got := callText(t, h, "mcp_new_hi", `{"name":"Ada"}`, nil); got != "hi Ada" {
+		t.Errorf("hi = %q", got)
+	}
+	h.Close()
+	ts.Close()
+}
+
+// checkStayedReady checks that the host's only server announced no state
+// but ready (or connecting) and was never restarted.
+func checkStayedReady(t *testing.T, h *host.Host, st *states) {
+	t.Helper()
+	for {
+		select {
+		case s := <-st.ch:
+			if s.State != host.StateReady && s.State != host.StateConnecting {
+				t.Errorf("state %s (%v), want ready throughout", s.State, s.Err)
+			}
+			continue
+		default:
+		}
+		break
+	}
+	if s := h.Servers()[0]; s.State != host.StateReady || s.Restarts != 0 {
+		t.Errorf("status %s after %d restarts, want ready after none", s.State, s.Restarts)
 	}
 }

@@ -167,15 +167,28 @@ func (h *Host) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) erro
 func (h *Host) Ping(ctx context.Context, serverID string) (time.Duration, error) {
 	start := time.Now()
 	_, err := request(h, ctx, serverID, "ping", "", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
-		return struct{}{}, ping(ctx, cs)
+		return struct{}{}, h.ping(ctx, cs)
 	})
 	return time.Since(start), err
 }
 
-// ping pings a session. An answer of "method not found" is an answer: the
-// server is there, it just does not implement ping (an optional method).
-func ping(ctx context.Context, cs *mcp.ClientSession) error {
-	err := cs.Ping(ctx, nil)
+// ping asks whether the server is there. An answer of "method not found"
+// is an answer: the server just does not implement ping, which is
+// optional, and 2026-07-28 removed it. A ping on a session of that
+// generation carries the per-request _meta every request of it must
+// (without it a server refuses the request, 400 over HTTP, and a healthy
+// server would look dead; the go-sdk v1.8.0 client does not add it to
+// ping), so that a conforming server answers -32601.
+func (h *Host) ping(ctx context.Context, cs *mcp.ClientSession) error {
+	var p *mcp.PingParams
+	if init := cs.InitializeResult(); init != nil && init.ProtocolVersion >= InputRequiredVersion {
+		p = &mcp.PingParams{Meta: mcp.Meta{
+			mcp.MetaKeyProtocolVersion:    init.ProtocolVersion,
+			mcp.MetaKeyClientInfo:         h.opts.ClientInfo,
+			mcp.MetaKeyClientCapabilities: map[string]any{}, // a ping needs none
+		}}
+	}
+	err := cs.Ping(ctx, p)
 	if notImplemented(err) {
 		return nil
 	}

@@ -206,7 +206,7 @@ func (s *server) watchHealth(ctx context.Context, done chan struct{}) bool {
 			continue
 		}
 		pctx, cancel := context.WithTimeout(ctx, min(s.cfg.Timeout, 10*time.Second))
-		err := ping(pctx, cs)
+		err := s.h.ping(pctx, cs)
 		cancel()
 		if ctx.Err() != nil {
 			return false
