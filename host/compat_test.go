@@ -190,7 +190,7 @@ func TestOptionalMethods(t *testing.T) {
 			// asked, and answers -32601.
 			checkNoCompletions(t, h)
 		}},
-		{"ping", []string{"-without", "ping"}, func(t *testing.T, h *host.Host) {
+		{"ping", []string{"-without", "ping", "-protocol-version", "2025-11-25"}, func(t *testing.T, h *host.Host) {
 			if _, err := h.Ping(ctx, "opt"); err != nil {
 				t.Errorf("Ping: %v, want nil (the server answered)", err)
 			}
@@ -220,10 +220,11 @@ func checkNoCompletions(t *testing.T, h *host.Host) {
 
 // TestHealthPingNotImplemented: a server that answers ping with -32601
 // has answered: its health pings succeed, it is never degraded nor
-// reconnected.
+// reconnected. (On 2025-11-25, where ping exists; TestHealthPing2026 is
+// the generation without it.)
 func TestHealthPingNotImplemented(t *testing.T) {
 	st := newStates()
-	s := fixture(t, "noping", "-without", "ping")
+	s := fixture(t, "noping", "-without", "ping", "-protocol-version", "2025-11-25")
 	s.HealthInterval = 20 * time.Millisecond
 	h, _ := start(t, []config.Server{s}, &host.Options{OnState: st.on})
 	t0 := time.Now()
