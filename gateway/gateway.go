@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -182,7 +183,7 @@ func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options,
 		},
 	})
 
-	g.srv.AddReceivingMiddleware(g.loggingMiddleware)
+	g.srv.AddReceivingMiddleware(g.loggingMiddleware, ownIdentity)
 	// Last, so outermost: nothing leaves unredacted (redact.go).
 	g.srv.AddReceivingMiddleware(g.redactResponses)
 	g.srv.AddSendingMiddleware(g.redactOutgoing)
@@ -584,6 +585,73 @@ func (g *Gateway) loggingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// ownIdentity keeps upstreams' identities out of the gateway's answers. A
+// 2026-07-28 server names itself in each result's _meta
+// (io.modelcontextprotocol/serverInfo), and the results of tools/call,
+// resources/read, prompts/get and completion/complete (input-required ones
+// included) come through from upstream with their _meta. The key is
+// dropped here, on the way out of every method, and the SDK then puts the
+// gateway's own there for a 2026-07-28 client (it does only where the key
+// is absent), and nothing for an older one.
+func ownIdentity(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		return withoutServerInfo(res), nil
+	}
+}
+
+// withoutServerInfo returns res without _meta's serverInfo, for the
+// results the gateway passes on from upstream (its own lists, discover and
+// empty results never carry one). It copies rather than changes: the
+// go-sdk client may hand one result to several callers (its cache of
+// 2026-07-28 results).
+func withoutServerInfo(res mcp.Result) mcp.Result {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		if m, ok := stripServerInfo(r.Meta); ok {
+			c := *r
+			c.Meta = m
+			return &c
+		}
+	case *mcp.ReadResourceResult:
+		if m, ok := stripServerInfo(r.Meta); ok {
+			c := *r
+			c.Meta = m
+			return &c
+		}
+	case *mcp.GetPromptResult:
+		if m, ok := stripServerInfo(r.Meta); ok {
+			c := *r
+			c.Meta = m
+			return &c
+		}
+	case *mcp.CompleteResult:
+		if m, ok := stripServerInfo(r.Meta); ok {
+			c := *r
+			c.Meta = m
+			return &c
+		}
+	}
+	return res
+}
+
+// stripServerInfo returns a copy of m without serverInfo, and whether m
+// had one.
+func stripServerInfo(m mcp.Meta) (mcp.Meta, bool) {
+	if _, ok := m[mcp.MetaKeyServerInfo]; !ok {
+		return m, false
+	}
+	m = maps.Clone(m)
+	delete(m, mcp.MetaKeyServerInfo)
+	if len(m) == 0 {
+		m = nil
+	}
+	return m, true
 }
 
 // logLevels orders the syslog levels of MCP logging, most verbose first.
