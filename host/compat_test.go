@@ -305,3 +305,94 @@ func checkStayedReady(t *testing.T, h *host.Host, st *states) {
 		t.Errorf("status %s after %d restarts, want ready after none", s.State, s.Restarts)
 	}
 }
+
+// TestGoSDKEverything: the go-sdk's own everything example (v1.8.0) over
+// stdio, which logs every message to stderr in lines of many KiB (the
+// crash of issue 11 §0), and over Streamable HTTP: the host lists and
+// calls its tools, reads a resource, gets a prompt, and completes.
+func TestGoSDKEverything(t *testing.T) {
+	bin := interop.GoInstall(t, interop.GoSDKEverything)
+	for _, s := range []config.Server{
+		{ID: "ev", Transport: config.TransportStdio, Command: bin},
+		{ID: "ev", Transport: config.TransportHTTP, URL: interop.StartGoSDKEverythingHTTP(t), AllowLocalEndpoint: true},
+	} {
+		t.Run(string(s.Transport), func(t *testing.T) {
+			h, _ := start(t, []config.Server{s}, nil)
+			for _, want := range []string{"mcp_ev_greet", "mcp_ev_greet__structured_", "mcp_ev_log", "mcp_ev_roots"} {
+				if !hasTool(h, want) {
+					t.Errorf("tool %s not offered; have %v", want, toolNames(h))
+				}
+			}
+			if got := callText(t, h, "mcp_ev_greet", `{"name":"Ada"}`, nil); got != "Hi Ada" {
+				t.Errorf("greet = %q, want Hi Ada", got)
+			}
+			checkReadAndPrompt(t, h, "ev", "embedded:info", "This is the hello example server.", "greet", map[string]string{"name": "Ada"}, "Say hi to Ada")
+			ctx := context.Background()
+			ts, err := h.ResourceTemplates(ctx)
+			if err != nil || len(ts) != 1 {
+				t.Errorf("ResourceTemplates = %v, %v; want one", ts, err)
+			}
+			cr, err := h.Complete(ctx, "ev", &mcp.CompleteParams{
+				Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "greet"},
+				Argument: mcp.CompleteParamsArgument{Name: "name", Value: "Ad"},
+			})
+			if err != nil || !slices.Equal(cr.Completion.Values, []string{"Adx"}) {
+				t.Errorf("Complete = %+v, %v; want [Adx]", cr, err)
+			}
+		})
+	}
+}
+
+// TestMCPGoEverything: mcp-go's everything example (v1.2.1) over stdio,
+// which logs every request and result to stderr: the host lists and calls
+// its tools, reads a resource and a template, gets a prompt.
+func TestMCPGoEverything(t *testing.T) {
+	bin := interop.GoInstall(t, interop.MCPGoEverything)
+	h, _ := start(t, []config.Server{{ID: "mg", Transport: config.TransportStdio, Command: bin}}, nil)
+	for _, want := range []string{"mcp_mg_echo", "mcp_mg_add", "mcp_mg_getTinyImage", "mcp_mg_longRunningOperation"} {
+		if !hasTool(h, want) {
+			t.Errorf("tool %s not offered; have %v", want, toolNames(h))
+		}
+	}
+	if got := callText(t, h, "mcp_mg_echo", `{"message":"hi"}`, nil); got != "Echo: hi" {
+		t.Errorf("echo = %q, want Echo: hi", got)
+	}
+	if got := callText(t, h, "mcp_mg_add", `{"a":2,"b":3}`, nil); !strings.Contains(got, "is 5.0") {
+		t.Errorf("add = %q, want the sum 5", got)
+	}
+	// Invalid arguments are refused before the call.
+	if _, err := h.CallTool(context.Background(), "mcp_mg_add", json.RawMessage(`{"a":"two","b":3}`), nil); !errors.Is(err, host.ErrInvalidArguments) {
+		t.Errorf("add with a string: err = %v, want ErrInvalidArguments", err)
+	}
+	checkReadAndPrompt(t, h, "mg", "test://static/resource", "This is a sample resource", "simple_prompt", nil, "This is a simple prompt without arguments.")
+	ts, err := h.ResourceTemplates(context.Background())
+	if err != nil || len(ts) != 1 || ts[0].Template.URITemplate != "test://dynamic/resource/{id}" {
+		t.Errorf("ResourceTemplates = %v, %v; want test://dynamic/resource/{id}", ts, err)
+	}
+}
+
+// checkReadAndPrompt reads uri from server (want its text) and gets its
+// prompt (want the first message's text).
+func checkReadAndPrompt(t *testing.T, h *host.Host, server, uri, wantText, prompt string, args map[string]string, wantMessage string) {
+	t.Helper()
+	ctx := context.Background()
+	rs, err := h.Resources(ctx)
+	if err != nil || !slices.ContainsFunc(rs, func(r host.Resource) bool { return r.Server == server && r.Resource.URI == uri }) {
+		t.Errorf("Resources = %v, %v; want %s of %s", rs, err, uri, server)
+	}
+	rr, err := h.ReadResource(ctx, server, uri)
+	if err != nil || len(rr.Contents) == 0 || rr.Contents[0].Text != wantText {
+		t.Errorf("ReadResource(%s) = %+v, %v; want %q", uri, rr, err, wantText)
+	}
+	ps, err := h.Prompts(ctx)
+	if err != nil || !slices.ContainsFunc(ps, func(p host.Prompt) bool { return p.Server == server && p.Prompt.Name == prompt }) {
+		t.Errorf("Prompts = %v, %v; want %s of %s", ps, err, prompt, server)
+	}
+	gp, err := h.GetPrompt(ctx, server, prompt, args)
+	if err != nil || len(gp.Messages) == 0 {
+		t.Fatalf("GetPrompt(%s) = %+v, %v", prompt, gp, err)
+	}
+	if tc, ok := gp.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != wantMessage {
+		t.Errorf("GetPrompt(%s) first message = %#v, want %q", prompt, gp.Messages[0].Content, wantMessage)
+	}
+}

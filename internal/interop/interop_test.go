@@ -165,3 +165,38 @@ func TestBuild(t *testing.T) {
 		t.Errorf("everything-server tools = %q, want test_simple_text", names)
 	}
 }
+
+// TestGoPeers: every pinned Go server is built once into the cache, and
+// the HTTP ones start on a free port and answer.
+func TestGoPeers(t *testing.T) {
+	for _, p := range interop.GoPeers {
+		bin := interop.GoInstall(t, p)
+		if !filepath.IsAbs(bin) || !strings.Contains(bin, p.Version) {
+			t.Errorf("GoInstall(%s) = %q, want an absolute path naming the version", p, bin)
+		}
+		if again := interop.GoInstall(t, p); again != bin {
+			t.Errorf("second GoInstall(%s) = %q, want the first %q", p, again, bin)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	defer cancel()
+	// The legacy SSE server answers a client that starts with initialize.
+	url := interop.StartGoSDKLegacySSE(t)
+	cs, err := newClient().Connect(ctx, &mcp.SSEClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("Connect(%s): %v", url, err)
+	}
+	defer cs.Close()
+	if names := toolNames(t, ctx, cs); !slices.Equal(names, []string{"greet1"}) {
+		t.Errorf("legacy SSE tools = %q, want [greet1]", names)
+	}
+	url = interop.StartGoSDKEverythingHTTP(t)
+	cs2, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatalf("Connect(%s): %v", url, err)
+	}
+	defer cs2.Close()
+	if names := toolNames(t, ctx, cs2); !slices.Contains(names, "greet") {
+		t.Errorf("go-sdk everything tools = %q, want greet", names)
+	}
+}
