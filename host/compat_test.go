@@ -258,11 +258,11 @@ func TestTypeScriptServerWithoutTemplates(t *testing.T) {
 	}
 }
 
-// TestHealthPing2026: 2026-07-28 removed ping, and a server of that
-// generation served statelessly over Streamable HTTP refuses a request
-// without its per-request _meta (400). The host's health pings are
-// answered all the same, and the server stays ready; it was reconnected
-// every three intervals.
+// TestHealthPing2026: 2026-07-28 removed ping (and logging/setLevel), and
+// a server of that generation served statelessly over Streamable HTTP
+// refuses a request without its per-request _meta (400). The host's health
+// pings are answered all the same, and the server stays ready; it was
+// reconnected every three intervals.
 func TestHealthPing2026(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "stateless", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "hi"}, func(ctx context.Context, req *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
@@ -281,6 +281,11 @@ func TestHealthPing2026(t *testing.T) {
 	checkStayedReady(t, h, st)
 	if got := callText(t, h, "mcp_new_hi", `{"name":"Ada"}`, nil); got != "hi Ada" {
 		t.Errorf("hi = %q", got)
+	}
+	// logging/setLevel is gone from 2026-07-28 too (the server declares
+	// logging: a level travels with each request); it is not sent.
+	if err := h.SetLoggingLevel(context.Background(), "debug"); err != nil {
+		t.Errorf("SetLoggingLevel: %v, want nil", err)
 	}
 	h.Close()
 	ts.Close()

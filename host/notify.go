@@ -151,11 +151,17 @@ func noCompletions() *mcp.CompleteResult {
 }
 
 // SetLoggingLevel sets the log level of every ready server that has logging
-// (one that does not implement logging/setLevel is left alone).
+// (one that does not implement logging/setLevel is left alone). A session
+// of 2026-07-28 or later is not asked: that generation removed the method
+// (a level travels with each request, in _meta), and its servers refuse
+// it.
 func (h *Host) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
 	_, err := collect(h, ctx, "logging/setLevel",
 		func(c *mcp.ServerCapabilities) bool { return c.Logging != nil },
 		func(ctx context.Context, s *server, cs *mcp.ClientSession) ([]struct{}, error) {
+			if init := cs.InitializeResult(); init != nil && init.ProtocolVersion >= InputRequiredVersion {
+				return nil, nil
+			}
 			return nil, cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
 		})
 	return err
