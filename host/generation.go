@@ -98,7 +98,9 @@ func (s *server) inputRequiredConn(ctx context.Context) (*irConn, error) {
 	}
 	ir := &irConn{cs: cs, done: make(chan struct{})}
 	s.ir = ir
+	s.irWatch.Add(1)
 	go func() {
+		defer s.irWatch.Done()
 		// A connection that ends (the child exited) is opened again by
 		// the next request that needs it. It stops being offered before
 		// done is closed, so a request that saw it end and then asks
@@ -116,7 +118,9 @@ func (s *server) inputRequiredConn(ctx context.Context) (*irConn, error) {
 	return ir, nil
 }
 
-// closeInputRequired closes the server's 2026-07-28 connection, if open.
+// closeInputRequired closes the server's 2026-07-28 connection, if open,
+// and waits until the watchers of every such connection have reported its
+// end. It is called by close, once no new one can be opened.
 func (s *server) closeInputRequired() {
 	s.irMu.Lock()
 	ir := s.ir
@@ -125,4 +129,5 @@ func (s *server) closeInputRequired() {
 	if ir != nil {
 		ir.cs.Close()
 	}
+	s.irWatch.Wait()
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -328,5 +330,66 @@ func TestBackoff(t *testing.T) {
 		if lo != tc.lo || hi != tc.hi {
 			t.Errorf("backoff(%d) spans [%v, %v], want [%v, %v]", tc.n, lo, hi, tc.lo, tc.hi)
 		}
+	}
+}
+
+// blockOnLine is a log writer that blocks the write of the first line
+// containing line until release is closed, signalling entered.
+type blockOnLine struct {
+	line             string
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (b *blockOnLine) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), b.line) {
+		b.once.Do(func() {
+			close(b.entered)
+			<-b.release
+		})
+	}
+	return len(p), nil
+}
+
+// TestCloseWaitsForWatchers: Close returns only once the goroutines that
+// watch a server's connections have finished reporting a lost one (a log
+// line, an OnState call): such a line used to be written after Close had
+// returned, into a caller's buffer (seen as a data race in TestCanary).
+// Both connections: the server's own, and its 2026-07-28 one.
+func TestCloseWaitsForWatchers(t *testing.T) {
+	for _, c := range []struct {
+		name, line string
+		opts       *host.CallOptions
+	}{
+		{"own", "server connection lost", nil},
+		{"2026-07-28", "connection ended", &host.CallOptions{RequestOptions: host.RequestOptions{InputRequired: true}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := &blockOnLine{line: c.line, entered: make(chan struct{}), release: make(chan struct{})}
+			h, _ := start(t, []config.Server{fixture(t, "boom", "-crash-on-call")}, &host.Options{Logger: slog.New(slog.NewTextHandler(w, nil))})
+			if _, err := h.CallTool(context.Background(), "mcp_boom_echo", json.RawMessage(`{"text":"x"}`), c.opts); err == nil {
+				t.Fatal("the crashing call succeeded")
+			}
+			select {
+			case <-w.entered:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("no %q logged", c.line)
+			}
+			closed := make(chan struct{})
+			go func() {
+				h.Close()
+				close(closed)
+			}()
+			// Close must not return while the watcher is still reporting.
+			// Nothing signals a Close that wrongly returned: give it a
+			// bounded while.
+			select {
+			case <-closed:
+				t.Error("Close returned while a watcher was still reporting the lost connection")
+			case <-time.After(time.Second):
+			}
+			close(w.release)
+			<-closed
+		})
 	}
 }

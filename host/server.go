@@ -76,9 +76,10 @@ type server struct {
 
 	// The 2026-07-28 connection for callers that answer input-required
 	// results themselves (generation.go).
-	irMu    sync.Mutex  // held while dialing it
-	ir      *irConn     // nil: not open
-	irOlder atomic.Bool // the server answered it with an older version
+	irMu    sync.Mutex     // held while dialing it
+	ir      *irConn        // nil: not open
+	irWatch sync.WaitGroup // its watchers, until they have reported its end
+	irOlder atomic.Bool    // the server answered it with an older version
 	// legacySSE: the server's own connection is legacy HTTP+SSE
 	// (transport "sse", or "http" fallen back), which 2026-07-28 does not
 	// define; no 2026-07-28 connection is tried.
@@ -364,6 +365,9 @@ func (s *server) close() error {
 	s.session = nil
 	idle = append(idle, s.idle...)
 	s.idle = nil
+	// The last session's watcher, which may still be reporting its end
+	// (a log line, an OnState call): after close, nothing more may come.
+	watcher := s.done
 	s.mu.Unlock()
 	// Idle keep-alive connections hold a goroutine each until closed.
 	defer func() {
@@ -371,10 +375,13 @@ func (s *server) close() error {
 			f()
 		}
 	}()
-	if session == nil {
-		return nil
+	var err error
+	if session != nil {
+		err = session.Close()
 	}
-	err := session.Close()
+	if watcher != nil {
+		<-watcher
+	}
 	if err != nil && isBenignCloseErr(err) {
 		err = nil
 	}
