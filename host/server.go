@@ -633,8 +633,9 @@ func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]discov
 		return res.Tools, res.NextCursor, nil
 	})
 	if notImplemented(err) {
-		// A server that sent no capabilities (some older ones) and has
-		// no tools: it has none to offer, but may have resources.
+		// No tools/list (a server that sent no capabilities, as some
+		// older ones do, or declared tools it cannot list): it has no
+		// tools to offer, but may have resources or prompts.
 		s.log.Debug("the server does not implement tools/list: no tools")
 		tools, err = nil, nil
 	}
@@ -797,22 +798,13 @@ type statusRecorder struct {
 	// stream bodies (Streamable HTTP).
 	progress *Host
 
-	mu   sync.Mutex
-	code int
+	code atomic.Int32 // of the last POST answered
 }
 
-func (r *statusRecorder) record(code int) {
-	r.mu.Lock()
-	r.code = code
-	r.mu.Unlock()
-}
+func (r *statusRecorder) record(code int) { r.code.Store(int32(code)) }
 
 // last is the status of the last POST answered.
-func (r *statusRecorder) last() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.code
-}
+func (r *statusRecorder) last() int { return int(r.code.Load()) }
 
 // lineLogger logs a child's stderr line by line, each line bounded.
 type lineLogger struct {
