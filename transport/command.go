@@ -43,8 +43,9 @@ const (
 //
 // The child lives until the connection (or [Command.Close]) is closed, not
 // until the context passed to Connect is done: that context only bounds the
-// start. Closing stops the child and its whole process group; see
-// [Command.Close].
+// start. Closing stops the child and everything it started; see
+// [Command.Close] and, for what "everything" means on each system,
+// [Isolation].
 //
 // A Command may be connected once. Its exported fields must not change after
 // Connect.
@@ -74,6 +75,11 @@ type Command struct {
 	// closing its stdin, and again after SIGTERM, before escalating; zero or
 	// negative means [DefaultTerminateGrace].
 	TerminateGrace time.Duration
+	// NoPIDNamespace keeps the child in the host's PID namespace on Linux,
+	// for a program that must see its own process ID as the host does or
+	// run set-user-ID programs. Its descendants are then contained as
+	// [IsolationProcessGroup] says. Elsewhere it changes nothing.
+	NoPIDNamespace bool
 
 	mu      sync.Mutex
 	started bool
@@ -127,13 +133,18 @@ func (c *Command) Connect(ctx context.Context) (mcp.Connection, error) {
 // Close closes the connection, stopping the child the way the MCP
 // specification describes: close its stdin, wait up to TerminateGrace for it
 // to exit, send SIGTERM to its process group, wait TerminateGrace again, then
-// send SIGKILL to the group and wait for the child to exit.
+// send SIGKILL to the group and wait for the child to exit. (The init of a
+// PID namespace receives only the signals it handles: such a child without
+// a SIGTERM handler gets SIGKILL at the SIGTERM step, which is what SIGTERM
+// would have done to it anywhere else.)
 //
-// When Close returns, the child has been reaped, its process group has been
-// killed, and every goroutine the Command started has finished (or is about
-// to, having nothing left to do). Close returns nil when the child was
-// stopped, however it died; use [Command.ExitErr] for how it died. It returns
-// an error only if the child survived SIGKILL.
+// When Close returns, the child has been reaped, what it started has been
+// killed (as its [Isolation] allows: its PID namespace, else its process
+// group and the descendants found when Close began), and every goroutine the
+// Command started has finished (or is about to, having nothing left to do).
+// Close returns nil when the child was stopped, however it died; use
+// [Command.ExitErr] for how it died. It returns an error only if the child
+// survived SIGKILL.
 //
 // Close is idempotent and safe to call concurrently, with or instead of
 // closing the connection. Before Connect it does nothing.
@@ -184,8 +195,8 @@ func (c *Command) ProcessState() *os.ProcessState {
 	return p.state
 }
 
-// Pid returns the child's process ID (which is also its process group ID),
-// or 0 before Connect.
+// Pid returns the child's process ID as the host sees it (which is also its
+// process group ID), or 0 before Connect.
 func (c *Command) Pid() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -193,6 +204,56 @@ func (c *Command) Pid() int {
 		return 0
 	}
 	return c.proc.pid
+}
+
+// Isolation reports how the started child and its descendants are
+// contained, and why a stronger containment the system offers was refused
+// (nil when none was). Before Connect it returns [IsolationNone], nil.
+func (c *Command) Isolation() (Isolation, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proc == nil {
+		return IsolationNone, nil
+	}
+	return c.proc.iso, c.proc.isoRefused
+}
+
+// Isolation is how a [Command]'s child and what it starts are contained,
+// which decides what stopping it can promise.
+type Isolation int
+
+const (
+	// IsolationNone: only the child itself is stopped (a system without
+	// process groups), or it has not started.
+	IsolationNone Isolation = iota
+	// IsolationProcessGroup: the child leads its own process group, which
+	// is signalled at each step of stopping it and killed before it is
+	// reaped, also when it exits by itself. On Linux, in addition, the
+	// child is killed when the host process dies (even by SIGKILL), and
+	// Close kills the descendants that left the group (setsid) and were
+	// found when Close began. A descendant that left the group and was
+	// orphaned before that, or whose parent died first, can outlive it.
+	IsolationProcessGroup
+	// IsolationPIDNamespace (Linux): the child is the init of a PID
+	// namespace of its own (inside a user namespace of its own when the
+	// host is not root). When it dies, however it dies, the kernel kills
+	// every process in the namespace: nothing it started can outlive it,
+	// setsid and double forks included. It is killed when the host process
+	// dies (even by SIGKILL), so then nothing outlives the host either. It
+	// sees itself as PID 1 (/proc is still the host's), and orphans in the
+	// namespace become its children: those it does not reap stay zombies
+	// until it exits.
+	IsolationPIDNamespace
+)
+
+func (i Isolation) String() string {
+	switch i {
+	case IsolationProcessGroup:
+		return "process group"
+	case IsolationPIDNamespace:
+		return "PID namespace"
+	}
+	return "none"
 }
 
 func (c *Command) exitedProc() *proc {
@@ -212,13 +273,16 @@ func (c *Command) exitedProc() *proc {
 
 // proc is a running child: the pipes we hold and its lifecycle.
 type proc struct {
-	name   string
-	pid    int
-	cmd    *exec.Cmd
-	grace  time.Duration
-	stdin  *os.File // write end
-	stdout *os.File // read end
-	stderr *os.File // read end
+	name       string
+	pid        int
+	cmd        *exec.Cmd
+	iso        Isolation
+	isoRefused error  // why a stronger isolation was refused
+	release    func() // called once the child is reaped (see startChild)
+	grace      time.Duration
+	stdin      *os.File // write end
+	stdout     *os.File // read end
+	stderr     *os.File // read end
 
 	exited     chan struct{} // closed after waitErr and state are set
 	waitErr    error
@@ -229,20 +293,19 @@ type proc struct {
 	stopErr  error
 }
 
+// started is a child startChild started, and how.
+type started struct {
+	cmd     *exec.Cmd
+	iso     Isolation
+	refused error  // why a stronger isolation was refused
+	release func() // to call once the child is reaped
+}
+
 func startProc(c *Command, exited chan struct{}) (_ *proc, err error) {
 	path, err := lookPath(c.Path, c.Env)
 	if err != nil {
 		return nil, fmt.Errorf("transport: starting %q: %w", c.Path, err)
 	}
-	// Not exec.CommandContext: the child's lifetime is the connection's,
-	// not that of the context of the call that started it.
-	cmd := exec.Command(path, c.Args...)
-	cmd.Env = c.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{} // nil would mean the host's environment
-	}
-	cmd.Dir = c.Dir
-	cmd.SysProcAttr = sysProcAttr()
 
 	// Our own pipes rather than exec's: *os.File ends start no copying
 	// goroutines inside exec, so Wait never waits on a descendant holding a
@@ -274,10 +337,25 @@ func startProc(c *Command, exited chan struct{}) (_ *proc, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("transport: starting %q: %w", c.Path, err)
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	// A fresh exec.Cmd for each attempt: startChild may try more than one
+	// way to start the child, and an exec.Cmd starts at most once.
+	newCmd := func() *exec.Cmd {
+		// Not exec.CommandContext: the child's lifetime is the
+		// connection's, not that of the context of the call that started it.
+		cmd := exec.Command(path, c.Args...)
+		cmd.Env = c.Env
+		if cmd.Env == nil {
+			cmd.Env = []string{} // nil would mean the host's environment
+		}
+		cmd.Dir = c.Dir
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+		return cmd
+	}
+	st, err := startChild(newCmd, !c.NoPIDNamespace)
+	if err != nil {
 		return nil, fmt.Errorf("transport: starting %q: %w", c.Path, err)
 	}
+	cmd := st.cmd
 	// The child has its copies; ours of the child's ends would keep the
 	// pipes open (no EOF on stdout when the child dies).
 	inR.Close()
@@ -292,6 +370,9 @@ func startProc(c *Command, exited chan struct{}) (_ *proc, err error) {
 		name:       c.Path,
 		pid:        cmd.Process.Pid,
 		cmd:        cmd,
+		iso:        st.iso,
+		isoRefused: st.refused,
+		release:    st.release,
 		grace:      grace,
 		stdin:      inW,
 		stdout:     outR,
@@ -308,11 +389,15 @@ func startProc(c *Command, exited chan struct{}) (_ *proc, err error) {
 // a child that exits by itself may leave descendants behind, and while the
 // unreaped child exists its process group ID cannot be reused, so the
 // signal cannot reach a stranger.
+//
+// In a PID namespace of its own, the kernel has already killed every
+// process in it when the child has exited.
 func (p *proc) wait() {
 	waitExitedNoReap(p.pid)
 	signalGroup(p.cmd.Process, syscall.SIGKILL)
 	err := p.cmd.Wait()
 	afterReap(p.cmd.Process)
+	p.release()
 	p.waitErr, p.state = err, p.cmd.ProcessState
 	close(p.exited)
 }
@@ -345,9 +430,13 @@ func (p *proc) stop() error {
 
 func (p *proc) doStop() error {
 	var err error
+	// Found now, while the child lives and they are still its descendants,
+	// so that those that left its process group can be killed once it is
+	// dead (only where no PID namespace does it for us).
+	strays := p.descendants()
 	p.stdin.Close() // the spec's first step: the server sees EOF and exits
 	if !p.waitExit(p.grace) {
-		signalGroup(p.cmd.Process, syscall.SIGTERM)
+		p.terminate()
 		if !p.waitExit(p.grace) {
 			signalGroup(p.cmd.Process, syscall.SIGKILL)
 			if !p.waitExit(killWait) {
@@ -355,6 +444,7 @@ func (p *proc) doStop() error {
 			}
 		}
 	}
+	strays.kill()
 	// Closing our read end unblocks the SDK's reader goroutine even if a
 	// descendant that escaped the process group still holds the pipe.
 	p.stdout.Close()

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -177,65 +176,176 @@ func TestCommandStartErrors(t *testing.T) {
 	}
 }
 
+// isolations are the ways a child may be contained, for tests that run in
+// each: the PID namespace where the kernel gives one, and the process group
+// every unix has (NoPIDNamespace).
+var isolations = []struct {
+	name  string
+	noNS  bool
+	want  transport.Isolation
+	label string
+}{
+	{"namespace", false, transport.IsolationPIDNamespace, "PID namespace"},
+	{"group", true, transport.IsolationProcessGroup, "process group"},
+}
+
+// requireIsolation fails t unless cmd got want; a PID namespace the kernel
+// refused skips it instead, saying why.
+func requireIsolation(t *testing.T, cmd *transport.Command, want transport.Isolation) {
+	t.Helper()
+	got, refused := cmd.Isolation()
+	if got == want {
+		return
+	}
+	if want == transport.IsolationPIDNamespace && refused != nil {
+		t.Skipf("no PID namespace on this machine: %v", refused)
+	}
+	t.Fatalf("Isolation() = %v, %v; want %v", got, refused, want)
+}
+
 func TestCommandKillsGrandchild(t *testing.T) {
-	checkLeaks(t)
-	cmd := child(t, "group")
-	cmd.TerminateGrace = 100 * time.Millisecond
-	conn, err := cmd.Connect(t.Context())
-	if err != nil {
-		t.Fatal(err)
+	for _, iso := range isolations {
+		t.Run(iso.name, func(t *testing.T) {
+			checkLeaks(t)
+			cmd := child(t, "group")
+			cmd.NoPIDNamespace = iso.noNS
+			cmd.TerminateGrace = 100 * time.Millisecond
+			conn, err := cmd.Connect(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			requireIsolation(t, cmd, iso.want)
+			var pids struct{ Pid, Grandchild int }
+			readReady(t, conn, &pids)
+			if pids.Pid != cmd.Pid() {
+				t.Errorf("child reports pid %d, Pid() = %d", pids.Pid, cmd.Pid())
+			}
+			if err := conn.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			waitGone(t, pids.Pid, "child")
+			waitGone(t, pids.Grandchild, "grandchild")
+		})
 	}
-	var pids struct{ Pid, Grandchild int }
-	readReady(t, conn, &pids)
-	if pids.Pid != cmd.Pid() {
-		t.Errorf("child reports pid %d, Pid() = %d", pids.Pid, cmd.Pid())
+}
+
+// A grandchild that calls setsid leaves the child's process group (issue
+// 11 §5): stopping the child must stop it too, in a PID namespace (the
+// kernel kills it with the namespace's init) and without one (it was found
+// among the child's descendants when the stop began). The child exits on
+// stdin close, so the stop takes no grace period.
+func TestCommandKillsSetsidGrandchild(t *testing.T) {
+	for _, iso := range isolations {
+		t.Run(iso.name, func(t *testing.T) {
+			checkLeaks(t)
+			cmd := child(t, "setsid")
+			cmd.NoPIDNamespace = iso.noNS
+			cmd.TerminateGrace = time.Minute // the normal path waits for none
+			conn, err := cmd.Connect(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			requireIsolation(t, cmd, iso.want)
+			var pids struct{ Pid, Grandchild, Setsid int }
+			readReady(t, conn, &pids)
+			for _, pid := range []int{pids.Grandchild, pids.Setsid} {
+				if gone(pid) {
+					t.Fatalf("grandchild %d not running before Close", pid)
+				}
+			}
+			start := time.Now()
+			if err := conn.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("Close took %v for a child that exits on stdin close", d)
+			}
+			if err := cmd.ExitErr(); err != nil {
+				t.Errorf("ExitErr = %v, want nil (exited on stdin close)", err)
+			}
+			waitGone(t, pids.Pid, "child")
+			waitGone(t, pids.Grandchild, "grandchild in the child's group")
+			waitGone(t, pids.Setsid, "grandchild in a session of its own")
+		})
 	}
-	if err := conn.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	waitGone(t, pids.Pid, "child")
-	waitGone(t, pids.Grandchild, "grandchild")
 }
 
 func TestCommandKillsGrandchildOfExitedChild(t *testing.T) {
-	checkLeaks(t)
-	cmd := child(t, "orphan")
-	conn, err := cmd.Connect(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	var pids struct{ Pid, Grandchild int }
-	readReady(t, conn, &pids)
-	<-cmd.Exited() // by itself, without Close
-	if err := cmd.ExitErr(); err != nil {
-		t.Errorf("ExitErr = %v, want nil", err)
-	}
-	waitGone(t, pids.Grandchild, "grandchild")
-	// The connection sees the end of stdout.
-	if _, err := conn.Read(t.Context()); err == nil {
-		t.Error("Read after the child exited succeeded")
+	for _, tc := range []struct {
+		mode string
+		noNS bool
+		want transport.Isolation
+	}{
+		{"orphan", false, transport.IsolationPIDNamespace},
+		{"orphan", true, transport.IsolationProcessGroup},
+		// Only a PID namespace can find a grandchild that left the group
+		// of a child that is gone.
+		{"setsid-orphan", false, transport.IsolationPIDNamespace},
+	} {
+		t.Run(tc.mode+"/"+tc.want.String(), func(t *testing.T) {
+			checkLeaks(t)
+			cmd := child(t, tc.mode)
+			cmd.NoPIDNamespace = tc.noNS
+			conn, err := cmd.Connect(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			requireIsolation(t, cmd, tc.want)
+			var pids struct{ Pid, Grandchild int }
+			readReady(t, conn, &pids)
+			<-cmd.Exited() // by itself, without Close
+			if err := cmd.ExitErr(); err != nil {
+				t.Errorf("ExitErr = %v, want nil", err)
+			}
+			waitGone(t, pids.Grandchild, "grandchild")
+			// The connection sees the end of stdout.
+			if _, err := conn.Read(t.Context()); err == nil {
+				t.Error("Read after the child exited succeeded")
+			}
+		})
 	}
 }
 
 func TestCommandEscalation(t *testing.T) {
 	for _, tc := range []struct {
-		mode       string
-		wantSignal syscall.Signal
+		name string
+		noNS bool
+		mode string // of the test binary; "" runs sleep(1)
+		want string // how the child died
+		min  int    // grace periods Close must have waited at least
+		max  int    // and at most (0: no bound)
+		iso  transport.Isolation
 	}{
-		{"ignore-stdin", syscall.SIGTERM},
-		{"ignore-term", syscall.SIGKILL},
+		{"group/ignore-stdin", true, "ignore-stdin", "signal: terminated", 1, 0, transport.IsolationProcessGroup},
+		{"group/ignore-term", true, "ignore-term", "signal: killed", 2, 0, transport.IsolationProcessGroup},
+		// As its PID namespace's init the child receives only the signals
+		// it handles. The Go runtime handles SIGTERM, and exits 2 when
+		// re-raising it does not kill it.
+		{"namespace/ignore-stdin", false, "ignore-stdin", "exit status 2", 1, 2, transport.IsolationPIDNamespace},
+		{"namespace/ignore-term", false, "ignore-term", "signal: killed", 2, 0, transport.IsolationPIDNamespace},
+		// sleep has no handler: SIGTERM would be dropped, so it gets
+		// SIGKILL at the SIGTERM step, and Close does not wait a second
+		// grace period.
+		{"namespace/no-handler", false, "", "signal: killed", 1, 2, transport.IsolationPIDNamespace},
 	} {
-		t.Run(tc.mode, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			checkLeaks(t)
-			const grace = 100 * time.Millisecond
+			const grace = 500 * time.Millisecond
 			cmd := child(t, tc.mode)
+			if tc.mode == "" {
+				cmd = &transport.Command{Path: "sleep", Args: []string{"1000"}, Env: transport.MinimalEnv(nil)}
+			}
+			cmd.NoPIDNamespace = tc.noNS
 			cmd.TerminateGrace = grace
 			conn, err := cmd.Connect(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
-			readReady(t, conn, nil)
+			requireIsolation(t, cmd, tc.iso)
+			if tc.mode != "" {
+				readReady(t, conn, nil)
+			} // sleep has run since Connect returned: exec had succeeded
 			start := time.Now()
 			if err := conn.Close(); err != nil {
 				t.Errorf("Close: %v", err)
@@ -245,16 +355,14 @@ func TestCommandEscalation(t *testing.T) {
 			if err := cmd.ExitErr(); !errors.As(err, &ee) {
 				t.Fatalf("ExitErr = %v, want *exec.ExitError", err)
 			}
-			ws := ee.Sys().(syscall.WaitStatus)
-			if !ws.Signaled() || ws.Signal() != tc.wantSignal {
-				t.Errorf("child died of %v, want signal %v", ee, tc.wantSignal)
+			if got := ee.Error(); got != tc.want {
+				t.Errorf("child died of %q, want %q", got, tc.want)
 			}
-			steps := 1
-			if tc.wantSignal == syscall.SIGKILL {
-				steps = 2
-			}
-			if min := time.Duration(steps) * grace; d < min {
+			if min := time.Duration(tc.min) * grace; d < min {
 				t.Errorf("Close took %v, want >= %v", d, min)
+			}
+			if max := time.Duration(tc.max) * grace; tc.max > 0 && d >= max {
+				t.Errorf("Close took %v, want < %v", d, max)
 			}
 			waitGone(t, cmd.Pid(), "child")
 		})

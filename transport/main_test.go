@@ -16,7 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/transport"
 )
 
 // childEnv selects the behaviour of the test binary when it runs as a child
@@ -42,12 +46,59 @@ var children = map[string]func(){
 	"sleep": func() { time.Sleep(time.Hour) },
 	// orphan starts a grandchild, reports both PIDs and exits.
 	"orphan": func() {
-		ready(map[string]int{"pid": os.Getpid(), "grandchild": spawnGrandchild()})
+		ready(map[string]int{"pid": interop.HostPID(os.Getpid()), "grandchild": spawnGrandchild(false)})
+	},
+	// setsid-orphan starts a grandchild in a session of its own, reports
+	// both PIDs and exits.
+	"setsid-orphan": func() {
+		ready(map[string]int{"pid": interop.HostPID(os.Getpid()), "grandchild": spawnGrandchild(true)})
 	},
 	// group starts a grandchild, reports both PIDs and stays.
 	"group": func() {
-		ready(map[string]int{"pid": os.Getpid(), "grandchild": spawnGrandchild()})
+		ready(map[string]int{"pid": interop.HostPID(os.Getpid()), "grandchild": spawnGrandchild(false)})
 		io.Copy(io.Discard, os.Stdin) // exits on stdin close
+	},
+	// setsid starts a grandchild in a session (and so a process group) of
+	// its own, and one in its own group, reports the PIDs and stays.
+	"setsid": func() {
+		ready(map[string]int{"pid": interop.HostPID(os.Getpid()), "grandchild": spawnGrandchild(false), "setsid": spawnGrandchild(true)})
+		io.Copy(io.Discard, os.Stdin) // exits on stdin close
+	},
+	// setsid-stay is setsid, but stays after stdin closes, as a server
+	// that notices no EOF does.
+	"setsid-stay": func() {
+		ready(map[string]int{"pid": interop.HostPID(os.Getpid()), "grandchild": spawnGrandchild(false), "setsid": spawnGrandchild(true)})
+		io.Copy(io.Discard, os.Stdin)
+		select {}
+	},
+	// host is a host: it starts a Command in mode setsid-stay, reports
+	// the PIDs of all three and its isolation, and waits to be killed.
+	"host": func() {
+		exe, err := os.Executable()
+		if err != nil {
+			log.Fatal(err)
+		}
+		cmd := &transport.Command{
+			Path:           exe,
+			Env:            transport.MinimalEnv(map[string]string{childEnv: "setsid-stay", "GORACE": "atexit_sleep_ms=0"}),
+			NoPIDNamespace: os.Getenv(noNamespaceEnv) != "",
+		}
+		conn, err := cmd.Connect(context.Background())
+		if err != nil {
+			log.Fatal(err)
+		}
+		msg, err := conn.Read(context.Background())
+		if err != nil {
+			log.Fatal(err)
+		}
+		var pids map[string]any
+		if err := json.Unmarshal(msg.(*jsonrpc.Request).Params, &pids); err != nil {
+			log.Fatal(err)
+		}
+		iso, _ := cmd.Isolation()
+		pids["isolation"] = iso.String()
+		ready(pids)
+		select {}
 	},
 	// ignore-term ignores both stdin close and SIGTERM.
 	"ignore-term": func() {
@@ -96,13 +147,19 @@ func ready(params any) {
 	os.Stdout.Write(append(b, '\n'))
 }
 
-func spawnGrandchild() int {
+// noNamespaceEnv set makes mode host start its child with NoPIDNamespace.
+const noNamespaceEnv = "SWITCHBOARD_TRANSPORT_TEST_NO_PIDNS"
+
+// spawnGrandchild starts a grandchild that sleeps, in a session of its own
+// if setsid, and returns its PID as the host sees it.
+func spawnGrandchild(setsid bool) int {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), childEnv+"=sleep")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
 	if err := cmd.Start(); err != nil {
 		log.Fatal(err)
 	}
-	return cmd.Process.Pid
+	return interop.HostPID(cmd.Process.Pid)
 }
 
 type greetArgs struct {

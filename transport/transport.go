@@ -8,9 +8,11 @@
 //
 //   - gives the child exactly [Command.Env] and nothing of the host's
 //     environment (which holds API keys); [MinimalEnv] builds a sensible one;
-//   - starts the child in its own process group, so that stopping it also
-//     stops its descendants (an npx child leaves a node grandchild behind
-//     otherwise), and kills that group even when the child exits by itself;
+//   - starts the child so that stopping it also stops its descendants (an
+//     npx child leaves a node grandchild behind otherwise), even when the
+//     child exits by itself: on Linux in a PID namespace of its own, which
+//     no descendant can leave, and killed with the host process; elsewhere,
+//     or where the kernel refuses, in its own process group ([Isolation]);
 //   - stops the child the MCP specification's way on Close: close stdin, wait
 //     [Command.TerminateGrace], SIGTERM the group, wait again, SIGKILL the group;
 //   - drains stderr continuously into [Command.Stderr], so a chatty child

@@ -62,6 +62,10 @@
 //	-ignore-stdin-close  keep running after stdin closes (shutdown must use signals)
 //	-spawn-grandchild    start `sleep 1000` in the same process group and write
 //	                     "grandchild=PID" to stderr
+//	-spawn-setsid-grandchild
+//	                     start `sleep 1000` in a session (so a process group) of its
+//	                     own, as a daemonising helper does, and write
+//	                     "setsid-grandchild=PID" to stderr
 //	-slow-start MS       wait MS milliseconds before reading stdin
 //	-exit-after MS       exit with status 4 MS milliseconds after starting to serve
 //	-print-env           write the environment to stderr at start, one KEY=VALUE a line
@@ -77,6 +81,9 @@
 //	-without METHOD      answer METHOD (e.g. resources/templates/list, ping) with JSON-RPC
 //	                     -32601 "Method not found", still declaring its capability, as
 //	                     servers that implement part of a capability do (repeatable)
+//
+// The PIDs written are those the host sees, also when the fixture runs in a
+// PID namespace of its own (where its own PID is 1).
 //
 // The misbehaviours on tools/call apply to every tool. They and -hang,
 // -hang-init and -ignore-stdin-close work below the SDK, on the stdin and
@@ -98,6 +105,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/internal/interop"
 )
 
 func main() {
@@ -121,6 +130,7 @@ type config struct {
 	refCycle, badSchema                  bool
 	ignoreSigterm, ignoreStdinClose      bool
 	spawnGrandchild, printEnv            bool
+	spawnSetsidGrandchild                bool
 	stderrLine                           int
 	leak                                 string
 	slowStart                            time.Duration
@@ -159,6 +169,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.ignoreSigterm, "ignore-sigterm", false, "ignore SIGTERM")
 	fs.BoolVar(&c.ignoreStdinClose, "ignore-stdin-close", false, "keep running after stdin closes")
 	fs.BoolVar(&c.spawnGrandchild, "spawn-grandchild", false, "start \"sleep 1000\" in the same process group, print grandchild=PID to stderr")
+	fs.BoolVar(&c.spawnSetsidGrandchild, "spawn-setsid-grandchild", false, "start \"sleep 1000\" in a session of its own, print setsid-grandchild=PID to stderr")
 	slowStart := fs.Int("slow-start", 0, "wait `MS` milliseconds before serving")
 	exitAfter := fs.Int("exit-after", 0, "exit with status 4 `MS` milliseconds after starting to serve (a flapping server)")
 	fs.BoolVar(&c.printEnv, "print-env", false, "write the environment to stderr at start")
@@ -203,7 +214,15 @@ func run(args []string, stdin io.ReadCloser, stdout io.Writer, stderr io.Writer)
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("spawning grandchild: %w", err)
 		}
-		fmt.Fprintf(stderr, "grandchild=%d\n", cmd.Process.Pid)
+		fmt.Fprintf(stderr, "grandchild=%d\n", interop.HostPID(cmd.Process.Pid))
+	}
+	if c.spawnSetsidGrandchild {
+		cmd := exec.Command("sleep", "1000")
+		newSession(cmd)
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("spawning grandchild: %w", err)
+		}
+		fmt.Fprintf(stderr, "setsid-grandchild=%d\n", interop.HostPID(cmd.Process.Pid))
 	}
 	if c.ignoreSigterm {
 		signal.Ignore(syscall.SIGTERM)
