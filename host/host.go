@@ -168,6 +168,10 @@ type Host struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// isolationRefused is done once the log has said that the kernel
+	// refuses stdio servers a PID namespace.
+	isolationRefused sync.Once
 }
 
 // Start connects to servers concurrently and returns a Host offering their

@@ -779,6 +779,40 @@ func TestGrandchildStopped(t *testing.T) {
 	}
 }
 
+// A server's helper that calls setsid leaves the server's process group
+// (issue 11 §5); it is stopped with the server all the same. The server
+// exits on stdin close, so the stop waits for no grace period.
+func TestSetsidGrandchildStopped(t *testing.T) {
+	h, logs := start(t, []config.Server{fixture(t, "gc", "-spawn-grandchild", "-spawn-setsid-grandchild")}, nil)
+	pids := map[string]int{}
+	re := regexp.MustCompile(`\b(grandchild|setsid-grandchild)=(\d+)`)
+	waitFor(t, func() bool {
+		for _, m := range re.FindAllStringSubmatch(logs.String(), -1) {
+			pids[m[1]], _ = strconv.Atoi(m[2])
+		}
+		return len(pids) == 2
+	}, "the grandchildren's pids in the logs")
+	for what, pid := range pids {
+		if err := syscall.Kill(pid, 0); err != nil {
+			t.Fatalf("%s %d not running before Close: %v", what, pid, err)
+		}
+	}
+	start := time.Now()
+	if err := h.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if d := time.Since(start); d >= 2*time.Second {
+		t.Errorf("Close took %v for a server that exits on stdin close (the grace period is 2s)", d)
+	}
+	for what, pid := range pids {
+		waitFor(t, func() bool {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			return err != nil || strings.Contains(string(stat), ") Z ")
+		}, fmt.Sprintf("%s %d to be gone after Close", what, pid))
+	}
+	t.Logf("%s", regexp.MustCompile(`.*isolation=.*`).FindString(logs.String()))
+}
+
 // BenchmarkStart20 shows that 20 stdio servers start in about the time of the
 // slowest one, not the sum: each fixture takes 300ms to start, so a
 // sequential start would take 6s. ratio = time(20) / time(1).

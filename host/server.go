@@ -282,6 +282,25 @@ func (s *server) connectErr(ctx context.Context) error {
 	return nil
 }
 
+// noteIsolation logs how a started stdio child is contained, and once per
+// host that the kernel refused the PID namespace that would hold all it
+// starts (see transport.Isolation): not a warning, since nothing is wrong
+// with the server and many kernels refuse one, but what an operator who
+// wonders why a server's helper outlived it needs to know.
+func (s *server) noteIsolation(cmd *transport.Command) {
+	iso, refused := cmd.Isolation()
+	if iso == transport.IsolationNone {
+		return // not started
+	}
+	s.log.Debug("server process started", "pid", cmd.Pid(), "isolation", iso.String())
+	if refused != nil {
+		s.h.isolationRefused.Do(func() {
+			s.log.Info("stdio servers run in a process group, not a PID namespace of their own: a process one starts that leaves its group may outlive it",
+				"reason", refused.Error())
+		})
+	}
+}
+
 // explain adds the tail of a stdio child's stderr to err, which is usually
 // where the real reason is.
 func (s *server) explain(err error) error {
@@ -483,6 +502,7 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 			s.pid = cmd.Pid()
 			s.mu.Unlock()
 		}
+		s.noteIsolation(cmd)
 		return session, err
 	case config.TransportHTTP:
 		rec := &statusRecorder{progress: s.h}
