@@ -85,6 +85,12 @@ func (r *fileResult) tomlGateway(path string, v any) {
 			g.AllowedOrigins, ok = r.strList(f, v)
 		case "auth_token":
 			g.AuthToken, ok = r.str(f, v)
+			if ok && strings.TrimSpace(g.AuthToken) == "" {
+				// Set empty, it would also override a token an earlier
+				// file set, and a loopback gateway would take anyone.
+				r.errorf(f, `empty; write "{{secrets.NAME}}" or "{{env.NAME}}", or leave auth_token out for no token (loopback only)`)
+				ok = false
+			}
 		case "json_response":
 			g.JSONResponse, ok = r.boolean(f, v)
 		case "session_timeout":

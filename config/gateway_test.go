@@ -111,6 +111,13 @@ auth_token = "hunter2-literal"
 `, []string{
 			`g.toml:2: gateway.auth_token: a literal token is not allowed: config files are shared and committed, and a token written there leaks; write "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}"`,
 		}},
+		// Set empty, it would override a token another file set, and a
+		// loopback gateway would take anyone.
+		{"empty token", `[gateway]
+auth_token = ""
+`, []string{
+			`g.toml:2: gateway.auth_token: empty; write "{{secrets.NAME}}" or "{{env.NAME}}", or leave auth_token out for no token (loopback only)`,
+		}},
 		{"malformed token placeholder", `[gateway]
 auth_token = "{{secret.x}}"
 `, []string{

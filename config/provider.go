@@ -20,6 +20,9 @@ import (
 //	api_key  = "{{secrets.work_llm_key}}"    # a placeholder; a literal key is refused
 //	headers  = { X-Team = "agents" }
 //
+// Without base_url the type's public API is used (https://api.openai.com/v1,
+// https://api.anthropic.com); an empty base_url is an error, not that.
+//
 // api_key must be a placeholder ({{env.NAME}} or {{secrets.NAME}}), never the
 // key itself: config files are shared and committed, and a key written there
 // leaks. Servers that need no key (Ollama, a local vLLM) leave it out.
@@ -64,13 +67,17 @@ func (r *fileResult) tomlProviders(path string, v any) {
 			continue
 		}
 		p := Provider{Name: name, Source: Position{File: r.file, Line: r.lineOf(pp), Field: pp}}
+		emptyBaseURL := false
 		for _, k := range r.sortedKeys(pp, t) {
 			v, f := t[k], keyPath(pp, k)
 			switch k {
 			case "type":
 				p.Type, _ = r.str(f, v)
 			case "base_url":
-				p.BaseURL, _ = r.str(f, v)
+				var ok bool
+				if p.BaseURL, ok = r.str(f, v); ok && strings.TrimSpace(p.BaseURL) == "" {
+					emptyBaseURL = true
+				}
 			case "api_key":
 				p.APIKey, _ = r.str(f, v)
 			case "headers":
@@ -81,12 +88,32 @@ func (r *fileResult) tomlProviders(path string, v any) {
 				r.errorf(f, "%s", unknownKey(k, tomlProviderKeys))
 			}
 		}
+		if emptyBaseURL {
+			// Read as unset, it would send the key to the type's public
+			// endpoint, though the author meant another server.
+			msg := "empty; write the URL of the API, such as http://127.0.0.1:11434/v1"
+			if pub := publicEndpoint(p.Type); pub != "" {
+				msg += fmt.Sprintf(", or leave base_url out to use %s (the public API of type %q)", pub, p.Type)
+			}
+			r.errorf(keyPath(pp, "base_url"), "%s", msg)
+		}
 		r.checkProvider(pp, &p)
 		if r.providers == nil {
 			r.providers = map[string]Provider{}
 		}
 		r.providers[name] = p
 	}
+}
+
+// publicEndpoint is where a provider of type typ without base_url goes.
+func publicEndpoint(typ string) string {
+	switch typ {
+	case ProviderOpenAI:
+		return "https://api.openai.com/v1"
+	case ProviderAnthropic:
+		return "https://api.anthropic.com"
+	}
+	return ""
 }
 
 // checkProvider validates one provider at field path pp.

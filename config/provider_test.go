@@ -61,6 +61,14 @@ api_key = "sk-literal"
 type = "anthropic"
 base_url = "http://10.0.0.1/v1"
 temperature = 1
+
+[providers.c]
+type = "openai"
+base_url = ""
+api_key = "{{secrets.c}}"
+
+[providers.d]
+base_url = " "
 `)
 	_, err := Load(&LoadOptions{File: file, Dir: dir, Getenv: getenv(nil)})
 	var got []string
@@ -72,6 +80,10 @@ temperature = 1
 		file + `:3: providers.a.api_key: a literal key is not allowed in a config file; write "{{env.NAME}}" or "{{secrets.NAME}}" and set the variable`,
 		file + `:7: providers.b.base_url: ` + problemReason(t, "http://10.0.0.1/v1"),
 		file + `:8: providers.b.temperature: unknown key "temperature"`,
+		// Read as unset, an empty base_url would send c's key to OpenAI.
+		file + `:12: providers.c.base_url: empty; write the URL of the API, such as http://127.0.0.1:11434/v1, or leave base_url out to use https://api.openai.com/v1 (the public API of type "openai")`,
+		file + `:15: providers.d.type: missing; want "openai" or "anthropic"`,
+		file + `:16: providers.d.base_url: empty; write the URL of the API, such as http://127.0.0.1:11434/v1`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
