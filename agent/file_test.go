@@ -117,6 +117,21 @@ mcp_discovery: 1
 			`f.yaml:1: builtins[1]: unknown built-in tool "shell" (want one of mcp_call, http_request, read_file, list_directory)`,
 			`f.yaml:1: builtins: http_request needs http_allow: the hosts it may reach`,
 		}},
+		// An inline server may not set a variable that makes its program
+		// load other code unless it allows it (issue 11 §5).
+		{"inline server with NODE_OPTIONS", "h.yaml", `mcp_servers:
+  - id: calc
+    command: npx
+    args: [-y, calc-server]
+    env:
+      NODE_OPTIONS: --require /tmp/x.js
+  - id: allowed
+    command: node
+    env: {NODE_OPTIONS: --max-old-space-size=4096}
+    allow_env: [NODE_OPTIONS]
+`, []string{
+			`h.yaml:6: mcp_servers[0].env.NODE_OPTIONS: NODE_OPTIONS gives node options such as --require and --import, which run the code they name, so a config that sets it can make the server run other code than its command says; if this server needs it, add allow_env: [NODE_OPTIONS]`,
+		}},
 		{"bad yaml", "g.md", "---\nmodel: [a\n---\n", []string{"g.md:"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

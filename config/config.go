@@ -92,6 +92,10 @@ type Server struct {
 	Args    []string
 	Env     map[string]string // values may hold placeholders
 	Cwd     string
+	// AllowEnv names the variables of Env that make a program load other
+	// code (NODE_OPTIONS, LD_PRELOAD, …) and that this server may set
+	// all the same; without it they are refused.
+	AllowEnv []string
 
 	// network only.
 	URL                string

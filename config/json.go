@@ -13,14 +13,15 @@ import (
 // jsonServerKeys are the keys of one mcpServers entry. alwaysAllow and
 // autoApprove are other clients' approval lists; they are accepted and
 // ignored (Switchboard has no approval prompt, and mapping them to
-// tools_allowlist would hide every other tool). allow_local_endpoint and
-// allow_cross_origin_redirects are Switchboard's own, so that an imported
-// file can reach a local server or one that redirects elsewhere.
+// tools_allowlist would hide every other tool). allow_local_endpoint,
+// allow_cross_origin_redirects and allow_env are Switchboard's own, so that
+// an imported file can reach a local server or one that redirects
+// elsewhere, or set a variable such as NODE_OPTIONS.
 var jsonServerKeys = []string{
 	"command", "args", "env", "cwd",
 	"url", "type", "headers",
 	"disabled", "timeout", "description",
-	"alwaysAllow", "autoApprove", "allow_local_endpoint", "allow_cross_origin_redirects",
+	"alwaysAllow", "autoApprove", "allow_local_endpoint", "allow_cross_origin_redirects", "allow_env",
 }
 
 // jsonTypes maps the "type" values of the clients' formats to transports.
@@ -150,7 +151,7 @@ func (r *fileResult) jsonServer(path string, m map[string]any) (s Server, enable
 	for _, k := range r.sortedKeys(path, m) {
 		v, f := m[k], keyPath(path, k)
 		switch k {
-		case "command", "args", "env", "cwd", "url", "headers", "allow_local_endpoint", "allow_cross_origin_redirects":
+		case "command", "args", "env", "allow_env", "cwd", "url", "headers", "allow_local_endpoint", "allow_cross_origin_redirects":
 			r.launchField(&s, k, f, v)
 		case "description":
 			s.Description, _ = r.str(f, v)

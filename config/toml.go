@@ -13,7 +13,7 @@ var (
 	tomlTopKeys    = []string{"tool_name_format", "mcp_servers", "providers", "gateway", "network"}
 	tomlServerKeys = []string{
 		"id", "description", "transport",
-		"command", "args", "env", "cwd",
+		"command", "args", "env", "allow_env", "cwd",
 		"url", "headers", "allow_local_endpoint", "allow_cross_origin_redirects",
 		"tools_allowlist", "timeout", "connect_timeout", "optional",
 		"progress_resets_timeout", "roots",
@@ -104,7 +104,7 @@ func (r *fileResult) tomlServer(path string, m map[string]any) Server {
 		case "transport":
 			t, _ := r.str(f, v)
 			s.Transport = Transport(t)
-		case "command", "args", "env", "cwd", "url", "headers", "allow_local_endpoint", "allow_cross_origin_redirects":
+		case "command", "args", "env", "allow_env", "cwd", "url", "headers", "allow_local_endpoint", "allow_cross_origin_redirects":
 			r.launchField(&s, k, f, v)
 		case "tools_allowlist":
 			s.ToolsAllowlist, _ = r.strList(f, v)
@@ -143,6 +143,8 @@ func (r *fileResult) launchField(s *Server, k, f string, v any) {
 		s.Args, _ = r.strList(f, v)
 	case "env":
 		s.Env, _ = r.strMap(f, v)
+	case "allow_env":
+		s.AllowEnv, _ = r.strList(f, v)
 	case "cwd":
 		s.Cwd, _ = r.str(f, v)
 	case "url":

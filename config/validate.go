@@ -282,6 +282,9 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 		if s.Env != nil {
 			sc.errorf("env", "%s", stdioOnly)
 		}
+		if s.AllowEnv != nil {
+			sc.errorf("allow_env", "%s", stdioOnly)
+		}
 		if s.Cwd != "" {
 			sc.errorf("cwd", "%s", stdioOnly)
 		}
@@ -314,6 +317,9 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 			sc.errorf(f, "invalid variable name: use A-Z a-z 0-9 _, not starting with a digit")
 		}
 		checkPlaceholders(sc, f, s.Env[k])
+	}
+	if t == TransportStdio {
+		sc.checkEnvGuard()
 	}
 	for _, k := range sortedMapKeys(s.Headers) {
 		f := keyPath("headers", k)
