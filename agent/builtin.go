@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -49,8 +50,10 @@ type BuiltinOptions struct {
 	// "" means the current directory.
 	Workspace string
 	// HTTPClient sends http_request's requests; nil means a client that
-	// ignores proxies, dials only public addresses and follows redirects
-	// only to allowed https hosts. Tests use it to reach httptest servers.
+	// ignores proxies and dials only public addresses. Tests use it to
+	// reach httptest servers. Its CheckRedirect is replaced by the tool's
+	// own in every case: redirects only to allowed https hosts, no
+	// Referer, and none of the request's headers to another origin.
 	HTTPClient *http.Client
 	// Network is the operator's network policy ([network]: allow and deny
 	// CIDRs, an explicit proxy) for http_request; nil means none.
@@ -63,6 +66,7 @@ type Builtins struct {
 	server  *mcp.Server
 	granted []string
 	hosts   []string
+	network *netguard.Network
 	root    *os.Root
 	client  *http.Client
 
@@ -80,7 +84,7 @@ func NewBuiltins(a *Agent, o *BuiltinOptions) (*Builtins, error) {
 	if o == nil {
 		o = &BuiltinOptions{}
 	}
-	b := &Builtins{granted: slices.Clone(a.Builtins), hosts: slices.Clone(a.HTTPAllow), client: o.HTTPClient}
+	b := &Builtins{granted: slices.Clone(a.Builtins), hosts: slices.Clone(a.HTTPAllow), network: o.Network}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard-builtin", Version: host.Version}, nil)
 	for _, g := range a.Builtins {
 		switch g {
@@ -107,9 +111,15 @@ func NewBuiltins(a *Agent, o *BuiltinOptions) (*Builtins, error) {
 					Description: "List a folder of the workspace, by its path relative to the workspace root (\".\" for the root). Folders end in /."}, b.listDirectory)
 			}
 		case BuiltinHTTPRequest:
-			if b.client == nil {
-				b.client = guardedClient(b.hosts, o.Network)
+			c := o.HTTPClient
+			if c == nil {
+				c = guardedClient(o.Network)
 			}
+			// A copy: whatever client sends the requests, the tool's
+			// redirect policy applies.
+			cc := *c
+			cc.CheckRedirect = b.checkRedirect
+			b.client = &cc
 			mcp.AddTool(b.server, &mcp.Tool{Name: BuiltinHTTPRequest,
 				Description: "Make an HTTPS request to one of these hosts: " + strings.Join(b.hosts, ", ") + "."}, b.httpRequest)
 		}
@@ -371,21 +381,28 @@ func (b *Builtins) httpRequest(ctx context.Context, _ *mcp.CallToolRequest, in h
 }
 
 // guardedClient dials through netguard's Dialer (resolve once, refuse
-// private, loopback and metadata addresses, dial the checked address),
-// ignores proxies (a proxy would hide the real target), and follows
-// redirects only to allowed https hosts.
-func guardedClient(hosts []string, n *netguard.Network) *http.Client {
+// private, loopback and metadata addresses, dial the checked address) and
+// ignores proxies (a proxy would hide the real target).
+func guardedClient(n *netguard.Network) *http.Client {
 	// Bounds resolving the proxy's name, once.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return &http.Client{
-		Transport: n.Transport(ctx, &netguard.Dialer{}),
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 5 {
-				return errors.New("too many redirects")
-			}
-			_, err := checkHTTPURL(req.URL.String(), hosts)
-			return err
-		},
+	return &http.Client{Transport: n.Transport(ctx, &netguard.Dialer{})}
+}
+
+// checkRedirect is http_request's redirect policy: each hop must be an
+// https URL of an allowed host (checkHTTPURL); netguard's policy bounds
+// the hops, removes the Referer (the previous URL, query included) and,
+// on a hop to another origin, every header of the first request: the
+// headers the model set were meant for the host it named.
+func (b *Builtins) checkRedirect(req *http.Request, via []*http.Request) error {
+	if _, err := checkHTTPURL(req.URL.String(), b.hosts); err != nil {
+		return err
 	}
+	p := netguard.RedirectPolicy{
+		AllowCrossOrigin:  true,
+		CredentialHeaders: slices.Collect(maps.Keys(via[0].Header)),
+		Network:           b.network,
+	}
+	return p.CheckRedirect(req, via)
 }

@@ -102,6 +102,22 @@ func TestBuiltinMCPCall(t *testing.T) {
 
 func TestBuiltinHTTP(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/to-other":
+			http.Redirect(w, r, "https://other.example.com/landing", http.StatusFound)
+			return
+		case "/to-same":
+			http.Redirect(w, r, "/landing", http.StatusFound)
+			return
+		case "/to-evil":
+			http.Redirect(w, r, "https://evil.example.com/landing", http.StatusFound)
+			return
+		case "/landing":
+			// What a redirect target got: the host it was sent to, the
+			// Referer and the model's header.
+			w.Write([]byte("landed at " + r.Host + " referer=" + r.Header.Get("Referer") + " key=" + r.Header.Get("X-Api-Key")))
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write([]byte("pong " + r.Method))
 	}))
@@ -117,10 +133,24 @@ func TestBuiltinHTTP(t *testing.T) {
 	tr.DialContext = func(ctx context.Context, network, _ string) (netConn, error) { return dial(ctx, network, addr) }
 	tr.TLSClientConfig.InsecureSkipVerify = true
 	client = &http.Client{Transport: tr}
-	h, _ := startBuiltins(t, &Agent{Builtins: []string{BuiltinHTTPRequest}, HTTPAllow: []string{"api.example.com"}}, &BuiltinOptions{HTTPClient: client})
+	h, _ := startBuiltins(t, &Agent{Builtins: []string{BuiltinHTTPRequest}, HTTPAllow: []string{"api.example.com", "other.example.com"}}, &BuiltinOptions{HTTPClient: client})
 
 	if out, isErr := call(t, h, "mcp_builtin_http_request", `{"url":"https://api.example.com/ping"}`); isErr || !strings.Contains(out, "pong GET") {
 		t.Errorf("http_request(allowed) = %q, %v", out, isErr)
+	}
+	// A redirect target gets no Referer (it would carry the token in the
+	// query), and another origin none of the model's headers (issue 11 §5).
+	for _, tc := range []struct{ path, want string }{
+		{"/to-other", "landed at other.example.com referer= key="},
+		{"/to-same", "landed at api.example.com referer= key=k-123456"},
+	} {
+		args := `{"url":"https://api.example.com` + tc.path + `?token=t-123456","headers":{"X-Api-Key":"k-123456"}}`
+		if out, isErr := call(t, h, "mcp_builtin_http_request", args); isErr || !strings.Contains(out, tc.want) {
+			t.Errorf("http_request(%s) = %q, %v; want %q", tc.path, out, isErr, tc.want)
+		}
+	}
+	if out, isErr := call(t, h, "mcp_builtin_http_request", `{"url":"https://api.example.com/to-evil"}`); !isErr || strings.Contains(out, "landed") {
+		t.Errorf("http_request redirected to a host not allowed = %q, %v; want refused", out, isErr)
 	}
 	for _, u := range []string{"http://api.example.com/", "https://evil.example.com/", "https://api.example.com:8443/", "https://user:pw@api.example.com/", "https://127.0.0.1/"} {
 		if out, isErr := call(t, h, "mcp_builtin_http_request", `{"url":`+jsonString(u)+`}`); !isErr || strings.Contains(out, "pong") {

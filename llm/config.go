@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/switchboardmcp/switchboard/netguard"
 )
 
 // The provider types.
@@ -34,7 +36,9 @@ type Config struct {
 	KeySource string
 	// Headers are added to every request.
 	Headers map[string]string
-	// HTTPClient is the client requests go through; nil means a default one.
+	// HTTPClient is the client requests go through; nil means one that
+	// follows a redirect only within its origin (a 307 to another would
+	// resend the prompt and the key there) and sends no Referer.
 	HTTPClient *http.Client
 	// MaxRetries is how many times a rate-limited or unavailable call is
 	// retried: 0 means DefaultMaxRetries, a negative value none.
@@ -66,7 +70,7 @@ func New(cfg Config) (Provider, error) {
 		cfg.sleep = sleepCtx
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
+		cfg.HTTPClient = &http.Client{CheckRedirect: sameOrigin}
 	}
 	cfg.Headers = cloneHeaders(cfg.Headers)
 	switch cfg.Type {
@@ -79,6 +83,23 @@ func New(cfg Config) (Provider, error) {
 	default:
 		return nil, fmt.Errorf("llm: provider %s: unknown type %q (want %q or %q)", cfg.Name, cfg.Type, TypeOpenAI, TypeAnthropic)
 	}
+}
+
+// maxRedirects bounds the redirects the default client follows.
+const maxRedirects = 5
+
+// sameOrigin is the default client's redirect policy: only within the
+// first request's origin, never with a Referer (the previous URL).
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	req.Header.Del("Referer")
+	from, to := netguard.Origin(via[0].URL), netguard.Origin(req.URL)
+	switch {
+	case from != to:
+		return fmt.Errorf("redirect from %s to %s refused: a provider's requests (the prompt, the key) never follow a redirect to another origin", from, to)
+	case len(via) > maxRedirects:
+		return fmt.Errorf("more than %d redirects", maxRedirects)
+	}
+	return nil
 }
 
 func cloneHeaders(h map[string]string) map[string]string {

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -499,5 +502,69 @@ func TestUnreachable(t *testing.T) {
 	_, err := p.Complete(t.Context(), &llm.Request{Model: "m"}, nil)
 	if !errors.Is(err, llm.KindUnavailable) || !strings.Contains(err.Error(), "cannot reach http://127.0.0.1:1/v1") {
 		t.Errorf("Complete: %v, want unavailable naming the base URL", err)
+	}
+}
+
+// A provider without an HTTPClient of its own follows a redirect only
+// within its origin, and without a Referer: a 307 to another origin would
+// resend the prompt and the key there (issue 11 §5).
+func TestDefaultClientRedirects(t *testing.T) {
+	for _, fk := range fakes {
+		t.Run(fk.typ, func(t *testing.T) {
+			f := fk.new(t)
+			f.Script(llmtest.Turn{Text: "through the hop"})
+			fake, err := url.Parse(f.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var referers []string
+			proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: fake.Scheme, Host: fake.Host})
+			// /hop/... redirects to ... on the same server, which passes
+			// it on to the fake; /away/... redirects to the fake itself.
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case strings.HasPrefix(r.URL.Path, "/hop/"):
+					http.Redirect(w, r, strings.TrimPrefix(r.URL.Path, "/hop")+"?token=t-123456", http.StatusTemporaryRedirect)
+				case strings.HasPrefix(r.URL.Path, "/away/"):
+					http.Redirect(w, r, "http://"+fake.Host+strings.TrimPrefix(r.URL.Path, "/away"), http.StatusTemporaryRedirect)
+				default:
+					mu.Lock()
+					referers = append(referers, r.Header.Get("Referer"))
+					mu.Unlock()
+					proxy.ServeHTTP(w, r)
+				}
+			}))
+			defer front.Close()
+			req := &llm.Request{Model: "test-model", Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}
+
+			cfg := f.Config()
+			cfg.MaxRetries = -1
+			cfg.BaseURL = front.URL + "/hop" + fake.Path
+			p, err := llm.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := p.Complete(t.Context(), req, nil)
+			if err != nil || resp.Message.Text != "through the hop" {
+				t.Fatalf("Complete through a same-origin redirect = %+v, %v", resp, err)
+			}
+			mu.Lock()
+			if len(referers) != 1 || referers[0] != "" {
+				t.Errorf("the redirect target got Referer %q, want none", referers)
+			}
+			mu.Unlock()
+
+			cfg.BaseURL = front.URL + "/away" + fake.Path
+			if p, err = llm.New(cfg); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Complete(t.Context(), req, nil); err == nil || !strings.Contains(err.Error(), "never follow a redirect to another origin") {
+				t.Errorf("Complete through a cross-origin redirect = %v, want refused", err)
+			}
+			if n := len(f.Requests()); n != 1 {
+				t.Errorf("the fake got %d requests, want only the one through the same-origin hop", n)
+			}
+		})
 	}
 }

@@ -312,8 +312,9 @@ func NewHTTPTransport(d *Dialer) *http.Transport {
 // says, dropped on every cross-origin hop.
 var alwaysCredential = []string{"Authorization", "Proxy-Authorization", "Cookie"}
 
-// A RedirectPolicy decides which redirects an http.Client follows. Use its
-// CheckRedirect method as http.Client.CheckRedirect.
+// A RedirectPolicy decides which redirects an http.Client follows, and
+// what they carry: never a Referer, and to another origin no credential.
+// Use its CheckRedirect method as http.Client.CheckRedirect.
 //
 // Every hop's URL is checked like a configured one ([CheckURL]); only a hop
 // to the original origin (scheme, host and port of the first request) keeps
@@ -357,8 +358,12 @@ func (e *RedirectError) Unwrap() error { return e.Err }
 // Is reports whether target is [ErrRefused].
 func (e *RedirectError) Is(target error) bool { return target == ErrRefused }
 
-// CheckRedirect is an http.Client CheckRedirect function.
+// CheckRedirect is an http.Client CheckRedirect function. Besides
+// refusing hops, it removes the Referer header net/http puts on a
+// redirected request, on every hop: it carries the previous URL, query
+// included, which may hold a token.
 func (p *RedirectPolicy) CheckRedirect(req *http.Request, via []*http.Request) error {
+	req.Header.Del("Referer")
 	max := p.MaxHops
 	if max <= 0 {
 		max = 5

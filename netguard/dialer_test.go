@@ -471,6 +471,67 @@ func TestRedirectDropsCredentials(t *testing.T) {
 	}
 }
 
+// A redirect target receives no Referer (issue 11 §5): net/http sets one
+// on every hop that is not https to http, and the URL it carries, query
+// included, is the previous server's, which may hold a token
+// (?api_key=...). Same-origin and cross-origin hops alike.
+func TestRedirectNoReferer(t *testing.T) {
+	var mu sync.Mutex
+	referers := map[string][]string{} // path → the Referer headers it got
+	record := func(r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		referers[r.URL.Path] = append(referers[r.URL.Path], r.Header.Get("Referer"))
+	}
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(r)
+		io.WriteString(w, "landed")
+	}))
+	defer target.Close()
+	start := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/cross":
+			http.Redirect(w, r, target.URL+"/landing", http.StatusFound)
+		case "/same":
+			http.Redirect(w, r, "/here", http.StatusTemporaryRedirect)
+		case "/here":
+			record(r)
+			io.WriteString(w, "landed")
+		}
+	}))
+	defer start.Close()
+
+	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	tr := NewHTTPTransport(&Dialer{AllowCIDRs: loopback})
+	defer tr.CloseIdleConnections()
+	p := &RedirectPolicy{AllowCrossOrigin: true, Network: &Network{AllowCIDRs: loopback}}
+	c := &http.Client{Transport: tr, CheckRedirect: p.CheckRedirect}
+	for _, path := range []string{"/cross?api_key=k-123456", "/same?api_key=k-123456"} {
+		resp, err := c.Get(start.URL + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "landed" {
+			t.Fatalf("GET %s = %q, want the redirect followed", path, b)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, path := range []string{"/landing", "/here"} {
+		got := referers[path]
+		if len(got) != 1 {
+			t.Errorf("%s got %d requests, want 1", path, len(got))
+		}
+		for _, ref := range got {
+			if ref != "" {
+				t.Errorf("redirect target %s got Referer %q, want none", path, ref)
+			}
+		}
+	}
+}
+
 func TestLocalEndpoint(t *testing.T) {
 	tests := []struct {
 		url  string
