@@ -21,7 +21,7 @@ import (
 // TestCrossOriginRedirect: an MCP server at one origin that redirects to
 // another is refused unless it sets allow_cross_origin_redirects; when it
 // does, the redirected requests carry neither Authorization nor any other
-// configured header, and the target must still be admitted by the dialer
+// configured header (nor a Referer), and the target must still be admitted by the dialer
 // and the floor (here by [network] allow_cidrs, since allow_local_endpoint
 // never admits a redirect target).
 func TestCrossOriginRedirect(t *testing.T) {
@@ -35,7 +35,8 @@ func TestCrossOriginRedirect(t *testing.T) {
 	var atFirst []string
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		atTarget = append(atTarget, r.Header.Get("Authorization")+r.Header.Get("X-Team"))
+		// Nor a Referer: it would name the first server's URL.
+		atTarget = append(atTarget, r.Header.Get("Authorization")+r.Header.Get("X-Team")+r.Header.Get("Referer"))
 		mu.Unlock()
 		handler.ServeHTTP(w, r)
 	}))
