@@ -179,7 +179,7 @@ func (h *Host) callFailure(s *server, ir *irConn, ctx, cctx context.Context, err
 		// without waiting on it for long.
 		select {
 		case <-ir.done:
-			return fmt.Errorf("%w: its %s connection was lost: %s", ErrUnavailable, InputRequiredVersion, h.red.Redact(err.Error()))
+			return fmt.Errorf("%w: its %s connection was lost: %s", ErrUnavailable, InputRequiredVersion, h.redact(err.Error()))
 		case <-time.After(100 * time.Millisecond):
 		}
 		return h.serverFailure(err)
@@ -212,14 +212,14 @@ func (h *Host) callFailure(s *server, ir *irConn, ctx, cctx context.Context, err
 // serverFailure is a failed request's error, redacted, on a connection
 // that still stands: the server's protocol error keeps its code.
 func (h *Host) serverFailure(err error) error {
-	msg := h.red.Redact(err.Error())
+	msg := h.redact(err.Error())
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
 		// The server answered with a protocol error: keep its code, its
 		// message and data (redacted) for a caller that passes it on.
 		return &serverError{text: msg, err: &jsonrpc.Error{
 			Code:    je.Code,
-			Message: h.red.Redact(je.Message),
+			Message: h.redact(je.Message),
 			Data:    redactRaw(h.red, je.Data),
 		}}
 	}

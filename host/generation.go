@@ -90,6 +90,7 @@ func (s *server) inputRequiredConn(ctx context.Context) (*irConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening a %s connection: %w", InputRequiredVersion, err)
 	}
+	s.noteSession(cs.ID())
 	if v := cs.InitializeResult().ProtocolVersion; v < InputRequiredVersion {
 		cs.Close()
 		s.irOlder.Store(true)

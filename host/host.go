@@ -169,6 +169,10 @@ type Host struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	// sessions are the upstream session ids seen, kept out of logs and
+	// errors (sessionid.go).
+	sessions sessionIDs
+
 	// isolationRefused is done once the log has said that the kernel
 	// refuses stdio servers a PID namespace.
 	isolationRefused sync.Once
@@ -198,7 +202,7 @@ func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, 
 		h.red = secret.NewRedactor()
 	}
 	if h.opts.Logger != nil {
-		h.log = slog.New(h.red.Handler(h.opts.Logger.Handler()))
+		h.log = slog.New(&sessionHandler{ids: &h.sessions, h: h.red.Handler(h.opts.Logger.Handler())})
 	} else {
 		h.log = slog.New(slog.DiscardHandler)
 	}

@@ -26,7 +26,7 @@ func (s *server) refreshTools() {
 	defer cancel()
 	tools, err := s.listTools(ctx, session)
 	if err != nil {
-		s.log.Warn("re-reading tools after list_changed failed; keeping the old list", "err", s.h.red.Redact(err.Error()))
+		s.log.Warn("re-reading tools after list_changed failed; keeping the old list", "err", s.h.redact(err.Error()))
 		return
 	}
 	s.mu.Lock()

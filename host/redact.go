@@ -26,7 +26,8 @@ import (
 //   - the progress taps (progress.go), which read notifications off the
 //     wire before the SDK, redact them with redactParams;
 //   - redactErr for the errors the host writes itself, which may quote a
-//     child's stderr or a transport's message.
+//     child's stderr or a transport's message (and, with the logger, keeps
+//     upstream session ids out too: sessionid.go).
 
 // redactResults redacts what servers answer, and their protocol errors.
 func (s *server) redactResults(next mcp.MethodHandler) mcp.MethodHandler {
@@ -85,7 +86,7 @@ func (h *Host) redactErr(err error) error {
 		return nil
 	}
 	msg := err.Error()
-	if red := h.red.Redact(msg); red != msg {
+	if red := h.redact(msg); red != msg {
 		return &redactedError{msg: red, err: err}
 	}
 	return err

@@ -259,6 +259,7 @@ func (s *server) connectErr(ctx context.Context) error {
 		}
 		return s.explain(err)
 	}
+	s.noteSession(session.ID())
 	tools, err := s.listTools(cctx, session)
 	if err != nil {
 		session.Close()
