@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/internal/interop"
 	"github.com/switchboardmcp/switchboard/transport"
 )
 
@@ -31,6 +32,7 @@ func TestCommandHostKilled(t *testing.T) {
 			}
 			host := exec.Command(exe)
 			host.Env = append(os.Environ(), childEnv+"=host", "GORACE=atexit_sleep_ms=0")
+			interop.DieWithTest(host)
 			if iso.noNS {
 				host.Env = append(host.Env, noNamespaceEnv+"=1")
 			}
