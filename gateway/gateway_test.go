@@ -345,6 +345,7 @@ func TestEndpointSecurity(t *testing.T) {
 		{"wrong token", map[string]string{"Authorization": "Bearer nope"}, "", http.StatusUnauthorized},
 		{"foreign origin", map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "https://evil.example"}, "", http.StatusForbidden},
 		{"rebinding host", map[string]string{"Authorization": "Bearer s3cret-token"}, "evil.example", http.StatusForbidden},
+		{"rebinding host in the port", map[string]string{"Authorization": "Bearer s3cret-token"}, "127.0.0.1:7391.evil.example", http.StatusForbidden},
 	} {
 		// Both routes of /mcp: the stateful one, and the stateless one a
 		// 2026-07-28 request without a session takes.

@@ -4,9 +4,10 @@ import (
 	"context"
 	"crypto/subtle"
 	"log/slog"
-	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -181,13 +182,18 @@ func (gd *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	gd.next.ServeHTTP(w, r)
 }
 
+// hostAllowed reports whether a Host header names this gateway: a loopback
+// name or an allowed host, with a port that is a plain number if there is
+// one. The port need not be the listener's: a port forward (ssh -L, a
+// container's published port) changes it, while DNS rebinding changes the
+// name, which is what is checked; a page on another local port is stopped
+// by the Origin check, which compares the whole host:port.
 func (gd *guard) hostAllowed(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
+	host, port, hasPort := splitHost(hostport)
+	if host == "" || (hasPort && !validPort(port)) {
+		return false
 	}
-	host = strings.Trim(strings.ToLower(host), "[]")
-	switch host {
+	switch strings.ToLower(host) {
 	case "localhost", "127.0.0.1", "::1":
 		return true
 	}
@@ -197,6 +203,42 @@ func (gd *guard) hostAllowed(hostport string) bool {
 		}
 	}
 	return false
+}
+
+// splitHost splits a Host header into host and port the way RFC 9110 writes
+// it: an IPv6 address in brackets, a port after the last colon. It returns
+// "" for the host when the value is not of that shape ("::1" without
+// brackets, a bracketed name, stray brackets).
+func splitHost(hostport string) (host, port string, hasPort bool) {
+	if strings.HasPrefix(hostport, "[") {
+		end := strings.IndexByte(hostport, ']')
+		if end < 0 {
+			return "", "", false
+		}
+		host, rest := hostport[1:end], hostport[end+1:]
+		if ip, err := netip.ParseAddr(host); err != nil || !ip.Is6() || ip.Zone() != "" {
+			return "", "", false
+		}
+		switch {
+		case rest == "":
+			return host, "", false
+		case rest[0] == ':':
+			return host, rest[1:], true
+		}
+		return "", "", false
+	}
+	host, port, hasPort = strings.Cut(hostport, ":")
+	if strings.ContainsAny(host, "[]") || strings.Contains(port, ":") {
+		return "", "", false
+	}
+	return host, port, hasPort
+}
+
+// validPort reports whether p is a port number as a URL writes it: 1 to
+// 65535 in decimal digits, without sign or leading zeros.
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535 && strconv.Itoa(n) == p
 }
 
 func (gd *guard) originAllowed(origin string, r *http.Request) bool {
