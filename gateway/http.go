@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/subtle"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -34,6 +35,15 @@ type HTTPOptions struct {
 	// MaxBodyBytes bounds one request body (and WebSocket message); default
 	// 4 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the time a request body may take to arrive, on top
+	// of one second for every MinBodyRate bytes received: a client that
+	// trickles its body is cut off after about BodyTimeout, while a large
+	// body arriving at any reasonable speed is never cut. Default 10 s.
+	// Bodies are read only after the Host, Origin and token checks pass;
+	// a refused request's body is never read. (Request headers are bounded
+	// by the http.Server's ReadHeaderTimeout, which `switchboard serve`
+	// sets.)
+	BodyTimeout time.Duration
 	// SessionTimeout ends Streamable HTTP sessions idle that long; default
 	// 30 minutes.
 	SessionTimeout time.Duration
@@ -65,6 +75,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	}
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = 30 * time.Minute
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
 	}
 	log := o.Logger
 	if log == nil {
@@ -160,26 +173,87 @@ type guard struct {
 func (gd *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if gd.opts.Loopback && !gd.hostAllowed(r.Host) {
 		gd.log.Warn("refused a request for a foreign Host (DNS rebinding protection)", "host", r.Host, "remote", r.RemoteAddr)
-		http.Error(w, "forbidden: Host not allowed", http.StatusForbidden)
+		refuse(w, http.StatusForbidden, "forbidden: Host not allowed")
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !gd.originAllowed(origin, r) {
 		gd.log.Warn("refused a request from a foreign Origin", "origin", origin, "remote", r.RemoteAddr)
-		http.Error(w, "forbidden: Origin not allowed", http.StatusForbidden)
+		refuse(w, http.StatusForbidden, "forbidden: Origin not allowed")
 		return
 	}
 	if gd.opts.AuthToken != "" {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(gd.opts.AuthToken)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			refuse(w, http.StatusUnauthorized, "unauthorized")
 			return
 		}
 	}
 	// The gateway never passes a client's credentials upstream: upstream
 	// requests are made by the host with the upstream's own headers.
 	r.Header.Del("Authorization")
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = newTimedBody(w, r.Body, gd.opts.BodyTimeout)
+	}
 	gd.next.ServeHTTP(w, r)
+}
+
+// refuse answers a request that will not be served without reading its
+// body: "Connection: close" keeps net/http from reading what is left of
+// it (up to 256 KiB) to reuse the connection, and a read deadline in the
+// past makes sure nothing waits for a body that trickles in.
+func refuse(w http.ResponseWriter, status int, msg string) {
+	http.NewResponseController(w).SetReadDeadline(time.Now()) // not every ResponseWriter can; then there is no connection to hold
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, status)
+}
+
+// DefaultBodyTimeout is the default [HTTPOptions.BodyTimeout].
+const DefaultBodyTimeout = 10 * time.Second
+
+// MinBodyRate is the body rate, in bytes per second, that a client must
+// keep up for its request body to have more time than BodyTimeout: each
+// MinBodyRate bytes received earn one second. 32 KiB/s lets a 4 MiB body
+// (the default bound) take 2 minutes, while a client trickling a byte a
+// second holds its connection for BodyTimeout only.
+const MinBodyRate = 32 << 10
+
+// timedBody bounds how long a request body takes to arrive with a read
+// deadline on the connection, moved forward as bytes come in. Once the
+// body is read the deadline is cleared: net/http then reads the connection
+// in the background to notice a client that goes away, and a deadline
+// passing there would cancel a response still streaming (a call's SSE
+// stream may last as long as the call).
+type timedBody struct {
+	io.ReadCloser
+	rc      *http.ResponseController
+	start   time.Time
+	timeout time.Duration
+	n       int64
+	done    bool
+}
+
+func newTimedBody(w http.ResponseWriter, body io.ReadCloser, timeout time.Duration) io.ReadCloser {
+	b := &timedBody{ReadCloser: body, rc: http.NewResponseController(w), start: time.Now(), timeout: timeout}
+	if b.rc.SetReadDeadline(b.start.Add(timeout)) != nil {
+		return body // no connection deadline to set (a ResponseWriter of a test, HTTP/2 without support)
+	}
+	return b
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	switch {
+	case b.done:
+	case err == io.EOF:
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	case err == nil && n > 0:
+		earned := time.Duration(b.n) * time.Second / MinBodyRate
+		b.rc.SetReadDeadline(b.start.Add(b.timeout + earned))
+	}
+	return n, err
 }
 
 // hostAllowed reports whether a Host header names this gateway: a loopback
