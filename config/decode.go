@@ -195,6 +195,17 @@ func (r *fileResult) count(field string, v any) (int, bool) {
 	return int(n), true
 }
 
+// atLeastOne decodes a whole number that must be at least 1 (0 would read
+// as "none" or "unlimited", and means neither).
+func (r *fileResult) atLeastOne(field string, v any) (int, bool) {
+	n, ok := r.count(field, v)
+	if ok && n < 1 {
+		r.errorf(field, "must be at least 1, not %d", n)
+		return 0, false
+	}
+	return n, ok
+}
+
 // interval decodes a duration where "off" (or zero) turns the thing off.
 func (r *fileResult) interval(field string, v any) (time.Duration, bool) {
 	if s, ok := v.(string); ok && (s == "off" || s == "0" || s == "0s") {

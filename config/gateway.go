@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/netip"
@@ -27,6 +28,9 @@ const DefaultGatewayListen = "127.0.0.1:7300"
 //	auth_token       = "{{secrets.gateway_token}}" # a placeholder; a literal token is refused
 //	json_response    = false                      # answer POSTs with application/json, not SSE
 //	session_timeout  = "30m"                      # idle Streamable HTTP sessions end
+//	max_sessions     = 256                        # sessions at once; the idlest makes room
+//	max_client_sessions = 64                      # sessions one client address holds
+//	shutdown_grace   = "5s"                       # SIGTERM: calls get this long, then are cancelled
 //
 // The zero value means the defaults. A later file's keys override an
 // earlier file's one by one. Listening beyond loopback needs auth_token.
@@ -51,15 +55,37 @@ type Gateway struct {
 	// SessionTimeout ends idle Streamable HTTP sessions; 0 means the
 	// gateway's default.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the downstream sessions held at once (Streamable
+	// HTTP, legacy SSE, WebSocket, 2026-07-28 subscriptions/listen); 0
+	// means [DefaultGatewayMaxSessions].
+	MaxSessions int
+	// MaxClientSessions bounds the sessions one client address holds; 0
+	// means [DefaultGatewayMaxClientSessions]. It may not exceed
+	// MaxSessions.
+	MaxClientSessions int
+	// ShutdownGrace is how long requests in flight get to finish when
+	// `switchboard serve` is told to stop; past it they are cancelled
+	// (upstream too) and the process exits. 0 means
+	// [DefaultGatewayShutdownGrace].
+	ShutdownGrace time.Duration
 
 	// Source is where the last [gateway] table was declared; zero when none
 	// was.
 	Source Position
 }
 
+// The defaults of the [gateway] keys that bound the endpoint; the gateway
+// package says why each is what it is (gateway.DefaultMaxSessions).
+const (
+	DefaultGatewayMaxSessions       = 256
+	DefaultGatewayMaxClientSessions = 64
+	DefaultGatewayShutdownGrace     = 5 * time.Second
+)
+
 var tomlGatewayKeys = []string{
 	"listen", "tool_name_format", "servers", "allowed_origins",
 	"auth_token", "json_response", "session_timeout",
+	"max_sessions", "max_client_sessions", "shutdown_grace",
 }
 
 // tomlGateway decodes the [gateway] table at field path path ("gateway").
@@ -95,6 +121,12 @@ func (r *fileResult) tomlGateway(path string, v any) {
 			g.JSONResponse, ok = r.boolean(f, v)
 		case "session_timeout":
 			g.SessionTimeout, ok = r.duration(f, v)
+		case "max_sessions":
+			g.MaxSessions, ok = r.atLeastOne(f, v)
+		case "max_client_sessions":
+			g.MaxClientSessions, ok = r.atLeastOne(f, v)
+		case "shutdown_grace":
+			g.ShutdownGrace, ok = r.duration(f, v)
 		default:
 			r.errorf(f, "%s", unknownKey(k, tomlGatewayKeys))
 		}
@@ -138,6 +170,12 @@ func mergeGateway(dst *Gateway, r *fileResult, v *validator) {
 			dst.JSONResponse = src.JSONResponse
 		case "session_timeout":
 			dst.SessionTimeout = src.SessionTimeout
+		case "max_sessions":
+			dst.MaxSessions = src.MaxSessions
+		case "max_client_sessions":
+			dst.MaxClientSessions = src.MaxClientSessions
+		case "shutdown_grace":
+			dst.ShutdownGrace = src.ShutdownGrace
 		}
 		for i := range list {
 			e := indexPath(f, i)
@@ -216,6 +254,18 @@ func (v *validator) gateway(c *Config) {
 			// Never quote the value: it is a token.
 			errorf("auth_token", `a literal token is not allowed: config files are shared and committed, and a token written there leaks; write "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}"`)
 		}
+	}
+	if g.MaxSessions < 0 {
+		errorf("max_sessions", "must be at least 1, not %d", g.MaxSessions)
+	}
+	switch total := cmp.Or(g.MaxSessions, DefaultGatewayMaxSessions); {
+	case g.MaxClientSessions < 0:
+		errorf("max_client_sessions", "must be at least 1, not %d", g.MaxClientSessions)
+	case total > 0 && g.MaxClientSessions > total:
+		errorf("max_client_sessions", "%d is more than max_sessions (%d): one client could hold every session", g.MaxClientSessions, total)
+	}
+	if g.ShutdownGrace < 0 {
+		errorf("shutdown_grace", "must be positive, not %s", g.ShutdownGrace)
 	}
 	if !loopback && g.AuthToken == "" && !v.gwBad["gateway.auth_token"] {
 		errorf("listen", "serving beyond loopback needs auth_token")

@@ -28,6 +28,9 @@ allowed_origins = ["https://app.example.com", "http://localhost:3000"]
 auth_token = "{{secrets.gw}}"
 json_response = true
 session_timeout = "5m"
+max_sessions = 100
+max_client_sessions = 10
+shutdown_grace = "30s"
 `)
 	c, err := Load(&LoadOptions{File: file, Dir: dir, Getenv: getenv(nil)})
 	if err != nil {
@@ -37,6 +40,7 @@ session_timeout = "5m"
 		Listen: "0.0.0.0:7400", ToolNameFormat: "{server}__{tool}", Servers: []string{"b"},
 		AllowedOrigins: []string{"https://app.example.com", "http://localhost:3000"},
 		AuthToken:      "{{secrets.gw}}", JSONResponse: true, SessionTimeout: 5 * time.Minute,
+		MaxSessions: 100, MaxClientSessions: 10, ShutdownGrace: 30 * time.Second,
 		Source: Position{File: file, Line: 9, Field: "gateway"},
 	}
 	if diff := cmp.Diff(want, c.Gateway); diff != "" {
@@ -196,6 +200,33 @@ auth_tokn = "{{env.X}}"
 			`g.toml:5: gateway.servers: must be an array of strings, not a string`,
 			`g.toml:6: gateway.auth_tokn: unknown key "auth_tokn"; did you mean auth_token?`,
 		}},
+		{"session bounds", `[gateway]
+max_sessions = 0
+max_client_sessions = -3
+shutdown_grace = "0s"
+`, []string{
+			`g.toml:2: gateway.max_sessions: must be at least 1, not 0`,
+			`g.toml:3: gateway.max_client_sessions: must be between 0 and 1048576, not -3`,
+			`g.toml:4: gateway.shutdown_grace: must be positive, not "0s"`,
+		}},
+		{"a client may not hold every session", `[gateway]
+max_sessions = 10
+max_client_sessions = 11
+`, []string{
+			`g.toml:3: gateway.max_client_sessions: 11 is more than max_sessions (10): one client could hold every session`,
+		}},
+		{"nor more than the default", `[gateway]
+max_client_sessions = 300
+`, []string{
+			`g.toml:2: gateway.max_client_sessions: 300 is more than max_sessions (256): one client could hold every session`,
+		}},
+		{"bounds of the wrong type", `[gateway]
+max_sessions = "many"
+shutdown_grace = 5
+`, []string{
+			`g.toml:2: gateway.max_sessions: must be a whole number, not a string`,
+			`g.toml:3: gateway.shutdown_grace: must be a duration string such as "90s", not an integer`,
+		}},
 		{"not a table", `gateway = "on"
 `, []string{
 			`g.toml:1: gateway: must be a table, not a string`,
@@ -229,6 +260,14 @@ func TestGatewayValidate(t *testing.T) {
 	want := []string{
 		`gateway.servers[0]: no server "b" in the configuration (configured: a)`,
 		`gateway.auth_token: a literal token is not allowed: config files are shared and committed, and a token written there leaks; write "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}"`,
+	}
+	if diff := cmp.Diff(want, problemStrings(t, c.Validate(), "")); diff != "" {
+		t.Errorf("Validate (-want +got):\n%s", diff)
+	}
+	c.Gateway = Gateway{MaxSessions: -1, MaxClientSessions: 5, ShutdownGrace: -time.Second}
+	want = []string{
+		`gateway.max_sessions: must be at least 1, not -1`,
+		`gateway.shutdown_grace: must be positive, not -1s`,
 	}
 	if diff := cmp.Diff(want, problemStrings(t, c.Validate(), "")); diff != "" {
 		t.Errorf("Validate (-want +got):\n%s", diff)

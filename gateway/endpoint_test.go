@@ -189,3 +189,306 @@ func TestSlowBody(t *testing.T) {
 		t.Errorf("a steady large body: status %d, session %q; want 200 and a session", resp.StatusCode, resp.Header.Get("Mcp-Session-Id"))
 	}
 }
+
+// post sends body to base+"/mcp" as Streamable HTTP does, with the given
+// session (if any) and extra header pairs, and returns the answer, its body
+// read (up to the first SSE event's end for a stream).
+func post(t *testing.T, hc *http.Client, base, session, body string, header ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	br := bufio.NewReader(resp.Body)
+	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	message := false
+	for {
+		line, err := br.ReadString('\n')
+		b.WriteString(line)
+		message = message || strings.HasPrefix(line, "data: {")
+		// A JSON answer ends with the body; an SSE answer's first message
+		// (after the priming event) with its blank line.
+		if err != nil || (sse && message && line == "\n") {
+			break
+		}
+	}
+	return resp, b.String()
+}
+
+// initialize starts a 2025-11-25 (or version) session by hand and sends
+// notifications/initialized; it returns the session id.
+func initialize(t *testing.T, hc *http.Client, base, version string) string {
+	t.Helper()
+	resp, body := post(t, hc, base, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"by-hand","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: status %d, session %q: %s", resp.StatusCode, sid, body)
+	}
+	if resp, body := post(t, hc, base, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "MCP-Protocol-Version", version); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: status %d: %s", resp.StatusCode, body)
+	}
+	return sid
+}
+
+// TestSessionRequired: a request other than initialize without
+// Mcp-Session-Id is refused with 400 and a JSON-RPC error naming the
+// header (the spec's Streamable HTTP transport, 2025-11-25); the SDK alone
+// answers 200 with the error in the stream.
+func TestSessionRequired(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
+	hc := &http.Client{}
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`[{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`,
+	} {
+		for _, version := range []string{"", "2025-11-25"} {
+			var header []string
+			if version != "" {
+				header = []string{"MCP-Protocol-Version", version}
+			}
+			resp, got := post(t, hc, base, "", body, header...)
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(got, `"code":-32600`) || !strings.Contains(got, "Mcp-Session-Id header required") {
+				t.Errorf("POST %s without a session (version %q): %d %s; want 400 and a JSON-RPC error naming Mcp-Session-Id", body, version, resp.StatusCode, got)
+			}
+			if strings.Contains(body, `"id":7`) && !strings.HasPrefix(body, "[") && !strings.Contains(got, `"id":7`) {
+				t.Errorf("POST %s without a session: the error %s does not carry the request's id", body, got)
+			}
+		}
+	}
+	// initialize still starts a session, and the session's requests work.
+	sid := initialize(t, hc, base, "2025-11-25")
+	if resp, got := post(t, hc, base, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "MCP-Protocol-Version", "2025-11-25"); resp.StatusCode != http.StatusOK || !strings.Contains(got, "mcp_fx_echo") {
+		t.Errorf("tools/list in the session: %d %s", resp.StatusCode, got)
+	}
+}
+
+// TestBatchByNegotiatedVersion: whether a JSON-RPC batch is accepted
+// depends on the version the session negotiated, not on the request's
+// MCP-Protocol-Version header, which a client may leave out: batches
+// exist in 2025-03-26 only.
+func TestBatchByNegotiatedVersion(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
+	hc := &http.Client{}
+	batch := `[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"tools/list"}]`
+	for _, tc := range []struct {
+		version string
+		want    int
+	}{
+		{"2025-11-25", http.StatusBadRequest},
+		{"2025-06-18", http.StatusBadRequest},
+		{"2025-03-26", http.StatusOK},
+	} {
+		sid := initialize(t, hc, base, tc.version)
+		resp, got := post(t, hc, base, sid, "\n "+batch) // no MCP-Protocol-Version header
+		if resp.StatusCode != tc.want {
+			t.Errorf("a batch in a %s session without the version header: %d %s, want %d", tc.version, resp.StatusCode, got, tc.want)
+		}
+		if tc.want == http.StatusBadRequest && !strings.Contains(got, tc.version) {
+			t.Errorf("the refusal %s does not name the session's version %s", got, tc.version)
+		}
+	}
+}
+
+// openStream opens the GET stream of session sid (a standalone SSE stream)
+// and returns once the gateway has answered it; close the response to end
+// it.
+func openStream(t *testing.T, hc *http.Client, base, sid string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		t.Fatalf("GET stream of %s: status %d", sid, resp.StatusCode)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// alive pings session sid and reports whether it still exists (404 when
+// it was closed).
+func alive(t *testing.T, hc *http.Client, base, sid string) bool {
+	t.Helper()
+	resp, body := post(t, hc, base, sid, `{"jsonrpc":"2.0","id":9,"method":"ping"}`, "MCP-Protocol-Version", "2025-11-25")
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return true
+	case http.StatusNotFound:
+		return false
+	}
+	t.Fatalf("ping in %s: status %d: %s", sid, resp.StatusCode, body)
+	return false
+}
+
+// TestMaxSessions: at max_sessions a new session closes the session idle
+// the longest (no request in flight, not even its GET stream); when every
+// session is busy it is refused with 503 and a JSON-RPC error that names
+// the limit, on every endpoint that opens sessions.
+func TestMaxSessions(t *testing.T) {
+	g, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{MaxSessions: 4})
+	hc := &http.Client{}
+	defer hc.CloseIdleConnections()
+	a := initialize(t, hc, base, "2025-11-25")
+	b := initialize(t, hc, base, "2025-11-25")
+	c := initialize(t, hc, base, "2025-11-25")
+	d := initialize(t, hc, base, "2025-11-25")
+	openStream(t, hc, base, a)
+	openStream(t, hc, base, b)
+	// c and d are idle, c the longer: c goes first, then d, then e. (A
+	// ping is activity: only closed sessions are pinged until the end.)
+	e := initialize(t, hc, base, "2025-11-25")
+	if alive(t, hc, base, c) {
+		t.Errorf("after a fifth session, c (the idlest) is still alive")
+	}
+	f := initialize(t, hc, base, "2025-11-25")
+	if alive(t, hc, base, d) {
+		t.Errorf("after a sixth session, d (now the idlest) is still alive")
+	}
+	if !alive(t, hc, base, e) {
+		t.Errorf("after a sixth session, e was closed, not d")
+	}
+	// Every session busy: refused, whatever the endpoint.
+	openStream(t, hc, base, e)
+	streamF := openStream(t, hc, base, f)
+	for _, tc := range []struct {
+		name string
+		do   func() (*http.Response, string)
+	}{
+		{"initialize", func() (*http.Response, string) {
+			return post(t, hc, base, "", `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+		}},
+		{"legacy SSE", func() (*http.Response, string) { return get(t, hc, base+"/sse", "Accept", "text/event-stream") }},
+		{"WebSocket", func() (*http.Response, string) {
+			return get(t, hc, base+"/ws", "Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol", "mcp")
+		}},
+		{"2026-07-28 subscriptions/listen", func() (*http.Response, string) {
+			return post(t, hc, base, "", `{"jsonrpc":"2.0","id":6,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+				"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen")
+		}},
+	} {
+		resp, body := tc.do()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+			!strings.Contains(body, `"code":-32000`) || !strings.Contains(body, "4 are open, the most [gateway] max_sessions allows") {
+			t.Errorf("%s over the limit: %d (Retry-After %q) %s; want 503 naming max_sessions and 4", tc.name, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+	// A session that becomes idle makes room again.
+	streamF.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, body := post(t, hc, base, "", `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no room after a stream ended: %d %s", resp.StatusCode, body)
+		}
+		time.Sleep(20 * time.Millisecond) // the gateway learns of the closed stream when its handler returns
+	}
+	if alive(t, hc, base, f) {
+		t.Error("f, idle once its stream ended, was not the one closed")
+	}
+	// Never more server sessions than the limit (closing is asynchronous).
+	deadline = time.Now().Add(10 * time.Second)
+	for n := countSessions(g); n > 4; n = countSessions(g) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d server sessions, want at most 4", n)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition, bounded
+	}
+}
+
+// TestMaxSessionsFlood: a client that opens sessions and leaves them idle
+// (the issue's 3,000) never holds more than max_sessions of them.
+func TestMaxSessionsFlood(t *testing.T) {
+	g, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{MaxSessions: 20})
+	hc := &http.Client{}
+	defer hc.CloseIdleConnections()
+	for range 100 {
+		initialize(t, hc, base, "2025-11-25")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n := countSessions(g); n > 20; n = countSessions(g) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d server sessions after 100 idle ones were opened, want at most 20", n)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition, bounded
+	}
+}
+
+// TestMaxClientSessions: one client address holds at most
+// max_client_sessions; over it its own idlest session is closed, or, when
+// none of its own is idle, the new one refused with 429, while another
+// address still gets in. (Loopback has many addresses: 127.0.0.2 is
+// another client.)
+func TestMaxClientSessions(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{MaxSessions: 10, MaxClientSessions: 2})
+	hc := &http.Client{Transport: &http.Transport{}}
+	other := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
+	defer hc.CloseIdleConnections()
+	defer other.CloseIdleConnections()
+	o1 := initialize(t, other, base, "2025-11-25") // the other client's idle session: never ours to close
+	a := initialize(t, hc, base, "2025-11-25")
+	b := initialize(t, hc, base, "2025-11-25")
+	openStream(t, hc, base, b)
+	initialize(t, hc, base, "2025-11-25") // closes a, our own idle one
+	if alive(t, hc, base, a) || !alive(t, other, base, o1) {
+		t.Errorf("a alive %v, the other client's session alive %v; want a closed and the other's kept", alive(t, hc, base, a), alive(t, other, base, o1))
+	}
+	// Both of ours busy: refused.
+	c := initialize(t, hc, base, "2025-11-25")
+	openStream(t, hc, base, c)
+	resp, body := post(t, hc, base, "", `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "max_client_sessions") || !strings.Contains(body, `"id":5`) {
+		t.Errorf("a third busy session of one client: %d %s; want 429 naming max_client_sessions", resp.StatusCode, body)
+	}
+	initialize(t, other, base, "2025-11-25") // another address is not held back
+}
+
+// get sends a GET with header pairs and returns the answer and its body.
+func get(t *testing.T, hc *http.Client, url string, header ...string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusSwitchingProtocols {
+		return resp, "" // a stream: its body does not end
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func countSessions(g *gateway.Gateway) int {
+	n := 0
+	for range g.Server().Sessions() {
+		n++
+	}
+	return n
+}

@@ -1,17 +1,23 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/transport"
@@ -47,6 +53,19 @@ type HTTPOptions struct {
 	// SessionTimeout ends Streamable HTTP sessions idle that long; default
 	// 30 minutes.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the sessions held at once: Streamable HTTP
+	// sessions, legacy SSE sessions, WebSocket connections and 2026-07-28
+	// subscriptions/listen streams. At the bound a new session closes a
+	// Streamable HTTP session that is idle (no request in flight, not even
+	// its GET stream): the new session's client's own idlest, else the
+	// idlest of all. When none is idle it is refused with 503, Retry-After
+	// and a JSON-RPC error naming the limit. Default [DefaultMaxSessions].
+	MaxSessions int
+	// MaxClientSessions bounds the sessions one client address holds (an
+	// IPv6 client's /64), the same way, closing only the client's own idle
+	// sessions and refusing with 429. Default [DefaultMaxClientSessions],
+	// and never more than MaxSessions.
+	MaxClientSessions int
 	// JSONResponse answers Streamable HTTP POSTs with application/json
 	// instead of an SSE stream when the call needs no streaming.
 	JSONResponse bool
@@ -79,6 +98,13 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
 	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.MaxClientSessions <= 0 {
+		o.MaxClientSessions = DefaultMaxClientSessions
+	}
+	o.MaxClientSessions = min(o.MaxClientSessions, o.MaxSessions)
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -126,33 +152,299 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		<-g.ctx.Done()
 		ws.Close()
 	}()
-	mux.Handle("/mcp", &byGeneration{sessions: streamable, sessionless: sessionless})
-	mux.Handle("/sse", sse)
-	mux.Handle("/message", sse)
-	mux.Handle("/ws", ws)
+	limits := newSessionLimits(g.srv, o.MaxSessions, o.MaxClientSessions, func(msg string, args ...any) { log.Info(msg, args...) })
+	mux.Handle("/mcp", &byGeneration{srv: g.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
+	mux.Handle("/sse", limits.limitStreams(sse))
+	mux.Handle("/message", limits.limitStreams(sse)) // a GET here opens a session too
+	mux.Handle("/ws", limits.limitStreams(ws))
 	return &guard{next: mux, opts: o, log: log}
 }
 
 // byGeneration serves each Streamable HTTP request in its client's protocol
-// generation. A request that names 2026-07-28 or later in its
-// MCP-Protocol-Version header and belongs to no session is served
-// statelessly, as that generation is; everything else (initialize, the
-// requests of a session, its GET stream and DELETE) by the stateful
-// handler, where 2025-11-25 and older clients hold sessions.
+// generation. A request that belongs to no session and names 2026-07-28
+// or later (in its MCP-Protocol-Version header, or in its _meta) is served
+// statelessly, as that generation is; the requests of a session, its GET
+// stream and DELETE by the stateful handler, where 2025-11-25 and older
+// clients hold sessions, created by an initialize without a session.
+//
+// It also does what the SDK's stateful handler does not (go-sdk v1.8.0):
+// any other request without a session is refused with 400, as the spec
+// asks (the SDK would open a session for it, answer 200 with an error in
+// the stream and close the session again); a batch is refused on a
+// session that negotiated 2025-06-18 or later, where batches do not exist
+// (the SDK looks only at the request's MCP-Protocol-Version header, which
+// a client may leave out); and every session is counted against the
+// limits.
 type byGeneration struct {
+	srv                   *mcp.Server
 	sessions, sessionless http.Handler
+	limits                *sessionLimits
+	maxBody               int64
 }
 
 // firstSessionlessVersion is the first protocol version without sessions.
 const firstSessionlessVersion = "2026-07-28"
 
+// firstVersionWithoutBatches is the first protocol version without JSON-RPC
+// batches.
+const firstVersionWithoutBatches = "2025-06-18"
+
 func (b *byGeneration) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Mcp-Session-Id") == "" && r.Header.Get("Mcp-Protocol-Version") >= firstSessionlessVersion {
-		b.sessionless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionlessKey{}, true)))
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+		b.serveSession(w, r, id)
 		return
 	}
-	b.sessions.ServeHTTP(w, r)
+	if r.Header.Get("Mcp-Protocol-Version") >= firstSessionlessVersion {
+		b.serveSessionless(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		b.sessions.ServeHTTP(w, r) // the SDK says what GET and DELETE need
+		return
+	}
+	body, msgs, batch, ok := b.readMessages(w, r)
+	if !ok {
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && metaVersion(req) >= firstSessionlessVersion {
+			// The stateless handler insists on the header, with the error
+			// that belongs to the request's generation.
+			b.serveSessionless(w, r)
+			return
+		}
+	}
+	var first jsonrpc.ID
+	if req, ok := msgs[0].(*jsonrpc.Request); ok && !batch {
+		first = req.ID
+		if req.Method == "initialize" {
+			b.initialize(w, r, req.ID)
+			return
+		}
+	}
+	writeJSONRPCError(w, http.StatusBadRequest, first, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+		Message: "Bad Request: Mcp-Session-Id header required: this request belongs to a session; start one with initialize (a 2026-07-28 client sends MCP-Protocol-Version instead and needs no session)"})
 }
+
+// readMessages reads a session-less POST's body (bounded by maxBody) and
+// decodes its messages. It answers the request itself when it cannot.
+func (b *byGeneration) readMessages(w http.ResponseWriter, r *http.Request) (body []byte, msgs []jsonrpc.Message, batch, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return nil, nil, false, false
+		}
+		http.Error(w, "failed to read body", http.StatusBadRequest)
+		return nil, nil, false, false
+	}
+	msgs, batch, err = decodeMessages(body)
+	if err != nil || len(msgs) == 0 {
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "malformed JSON-RPC message"})
+		return nil, nil, false, false
+	}
+	return body, msgs, batch, true
+}
+
+// decodeMessages decodes a JSON-RPC message or batch of messages.
+func decodeMessages(body []byte) (msgs []jsonrpc.Message, batch bool, err error) {
+	if firstJSONByte(body) != '[' {
+		m, err := jsonrpc.DecodeMessage(body)
+		return []jsonrpc.Message{m}, false, err
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil {
+		return nil, true, err
+	}
+	for _, raw := range raws {
+		m, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return nil, true, err
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, true, nil
+}
+
+// firstJSONByte is the first byte of data that is not JSON whitespace, or
+// 0.
+func firstJSONByte(data []byte) byte {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+// metaVersion is the protocol version a request names in its _meta
+// (2026-07-28 and later), or "".
+func metaVersion(req *jsonrpc.Request) string {
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if len(req.Params) == 0 || json.Unmarshal(req.Params, &p) != nil {
+		return ""
+	}
+	v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return v
+}
+
+// initialize starts a session, within the limits.
+func (b *byGeneration) initialize(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) {
+	client := clientOf(r)
+	if err := b.limits.reserve(client); err != nil {
+		refuseSession(w, err, id)
+		return
+	}
+	cw := &sessionCapture{ResponseWriter: w}
+	cw.onHeader = func() {
+		// Before the answer goes out, so that the client's next request
+		// finds the session counted.
+		if sid := w.Header().Get("Mcp-Session-Id"); sid != "" && cw.status == http.StatusOK {
+			b.limits.track(client, sid)
+			cw.tracked = sid
+			return
+		}
+		b.limits.release(client)
+		cw.released = true
+	}
+	b.sessions.ServeHTTP(cw, r)
+	switch {
+	case cw.tracked != "":
+		b.limits.end(cw.tracked) // the initialize itself, which track counted
+	case !cw.released:
+		b.limits.release(client) // the SDK wrote nothing
+	}
+}
+
+// serveSession serves a request of session id, counting it as activity.
+func (b *byGeneration) serveSession(w http.ResponseWriter, r *http.Request, id string) {
+	if r.Method == http.MethodPost {
+		if ok := b.checkBatch(w, r, id); !ok {
+			return
+		}
+	}
+	end := b.limits.begin(id)
+	defer end()
+	b.sessions.ServeHTTP(w, r)
+	if r.Method == http.MethodDelete {
+		b.limits.forget(id)
+	}
+}
+
+// checkBatch refuses a JSON-RPC batch on a session whose protocol has none.
+// It looks at the body's first byte only, and puts it back.
+func (b *byGeneration) checkBatch(w http.ResponseWriter, r *http.Request, id string) bool {
+	var head [64]byte
+	n, _ := io.ReadFull(r.Body, head[:1])
+	for n > 0 && n < len(head) && firstJSONByte(head[:n]) == 0 {
+		m, _ := io.ReadFull(r.Body, head[n:n+1])
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(head[:n]), r.Body), r.Body}
+	if firstJSONByte(head[:n]) != '[' {
+		return true
+	}
+	for ss := range b.srv.Sessions() {
+		if ss.ID() != id {
+			continue
+		}
+		if v := negotiatedVersion(ss); v >= firstVersionWithoutBatches {
+			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("Bad Request: this session speaks protocol %s, which has no JSON-RPC batches (they were removed in %s); send one message per request", v, firstVersionWithoutBatches)})
+			return false
+		}
+		return true
+	}
+	return true // no such session: the SDK answers 404
+}
+
+// negotiatedVersion is the protocol version a session agreed on: the one
+// its client asked for if the server speaks it (and it came by initialize,
+// so before 2026-07-28), else the newest such the server speaks, as the
+// go-sdk (v1.8.0) negotiates; it keeps the result unexported.
+func negotiatedVersion(ss *mcp.ServerSession) string {
+	p := ss.InitializeParams()
+	if p == nil {
+		return ""
+	}
+	versions := mcp.SupportedProtocolVersions()
+	if slices.Contains(versions, p.ProtocolVersion) && p.ProtocolVersion < firstSessionlessVersion {
+		return p.ProtocolVersion
+	}
+	for _, v := range versions {
+		if v < firstSessionlessVersion {
+			return v
+		}
+	}
+	return ""
+}
+
+// serveSessionless serves a 2026-07-28 request statelessly. A
+// subscriptions/listen request is a stream that lasts as long as its
+// client wants, and counts as a session while it does.
+func (b *byGeneration) serveSessionless(w http.ResponseWriter, r *http.Request) {
+	r = r.WithContext(context.WithValue(r.Context(), sessionlessKey{}, true))
+	// The SDK checks that Mcp-Method names the body's method.
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+		client := clientOf(r)
+		if err := b.limits.reserve(client); err != nil {
+			refuseSession(w, err, jsonrpc.ID{})
+			return
+		}
+		defer b.limits.release(client)
+	}
+	b.sessionless.ServeHTTP(w, r)
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// sessionCapture calls onHeader once, just before the response header is
+// written, and records the status.
+type sessionCapture struct {
+	http.ResponseWriter
+	onHeader func()
+	status   int
+	wrote    bool
+	tracked  string
+	released bool
+}
+
+func (c *sessionCapture) header(status int) {
+	if !c.wrote {
+		c.wrote = true
+		c.status = status
+		c.onHeader()
+	}
+}
+
+func (c *sessionCapture) WriteHeader(status int) {
+	c.header(status)
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *sessionCapture) Write(p []byte) (int, error) {
+	c.header(http.StatusOK)
+	return c.ResponseWriter.Write(p)
+}
+
+func (c *sessionCapture) Flush() {
+	c.header(http.StatusOK)
+	http.NewResponseController(c.ResponseWriter).Flush()
+}
+
+func (c *sessionCapture) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // sessionlessKey marks the context of a request served statelessly: its
 // *mcp.ServerSession lives for this one request.

@@ -152,12 +152,14 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	defer endStreams()
 	srv := &http.Server{
 		Handler: inflight.track(g.Handler(&gateway.HTTPOptions{
-			AuthToken:      token,
-			AllowedOrigins: gw.AllowedOrigins,
-			Loopback:       loopback,
-			SessionTimeout: gw.SessionTimeout,
-			JSONResponse:   gw.JSONResponse,
-			Logger:         log,
+			AuthToken:         token,
+			AllowedOrigins:    gw.AllowedOrigins,
+			Loopback:          loopback,
+			SessionTimeout:    gw.SessionTimeout,
+			MaxSessions:       gw.MaxSessions,
+			MaxClientSessions: gw.MaxClientSessions,
+			JSONResponse:      gw.JSONResponse,
+			Logger:            log,
 		})),
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleConnTimeout,

@@ -1,0 +1,289 @@
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+)
+
+// DefaultMaxSessions is the default [HTTPOptions.MaxSessions]. A
+// 2025-11-25 session with its GET stream open costs the gateway about
+// 57 KiB (docs/performance.md, "Idle sessions"), and `switchboard serve`
+// runs with GOGC=400, so 256 of them come to ≈ 15 MB live and up to ≈ 75 MB
+// of heap: far more clients than one person's tools open, enough for a
+// team behind one gateway, and no more memory than a browser tab.
+const DefaultMaxSessions = config.DefaultGatewayMaxSessions
+
+// DefaultMaxClientSessions is the default [HTTPOptions.MaxClientSessions]:
+// a quarter of the default MaxSessions, so that no one client address can
+// hold every session. On loopback every local client has the same
+// address, and this is what they hold together.
+const DefaultMaxClientSessions = config.DefaultGatewayMaxClientSessions
+
+// codeTooManySessions is the JSON-RPC error code of an answer refusing a
+// new session: in the range JSON-RPC leaves to implementations.
+const codeTooManySessions = -32000
+
+// sessionLimits counts the downstream sessions an HTTP handler holds, in
+// all and per client address, and makes room for a new one by closing the
+// longest-idle Streamable HTTP session when a limit is reached.
+//
+// What is counted: Streamable HTTP sessions (from the initialize that
+// created them until they are deleted, expire, or are closed), and streams
+// that are sessions in all but name: legacy SSE sessions and WebSocket
+// connections (for as long as their GET is open) and 2026-07-28
+// subscriptions/listen requests. Only Streamable HTTP sessions can be
+// idle: no request of theirs in flight, not even a GET stream. The others
+// are open connections by definition, and end when their client hangs up.
+type sessionLimits struct {
+	srv       *mcp.Server
+	max       int
+	perClient int
+	log       func(msg string, args ...any)
+
+	mu      sync.Mutex
+	tracked map[string]*trackedSession // Streamable HTTP sessions by id
+	held    map[string]int             // sessions (tracked, streams, reserved) per client
+	total   int
+}
+
+type trackedSession struct {
+	id, client string
+	active     int       // requests of this session in flight
+	last       time.Time // when the last one ended (or began)
+}
+
+func newSessionLimits(srv *mcp.Server, max, perClient int, log func(string, ...any)) *sessionLimits {
+	return &sessionLimits{srv: srv, max: max, perClient: perClient, log: log,
+		tracked: map[string]*trackedSession{}, held: map[string]int{}}
+}
+
+// limitError is a refused new session: the HTTP status and the message of
+// the JSON-RPC error that say so.
+type limitError struct {
+	status int
+	msg    string
+}
+
+// reserve takes a place for a new session of client. At a limit it
+// closes the client's own longest-idle Streamable HTTP session, else (at
+// max_sessions only) the longest-idle one of any client; when none is
+// idle it refuses. Release the place with release, or make it a tracked
+// session with track.
+func (l *sessionLimits) reserve(client string) *limitError {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	pruned := false
+	for {
+		overAll, overMine := l.total >= l.max, l.held[client] >= l.perClient
+		if !overAll && !overMine {
+			break
+		}
+		if !pruned {
+			// Sessions end without us: the SDK's idle timeout, a failed
+			// initialize. Forget those before closing anything.
+			l.pruneLocked()
+			pruned = true
+			continue
+		}
+		victim := l.idlestLocked(client, true)
+		if victim == nil && !overMine {
+			victim = l.idlestLocked(client, false)
+		}
+		if victim == nil {
+			if overAll {
+				return &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
+					"too many sessions: %d are open, the most [gateway] max_sessions allows, and none is idle; try again later", l.max)}
+			}
+			return &limitError{http.StatusTooManyRequests, fmt.Sprintf(
+				"too many sessions: this client (%s) already holds %d, the most [gateway] max_client_sessions allows, and none is idle; end one (DELETE it) or try again later", client, l.perClient)}
+		}
+		l.log("closing the longest-idle session to make room for a new one",
+			"client", victim.client, "idle", time.Since(victim.last).Round(time.Second), "new_client", client)
+		l.dropLocked(victim.id)
+		l.closeSession(victim.id)
+	}
+	l.held[client]++
+	l.total++
+	return nil
+}
+
+// release gives back a place taken by reserve and not tracked.
+func (l *sessionLimits) release(client string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.releaseLocked(client)
+}
+
+func (l *sessionLimits) releaseLocked(client string) {
+	l.total--
+	if l.held[client]--; l.held[client] <= 0 {
+		delete(l.held, client)
+	}
+}
+
+// track makes a reserved place the Streamable HTTP session id, with one
+// request (its initialize) in flight; end that request with done.
+func (l *sessionLimits) track(client, id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, dup := l.tracked[id]; dup {
+		l.releaseLocked(client)
+		return
+	}
+	l.tracked[id] = &trackedSession{id: id, client: client, active: 1, last: time.Now()}
+}
+
+// begin records a request of session id in flight; the returned func ends
+// it. A session the limits do not know (an unknown or expired id, which
+// the SDK answers with 404) records nothing.
+func (l *sessionLimits) begin(id string) (end func()) {
+	l.mu.Lock()
+	s := l.tracked[id]
+	if s != nil {
+		s.active++
+		s.last = time.Now()
+	}
+	l.mu.Unlock()
+	if s == nil {
+		return func() {}
+	}
+	return func() { l.endSession(s) }
+}
+
+// end ends the request of session id that track counted.
+func (l *sessionLimits) end(id string) {
+	l.mu.Lock()
+	s := l.tracked[id]
+	l.mu.Unlock()
+	if s != nil {
+		l.endSession(s)
+	}
+}
+
+func (l *sessionLimits) endSession(s *trackedSession) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s.active--
+	s.last = time.Now()
+}
+
+// forget stops counting session id (deleted by its client, or never
+// initialized).
+func (l *sessionLimits) forget(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dropLocked(id)
+}
+
+func (l *sessionLimits) dropLocked(id string) {
+	if s := l.tracked[id]; s != nil {
+		delete(l.tracked, id)
+		l.releaseLocked(s.client)
+	}
+}
+
+// pruneLocked forgets tracked sessions that have ended.
+func (l *sessionLimits) pruneLocked() {
+	live := make(map[string]bool, len(l.tracked))
+	for ss := range l.srv.Sessions() {
+		if id := ss.ID(); id != "" {
+			live[id] = true
+		}
+	}
+	for id := range l.tracked {
+		if !live[id] {
+			l.dropLocked(id)
+		}
+	}
+}
+
+// idlestLocked is the tracked session idle the longest (of client only, if
+// mine), or nil when none is idle.
+func (l *sessionLimits) idlestLocked(client string, mine bool) *trackedSession {
+	var v *trackedSession
+	for _, s := range l.tracked {
+		if s.active > 0 || (mine && s.client != client) {
+			continue
+		}
+		if v == nil || s.last.Before(v.last) {
+			v = s
+		}
+	}
+	return v
+}
+
+// closeSession closes the server session id. Its client learns of it at
+// its next request (404: the spec tells it to initialize again). Close
+// waits for the session's handlers, so it runs on its own goroutine: an
+// idle session may still be finishing a call whose client hung up.
+func (l *sessionLimits) closeSession(id string) {
+	for ss := range l.srv.Sessions() {
+		if ss.ID() == id {
+			go ss.Close()
+			return
+		}
+	}
+}
+
+// limitStreams counts each GET through h (a legacy SSE session, a
+// WebSocket connection) as a session for as long as it is open.
+func (l *sessionLimits) limitStreams(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			h.ServeHTTP(w, r)
+			return
+		}
+		client := clientOf(r)
+		if err := l.reserve(client); err != nil {
+			refuseSession(w, err, jsonrpc.ID{})
+			return
+		}
+		defer l.release(client)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// refuseSession answers a request for a new session over the limits: the
+// status (503 or 429) with Retry-After, and a JSON-RPC error saying which
+// limit and what it is.
+func refuseSession(w http.ResponseWriter, err *limitError, id jsonrpc.ID) {
+	w.Header().Set("Retry-After", strconv.Itoa(60))
+	writeJSONRPCError(w, err.status, id, &jsonrpc.Error{Code: codeTooManySessions, Message: err.msg})
+}
+
+// writeJSONRPCError answers with a JSON-RPC error as the whole body.
+func writeJSONRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e})
+	if err != nil {
+		http.Error(w, e.Message, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(data, '\n'))
+}
+
+// clientOf is the address a request's sessions are counted under: the
+// remote IP, or its /64 for IPv6, where one host commonly holds a whole
+// /64. Behind a reverse proxy every client has the proxy's address.
+func clientOf(r *http.Request) string {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	a := ap.Addr().Unmap()
+	if a.Is6() {
+		p, _ := a.WithZone("").Prefix(64)
+		return p.String()
+	}
+	return a.String()
+}
