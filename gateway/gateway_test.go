@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -460,5 +461,74 @@ func TestCancellationForwarded(t *testing.T) {
 				time.Sleep(10 * time.Millisecond) // polling a condition, bounded
 			}
 		})
+	}
+}
+
+// TestShutdown: Shutdown lets requests in flight finish within its
+// context, refuses new ones meanwhile, and past its deadline cancels those
+// left, upstream too.
+func TestShutdown(t *testing.T) {
+	logs := &interop.LogBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g, err := gateway.Start(ctx, []config.Server{fixture(t, "fx")}, &host.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	connect := func() *mcp.ClientSession {
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := g.Server().Connect(ctx, st, nil); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "d", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	hung, quick, late := connect(), connect(), connect()
+	hungErr, quickErr := make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := hung.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": 600000}})
+		hungErr <- err
+	}()
+	go func() {
+		_, err := quick.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": 300}})
+		quickErr <- err
+	}()
+	for strings.Count(logs.String(), "slow: started") < 2 {
+		if ctx.Err() != nil {
+			t.Fatalf("the calls never reached the upstream:\n%s", logs)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by ctx
+	}
+	sctx, scancel := context.WithTimeout(ctx, time.Second)
+	defer scancel()
+	shut := make(chan error, 1)
+	go func() { shut <- g.Shutdown(sctx) }()
+	for {
+		// Refused once the shutdown has begun (it may not have yet).
+		_, err := late.ListTools(ctx, nil)
+		if err != nil {
+			if !strings.Contains(err.Error(), gateway.ErrShuttingDown.Error()) {
+				t.Errorf("a request during the shutdown: %v, want %q", err, gateway.ErrShuttingDown)
+			}
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the grace
+	}
+	if err := <-quickErr; err != nil {
+		t.Errorf("a call that ends within the grace: %v", err)
+	}
+	if err := <-shut; !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Shutdown = %v, want the deadline (a call had to be cancelled)", err)
+	}
+	if err := <-hungErr; err == nil || !strings.Contains(err.Error(), "shutting down") {
+		t.Errorf("the hung call: %v, want it cancelled by the shutdown", err)
+	}
+	if !strings.Contains(logs.String(), "slow: cancelled: context canceled") {
+		t.Errorf("the upstream did not get notifications/cancelled:\n%s", logs)
 	}
 }

@@ -120,7 +120,10 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 	}
 
 	caps := req.ClientCapabilities()
-	cctx, cancel := context.WithCancel(g.ctx)
+	// The upstream call outlives this request (the client comes back with
+	// its input), so it lives on the gateway's, until a shutdown's grace
+	// is over.
+	cctx, cancel := context.WithCancel(g.requests)
 	p := &pendingCall{
 		id:          newID(),
 		session:     boundSession(ctx, req),

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,10 +19,10 @@ import (
 	"github.com/switchboardmcp/switchboard/host"
 )
 
-// shutdownGrace bounds a graceful shutdown: requests in flight get this long
-// to finish before every connection is closed, so that Ctrl-C never hangs
-// on a client that keeps a stream open.
-const shutdownGrace = 5 * time.Second
+// answerTime bounds how long, after the shutdown grace, the answers of the
+// requests it ended (cancellation errors included) get to reach their
+// clients before every connection is closed.
+const answerTime = time.Second
 
 // readHeaderTimeout bounds how long a client may take to send its request
 // headers (slowloris); bodies are bounded by the gateway's MaxBodyBytes.
@@ -55,7 +55,8 @@ stdout.
 The [gateway] table chooses the servers exposed, the tool names clients see,
 allowed browser origins and a bearer token (required to listen beyond
 loopback). Ctrl-C or SIGTERM shuts down gracefully: requests in flight get
-5 seconds to finish.`,
+[gateway] shutdown_grace (5 seconds unless set) to finish; past it they are
+cancelled, upstream too, and serve exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if stdio && cmd.Flags().Changed("listen") {
@@ -96,6 +97,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		hostOpts.ToolNameFormat = gw.ToolNameFormat
 	}
 	gwOpts := &gateway.Options{Logger: log}
+	grace := cmp.Or(gw.ShutdownGrace, config.DefaultGatewayShutdownGrace)
 
 	if stdio {
 		hostOpts.Secrets = e.secretStore()
@@ -104,7 +106,21 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 			return err
 		}
 		defer g.Close()
-		err = g.Server().Run(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: writeCloser(e.stdout)})
+		// The session is closed once its requests are done or cancelled:
+		// closing it first would wait for them, however long they hang.
+		run, endRun := context.WithCancel(context.WithoutCancel(ctx))
+		defer endRun()
+		stop := context.AfterFunc(ctx, func() {
+			log.Info("shutting down", "grace", grace)
+			sctx, cancel := context.WithTimeout(context.Background(), grace)
+			defer cancel()
+			if g.Shutdown(sctx) != nil {
+				log.Warn("shutdown: cancelled the requests still in flight", "grace", grace)
+			}
+			endRun()
+		})
+		defer stop()
+		err = g.Server().Run(run, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: writeCloser(e.stdout)})
 		if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 			return failed(fmt.Errorf("serving over stdio: %w", err))
 		}
@@ -147,11 +163,10 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	}
 	defer g.Close()
 
-	inflight := &requests{}
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 	srv := &http.Server{
-		Handler: inflight.track(g.Handler(&gateway.HTTPOptions{
+		Handler: g.Handler(&gateway.HTTPOptions{
 			AuthToken:         token,
 			AllowedOrigins:    gw.AllowedOrigins,
 			Loopback:          loopback,
@@ -160,7 +175,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 			MaxClientSessions: gw.MaxClientSessions,
 			JSONResponse:      gw.JSONResponse,
 			Logger:            log,
-		})),
+		}),
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleConnTimeout,
 		// Streams (GET /mcp, GET /sse) live on this context, so that a
@@ -174,28 +189,32 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	select {
 	case err := <-serveErr:
 		endStreams()
-		closeSessions(g)
+		g.Close()
 		return failed(fmt.Errorf("serve: %w", err))
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "grace", shutdownGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	// Streams never become idle: end them as soon as the requests in flight
-	// have finished (or the grace period is over), so that Shutdown returns.
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		inflight.wait(sctx)
-		endStreams()
-	}()
-	if err := srv.Shutdown(sctx); err != nil {
+	// One grace period for everything: requests in flight, over every
+	// transport, get until the deadline; then the gateway cancels those
+	// left (upstream too), their answers get answerTime to go out, and
+	// every connection is closed.
+	log.Info("shutting down", "grace", grace)
+	deadline := time.Now().Add(grace)
+	hctx, hcancel := context.WithDeadline(context.Background(), deadline.Add(answerTime))
+	defer hcancel()
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Shutdown(hctx) }() // no new connections from now on
+	gctx, gcancel := context.WithDeadline(context.Background(), deadline)
+	if g.Shutdown(gctx) != nil {
+		log.Warn("shutdown: cancelled the requests still in flight", "grace", grace)
+	}
+	gcancel()
+	// Streams never become idle: end them, now that no request needs them.
+	endStreams()
+	if err := <-closed; err != nil {
 		log.Warn("shutdown: closing the connections still open", "err", err)
 		srv.Close()
 	}
-	<-drained
 	<-serveErr
-	closeSessions(g)
 	if err := g.Close(); err != nil {
 		return failed(err)
 	}
@@ -223,62 +242,6 @@ func (e *env) startGateway(ctx context.Context, servers []config.Server, hostOpt
 		return nil, failed(err)
 	}
 	return g, nil
-}
-
-// closeSessions ends every downstream session still open, so that no
-// session outlives the server that served it.
-func closeSessions(g *gateway.Gateway) {
-	for ss := range g.Server().Sessions() {
-		ss.Close()
-	}
-}
-
-// requests counts the HTTP requests in flight that are not streams, so
-// that a shutdown can let them finish.
-type requests struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed when n drops to 0; nil while n is 0
-}
-
-func (rq *requests) track(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			h.ServeHTTP(w, r) // a stream (GET /mcp, /sse, /ws): never idle
-			return
-		}
-		rq.mu.Lock()
-		rq.n++
-		rq.mu.Unlock()
-		defer func() {
-			rq.mu.Lock()
-			rq.n--
-			if rq.n == 0 && rq.idle != nil {
-				close(rq.idle)
-				rq.idle = nil
-			}
-			rq.mu.Unlock()
-		}()
-		h.ServeHTTP(w, r)
-	})
-}
-
-// wait returns when no request is in flight, or ctx is done.
-func (rq *requests) wait(ctx context.Context) {
-	rq.mu.Lock()
-	if rq.n == 0 {
-		rq.mu.Unlock()
-		return
-	}
-	if rq.idle == nil {
-		rq.idle = make(chan struct{})
-	}
-	idle := rq.idle
-	rq.mu.Unlock()
-	select {
-	case <-idle:
-	case <-ctx.Done():
-	}
 }
 
 // httpErrorLog sends net/http's own error messages (malformed requests,

@@ -23,6 +23,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/internal/cli"
 	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/transport"
 )
 
 const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
@@ -414,4 +415,241 @@ func waitGone(t *testing.T, pid int, what string) {
 		}
 		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
 	}
+}
+
+// waitFor waits, bounded, until stderr() holds want.
+func waitFor(t *testing.T, stderr func() string, want string) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for !strings.Contains(stderr(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stderr never said %q:\n%s", want, stderr())
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+	}
+}
+
+// TestServeShutdownGrace: one grace period for everything. On SIGTERM
+// (here: the context Main runs on) calls in flight get shutdown_grace to
+// finish, over every transport; past it a call still hung is cancelled
+// upstream (the fixture sees notifications/cancelled) and serve returns,
+// long before the call's own 60 s timeout.
+func TestServeShutdownGrace(t *testing.T) {
+	const grace = 2 * time.Second
+	dir := isolate(t)
+	cfg := writeConfig(t, dir, `[[mcp_servers]]
+id = "fx"
+command = "`+interop.Build(t, fixturePkg)+`"
+timeout = "60s"
+
+[gateway]
+shutdown_grace = "2s"
+`)
+	goroutines := runtime.NumGoroutine()
+	children := childPIDs(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, code, stderr := startServe(t, ctx, "--config", cfg, "-vv", "serve", "--listen", "127.0.0.1:0")
+
+	callCtx, callCancel := context.WithTimeout(context.Background(), testTimeout)
+	defer callCancel()
+	rt := &http.Transport{}
+	defer rt.CloseIdleConnections()
+	hc := &http.Client{Transport: rt}
+	connect := func(tr mcp.Transport) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "shutdown-test", Version: "1"}, nil).Connect(callCtx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatalf("connect: %v\n%s", err, stderr())
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	hung := connect(&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc})
+	overSSE := connect(&mcp.SSEClientTransport{Endpoint: base + "/sse", HTTPClient: hc})
+
+	hungDone := make(chan error, 1)
+	go func() {
+		_, err := hung.CallTool(callCtx, &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": 600000}})
+		hungDone <- err
+	}()
+	waitFor(t, stderr, "slow: started (600000 ms)")
+	// A call that finishes within the grace, over legacy SSE, whose
+	// requests are not HTTP requests in flight (its POST is answered 202 at
+	// once): it must get the grace too.
+	sseDone := make(chan error, 1)
+	go func() {
+		res, err := overSSE.CallTool(callCtx, &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": 700}})
+		if err == nil && textOf(res) != "slept 700 ms" {
+			err = fmt.Errorf("result %q", textOf(res))
+		}
+		sseDone <- err
+	}()
+	waitFor(t, stderr, "slow: started (700 ms)")
+
+	start := time.Now()
+	cancel()
+	select {
+	case c := <-code:
+		if c != cli.ExitOK {
+			t.Errorf("serve exited %d, want 0\n%s", c, stderr())
+		}
+	case <-time.After(testTimeout):
+		t.Fatalf("serve did not return after cancel\n%s", stderr())
+	}
+	took := time.Since(start)
+	if bound := grace + 3*time.Second; took > bound {
+		t.Errorf("serve returned %s after SIGTERM, want at most %s (grace %s)", took.Round(time.Millisecond), bound, grace)
+	}
+	if took < grace {
+		t.Errorf("serve returned %s after SIGTERM, before the grace (%s) was over, with a call hung", took.Round(time.Millisecond), grace)
+	}
+	if err := <-sseDone; err != nil {
+		t.Errorf("a call over SSE that ends within the grace failed: %v", err)
+	}
+	if err := <-hungDone; err == nil {
+		t.Error("the hung call succeeded")
+	}
+	// notifications/cancelled reached the upstream: the cause is the
+	// cancellation, not the connection closing under the call (EOF).
+	if !strings.Contains(stderr(), "slow: cancelled: context canceled") {
+		t.Errorf("the upstream never saw the hung call cancelled:\n%s", stderr())
+	}
+	hung.Close()
+	overSSE.Close()
+	rt.CloseIdleConnections()
+	checkNoLeaks(t, goroutines, children)
+}
+
+// TestServeShutdownGraceStreams: calls over legacy SSE and WebSocket,
+// whose HTTP requests are not in flight while they run (an SSE POST is
+// answered 202 at once, a WebSocket is an upgraded GET), get the grace
+// too; with nothing hung, serve returns as soon as they are done.
+func TestServeShutdownGraceStreams(t *testing.T) {
+	dir := isolate(t)
+	cfg := writeConfig(t, dir, `[[mcp_servers]]
+id = "fx"
+command = "`+interop.Build(t, fixturePkg)+`"
+
+[gateway]
+shutdown_grace = "10s"
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, code, stderr := startServe(t, ctx, "--config", cfg, "-vv", "serve", "--listen", "127.0.0.1:0")
+	callCtx, callCancel := context.WithTimeout(context.Background(), testTimeout)
+	defer callCancel()
+	rt := &http.Transport{}
+	defer rt.CloseIdleConnections()
+	hc := &http.Client{Transport: rt}
+	var sessions []*mcp.ClientSession
+	for _, tr := range []mcp.Transport{
+		&mcp.SSEClientTransport{Endpoint: base + "/sse", HTTPClient: hc},
+		&transport.WebSocket{URL: "ws" + strings.TrimPrefix(base, "http") + "/ws", HTTPClient: hc},
+	} {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "grace-test", Version: "1"}, nil).Connect(callCtx, tr, nil)
+		if err != nil {
+			t.Fatalf("connect: %v\n%s", err, stderr())
+		}
+		defer cs.Close()
+		sessions = append(sessions, cs)
+	}
+	done := make(chan error, len(sessions))
+	for i, cs := range sessions {
+		go func() {
+			ms := 800 + i // tells the calls apart on stderr
+			res, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": ms}})
+			if err == nil && textOf(res) != fmt.Sprintf("slept %d ms", ms) {
+				err = fmt.Errorf("result %q", textOf(res))
+			}
+			done <- err
+		}()
+		waitFor(t, stderr, fmt.Sprintf("slow: started (%d ms)", 800+i))
+	}
+	start := time.Now()
+	cancel()
+	for range sessions {
+		if err := <-done; err != nil {
+			t.Errorf("a call in flight at shutdown failed: %v\n%s", err, stderr())
+		}
+	}
+	select {
+	case c := <-code:
+		if c != cli.ExitOK {
+			t.Errorf("serve exited %d, want 0\n%s", c, stderr())
+		}
+	case <-time.After(testTimeout):
+		t.Fatalf("serve did not return after cancel\n%s", stderr())
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("serve returned %s after SIGTERM with nothing hung, want well within the 10 s grace", took.Round(time.Millisecond))
+	}
+}
+
+// TestServeStdioShutdownGrace: `serve --stdio` told to stop with a call
+// hung returns after the grace, having cancelled the call upstream, not
+// after the call's own 60 s timeout.
+func TestServeStdioShutdownGrace(t *testing.T) {
+	dir := isolate(t)
+	cfg := writeConfig(t, dir, `[[mcp_servers]]
+id = "fx"
+command = "`+interop.Build(t, fixturePkg)+`"
+timeout = "60s"
+
+[gateway]
+shutdown_grace = "1s"
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- cli.Main(ctx, []string{"--config", cfg, "-vv", "serve", "--stdio"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	callCtx, callCancel := context.WithTimeout(context.Background(), testTimeout)
+	defer callCancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-grace", Version: "1"}, nil).Connect(callCtx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	go cs.CallTool(callCtx, &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": 600000}})
+	waitFor(t, stderr.String, "slow: started (600000 ms)")
+	start := time.Now()
+	cancel()
+	select {
+	case c := <-code:
+		if c != cli.ExitOK {
+			t.Errorf("serve --stdio exited %d, want 0\n%s", c, stderr.String())
+		}
+	case <-time.After(testTimeout):
+		t.Fatalf("serve --stdio did not return after cancel\n%s", stderr.String())
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("serve --stdio returned %s after SIGTERM, want at most 4 s (grace 1 s)", took.Round(time.Millisecond))
+	}
+	if !strings.Contains(stderr.String(), "slow: cancelled: context canceled") {
+		t.Errorf("the upstream never saw the hung call cancelled:\n%s", stderr.String())
+	}
+	inW.Close()
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

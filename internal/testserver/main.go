@@ -10,9 +10,11 @@
 //
 //   - echo {text string} → text.
 //   - add {a, b number} → the sum, as text and structuredContent {"sum"}.
-//   - slow {ms int} → sleeps ms, then answers "slept MS ms"; a cancelled
-//     call returns at once and writes "testserver: slow: cancelled: …" to
-//     stderr.
+//   - slow {ms int} → writes "testserver: slow: started (MS ms)" to
+//     stderr, sleeps ms, then answers "slept MS ms"; a cancelled call
+//     returns at once and writes "testserver: slow: cancelled: CAUSE" to
+//     stderr (CAUSE "context canceled" for notifications/cancelled, "EOF"
+//     when the connection closed under it).
 //   - progress {steps int, interval_ms int} → when the call carries a
 //     progress token, sends notifications/progress after each step
 //     (progress 1…steps, total steps), then answers "done N steps"; a

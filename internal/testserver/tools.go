@@ -137,6 +137,7 @@ type slowIn struct {
 }
 
 func slow(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+	fmt.Fprintf(diag, "testserver: slow: started (%d ms)\n", in.MS)
 	timer := time.NewTimer(time.Duration(in.MS) * time.Millisecond)
 	defer timer.Stop()
 	select {
