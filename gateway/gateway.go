@@ -26,6 +26,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"runtime"
@@ -55,6 +56,15 @@ type Options struct {
 	// InputTimeout bounds how long an upstream call waits for a 2026-07-28
 	// client to come back with the input it asked for. Default 10 minutes.
 	InputTimeout time.Duration
+	// OnlyClient, when set, is what the gateway's one and only client
+	// declared, known before Start: `serve --stdio` reads its client's
+	// initialize first. The upstreams are then offered sampling and roots
+	// only if that client declared them, so that no server asks for what
+	// no client of the gateway can answer. Nil (HTTP, where clients come
+	// and go after the upstreams have been initialized) offers both, and
+	// each request goes to its calling client only if that client declared
+	// the capability; otherwise the upstream gets "method not found".
+	OnlyClient *mcp.ClientCapabilities
 }
 
 // Gateway is an MCP server over a host's servers. Its methods are safe for
@@ -160,13 +170,17 @@ func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options,
 		g.resourceUpdated(server, p)
 	}
 	// Upstreams may ask for sampling and roots during a call; the gateway
-	// forwards them to the calling client, so it advertises both.
-	if ho.Sampling == nil {
+	// forwards them to the calling client, so it advertises both, unless
+	// its only client lacks them. (The host always advertises elicitation;
+	// for a client without it, the upstream gets "method not found".)
+	only := g.opts.OnlyClient
+	if ho.Sampling == nil && (only == nil || only.Sampling != nil) {
 		ho.Sampling = func(ctx context.Context, server string, req *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-			return nil, errors.New("sampling: no downstream client to ask (the request came outside a call)")
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+				Message: "sampling/createMessage: no client of switchboard's gateway to ask: the request came outside a call, or during calls of several clients at once, which protocol 2025-11-25 cannot tell apart"}
 		}
 	}
-	ho.AdvertiseRoots = true
+	ho.AdvertiseRoots = ho.AdvertiseRoots || only == nil || only.RootsV2 != nil
 	// Offer upstreams 2025-11-25, under which a server asks for elicitation,
 	// sampling and roots during the call. The gateway forwards such
 	// questions to a client of either generation (to a 2026-07-28 client as
@@ -657,16 +671,29 @@ func (g *Gateway) directAsk(callCtx context.Context, req *mcp.CallToolRequest) (
 		defer stop()
 		return do(c)
 	}
+	// A question goes down only if the client declared the capability it
+	// needs; otherwise the upstream gets the answer a client without it
+	// gives, method not found (the go-sdk would send it regardless).
+	caps := req.ClientCapabilities()
 	opts = &host.CallOptions{
 		Elicitation: func(ctx context.Context, server string, p *mcp.ElicitParams) (r *mcp.ElicitResult, err error) {
+			if caps == nil || caps.Elicitation == nil {
+				return nil, notDeclared("elicitation/create", "elicitation")
+			}
 			err = ask(ctx, func(c context.Context) (err error) { r, err = ss.Elicit(c, p); return err })
 			return r, err
 		},
 		Sampling: func(ctx context.Context, server string, p *mcp.CreateMessageParams) (r *mcp.CreateMessageResult, err error) {
+			if caps == nil || caps.Sampling == nil {
+				return nil, notDeclared("sampling/createMessage", "sampling")
+			}
 			err = ask(ctx, func(c context.Context) (err error) { r, err = ss.CreateMessage(c, p); return err })
 			return r, err
 		},
 		Roots: func(ctx context.Context, server string) (r *mcp.ListRootsResult, err error) {
+			if caps == nil || caps.RootsV2 == nil {
+				return nil, notDeclared("roots/list", "roots")
+			}
 			err = ask(ctx, func(c context.Context) (err error) { r, err = ss.ListRoots(c, &mcp.ListRootsParams{}); return err })
 			return r, err
 		},
@@ -692,7 +719,14 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-var errNoCapability = errors.New("the downstream client does not support this")
+// notDeclared is the error an upstream gets for a request its calling
+// client cannot answer: JSON-RPC "method not found", what a client without
+// the capability answers (the TypeScript SDK's does; a bare error would
+// reach the upstream with code 0).
+func notDeclared(method, capability string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+		Message: fmt.Sprintf("%s: the client of this call (through switchboard's gateway) did not declare the %s capability", method, capability)}
+}
 
 // serverOf finds which published resource or template a URI belongs to.
 func (g *Gateway) serverOf(uri string) (string, bool) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -530,5 +531,63 @@ func TestShutdown(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "slow: cancelled: context canceled") {
 		t.Errorf("the upstream did not get notifications/cancelled:\n%s", logs)
+	}
+}
+
+// TestUndeclaredCapabilities: an upstream's sampling, roots or elicitation
+// request during a call is never sent to a client that did not declare the
+// capability; the upstream gets JSON-RPC "method not found" (-32601), what
+// the spec tells a client without roots to answer (a go-sdk upstream then
+// fails its tool with that code). Both paths where the gateway asks: a
+// 2025-11-25 client's session, and a 2026-07-28 client bridged to an
+// upstream that speaks only 2025-11-25. (A 2026-07-28 upstream's
+// input-required results go to a 2026-07-28 client as they are, and the
+// client answers them itself.)
+func TestUndeclaredCapabilities(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "fx"), fixture(t, "old", "-protocol-version", "2025-11-25")}, nil, nil)
+	for _, tc := range []struct{ version, server string }{
+		{"2025-11-25", "fx"},
+		{"2026-07-28", "old"},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			var mu sync.Mutex
+			var asked []string
+			c := mcp.NewClient(&mcp.Implementation{Name: "bare", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+			c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					mu.Lock()
+					asked = append(asked, method)
+					mu.Unlock()
+					return next(ctx, method, req)
+				}
+			})
+			cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			for _, tool := range []string{"sample", "roots", "elicit"} {
+				name := "mcp_" + tc.server + "_" + tool
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+				var je *jsonrpc.Error
+				switch {
+				case errors.As(err, &je):
+					if je.Code != jsonrpc.CodeMethodNotFound {
+						t.Errorf("%s for a client without the capability: %v (code %d), want the upstream to have got %d", name, err, je.Code, jsonrpc.CodeMethodNotFound)
+					}
+				case err != nil:
+					t.Errorf("%s for a client without the capability: %v, want a JSON-RPC error", name, err)
+				default:
+					t.Errorf("%s for a client without the capability = %v %q, want a JSON-RPC error", name, res.IsError, textOf(res))
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, m := range asked {
+				if m == "sampling/createMessage" || m == "roots/list" || m == "elicitation/create" {
+					t.Errorf("the client was sent %s, a capability it did not declare", m)
+				}
+			}
+		})
 	}
 }

@@ -143,7 +143,7 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 	opts := &host.CallOptions{
 		Elicitation: func(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			if caps == nil || caps.Elicitation == nil {
-				return nil, fmt.Errorf("elicitation: %w", errNoCapability)
+				return nil, notDeclared("elicitation/create", "elicitation")
 			}
 			resp, err := p.ask(ctx, params)
 			if err != nil {
@@ -157,7 +157,7 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 		},
 		Sampling: func(ctx context.Context, server string, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			if caps == nil || caps.Sampling == nil {
-				return nil, fmt.Errorf("sampling: %w", errNoCapability)
+				return nil, notDeclared("sampling/createMessage", "sampling")
 			}
 			resp, err := p.ask(ctx, params)
 			if err != nil {
@@ -178,7 +178,7 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 		},
 		Roots: func(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
 			if caps == nil || caps.RootsV2 == nil {
-				return nil, fmt.Errorf("roots: %w", errNoCapability)
+				return nil, notDeclared("roots/list", "roots")
 			}
 			resp, err := p.ask(ctx, &mcp.ListRootsParams{})
 			if err != nil {

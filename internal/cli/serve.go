@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +14,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
@@ -100,6 +104,18 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	grace := cmp.Or(gw.ShutdownGrace, config.DefaultGatewayShutdownGrace)
 
 	if stdio {
+		// The client's first message, before the upstreams start: its
+		// initialize says what it can answer, and the upstreams are offered
+		// only that (a 2026-07-28 client sends no initialize; then both).
+		in := bufio.NewReaderSize(e.stdin, 64<<10)
+		first, err := readFirstMessage(ctx, in)
+		switch {
+		case ctx.Err() != nil || (errors.Is(err, io.EOF) && len(first) == 0):
+			return nil // stopped, or the client left, before it said anything
+		case err != nil && !errors.Is(err, io.EOF):
+			return failed(fmt.Errorf("serving over stdio: reading the first message: %w", err))
+		}
+		gwOpts.OnlyClient = initializeCapabilities(first)
 		hostOpts.Secrets = e.secretStore()
 		g, err := e.startGateway(ctx, servers, hostOpts, gwOpts)
 		if err != nil {
@@ -120,7 +136,11 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 			endRun()
 		})
 		defer stop()
-		err = g.Server().Run(run, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: writeCloser(e.stdout)})
+		stdin := readCloser(e.stdin)
+		err = g.Server().Run(run, &mcp.IOTransport{Reader: struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(first), in), stdin}, Writer: writeCloser(e.stdout)})
 		if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 			return failed(fmt.Errorf("serving over stdio: %w", err))
 		}
@@ -219,6 +239,72 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		return failed(err)
 	}
 	return nil
+}
+
+// readFirstMessage reads the first line of r (a stdio client's first message), at
+// most maxFirstMessage bytes of it, returning when ctx is done too. The
+// newline stays on the line.
+func readFirstMessage(ctx context.Context, r *bufio.Reader) ([]byte, error) {
+	type result struct {
+		line []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var line []byte
+		for {
+			chunk, err := r.ReadSlice('\n')
+			line = append(line, chunk...)
+			if err == bufio.ErrBufferFull && len(line) < maxFirstMessage {
+				continue
+			}
+			if err == bufio.ErrBufferFull {
+				err = nil // too long to be an initialize: the SDK will say what it is
+			}
+			done <- result{line, err}
+			return
+		}
+	}()
+	select {
+	case res := <-done:
+		return res.line, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// maxFirstMessage bounds what readFirstMessage holds: an initialize is a few hundred
+// bytes; the SDK reads the rest of a longer message itself.
+const maxFirstMessage = 1 << 20
+
+// initializeCapabilities returns the capabilities an initialize request
+// declares, or nil if line is not one.
+func initializeCapabilities(line []byte) *mcp.ClientCapabilities {
+	msg, err := jsonrpc.DecodeMessage(bytes.TrimSpace(line))
+	if err != nil {
+		return nil
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "initialize" {
+		return nil
+	}
+	var p struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	caps := &mcp.ClientCapabilities{}
+	if json.Unmarshal(req.Params, &p) != nil || p.Capabilities == nil {
+		return caps // declared nothing
+	}
+	raw, _ := json.Marshal(p.Capabilities)
+	json.Unmarshal(raw, caps)
+	// The go-sdk (v1.8.0) reads roots into RootsV2 only in its own
+	// initialize handler (its issue 607): RootsV2 is not JSON.
+	caps.RootsV2 = nil
+	if r, ok := p.Capabilities["roots"]; ok {
+		caps.RootsV2 = &mcp.RootCapabilities{}
+		json.Unmarshal(r, caps.RootsV2)
+	}
+	return caps
 }
 
 // startGateway connects the upstreams and starts the gateway over them.

@@ -653,3 +653,66 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestServeStdioOffersWhatItsClientHas: with one client, `serve --stdio`
+// offers the upstreams sampling and roots only if that client declared
+// them (it reads the client's initialize before starting them), so that no
+// server asks for what nobody can answer.
+func TestServeStdioOffersWhatItsClientHas(t *testing.T) {
+	dir := isolate(t)
+	cfg := writeConfig(t, dir, `[[mcp_servers]]
+id = "fx"
+command = "`+interop.Build(t, fixturePkg)+`"
+args = ["-print-client-capabilities"]
+`)
+	sampling := func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "hi"}}, nil
+	}
+	for _, tc := range []struct {
+		name      string
+		opts      *mcp.ClientOptions
+		want, not []string
+	}{
+		{"bare", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}, nil, []string{"sampling", "roots"}},
+		{"roots only", nil, []string{"roots"}, []string{"sampling"}},
+		{"roots and sampling", &mcp.ClientOptions{CreateMessageHandler: sampling}, []string{"roots", "sampling"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			var stderr syncBuffer
+			code := make(chan int, 1)
+			go func() {
+				code <- cli.Main(ctx, []string{"--config", cfg, "-vv", "serve", "--stdio"}, inR, outW, &stderr)
+				outW.Close()
+			}()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "one", Version: "1"}, tc.opts).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatalf("connect: %v\n%s", err, stderr.String())
+			}
+			waitFor(t, stderr.String, "client capabilities: ")
+			line := stderr.String()[strings.Index(stderr.String(), "client capabilities: "):]
+			line = line[:strings.IndexByte(line, '\n')]
+			for _, w := range tc.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("the upstream was not offered %s: %s", w, line)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(line, n) {
+					t.Errorf("the upstream was offered %s, which the only client lacks: %s", n, line)
+				}
+			}
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Errorf("tools/list: %v", err)
+			}
+			cs.Close()
+			inW.Close()
+			if c := <-code; c != cli.ExitOK {
+				t.Errorf("serve --stdio exited %d\n%s", c, stderr.String())
+			}
+		})
+	}
+}

@@ -83,6 +83,9 @@
 //	-without METHOD      answer METHOD (e.g. resources/templates/list, ping) with JSON-RPC
 //	                     -32601 "Method not found", still declaring its capability, as
 //	                     servers that implement part of a capability do (repeatable)
+//	-print-client-capabilities
+//	                     when initialized, write "testserver: client capabilities: JSON"
+//	                     to stderr: what its client (a host, the gateway) declared
 //
 // The PIDs written are those the host sees, also when the fixture runs in a
 // PID namespace of its own (where its own PID is 1).
@@ -135,6 +138,7 @@ type config struct {
 	spawnSetsidGrandchild                bool
 	stderrLine                           int
 	leak                                 string
+	printClientCaps                      bool
 	slowStart                            time.Duration
 	exitAfter                            time.Duration
 	protocolVersions                     stringList
@@ -177,6 +181,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.printEnv, "print-env", false, "write the environment to stderr at start")
 	fs.StringVar(&c.leak, "leak", "", "put the value of environment variable `VAR` in every field a server can fill")
 	fs.IntVar(&c.stderrLine, "stderr-line", 0, "write one stderr line of `N` bytes at start and on each tools/call")
+	fs.BoolVar(&c.printClientCaps, "print-client-capabilities", false, "write the client's declared capabilities to stderr when initialized")
 	fs.Var(&c.protocolVersions, "protocol-version", "speak only this protocol `VERSION` (repeatable; default every version the go-sdk speaks)")
 	fs.Var(&c.without, "without", "answer `METHOD` with -32601 method not found (repeatable)")
 	if err := fs.Parse(args); err != nil {

@@ -15,8 +15,27 @@ import (
 )
 
 func newServer(c *config) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard-testserver", Version: "0.1.0"},
-		&mcp.ServerOptions{PageSize: c.pageSize, SupportedProtocolVersions: c.protocolVersions})
+	opts := &mcp.ServerOptions{PageSize: c.pageSize, SupportedProtocolVersions: c.protocolVersions}
+	if c.printClientCaps {
+		opts.InitializedHandler = func(_ context.Context, req *mcp.InitializedRequest) {
+			// Roots from RootsV2: the deprecated Roots field is a struct,
+			// which encoding/json writes even when the client has no roots.
+			c := req.Session.InitializeParams().Capabilities
+			out := map[string]any{}
+			if c != nil && c.RootsV2 != nil {
+				out["roots"] = c.RootsV2
+			}
+			if c != nil && c.Sampling != nil {
+				out["sampling"] = c.Sampling
+			}
+			if c != nil && c.Elicitation != nil {
+				out["elicitation"] = c.Elicitation
+			}
+			caps, _ := json.Marshal(out)
+			fmt.Fprintf(diag, "testserver: client capabilities: %s\n", caps)
+		}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard-testserver", Version: "0.1.0"}, opts)
 
 	if c.stderrLine > 0 {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
