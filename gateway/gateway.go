@@ -676,6 +676,7 @@ func (g *Gateway) directAsk(callCtx context.Context, req *mcp.CallToolRequest) (
 	// gives, method not found (the go-sdk would send it regardless).
 	caps := req.ClientCapabilities()
 	opts = &host.CallOptions{
+		Client: ss, // roots are the session's: its parallel calls are one answer
 		Elicitation: func(ctx context.Context, server string, p *mcp.ElicitParams) (r *mcp.ElicitResult, err error) {
 			if caps == nil || caps.Elicitation == nil {
 				return nil, notDeclared("elicitation/create", "elicitation")
@@ -690,12 +691,15 @@ func (g *Gateway) directAsk(callCtx context.Context, req *mcp.CallToolRequest) (
 			err = ask(ctx, func(c context.Context) (err error) { r, err = ss.CreateMessage(c, p); return err })
 			return r, err
 		},
-		Roots: func(ctx context.Context, server string) (r *mcp.ListRootsResult, err error) {
+		// Roots are the session's, not the call's, and a client answers from
+		// what it has, at once: the question is not withdrawn with the call
+		// (the host may ask through any call of this session, see
+		// host.CallOptions.Client), only with the upstream's own request.
+		Roots: func(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
 			if caps == nil || caps.RootsV2 == nil {
 				return nil, notDeclared("roots/list", "roots")
 			}
-			err = ask(ctx, func(c context.Context) (err error) { r, err = ss.ListRoots(c, &mcp.ListRootsParams{}); return err })
-			return r, err
+			return ss.ListRoots(ctx, &mcp.ListRootsParams{})
 		},
 	}
 	return opts, func() {

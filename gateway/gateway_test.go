@@ -591,3 +591,95 @@ func TestUndeclaredCapabilities(t *testing.T) {
 		})
 	}
 }
+
+// TestRootsOverEveryTransport: a client's roots reach the upstream that
+// asks for them during a call, over Streamable HTTP and legacy SSE alike,
+// also while other calls are in flight on the same upstream: one client's
+// parallel calls, and several clients at once (over HTTP clients come
+// many; over stdio there is one). Protocol 2025-11-25 does not say which
+// call a server's roots/list belongs to; roots belong to a client, so one
+// client's calls are one answer, and clients with the same roots agree.
+// Clients whose roots differ get an error, never another client's roots
+// nor silently none.
+func TestRootsOverEveryTransport(t *testing.T) {
+	g, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
+	transports := map[string]func() mcp.Transport{
+		"streamable": func() mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: base + "/mcp"} },
+		"sse":        func() mcp.Transport { return &mcp.SSEClientTransport{Endpoint: base + "/sse"} },
+	}
+	withRoots := func(t *testing.T, tr mcp.Transport, roots ...string) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "rooted", Version: "1"}, nil)
+		for _, r := range roots {
+			c.AddRoots(&mcp.Root{URI: r})
+		}
+		cs, err := c.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	rootsOf := func(cs *mcp.ClientSession) (string, error) {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fx_roots", Arguments: map[string]any{}})
+		if err != nil {
+			return "", err
+		}
+		if res.IsError {
+			return "", errors.New(textOf(res))
+		}
+		return textOf(res), nil
+	}
+	for name, tr := range transports {
+		t.Run(name, func(t *testing.T) {
+			one := withRoots(t, tr(), "file:///work/one")
+			if got, err := rootsOf(one); err != nil || got != "file:///work/one" {
+				t.Errorf("roots = %q, %v; want the client's", got, err)
+			}
+
+			// Parallel calls of one client, several clients with the same
+			// roots: all at once, several rounds.
+			same := []*mcp.ClientSession{withRoots(t, tr(), "file:///work/shared"), withRoots(t, tr(), "file:///work/shared")}
+			var wg sync.WaitGroup
+			for _, cs := range same {
+				for range 3 {
+					wg.Go(func() {
+						for range 5 {
+							if got, err := rootsOf(cs); err != nil || got != "file:///work/shared" {
+								t.Errorf("concurrent roots = %q, %v; want file:///work/shared", got, err)
+							}
+						}
+					})
+				}
+			}
+			wg.Wait()
+		})
+	}
+
+	// Clients with different roots at once: while a runs a long call, b's
+	// call asks for roots and gets an error, never a's roots, nor none.
+	a := withRoots(t, transports["streamable"](), "file:///work/a")
+	b := withRoots(t, transports["sse"](), "file:///work/b")
+	actx, acancel := context.WithCancel(context.Background())
+	aDone := make(chan struct{})
+	go func() {
+		defer close(aDone)
+		a.CallTool(actx, &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": 60000}})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for g.Host().Servers()[0].InFlight == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a's call never reached the upstream")
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+	}
+	got, err := rootsOf(b)
+	if err == nil || !strings.Contains(err.Error(), "roots differ") {
+		t.Errorf("b's roots with a's call in flight = %q, %v; want an error saying the clients' roots differ", got, err)
+	}
+	acancel()
+	<-aDone
+	// With a gone, b's roots are b's.
+	if got, err := rootsOf(b); err != nil || got != "file:///work/b" {
+		t.Errorf("b's roots alone = %q, %v; want its own", got, err)
+	}
+}

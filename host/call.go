@@ -1,11 +1,14 @@
 package host
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -28,8 +31,17 @@ type CallOptions struct {
 	// same way. Sampling is only advertised when Options.Sampling is set.
 	Sampling SamplingHandler
 	// Roots answers roots/list requests made during this call, routed the
-	// same way; without it the server's configured roots are the answer.
+	// same way, except that calls of the same Client are one (see Client);
+	// without it the server's configured roots are the answer.
 	Roots func(ctx context.Context, server string) (*mcp.ListRootsResult, error)
+	// Client, when set, names who answers this call's requests (the
+	// gateway's downstream session); it must be comparable. Roots belong
+	// to a client, not to a call: a server's roots/list that cannot be
+	// tied to its call (protocols before 2026-07-28) while several calls
+	// are in flight goes to their Roots handlers once per Client, and is
+	// answered if those clients' roots agree. Nil: the call is its own
+	// client.
+	Client any
 	// Log receives the server's log messages during this call, routed the
 	// same way. Over stdio, SSE, WebSocket and in-process connections it is
 	// called as the message is read, before the call's result, on the
@@ -298,6 +310,122 @@ func (s *server) route(ctx context.Context, has func(*call) bool) *call {
 		}
 	}
 	return found
+}
+
+// roots answers a server's roots/list from the calls in flight, if any has
+// a Roots handler (ok is false if none has): the call the request's
+// context carries (2026-07-28); else, when one call has a handler, that
+// call; else each client with calls in flight is asked once, and their
+// answer is the answer if they all give the same. Clients whose roots
+// differ get the server an error: telling it one client's roots during
+// another's call would be wrong, and telling it none, silently, too.
+func (s *server) roots(ctx context.Context) (res *mcp.ListRootsResult, err error, ok bool) {
+	if c, ok := ctx.Value(callKey{}).(*call); ok && c.opts.Roots != nil {
+		res, err := c.opts.Roots(ctx, s.cfg.ID)
+		return res, err, true
+	}
+	answers := map[any]*mcp.ListRootsResult{} // by client
+	for range rootsRounds {
+		ask, live := s.rootsClients(answers)
+		switch {
+		case len(live) == 0:
+			return nil, nil, false
+		case len(live) == 1 && len(ask) == 1 && len(answers) == 0:
+			// The common case: the only call in flight, or calls of one
+			// client. The asker is in flight until it has its answer.
+			for _, c := range ask {
+				if res, err := c.opts.Roots(ctx, s.cfg.ID); err == nil || s.inFlight(c) {
+					return res, err, true
+				}
+			}
+			continue // that call ended under the question: ask another
+		}
+		var mu sync.Mutex
+		var failed error
+		var wg sync.WaitGroup
+		for key, c := range ask {
+			wg.Go(func() {
+				res, err := c.opts.Roots(ctx, s.cfg.ID)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil && res != nil:
+					answers[key] = res
+				case s.inFlight(c):
+					failed = fmt.Errorf("a client could not say: %w", err)
+				} // else the call ended under the question: ask again
+			})
+		}
+		wg.Wait()
+		if failed != nil {
+			return nil, s.rootsDiffer(len(live), failed), true
+		}
+		if _, live = s.rootsClients(nil); len(live) == len(answers) || len(answers) >= len(live) {
+			break
+		}
+	}
+	// Only the clients still in flight: one that left was not the asker.
+	_, live := s.rootsClients(nil)
+	var answer *mcp.ListRootsResult
+	var want []byte
+	for key := range live {
+		res := answers[key]
+		if res == nil {
+			return nil, s.rootsDiffer(len(live), errors.New("a client's calls kept ending under the question")), true
+		}
+		got, err := json.Marshal(res.Roots)
+		if err != nil || (answer != nil && !bytes.Equal(got, want)) {
+			return nil, s.rootsDiffer(len(live), nil), true
+		}
+		answer, want = res, got
+	}
+	if answer == nil {
+		return nil, nil, false // they all ended: the request was not theirs
+	}
+	return answer, nil, true
+}
+
+// rootsRounds bounds how often roots asks again because the calls it asked
+// through ended under the question.
+const rootsRounds = 3
+
+// rootsClients returns, for each client with calls in flight that have a
+// Roots handler, one such call (ask: only those not yet in answered) and
+// all of them (live).
+func (s *server) rootsClients(answered map[any]*mcp.ListRootsResult) (ask, live map[any]*call) {
+	ask, live = map[any]*call{}, map[any]*call{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.inflight {
+		if c.opts.Roots == nil {
+			continue
+		}
+		key := c.opts.Client
+		if key == nil {
+			key = c
+		}
+		live[key] = c
+		if answered[key] == nil {
+			ask[key] = c
+		}
+	}
+	return ask, live
+}
+
+func (s *server) inFlight(c *call) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.inflight[c]
+	return ok
+}
+
+func (s *server) rootsDiffer(clients int, cause error) error {
+	msg := fmt.Sprintf("roots/list: calls of %d clients are in flight on server %q and their roots differ (a request of protocol %s does not name its call)",
+		clients, s.cfg.ID, cmp.Or(s.h.opts.ProtocolVersion, "before 2026-07-28"))
+	if cause != nil {
+		msg += ": " + s.h.red.Redact(cause.Error())
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 }
 
 func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

@@ -854,3 +854,52 @@ func TestLongStderrLine(t *testing.T) {
 		t.Errorf("the long stderr line is not logged as cut:\n%.2000s", logs)
 	}
 }
+
+// TestRootsByClient: a server's roots/list during several calls (protocol
+// 2025-11-25 does not say which call asks) is answered once per
+// CallOptions.Client: calls of one client, or of clients that agree, get
+// the answer; clients that disagree get the server an error, where the
+// host answered with the configured roots (none) before.
+func TestRootsByClient(t *testing.T) {
+	h, logs := start(t, []config.Server{fixture(t, "fx")}, &host.Options{AdvertiseRoots: true, ProtocolVersion: "2025-11-25"})
+	rootsOf := func(uri string) func(context.Context, string) (*mcp.ListRootsResult, error) {
+		return func(context.Context, string) (*mcp.ListRootsResult, error) {
+			return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: uri}}}, nil
+		}
+	}
+	for _, tc := range []struct {
+		name         string
+		busy, asking *host.CallOptions
+		want         string // "" for an error
+	}{
+		{"one client", &host.CallOptions{Client: "c1", Roots: rootsOf("file:///one")}, &host.CallOptions{Client: "c1", Roots: rootsOf("file:///one")}, "file:///one"},
+		{"clients that agree", &host.CallOptions{Client: "c1", Roots: rootsOf("file:///same")}, &host.CallOptions{Client: "c2", Roots: rootsOf("file:///same")}, "file:///same"},
+		{"clients that differ", &host.CallOptions{Client: "c1", Roots: rootsOf("file:///mine")}, &host.CallOptions{Client: "c2", Roots: rootsOf("file:///theirs")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			busy := make(chan struct{})
+			go func() {
+				defer close(busy)
+				h.CallTool(ctx, "mcp_fx_slow", json.RawMessage(`{"ms":60000}`), tc.busy)
+			}()
+			defer func() { cancel(); <-busy }()
+			deadline := time.Now().Add(10 * time.Second)
+			for h.Servers()[0].InFlight == 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the busy call never reached the server:\n%s", logs)
+				}
+				time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+			}
+			res, err := h.CallTool(context.Background(), "mcp_fx_roots", nil, tc.asking)
+			switch {
+			case tc.want == "" && err == nil:
+				t.Errorf("roots = %q, want an error: the clients' roots differ", text(res))
+			case tc.want == "" && !strings.Contains(err.Error(), "roots differ"):
+				t.Errorf("roots: %v, want an error saying the roots differ", err)
+			case tc.want != "" && (err != nil || text(res) != tc.want):
+				t.Errorf("roots = %v, %v; want %q", res, err, tc.want)
+			}
+		})
+	}
+}

@@ -57,17 +57,20 @@ func (s *server) logMessage(ctx context.Context, req *mcp.LoggingMessageRequest)
 	s.log.Info("server log", "level", req.Params.Level, "logger", req.Params.Logger, "data", fmt.Sprint(req.Params.Data))
 }
 
-// callMiddleware answers a server's roots/list from the call it belongs to
-// when that call has a Roots handler (the gateway forwards it to its own
-// client); otherwise the SDK answers from the configured roots. It hands an
-// elicitation request of a PassThrough call to the call's handler as it
-// came, before the SDK's own checks.
+// callMiddleware answers a server's roots/list from the calls in flight
+// when they have Roots handlers (the gateway forwards it to its clients,
+// see roots); otherwise the SDK answers from the configured roots. It
+// hands an elicitation request of a PassThrough call to the call's handler
+// as it came, before the SDK's own checks.
 func (s *server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "roots/list":
-			if c := s.route(ctx, func(c *call) bool { return c.opts.Roots != nil }); c != nil {
-				return c.opts.Roots(ctx, s.cfg.ID)
+			if res, err, ok := s.roots(ctx); ok {
+				if err != nil {
+					return nil, err
+				}
+				return res, nil
 			}
 		case "elicitation/create":
 			r, ok := req.(*mcp.ElicitRequest)
