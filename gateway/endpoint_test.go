@@ -7,15 +7,19 @@ package gateway_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
@@ -491,4 +495,69 @@ func countSessions(g *gateway.Gateway) int {
 		n++
 	}
 	return n
+}
+
+// TestMaxWaitingCalls: a 2026-07-28 client's call to an older upstream
+// that asks for input waits for the client to come back, holding the
+// upstream call, for up to InputTimeout. The client need not come back: a
+// stateless client could leave any number waiting. At MaxWaitingCalls a
+// further question is refused (the upstream's request fails, so does its
+// call), and a call that has its answer makes room. (One upstream per
+// waiting call: with two calls in flight, a 2025-11-25 upstream's question
+// cannot be told apart, and the host declines it.)
+func TestMaxWaitingCalls(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var olds []config.Server
+	for i := range 3 {
+		olds = append(olds, fixture(t, fmt.Sprintf("old%d", i), "-protocol-version", "2025-11-25"))
+	}
+	g, err := gateway.Start(ctx, olds, nil, &gateway.Options{MaxWaitingCalls: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Loopback: true}))
+	defer ts.Close()
+	defer g.Close()
+	defer ts.CloseClientConnections()
+	c := mcp.NewClient(&mcp.Implementation{Name: "leaves", Version: "1"}, &mcp.ClientOptions{
+		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}, // the test answers (or not) itself
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ask := func(i int) (*mcp.CallToolResult, error) {
+		return cs.CallTool(ctx, &mcp.CallToolParams{Name: fmt.Sprintf("mcp_old%d_elicit", i), Arguments: map[string]any{}})
+	}
+	var waiting []*mcp.CallToolResult
+	for i := range 2 {
+		res, err := ask(i)
+		if err != nil || len(res.InputRequests) == 0 {
+			t.Fatalf("call %d = %+v, %v; want an input-required result", i, res, err)
+		}
+		waiting = append(waiting, res)
+	}
+	res, err := ask(2)
+	if err == nil && len(res.InputRequests) > 0 {
+		t.Fatalf("a third call waits for input too; want at most 2 waiting")
+	}
+	if got := fmt.Sprint(err, res); !strings.Contains(got, "waiting for their clients' input") {
+		t.Errorf("the third call: %s, want an error saying too many calls wait for input", got)
+	}
+	// Answering one makes room.
+	var key string
+	for k := range waiting[0].InputRequests {
+		key = k
+	}
+	done, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_old0_elicit", Arguments: map[string]any{}, RequestState: waiting[0].RequestState,
+		InputResponses: mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "decline"}}})
+	if err != nil || len(done.InputRequests) > 0 {
+		t.Fatalf("answering the first = %+v, %v", done, err)
+	}
+	if res, err := ask(2); err != nil || len(res.InputRequests) == 0 {
+		t.Errorf("after one was answered = %+v, %v; want room for another", res, err)
+	}
 }

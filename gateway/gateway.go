@@ -65,6 +65,14 @@ type Options struct {
 	// each request goes to its calling client only if that client declared
 	// the capability; otherwise the upstream gets "method not found".
 	OnlyClient *mcp.ClientCapabilities
+	// MaxWaitingCalls bounds the 2026-07-28 calls bridged to an older
+	// upstream that wait for their client to come back with the input
+	// asked for (each holds an upstream call for up to InputTimeout, and a
+	// client need not come back). A question beyond it is refused: the
+	// upstream's request fails. Default [DefaultMaxSessions]; `serve`
+	// passes [gateway] max_sessions, as such a call is state held for a
+	// client between its requests, like a session.
+	MaxWaitingCalls int
 }
 
 // Gateway is an MCP server over a host's servers. Its methods are safe for
@@ -87,6 +95,7 @@ type Gateway struct {
 	prompts   map[string]promptRoute   // published name -> upstream
 	subs      map[subKey]int           // upstream subscriptions, by count
 	pending   map[string]*pendingCall  // 2026-07-28 calls awaiting input
+	waiting   int                      // of them, those that have asked (Options.MaxWaitingCalls)
 	syncing   map[host.ChangeKind]bool // a resync is running
 	dirty     map[host.ChangeKind]bool // another resync is wanted
 	exposed   map[string]bool          // nil: every server
@@ -132,6 +141,9 @@ func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options,
 	}
 	if g.opts.InputTimeout <= 0 {
 		g.opts.InputTimeout = 10 * time.Minute
+	}
+	if g.opts.MaxWaitingCalls <= 0 {
+		g.opts.MaxWaitingCalls = DefaultMaxSessions
 	}
 	if g.opts.Servers != nil {
 		g.exposed = map[string]bool{}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/host"
@@ -39,6 +40,7 @@ type pendingCall struct {
 
 	dropOnce sync.Once
 	dropped  chan struct{} // closed by drop: the call is no longer findable
+	waiting  bool          // counted in Gateway.waiting; guarded by the Gateway's mu
 
 	mu          sync.Mutex
 	outstanding map[string]*ask // asked downstream, not yet answered
@@ -145,6 +147,9 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 			if caps == nil || caps.Elicitation == nil {
 				return nil, notDeclared("elicitation/create", "elicitation")
 			}
+			if err := g.wait(p); err != nil {
+				return nil, err
+			}
 			resp, err := p.ask(ctx, params)
 			if err != nil {
 				return nil, err
@@ -158,6 +163,9 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 		Sampling: func(ctx context.Context, server string, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			if caps == nil || caps.Sampling == nil {
 				return nil, notDeclared("sampling/createMessage", "sampling")
+			}
+			if err := g.wait(p); err != nil {
+				return nil, err
 			}
 			resp, err := p.ask(ctx, params)
 			if err != nil {
@@ -179,6 +187,9 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 		Roots: func(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
 			if caps == nil || caps.RootsV2 == nil {
 				return nil, notDeclared("roots/list", "roots")
+			}
+			if err := g.wait(p); err != nil {
+				return nil, err
 			}
 			resp, err := p.ask(ctx, &mcp.ListRootsParams{})
 			if err != nil {
@@ -294,9 +305,30 @@ func (p *pendingCall) ask(ctx context.Context, req mcp.InputRequest) (mcp.InputR
 func (g *Gateway) drop(p *pendingCall) {
 	g.mu.Lock()
 	delete(g.pending, p.id)
+	if p.waiting {
+		p.waiting = false
+		g.waiting--
+	}
 	g.mu.Unlock()
 	p.timer.Stop()
 	p.dropOnce.Do(func() { close(p.dropped) })
+}
+
+// wait counts p, whose upstream call is about to ask its client for input,
+// among the calls waiting for input, within Options.MaxWaitingCalls.
+func (g *Gateway) wait(p *pendingCall) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case p.waiting:
+	case g.waiting >= g.opts.MaxWaitingCalls:
+		return &jsonrpc.Error{Code: codeTooManySessions, Message: fmt.Sprintf(
+			"too many calls are waiting for their clients' input (%d, the most [gateway] max_sessions allows); a client must answer one, or it must expire, first", g.opts.MaxWaitingCalls)}
+	default:
+		p.waiting = true
+		g.waiting++
+	}
+	return nil
 }
 
 // boundSession is the session a pending call is bound to: the caller's, or

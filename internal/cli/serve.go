@@ -100,7 +100,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	if gw.ToolNameFormat != "" {
 		hostOpts.ToolNameFormat = gw.ToolNameFormat
 	}
-	gwOpts := &gateway.Options{Logger: log}
+	gwOpts := &gateway.Options{Logger: log, MaxWaitingCalls: gw.MaxSessions}
 	grace := cmp.Or(gw.ShutdownGrace, config.DefaultGatewayShutdownGrace)
 
 	if stdio {
