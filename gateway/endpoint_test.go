@@ -561,3 +561,45 @@ func TestMaxWaitingCalls(t *testing.T) {
 		t.Errorf("after one was answered = %+v, %v; want room for another", res, err)
 	}
 }
+
+// TestEndpointSecurityEverywhere: the Host, Origin and token checks of
+// /mcp hold on every endpoint: the legacy SSE stream and its message
+// endpoint, and the WebSocket handshake.
+func TestEndpointSecurityEverywhere(t *testing.T) {
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{AuthToken: "s3cret-token"})
+	auth := "Bearer s3cret-token"
+	ws := []string{"Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol", "mcp"}
+	for _, tc := range []struct {
+		name, method, path string
+		header             []string
+		host               string
+		want               int
+	}{
+		{"sse without token", "GET", "/sse", []string{"Accept", "text/event-stream"}, "", http.StatusUnauthorized},
+		{"sse foreign origin", "GET", "/sse", []string{"Accept", "text/event-stream", "Authorization", auth, "Origin", "https://evil.example"}, "", http.StatusForbidden},
+		{"sse rebinding host", "GET", "/sse", []string{"Accept", "text/event-stream", "Authorization", auth}, "127.0.0.1:1.evil.example", http.StatusForbidden},
+		{"message without token", "POST", "/message?sessionid=x", []string{"Content-Type", "application/json"}, "", http.StatusUnauthorized},
+		{"message foreign origin", "POST", "/message?sessionid=x", []string{"Content-Type", "application/json", "Authorization", auth, "Origin", "https://evil.example"}, "", http.StatusForbidden},
+		{"ws without token", "GET", "/ws", ws, "", http.StatusUnauthorized},
+		{"ws foreign origin", "GET", "/ws", append([]string{"Authorization", auth, "Origin", "https://evil.example"}, ws...), "", http.StatusForbidden},
+		{"ws rebinding host", "GET", "/ws", append([]string{"Authorization", auth}, ws...), "evil.example", http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, base+tc.path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+			for i := 0; i+1 < len(tc.header); i += 2 {
+				req.Header.Set(tc.header[i], tc.header[i+1])
+			}
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -715,4 +716,49 @@ args = ["-print-client-capabilities"]
 			}
 		})
 	}
+}
+
+// TestServeSlowHeaders: a client that sends its request headers a byte at
+// a time, or nothing at all, has its connection closed once serve's
+// header timeout (10 s) is over.
+func TestServeSlowHeaders(t *testing.T) {
+	const bound = 10*time.Second + 3*time.Second
+	dir := isolate(t)
+	cfg := writeConfig(t, dir, `[[mcp_servers]]
+id = "fx"
+command = "`+interop.Build(t, fixturePkg)+`"
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	base, code, _ := startServe(t, ctx, "--config", cfg, "serve", "--listen", "127.0.0.1:0")
+	defer func() { cancel(); <-code }()
+	addr := strings.TrimPrefix(base, "http://")
+	var wg sync.WaitGroup
+	for _, trickle := range []bool{true, false} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		start := time.Now()
+		wg.Go(func() {
+			if trickle {
+				go func() {
+					for _, b := range []byte("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + strings.Repeat("a", 100)) {
+						if _, err := c.Write([]byte{b}); err != nil {
+							return
+						}
+						time.Sleep(300 * time.Millisecond) // the misbehaviour under test: a slow sender
+					}
+				}()
+			}
+			c.SetReadDeadline(start.Add(bound + 5*time.Second))
+			_, err := io.ReadAll(c)
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Errorf("trickle %v: the connection is still open after %s", trickle, time.Since(start).Round(time.Second))
+			} else if took := time.Since(start); took > bound {
+				t.Errorf("trickle %v: closed after %s, want at most %s", trickle, took.Round(100*time.Millisecond), bound)
+			}
+		})
+	}
+	wg.Wait()
 }
