@@ -393,7 +393,7 @@ func TestMaxSessions(t *testing.T) {
 	} {
 		resp, body := tc.do()
 		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
-			!strings.Contains(body, `"code":-32000`) || !strings.Contains(body, "4 are open, the most [gateway] max_sessions allows") {
+			!strings.Contains(body, `"code":-32000`) || !strings.Contains(body, "4 open, the most [gateway] max_sessions allows") {
 			t.Errorf("%s over the limit: %d (Retry-After %q) %s; want 503 naming max_sessions and 4", tc.name, resp.StatusCode, resp.Header.Get("Retry-After"), body)
 		}
 	}

@@ -101,10 +101,10 @@ func (l *sessionLimits) reserve(client string) *limitError {
 		if victim == nil {
 			if overAll {
 				return &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
-					"too many sessions: %d are open, the most [gateway] max_sessions allows, and none is idle; try again later", l.max)}
+					"too many sessions: %d open, the most [gateway] max_sessions allows, and none idle; try again later", l.max)}
 			}
 			return &limitError{http.StatusTooManyRequests, fmt.Sprintf(
-				"too many sessions: this client (%s) already holds %d, the most [gateway] max_client_sessions allows, and none is idle; end one (DELETE it) or try again later", client, l.perClient)}
+				"too many sessions: this client (%s) holds %d, the most [gateway] max_client_sessions allows, and none idle; end one (DELETE it) or try again later", client, l.perClient)}
 		}
 		l.log("closing the longest-idle session to make room for a new one",
 			"client", victim.client, "idle", time.Since(victim.last).Round(time.Second), "new_client", client)

@@ -762,3 +762,59 @@ command = "`+interop.Build(t, fixturePkg)+`"
 	}
 	wg.Wait()
 }
+
+// TestServeSessionLimits: [gateway] max_sessions reaches the endpoint: with
+// 1, a second session while the first is busy (its GET stream open) is
+// refused with 503 naming the key.
+func TestServeSessionLimits(t *testing.T) {
+	dir := isolate(t)
+	cfg := writeConfig(t, dir, `[[mcp_servers]]
+id = "fx"
+command = "`+interop.Build(t, fixturePkg)+`"
+
+[gateway]
+max_sessions = 1
+max_client_sessions = 1
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	base, code, _ := startServe(t, ctx, "--config", cfg, "serve", "--listen", "127.0.0.1:0")
+	defer func() { cancel(); <-code }()
+	rt := &http.Transport{}
+	defer rt.CloseIdleConnections()
+	hc := &http.Client{Transport: rt}
+	do := func(method, session, body string) (*http.Response, string) {
+		req, _ := http.NewRequest(method, base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if method == "GET" {
+			return resp, "" // the stream stays open
+		}
+		defer resp.Body.Close()
+		got, _ := io.ReadAll(resp.Body)
+		return resp, string(got)
+	}
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"by-hand","version":"1"}}}`
+	resp, _ := do("POST", "", initialize)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d, session %q", resp.StatusCode, sid)
+	}
+	do("POST", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	stream, _ := do("GET", sid, "")
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %d", stream.StatusCode)
+	}
+	resp, got := do("POST", "", initialize)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(got, "1 open, the most [gateway] max_sessions allows") {
+		t.Errorf("a second session: %d %s, want 503 naming max_sessions and 1", resp.StatusCode, got)
+	}
+}
