@@ -29,7 +29,8 @@ import (
 const answerTime = time.Second
 
 // readHeaderTimeout bounds how long a client may take to send its request
-// headers (slowloris); bodies are bounded by the gateway's MaxBodyBytes.
+// headers (slowloris); bodies are bounded by the gateway, in size
+// (MaxBodyBytes) and in time (BodyTimeout).
 const readHeaderTimeout = 10 * time.Second
 
 // idleConnTimeout closes a keep-alive connection idle that long: each holds
