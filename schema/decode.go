@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -22,23 +23,39 @@ func (e *decodeError) Error() string { return e.msg }
 // and each duplicate object key is returned as a problem. Containers may
 // nest at most maxDepth levels.
 func decode(b []byte, maxDepth int) (any, []Problem, error) {
+	d := &decoder{maxDepth: maxDepth}
+	v, err := d.decode(b)
+	return v, d.problems, err
+}
+
+// decodeArgs is decode for call arguments, which also refuses, as a
+// problem at its pointer, a number no server can read as a number (see
+// numberProblem), and returns where integers beyond int64 are: whether
+// those are acceptable depends on the schema (see Schema.Validate).
+func decodeArgs(b []byte) (any, []Problem, []wideInt, error) {
+	d := &decoder{maxDepth: maxArgsDepth, args: true}
+	v, err := d.decode(b)
+	return v, d.problems, d.wide, err
+}
+
+func (d *decoder) decode(b []byte) (any, error) {
 	if err := checkText(b); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	d := &decoder{dec: json.NewDecoder(bytes.NewReader(b)), maxDepth: maxDepth}
+	d.dec = json.NewDecoder(bytes.NewReader(b))
 	d.dec.UseNumber()
 	tok, err := d.dec.Token()
 	if err != nil {
-		return nil, nil, syntaxErr(err)
+		return nil, syntaxErr(err)
 	}
 	v, err := d.value(tok, 1)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if _, err := d.dec.Token(); err != io.EOF {
-		return nil, nil, &decodeError{"invalid JSON: unexpected data after the top-level value"}
+		return nil, &decodeError{"invalid JSON: unexpected data after the top-level value"}
 	}
-	return v, d.dups, nil
+	return v, nil
 }
 
 // maxExponent bounds the decimal exponent of an argument number. The
@@ -61,14 +78,25 @@ func numberInRange(n string) bool {
 type decoder struct {
 	dec      *json.Decoder
 	maxDepth int
+	args     bool  // call arguments, not a schema: check numbers (see decodeArgs)
 	path     []any // string keys and int indexes down to the current value
-	dups     []Problem
+	problems []Problem
+	wide     []wideInt
 }
 
 func (d *decoder) value(tok json.Token, depth int) (any, error) {
 	delim, ok := tok.(json.Delim)
 	if !ok {
-		if n, isNum := tok.(json.Number); isNum && !numberInRange(string(n)) {
+		n, isNum := tok.(json.Number)
+		switch {
+		case !isNum:
+		case d.args:
+			if msg := numberProblem(string(n)); msg != "" {
+				d.problems = append(d.problems, Problem{Pointer: pointer(d.path), Message: msg})
+			} else if half, ok := beyondInt64(string(n)); ok {
+				d.wide = append(d.wide, wideInt{path: slices.Clone(d.path), n: n, half: half})
+			}
+		case !numberInRange(string(n)):
 			return nil, &decodeError{fmt.Sprintf("number %.40s is out of range (exponent beyond ±%d)", string(n), maxExponent)}
 		}
 		return tok, nil // string, json.Number, bool or nil
@@ -98,7 +126,7 @@ func (d *decoder) value(tok json.Token, depth int) (any, error) {
 				return nil, err
 			}
 			if _, dup := m[key]; dup {
-				d.dups = append(d.dups, Problem{Pointer: pointer(d.path), Message: "duplicate key"})
+				d.problems = append(d.problems, Problem{Pointer: pointer(d.path), Message: "duplicate key"})
 			} else {
 				m[key] = v
 			}

@@ -23,7 +23,7 @@ func Example() {
 	}
 
 	// On each call: validate, then forward the decoded value, not the bytes.
-	args, err := s.Validate(json.RawMessage(`{"path": "/tmp", "limit": 12345678901234567890}`))
+	args, err := s.Validate(json.RawMessage(`{"path": "/tmp", "limit": 9223372036854775807}`))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -35,9 +35,14 @@ func Example() {
 	_, err = s.Validate(json.RawMessage(`{"path": "/tmp", "PATH": "/etc", "limit": 0}`))
 	fmt.Println(err)
 
+	// So are numbers a server cannot read as numbers.
+	_, err = s.Validate(json.RawMessage(`{"path": "/tmp", "limit": 9223372036854775808}`))
+	fmt.Println(err)
+
 	// Output:
-	// {"limit":12345678901234567890,"path":"/tmp"}
+	// {"limit":9223372036854775807,"path":"/tmp"}
 	// invalid arguments: /PATH: differs only in case from declared property "path"
+	// invalid arguments: /limit: integer 9223372036854775808 is out of range: servers read integers as 64-bit, from -9223372036854775808 to 9223372036854775807
 }
 
 func ExampleCompile_remoteRef() {

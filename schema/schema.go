@@ -36,8 +36,12 @@
 //     variously reject, replace or pass through;
 //   - anything after the arguments object.
 //
-// Numbers are kept as [json.Number], so 12345678901234567890 reaches the
-// server digit for digit. Validate returns the decoded value; callers must
+// Numbers are kept as [json.Number], so 9223372036854775807 reaches the
+// server digit for digit. A number no server can read as one is refused at
+// its pointer: one beyond a 64-bit float's range (1e400), anywhere, and an
+// integer beyond int64's (9223372036854775808, 1e19) where the schema
+// wants an integer; where it says "number", or nothing, such an integer is
+// kept. Validate returns the decoded value; callers must
 // forward that value (re-encoded), not the bytes they received. The value
 // is exactly what was validated, and re-encoding it yields one canonical
 // reading of the arguments, so no server can find in the bytes it receives
@@ -167,10 +171,11 @@ func (s *Schema) Validate(args json.RawMessage) (_ map[string]any, err error) {
 		}
 	}()
 	var obj map[string]any
+	var wide []wideInt
 	if isAbsent(args) {
 		obj = map[string]any{}
 	} else {
-		v, problems, err := decode(args, maxArgsDepth)
+		v, problems, w, err := decodeArgs(args)
 		if err != nil {
 			return nil, newValidationError([]Problem{{Message: err.Error()}})
 		}
@@ -182,6 +187,7 @@ func (s *Schema) Validate(args json.RawMessage) (_ map[string]any, err error) {
 		if len(problems) > 0 {
 			return nil, newValidationError(problems)
 		}
+		wide = w
 	}
 	if err := s.sch.Validate(obj); err != nil {
 		// Models (and some clients) send null for an optional argument
@@ -189,6 +195,9 @@ func (s *Schema) Validate(args json.RawMessage) (_ map[string]any, err error) {
 		// would take the call without it, the argument is dropped: the
 		// value forwarded is the one that validated.
 		if stripped, ok := s.withoutOptionalNulls(obj); ok && s.sch.Validate(stripped) == nil {
+			if problems := s.integerProblems(stripped, wide); len(problems) > 0 {
+				return nil, newValidationError(problems)
+			}
 			return stripped, nil
 		}
 		var verr *jsonschema.ValidationError
@@ -198,7 +207,52 @@ func (s *Schema) Validate(args json.RawMessage) (_ map[string]any, err error) {
 		}
 		return nil, newValidationError(leafProblems(verr, nil))
 	}
+	if problems := s.integerProblems(obj, wide); len(problems) > 0 {
+		return nil, newValidationError(problems)
+	}
 	return obj, nil
+}
+
+// integerProblems returns a problem for each integer beyond int64 in v
+// (which validated) that the schema holds to be an integer. The validator
+// does not say which values it checked as integers, so each is tried again
+// as itself plus one half, which only its integrality tells apart (a bound
+// or an enum exactly at the value would too; such a schema is refused the
+// same way): if v is then refused, the schema wanted an integer there, and
+// no server reading 64-bit integers can take it. Where the schema says
+// "number", or nothing, the value is kept as it is. Beyond-int64 integers
+// are rare, so the common call pays nothing.
+func (s *Schema) integerProblems(v map[string]any, wide []wideInt) []Problem {
+	var out []Problem
+	for _, w := range wide {
+		if s.sch.Validate(substitute(v, w.path, w.half)) != nil {
+			out = append(out, Problem{Pointer: pointer(w.path), Message: wideIntMessage(w.n)})
+		}
+	}
+	return out
+}
+
+// substitute returns v with the value at path replaced by repl, copying
+// only the containers on the way.
+func substitute(v any, path []any, repl any) any {
+	if len(path) == 0 {
+		return repl
+	}
+	switch c := v.(type) {
+	case map[string]any:
+		if k, ok := path[0].(string); ok {
+			m := maps.Clone(c)
+			m[k] = substitute(c[k], path[1:], repl)
+			return m
+		}
+	case []any:
+		if i, ok := path[0].(int); ok && i < len(c) {
+			a := slices.Clone(c)
+			a[i] = substitute(c[i], path[1:], repl)
+			return a
+		}
+	}
+	return v
 }
 
 // withoutOptionalNulls returns obj without its top-level null values for

@@ -202,8 +202,8 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", `{"path": "/tmp", "mode": "read", "opts": {"verbose": true}}`,
 			map[string]any{"path": "/tmp", "mode": "read", "opts": map[string]any{"verbose": true}}, nil},
-		{"big integer kept exactly", `{"path": "/", "count": 12345678901234567890}`,
-			map[string]any{"path": "/", "count": json.Number("12345678901234567890")}, nil},
+		{"int64 max kept exactly", `{"path": "/", "count": 9223372036854775807}`,
+			map[string]any{"path": "/", "count": json.Number("9223372036854775807")}, nil},
 		{"free-form keys where nothing is declared", `{"path": "/", "env": {"PATH": "/bin", "Path": "x"}}`,
 			map[string]any{"path": "/", "env": map[string]any{"PATH": "/bin", "Path": "x"}}, nil},
 		{"paired surrogate escape", `{"path": "/\ud83d\ude00"}`, map[string]any{"path": "/\U0001F600"}, nil},
@@ -312,8 +312,8 @@ func TestNullArgs(t *testing.T) {
 }
 
 func TestBigNumberRoundTrip(t *testing.T) {
-	s := mustCompile(t, `{"properties": {"n": {"type": "integer"}, "f": {"type": "number"}}}`)
-	const args = `{"f":1.00000000000000000001,"n":12345678901234567890}`
+	s := mustCompile(t, `{"properties": {"n": {"type": "integer"}, "f": {"type": "number"}, "g": {"type": "number"}}}`)
+	const args = `{"f":1.00000000000000000001,"g":12345678901234567890,"n":9223372036854775807}`
 	got, err := s.Validate(json.RawMessage(args))
 	if err != nil {
 		t.Fatalf("Validate(%q) = %v", args, err)
@@ -325,6 +325,78 @@ func TestBigNumberRoundTrip(t *testing.T) {
 	if string(out) != args {
 		t.Errorf("json.Marshal(Validate(%q)) = %s, want it unchanged", args, out)
 	}
+}
+
+// Numbers no server can read as numbers are refused where they are, with
+// why (issue 11 §3); integers beyond int64 only where the schema wants an
+// integer.
+func TestOutOfRangeNumbers(t *testing.T) {
+	s := mustCompile(t, `{"properties": {
+		"i": {"type": "integer"},
+		"f": {"type": "number"},
+		"any": {},
+		"either": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+		"list": {"type": "array", "items": {"type": "integer"}},
+		"whole": {"type": "number", "multipleOf": 1},
+		"o": {"type": "object", "properties": {"i": {"$ref": "#/$defs/int"}}}
+	}, "$defs": {"int": {"type": "integer", "minimum": 0}}}`)
+	const (
+		floatRange = "is out of range: servers read JSON numbers as 64-bit floats, which end near ±1.8e308"
+		intRange   = "is out of range: servers read integers as 64-bit, from -9223372036854775808 to 9223372036854775807"
+	)
+	tests := []struct {
+		args string
+		want []Problem // nil: accepted, and kept digit for digit
+	}{
+		{`{"f": 1e400}`, []Problem{{"/f", "number 1e400 " + floatRange}}},
+		{`{"f": -1.8e308}`, []Problem{{"/f", "number -1.8e308 " + floatRange}}},
+		{`{"any": 1e400}`, []Problem{{"/any", "number 1e400 " + floatRange}}},
+		{`{"i": 1e400}`, []Problem{{"/i", "number 1e400 " + floatRange}}},
+		{`{"f": 1e2000}`, []Problem{{"/f", "number 1e2000 is out of range: its exponent is beyond ±1000"}}},
+		{`{"f": 1.7976931348623157e308}`, nil},
+		{`{"f": 1e-400}`, nil}, // reads as 0: small, not out of range
+		{`{"i": 9223372036854775807}`, nil},
+		{`{"i": -9223372036854775808}`, nil},
+		{`{"i": 9007199254740993}`, nil}, // beyond 2^53: inexact in JavaScript only
+		{`{"i": 9223372036854775808}`, []Problem{{"/i", "integer 9223372036854775808 " + intRange}}},
+		{`{"i": -9223372036854775809}`, []Problem{{"/i", "integer -9223372036854775809 " + intRange}}},
+		{`{"i": 1e19}`, []Problem{{"/i", "integer 1e19 " + intRange}}},
+		{`{"i": 9223372036854775808.0}`, []Problem{{"/i", "integer 9223372036854775808.0 " + intRange}}},
+		{`{"i": 123456789012345678901234567890123456789012345678901234567890}`,
+			[]Problem{{"/i", "integer 1234567890123456789012345678901234567890… " + intRange}}},
+		{`{"f": 9223372036854775808}`, nil},
+		{`{"any": 123456789012345678901234567890}`, nil},
+		{`{"either": 9223372036854775808}`, []Problem{{"/either", "integer 9223372036854775808 " + intRange}}},
+		{`{"either": "9223372036854775808"}`, nil},
+		{`{"list": [1, 18446744073709551616]}`, []Problem{{"/list/1", "integer 18446744073709551616 " + intRange}}},
+		{`{"whole": 1e19}`, []Problem{{"/whole", "integer 1e19 " + intRange}}},
+		{`{"o": {"i": 9223372036854775808}, "f": 9223372036854775808}`, []Problem{{"/o/i", "integer 9223372036854775808 " + intRange}}},
+		// An integer the schema refuses anyway is refused for that.
+		{`{"o": {"i": -9223372036854775809}}`, []Problem{{"/o/i", "minimum: got -9.223372036854776×10¹⁸, want 0"}}},
+	}
+	for _, tt := range tests {
+		got, err := s.Validate(json.RawMessage(tt.args))
+		if diff := cmp.Diff(tt.want, problems(t, err)); diff != "" {
+			t.Errorf("Validate(%s) problems (-want +got):\n%s", tt.args, diff)
+			continue
+		}
+		if tt.want != nil {
+			continue
+		}
+		out, err := json.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.ReplaceAll(tt.args, " ", ""); string(out) != want {
+			t.Errorf("Validate(%s) forwards %s, want the number kept as written", tt.args, out)
+		}
+	}
+	_, err := s.Validate(json.RawMessage(`{"i": 9223372036854775808}`))
+	if want := "invalid arguments: /i: integer 9223372036854775808 " + intRange; err == nil || err.Error() != want {
+		t.Errorf("Validate error = %v, want %q", err, want)
+	}
+	// A schema document may hold such numbers: only arguments are checked.
+	mustCompile(t, `{"properties": {"n": {"type": "number", "maximum": 1e400}}}`)
 }
 
 func TestValidationErrorString(t *testing.T) {
@@ -398,12 +470,16 @@ func FuzzValidate(f *testing.F) {
 		`{}`,
 		`{"properties": {"child": {"$ref": "#"}, "name": {"type": "string"}}}`,
 		`{"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"n": {"maximum": 1, "exclusiveMaximum": true}}}`,
+		`{"properties": {"n": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer", "exclusiveMinimum": 9223372036854775808}}]}}}`,
 	}
 	for _, a := range []string{
 		`{"path": "/", "opts": {"verbose": true}}`,
 		`{"PATH": 1, "path": "x", "path": "y"}`,
 		`{"child": {"child": {"name": 5}}}`,
 		`{"n": 12345678901234567890}`,
+		`{"count": 9223372036854775808}`, `{"count": -9223372036854775809}`, `{"count": 1e19}`,
+		`{"path": "/", "count": 9223372036854775807}`, `{"n": 1e400}`, `{"n": -1e309}`, `{"n": 1e-400}`,
+		`{"n": [1e19, 18446744073709551616]}`,
 		`[]`, `null`, ``, `{"a":"\ud800"}`, "{\"\xff\":1}", `{} {}`,
 	} {
 		for i := range schemas {
