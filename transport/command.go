@@ -69,8 +69,15 @@ type Command struct {
 	// MaxMessageBytes bounds one JSON-RPC message (one line) from the child;
 	// zero or negative means [DefaultMaxMessageBytes]. A longer line, or
 	// endless output without a newline, fails the connection with an error
-	// instead of growing the host's memory.
+	// ([ErrMessageTooLarge]) instead of growing the host's memory.
 	MaxMessageBytes int
+	// SkippedLine receives each line of the child's stdout that is not a
+	// JSON-RPC message (a start-up banner, a stray print; see "Stdout" in
+	// the package doc), without its line ending; such lines are skipped,
+	// and nil drops them silently. It is called on the connection's
+	// reading goroutine and must not block nor keep line, which is valid
+	// during the call only and may be up to MaxMessageBytes long.
+	SkippedLine func(line []byte)
 	// TerminateGrace is how long Close waits for the child to exit after
 	// closing its stdin, and again after SIGTERM, before escalating; zero or
 	// negative means [DefaultTerminateGrace].
@@ -113,10 +120,11 @@ func (c *Command) Connect(ctx context.Context) (mcp.Connection, error) {
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
 	}
-	// The SDK's IOTransport does the framing and the line bound; closing
-	// the connection closes its Writer, which stops the child.
+	// The SDK's IOTransport does the framing (and bounds a message again);
+	// messageLines hands it only the lines that are messages. Closing the
+	// connection closes its Writer, which stops the child.
 	conn, err := (&mcp.IOTransport{
-		Reader:        procStdout{p},
+		Reader:        newMessageLines(procStdout{p}, max, c.SkippedLine),
 		Writer:        procStdin{p},
 		MaxLineLength: max,
 	}).Connect(ctx)

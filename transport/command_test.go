@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -389,27 +390,68 @@ func TestCommandHugeLine(t *testing.T) {
 	cmd.Close()
 	<-cmd.Exited()
 	waitGone(t, cmd.Pid(), "child")
+
+	// Read directly, the connection says why.
+	cmd = child(t, "huge-line")
+	cmd.MaxMessageBytes = 1 << 20
+	cmd.TerminateGrace = 100 * time.Millisecond
+	conn, err := cmd.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Close()
+	if _, err := conn.Read(ctx); !errors.Is(err, transport.ErrMessageTooLarge) {
+		t.Errorf("Read = %v, want ErrMessageTooLarge", err)
+	}
 }
 
-func TestCommandGarbage(t *testing.T) {
+// A line on stdout that is not a message (a banner, a stray print) is
+// skipped and reported, before the first message and between messages; it
+// stopped the server from starting (issue 11 §3).
+func TestCommandSkipsNonMessages(t *testing.T) {
 	checkLeaks(t)
-	cmd := child(t, "garbage")
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0.0.1"}, nil)
+	cmd := child(t, "banner")
+	var mu sync.Mutex
+	var skipped []string
+	cmd.SkippedLine = func(line []byte) {
+		mu.Lock()
+		skipped = append(skipped, string(line))
+		mu.Unlock()
+	}
+	cs := connectClient(t, cmd)
+	if got := callText(t, cs, "greet", map[string]any{"name": "banner"}); got != "Hi banner" {
+		t.Errorf("greet = %q", got)
+	}
+	if got := callText(t, cs, "chatty", nil); got != "said so" {
+		t.Errorf("chatty = %q", got)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(append(slices.Clone(bannerLines), chattyLine), skipped); diff != "" {
+		t.Errorf("skipped lines (-want +got):\n%s", diff)
+	}
+}
+
+// A line shaped like a message that is not valid JSON is the server's
+// corrupted message, not stray output: the connection fails, at once.
+func TestCommandCorruptMessage(t *testing.T) {
+	checkLeaks(t)
+	cmd := child(t, "corrupt")
+	conn, err := cmd.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, cmd, nil)
-	if err == nil {
-		cs.Close()
-		t.Fatal("Connect succeeded with a child writing garbage")
+	msg, err := conn.Read(ctx)
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("Read = %v, %v; want a decoding error", msg, err)
 	}
-	if ctx.Err() != nil {
-		t.Fatalf("Connect hung until the deadline: %v", err)
-	}
-	t.Logf("Connect error: %v", err)
-	cmd.Close()
-	if err := cmd.ExitErr(); err != nil {
-		t.Errorf("garbage child: ExitErr = %v, want nil (exits on stdin close)", err)
-	}
+	t.Logf("Read error: %v", err)
 }
 
 func TestCommandStderrFlood(t *testing.T) {

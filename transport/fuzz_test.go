@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -62,16 +64,41 @@ func FuzzWebSocketFrames(f *testing.F) {
 }
 
 // FuzzStdioFraming: a child's stdout, however malformed, yields messages or
-// an error through the SDK's line framing with our bound, never more than
-// the bound per message, and never a panic.
+// an error through messageLines and the SDK's line framing with our bound,
+// never more than the bound per message, and never a panic. A line the
+// go-sdk would decode as a message is never skipped, and when every line
+// is either skipped or a message, reading yields exactly those messages.
 func FuzzStdioFraming(f *testing.F) {
 	f.Add([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"))
 	f.Add([]byte("not json\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n"))
 	f.Add(bytes.Repeat([]byte("a"), 3000))
+	f.Add([]byte("Server running on stdio\r\n[dotenv@17.2.1] injecting env\n{\"level\":30}\n{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"error\":{\"code\":1,\"message\":\"m\"}}"))
+	f.Add([]byte("{\"result\":{\"t\":\"}\\\"{\"},\"jsonrpc\":\"2.0\",\"id\":2}\n{\"jsonrpc\":\"2.0\",\"id\":\n"))
+	f.Add([]byte("[{\"jsonrpc\":\"2.0\",\"method\":\"a\"},{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":[]}]\n[]\n[1]\n"))
+	f.Add([]byte("{\"json\\u0072pc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":tru}\n"))
+	const bound = 1024
 	f.Fuzz(func(t *testing.T, out []byte) {
+		want, exact := 0, true
+		for _, line := range bytes.Split(out, []byte("\n")) {
+			line = bytes.TrimRight(line, "\r")
+			checkAgreesWithSDK(t, line)
+			if len(line) > bound {
+				exact = false
+				continue
+			}
+			if !isMessage(line) {
+				continue
+			}
+			if _, err := jsonrpc.DecodeMessage(line); err != nil || !json.Valid(line) || bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")) {
+				exact = false
+			}
+			want++
+		}
+
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		conn, err := (&mcp.IOTransport{Reader: io.NopCloser(bytes.NewReader(out)), Writer: nopWriteCloser{}, MaxLineLength: 1024}).Connect(ctx)
+		lines := newMessageLines(io.NopCloser(bytes.NewReader(out)), bound, nil)
+		conn, err := (&mcp.IOTransport{Reader: lines, Writer: nopWriteCloser{}, MaxLineLength: bound}).Connect(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,6 +107,9 @@ func FuzzStdioFraming(f *testing.F) {
 			if _, err := conn.Read(ctx); err != nil {
 				if errors.Is(err, context.DeadlineExceeded) {
 					t.Fatal("Read hung")
+				}
+				if exact && (i != want || !errors.Is(err, io.EOF)) {
+					t.Fatalf("read %d messages, then %v; want %d, then EOF", i, err, want)
 				}
 				return
 			}

@@ -121,9 +121,16 @@ var children = map[string]func(){
 			}
 		}
 	},
-	// garbage writes a line that is not JSON, then waits for stdin to close.
-	"garbage": func() {
-		os.Stdout.WriteString("this is not JSON\n")
+	// banner writes what servers print to stdout besides messages (see
+	// bannerLines), then serves; its tool chatty prints to stdout too.
+	"banner": func() {
+		os.Stdout.WriteString(strings.Join(bannerLines, "\n") + "\n")
+		runServer()
+	},
+	// corrupt writes a line shaped like a message that is not valid JSON,
+	// then waits for stdin to close.
+	"corrupt": func() {
+		os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"ready","params":tru}` + "\n")
 		io.Copy(io.Discard, os.Stdin)
 	},
 	// stderr-flood writes 8 MiB to stderr and then serves.
@@ -136,6 +143,21 @@ var children = map[string]func(){
 		runServer()
 	},
 }
+
+// bannerLines are lines real servers print to stdout before or between
+// their messages.
+var bannerLines = []string{
+	"Server running on stdio",
+	"[dotenv@17.2.1] injecting env (0) from .env",
+	`{"level":30,"time":1700000000000,"msg":"listening"}`,
+	`{"jsonrpc":"2.0"}`,
+	`{"jsonrpc":"2.0","id":null,"result":{}}`,
+	"[]",
+	"\x1b[32mready\x1b[0m",
+}
+
+// chattyLine is what the tool chatty prints to stdout during its call.
+const chattyLine = "console.log: chatty was called"
 
 // ready writes a JSON-RPC notification "ready" with params to stdout: the
 // child's signal that it is set up.
@@ -175,6 +197,10 @@ func runServer() {
 		env := os.Environ()
 		sort.Strings(env)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(env, "\n")}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "chatty"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		os.Stdout.WriteString(chattyLine + "\n")
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "said so"}}}, nil, nil
 	})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Print(err)

@@ -22,6 +22,22 @@
 //
 // The framing (newline-delimited JSON) is the go-sdk's [mcp.IOTransport].
 //
+// # Stdout
+//
+// MCP's stdio transport is one JSON-RPC message per line, but servers print
+// other things to stdout too: a start-up banner ("Server running on
+// stdio"), a stray console.log, a dotenv notice, a JSON logger's records.
+// The go-sdk's decoder fails the connection on the first of them; Command
+// skips every line that is not a message and hands it to
+// [Command.SkippedLine], as the TypeScript SDK's client does. A line is a
+// message when it has the shape of one: a JSON object whose "jsonrpc" is
+// "2.0" with a "method" or a non-null "id" (or a non-empty array of such,
+// a batch), alone on its line. A line with that shape that is not valid
+// JSON inside is a corrupted message, not stray output: the connection
+// fails on it, since skipping it could leave a call waiting forever for
+// its lost answer. A message split over several lines (pretty-printed,
+// which MCP forbids) is skipped line by line.
+//
 // # WebSocket
 //
 // [WebSocket] is the client side and [NewWebSocketHandler] the server side of
@@ -31,7 +47,8 @@
 // # Bounds
 //
 // Every transport here bounds the size of one inbound JSON-RPC message,
-// by default [DefaultMaxMessageBytes] (4 MiB): a stdio line, a WebSocket
+// by default [DefaultMaxMessageBytes] (4 MiB): a stdio line (message or
+// not), a WebSocket
 // message, or (through [LimitBodies]) a plain JSON HTTP response body of the
 // Streamable HTTP transport. A single legitimate MCP message is far smaller;
 // one bigger than that comes from a broken or hostile server, and the bound
@@ -47,7 +64,7 @@ import "errors"
 // any legitimate message, such as a large tool result or a base64 image.
 const DefaultMaxMessageBytes = 4 << 20
 
-// ErrMessageTooLarge is returned (wrapped) when a WebSocket message or an
-// HTTP response body bounded by [LimitBodies] exceeds its bound. An over-long
-// stdio line fails with the go-sdk's own (unexported) error instead.
+// ErrMessageTooLarge is returned (wrapped) when a stdio line, a WebSocket
+// message or an HTTP response body bounded by [LimitBodies] exceeds its
+// bound.
 var ErrMessageTooLarge = errors.New("transport: message too large")
