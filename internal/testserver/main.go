@@ -86,6 +86,20 @@
 //	-print-client-capabilities
 //	                     when initialized, write "testserver: client capabilities: JSON"
 //	                     to stderr: what its client (a host, the gateway) declared
+//	-banner N            write N lines that are not messages to stdout before serving (a
+//	                     banner, a dotenv notice, a JSON log record, terminal escapes and
+//	                     binary junk, in turn)
+//	-hostile-text        declare HostileText (terminal escapes, tag characters, bidi and
+//	                     zero-width characters) in every text field: tools hostile,
+//	                     hostile_error and hostile_elicit, prompt hostile, resource
+//	                     test://hostile, template test://hostile/{id}, serverInfo,
+//	                     instructions, and in progress, log, error and elicitation messages;
+//	                     and a tool, prompt and resource whose identifiers hold a zero-width
+//	                     space (see addHostileText)
+//	-description-bytes N add tool long whose description is N bytes
+//	-raw-tool JSON       add this tool object, as written, to the last page of every
+//	                     tools/list result (repeatable), below the SDK: what the SDK would
+//	                     refuse to send, such as "inputSchema": null or no inputSchema
 //
 // The PIDs written are those the host sees, also when the fixture runs in a
 // PID namespace of its own (where its own PID is 1).
@@ -97,6 +111,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -139,6 +154,9 @@ type config struct {
 	stderrLine                           int
 	leak                                 string
 	printClientCaps                      bool
+	banner, descriptionBytes             int
+	hostileText                          bool
+	rawTools                             stringList
 	slowStart                            time.Duration
 	exitAfter                            time.Duration
 	protocolVersions                     stringList
@@ -148,7 +166,7 @@ type config struct {
 // intercepts reports whether the stdio byte streams must be filtered.
 func (c *config) intercepts() bool {
 	return c.hang || c.hangInit || c.crashOnCall || c.garbage || c.hugeLine > 0 ||
-		c.streamForever || c.ignoreStdinClose
+		c.streamForever || c.ignoreStdinClose || len(c.rawTools) > 0
 }
 
 type stringList []string
@@ -180,6 +198,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	exitAfter := fs.Int("exit-after", 0, "exit with status 4 `MS` milliseconds after starting to serve (a flapping server)")
 	fs.BoolVar(&c.printEnv, "print-env", false, "write the environment to stderr at start")
 	fs.StringVar(&c.leak, "leak", "", "put the value of environment variable `VAR` in every field a server can fill")
+	fs.IntVar(&c.banner, "banner", 0, "write `N` lines that are not messages to stdout before serving")
+	fs.BoolVar(&c.hostileText, "hostile-text", false, "declare terminal escapes and invisible characters in every text field")
+	fs.IntVar(&c.descriptionBytes, "description-bytes", 0, "add tool long whose description is `N` bytes")
+	fs.Var(&c.rawTools, "raw-tool", "add this tool `JSON` object to tools/list results as written (repeatable)")
 	fs.IntVar(&c.stderrLine, "stderr-line", 0, "write one stderr line of `N` bytes at start and on each tools/call")
 	fs.BoolVar(&c.printClientCaps, "print-client-capabilities", false, "write the client's declared capabilities to stderr when initialized")
 	fs.Var(&c.protocolVersions, "protocol-version", "speak only this protocol `VERSION` (repeatable; default every version the go-sdk speaks)")
@@ -192,6 +214,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.pageSize <= 0 {
 		return nil, fmt.Errorf("-page-size %d: must be positive", c.pageSize)
+	}
+	for _, t := range c.rawTools {
+		if !json.Valid([]byte(t)) {
+			return nil, fmt.Errorf("-raw-tool %q: not JSON", t)
+		}
 	}
 	c.slowStart = time.Duration(*slowStart) * time.Millisecond
 	c.exitAfter = time.Duration(*exitAfter) * time.Millisecond
@@ -213,6 +240,9 @@ func run(args []string, stdin io.ReadCloser, stdout io.Writer, stderr io.Writer)
 	}
 	if c.stderrLine > 0 {
 		writeLongLine(stderr, c.stderrLine)
+	}
+	if c.banner > 0 {
+		writeBanner(stdout, c.banner)
 	}
 	if c.spawnGrandchild {
 		// No Setpgid: the grandchild stays in our process group, like the

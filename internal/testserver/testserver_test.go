@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/internal/interop"
+	main "github.com/switchboardmcp/switchboard/internal/testserver"
 )
 
 const pkg = "github.com/switchboardmcp/switchboard/internal/testserver"
@@ -219,6 +221,51 @@ func TestBehaviours(t *testing.T) {
 		}
 		if _, err := cs.ListResources(ctx, nil); err != nil {
 			t.Errorf("resources/list: %v, want it answered", err)
+		}
+	})
+	t.Run("raw-tool", func(t *testing.T) {
+		// Two pages, so that the raw tools must go on the last.
+		cs := connect(t, nil, "-tools", "150", "-raw-tool", `{"name":"null_schema","inputSchema":null}`, "-raw-tool", `{"name":"no_schema"}`)
+		ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+		defer cancel()
+		found := map[string]bool{}
+		for tool, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tool.Name == "null_schema" || tool.Name == "no_schema" {
+				found[tool.Name] = true
+				if tool.InputSchema != nil {
+					t.Errorf("%s: inputSchema %v, want none", tool.Name, tool.InputSchema)
+				}
+			}
+		}
+		if !found["null_schema"] || !found["no_schema"] {
+			t.Errorf("raw tools listed: %v, want both", found)
+		}
+		if got := firstText(callText(t, cs, "echo", map[string]any{"text": "still"})); got != "still" {
+			t.Errorf("echo = %q", got)
+		}
+	})
+	t.Run("hostile-text", func(t *testing.T) {
+		cs := connect(t, nil, "-hostile-text", "-description-bytes", "5000")
+		if got := cs.InitializeResult().Instructions; got != main.HostileText {
+			t.Errorf("instructions = %q, want HostileText", got)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+		defer cancel()
+		descs := map[string]string{}
+		for tool, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			descs[tool.Name] = tool.Description
+		}
+		if descs["hostile"] != main.HostileText || len(descs["long"]) != 5000 {
+			t.Errorf("hostile: %q, long: %d bytes; want HostileText and 5000", descs["hostile"], len(descs["long"]))
+		}
+		if _, ok := descs["hid\u200bden"]; !ok {
+			t.Errorf("no tool hid\\u200bden: %v", slices.Collect(maps.Keys(descs)))
 		}
 	})
 	t.Run("crash-on-call", func(t *testing.T) {

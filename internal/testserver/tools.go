@@ -35,7 +35,13 @@ func newServer(c *config) *mcp.Server {
 			fmt.Fprintf(diag, "testserver: client capabilities: %s\n", caps)
 		}
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard-testserver", Version: "0.1.0"}, opts)
+	info := &mcp.Implementation{Name: "switchboard-testserver", Version: "0.1.0"}
+	if c.hostileText {
+		info = &mcp.Implementation{Name: "testserver " + HostileText, Title: HostileText, Version: "0.1.0" + HostileText,
+			WebsiteURL: "https://example.com/\x1b[31m"}
+		opts.Instructions = HostileText
+	}
+	s := mcp.NewServer(info, opts)
 
 	if c.stderrLine > 0 {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -69,6 +75,12 @@ func newServer(c *config) *mcp.Server {
 	s.AddTool(&mcp.Tool{Name: "roots", Description: "Lists the client's roots.", InputSchema: emptyObject}, roots)
 	s.AddTool(&mcp.Tool{Name: "content", Description: "Returns one block of each content kind, structuredContent and _meta.", InputSchema: emptyObject}, content)
 
+	if c.hostileText {
+		addHostileText(s)
+	}
+	if c.descriptionBytes > 0 {
+		addLongDescription(s, c.descriptionBytes)
+	}
 	if c.leak != "" {
 		addLeakTools(s, c.leak)
 	}

@@ -20,14 +20,23 @@ func newWireTransport(c *config, stdin io.Reader, stdout, stderr io.Writer) mcp.
 	pr, pw := io.Pipe()
 	out := &lockedWriter{w: stdout}
 	f := &filter{c: c, out: out, stderr: stderr}
+	var sdkOut io.Writer = out
+	if len(c.rawTools) > 0 {
+		f.raw = &rawTools{w: out}
+		for _, t := range c.rawTools {
+			f.raw.tools = append(f.raw.tools, json.RawMessage(t))
+		}
+		sdkOut = f.raw
+	}
 	go f.run(stdin, pw)
-	return &mcp.IOTransport{Reader: pr, Writer: nopCloser{out}}
+	return &mcp.IOTransport{Reader: pr, Writer: nopCloser{sdkOut}}
 }
 
 type filter struct {
 	c      *config
 	out    *lockedWriter
 	stderr io.Writer
+	raw    *rawTools // -raw-tool; nil without
 }
 
 // run copies stdin to the SDK line by line, applying the misbehaviours.
@@ -67,6 +76,11 @@ func (f *filter) pass(line []byte) bool {
 	switch msg.Method {
 	case "initialize", "server/discover":
 		return !f.c.hangInit
+	case "tools/list":
+		if f.raw != nil {
+			f.raw.listing(id.String())
+		}
+		return true
 	case "tools/call":
 	default:
 		return true
