@@ -59,6 +59,10 @@ const (
 	// HealthOff in Server.HealthInterval turns health pings off, for
 	// servers that do not answer ping (health_interval = "0s").
 	HealthOff time.Duration = -1
+	// DefaultMaxDescriptionBytes and DefaultMaxNameBytes bound the text
+	// servers declare (see [Limits]).
+	DefaultMaxDescriptionBytes = 8 << 10
+	DefaultMaxNameBytes        = 256
 )
 
 // Config is the whole, merged configuration.
@@ -77,6 +81,8 @@ type Config struct {
 	// Network is the [network] table (see [Network]); a later file's keys
 	// override an earlier one's, key by key.
 	Network Network
+	// Limits is the [limits] table (see [Limits]), merged like Network.
+	Limits Limits
 	// Files lists the files that were read, in order.
 	Files []string
 }

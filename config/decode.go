@@ -24,6 +24,9 @@ type fileResult struct {
 	network    *Network        // nil: no [network] table in this file
 	networkSet map[string]bool // the keys it set
 
+	limits    *Limits         // nil: no [limits] table in this file
+	limitsSet map[string]bool // the keys it set
+
 	lines    map[string]int  // field path → line
 	bad      map[string]bool // field paths that already have a Problem
 	problems []*Problem

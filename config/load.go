@@ -145,6 +145,9 @@ func build(results []*fileResult) (*Config, error) {
 		if r.network != nil {
 			mergeNetwork(&c.Network, r)
 		}
+		if r.limits != nil {
+			mergeLimits(&c.Limits, r)
+		}
 		for _, s := range r.servers {
 			if i, ok := byID[s.ID]; ok && s.ID != "" {
 				c.Servers[i] = s

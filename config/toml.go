@@ -10,7 +10,7 @@ import (
 
 // TOML keys, for strictness and "did you mean" suggestions.
 var (
-	tomlTopKeys    = []string{"tool_name_format", "mcp_servers", "providers", "gateway", "network"}
+	tomlTopKeys    = []string{"tool_name_format", "mcp_servers", "providers", "gateway", "network", "limits"}
 	tomlServerKeys = []string{
 		"id", "description", "transport",
 		"command", "args", "env", "allow_env", "cwd",
@@ -84,6 +84,8 @@ func decodeTOML(file string, data []byte) *fileResult {
 			r.tomlGateway(k, v)
 		case "network":
 			r.tomlNetwork(k, v)
+		case "limits":
+			r.tomlLimits(k, v)
 		default:
 			r.errorf(k, "%s", unknownKey(k, tomlTopKeys))
 		}
