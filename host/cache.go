@@ -125,25 +125,51 @@ func (s *server) startLazy() bool {
 	if !ok {
 		return false // the first run of a server always connects
 	}
+	compiled, notes := s.h.lim.compileTools(tools)
 	s.mu.Lock()
-	s.tools = compileTools(tools)
+	s.tools = compiled
 	s.mu.Unlock()
+	s.setNotes("tools", notes)
 	s.setState(StateLazy, nil)
 	s.log.Info("lazy: offering cached tools until a call needs the server", "tools", len(tools))
 	return true
 }
 
-// compileTools compiles each tool's input schema.
-func compileTools(tools []*mcp.Tool) []discovered {
+// compileTools cleans each tool's text and compiles its input schema, and
+// says what cleaning changed. A tool without an input schema (null or
+// missing: the go-sdk reads both as nil) is refused like one whose schema
+// does not compile: MCP requires an object schema, and without one the
+// host could not check a call's arguments. A schema that is not an object
+// schema (a string, "type": "array") does not compile.
+func (l *limits) compileTools(tools []*mcp.Tool) ([]discovered, []string) {
 	out := make([]discovered, len(tools))
+	var notes []string
 	for i, t := range tools {
 		out[i].tool = t
-		raw, err := json.Marshal(t.InputSchema)
+		if t == nil {
+			out[i].tool = &mcp.Tool{}
+			out[i].refused = "the server listed null for a tool"
+			continue
+		}
+		ct, note, refused := l.cleanTool(t)
+		if refused != "" {
+			out[i].refused = refused
+			continue
+		}
+		out[i].tool = ct
+		if note != "" {
+			notes = append(notes, note)
+		}
+		if ct.InputSchema == nil {
+			out[i].refused = "no input schema (null or missing): MCP requires an object schema, and without one the arguments cannot be checked"
+			continue
+		}
+		raw, err := json.Marshal(ct.InputSchema)
 		if err != nil {
 			out[i].err = fmt.Errorf("input schema: %w", err)
 			continue
 		}
 		out[i].schema, out[i].err = schema.Compile(raw)
 	}
-	return out
+	return out, notes
 }

@@ -224,14 +224,17 @@ func (h *Host) callFailure(s *server, ir *irConn, ctx, cctx context.Context, err
 // serverFailure is a failed request's error, redacted, on a connection
 // that still stands: the server's protocol error keeps its code.
 func (h *Host) serverFailure(err error) error {
-	msg := h.redact(err.Error())
+	// The message reaches terminals, models and clients: cleaned and
+	// bounded like a description (declared.go).
+	msg, _ := h.lim.cleanText(h.redact(err.Error()), h.lim.desc)
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
 		// The server answered with a protocol error: keep its code, its
 		// message and data (redacted) for a caller that passes it on.
+		m, _ := h.lim.cleanText(h.redact(je.Message), h.lim.desc)
 		return &serverError{text: msg, err: &jsonrpc.Error{
 			Code:    je.Code,
-			Message: h.redact(je.Message),
+			Message: m,
 			Data:    redactRaw(h.red, je.Data),
 		}}
 	}
@@ -287,7 +290,7 @@ func (h *Host) progress(p *mcp.ProgressNotificationParams) {
 		c.reset()
 	}
 	if c.opts.Progress != nil {
-		c.opts.Progress(p)
+		c.opts.Progress(h.lim.cleanProgress(p))
 	}
 }
 

@@ -115,10 +115,17 @@ func (h *Host) rebuildCatalog() {
 			t := d.tool
 			have[t.Name] = true
 			skip := func(reason string) {
-				cat.skipped[id] = append(cat.skipped[id], Skipped{Tool: t.Name, Reason: reason})
+				// A refused name is shown escaped; a reason may quote the
+				// server's schema.
+				reason, _ = h.lim.cleanText(reason, h.lim.desc)
+				cat.skipped[id] = append(cat.skipped[id], Skipped{Tool: shownName(t.Name, h.lim), Reason: reason})
 			}
 			if allow != nil && !allow[t.Name] {
 				skip(reasonNotAllowed)
+				continue
+			}
+			if d.refused != "" {
+				skip(d.refused)
 				continue
 			}
 			if d.err != nil {
@@ -155,6 +162,15 @@ func (h *Host) rebuildCatalog() {
 	h.mu.Lock()
 	h.catalog = cat
 	h.mu.Unlock()
+}
+
+// shownName is a tool's own name as reports show it: as it is, unless it
+// holds what a terminal would interpret or hide, or is long.
+func shownName(name string, l *limits) string {
+	if l.checkName(name) != "" {
+		return shown(name)
+	}
+	return name
 }
 
 // ToolName applies format to a server id and a tool's own name: {server} and

@@ -14,6 +14,14 @@
 // value is what is forwarded. Every call is bounded by the server's timeout;
 // on timeout the call is cancelled upstream.
 //
+// What servers declare — names, titles, descriptions, schema annotations,
+// serverInfo, instructions — and the error, progress and log messages they
+// send reach terminals and models, so the host removes terminal escapes and
+// control and invisible characters from them and bounds their size
+// ([Options.MaxDescriptionBytes]), once, as it lists them; a tool or prompt
+// whose name hides characters, or a tool without an object input schema, is
+// not offered. [ServerStatus.Warnings] says what was changed.
+//
 // A tool's own failure is a result with IsError set; a protocol, transport,
 // validation or timeout failure is a Go error of type [*CallError].
 package host
@@ -106,6 +114,18 @@ type Options struct {
 	// MaxMessageBytes bounds one message from a server; 0 means 4 MiB.
 	MaxMessageBytes int
 
+	// MaxDescriptionBytes bounds each description a server declares (of a
+	// tool, prompt, resource, argument or schema property), its
+	// instructions, and the error and progress messages it sends; longer
+	// ones are cut. MaxNameBytes bounds titles, serverInfo and log logger
+	// names, which are cut, and names, which are not: a tool or prompt
+	// whose name is longer is not offered. 0 means
+	// config.DefaultMaxDescriptionBytes and config.DefaultMaxNameBytes.
+	// Terminal escapes and control and invisible characters are removed
+	// from all of them (see ServerStatus.Warnings).
+	MaxDescriptionBytes int
+	MaxNameBytes        int
+
 	// Network is the operator's policy for every HTTP, SSE and WebSocket
 	// connection: allowed and denied ranges on top of netguard's block
 	// list, and an explicit proxy (HTTP_PROXY and HTTPS_PROXY are ignored).
@@ -156,6 +176,7 @@ type Host struct {
 	opts    Options
 	log     *slog.Logger
 	red     *secret.Redactor
+	lim     *limits
 	servers []*server // declaration order
 
 	mu      sync.RWMutex
@@ -201,6 +222,13 @@ func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, 
 	if h.red == nil {
 		h.red = secret.NewRedactor()
 	}
+	if h.opts.MaxDescriptionBytes <= 0 {
+		h.opts.MaxDescriptionBytes = config.DefaultMaxDescriptionBytes
+	}
+	if h.opts.MaxNameBytes <= 0 {
+		h.opts.MaxNameBytes = config.DefaultMaxNameBytes
+	}
+	h.lim = &limits{desc: h.opts.MaxDescriptionBytes, name: h.opts.MaxNameBytes, redact: h.redact}
 	if h.opts.Logger != nil {
 		h.log = slog.New(&sessionHandler{ids: &h.sessions, h: h.red.Handler(h.opts.Logger.Handler())})
 	} else {
@@ -337,15 +365,19 @@ type ServerStatus struct {
 	Transport   config.Transport
 	State       State
 	Optional    bool
-	// ServerInfo and ProtocolVersion are what the server announced.
+	// ServerInfo, ProtocolVersion and Instructions are what the server
+	// announced (serverInfo and instructions cleaned and bounded).
 	ServerInfo      *mcp.Implementation
 	ProtocolVersion string
+	Instructions    string
 	// Tools is how many of the server's tools the host offers.
 	Tools int
 	// Skipped lists the server's tools the host does not offer, and why.
 	Skipped []Skipped
-	// Warnings are problems that did not stop the server (e.g. an
-	// allowlisted tool the server does not have).
+	// Warnings are problems that did not stop the server: an allowlisted
+	// tool the server does not have, what the host cleaned in what the
+	// server declared (a description cut, invisible characters removed; a
+	// listing's last word), lines on its stdout that were not messages.
 	Warnings []string
 	// Err is why the server failed, when it did.
 	Err error

@@ -401,10 +401,13 @@ func TestHostileOutput(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		flags []string
+		ok    bool // the call succeeds
 	}{
-		{"garbage", []string{"-garbage"}},
-		{"huge line", []string{"-huge-line", strconv.Itoa(64 << 20)}},
-		{"endless stream", []string{"-stream-forever"}},
+		// Lines that are not messages are skipped (issue 11 §3), the one
+		// that starts like a message but ends early too.
+		{"garbage", []string{"-garbage"}, true},
+		{"huge line", []string{"-huge-line", strconv.Itoa(64 << 20)}, false},
+		{"endless stream", []string{"-stream-forever"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := fixture(t, "bad", tc.flags...)
@@ -413,8 +416,13 @@ func TestHostileOutput(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			_, err := h.CallTool(context.Background(), "mcp_bad_echo", json.RawMessage(`{"text":"x"}`), nil)
-			if err == nil {
+			res, err := h.CallTool(context.Background(), "mcp_bad_echo", json.RawMessage(`{"text":"x"}`), nil)
+			switch {
+			case tc.ok && err != nil:
+				t.Fatalf("CallTool: %v", err)
+			case tc.ok && text(res) != "x":
+				t.Errorf("echo = %q, want x", text(res))
+			case !tc.ok && err == nil:
 				t.Fatalf("CallTool succeeded; want an error")
 			}
 			runtime.ReadMemStats(&after)

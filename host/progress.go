@@ -63,7 +63,7 @@ func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				break
 			}
 			if call := c.s.route(context.Background(), func(c *call) bool { return c.opts.Log != nil }); call != nil {
-				call.opts.Log(c.s.cfg.ID, secret.RedactValue(c.s.h.red, &p))
+				call.opts.Log(c.s.cfg.ID, secret.RedactValue(c.s.h.red, c.s.h.lim.cleanLog(&p)))
 				continue
 			}
 		}

@@ -46,6 +46,7 @@ func (h *Host) Resources(ctx context.Context) ([]Resource, error) {
 				}
 				return res.Resources, res.NextCursor, nil
 			})
+			rs = s.cleanedResources(rs)
 			out := make([]Resource, len(rs))
 			for i, r := range rs {
 				out[i] = Resource{Server: s.cfg.ID, Resource: r}
@@ -68,6 +69,7 @@ func (h *Host) ResourceTemplates(ctx context.Context) ([]ResourceTemplate, error
 				}
 				return res.ResourceTemplates, res.NextCursor, nil
 			})
+			ts = s.cleanedTemplates(ts)
 			out := make([]ResourceTemplate, len(ts))
 			for i, t := range ts {
 				out[i] = ResourceTemplate{Server: s.cfg.ID, Template: t}
@@ -88,6 +90,7 @@ func (h *Host) Prompts(ctx context.Context) ([]Prompt, error) {
 				}
 				return res.Prompts, res.NextCursor, nil
 			})
+			ps = s.cleanedPrompts(ps)
 			out := make([]Prompt, len(ps))
 			for i, p := range ps {
 				out[i] = Prompt{Server: s.cfg.ID, Prompt: p}

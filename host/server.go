@@ -63,6 +63,11 @@ type server struct {
 	lastErr  error         // the last error, kept after recovery
 	pid      int           // the stdio child's pid, while it runs
 
+	// What the host cleaned in what the server declared, and skipped on
+	// its stdout (declared.go).
+	notes         map[string][]string // by listing; s.mu
+	stdoutSkipped atomic.Int64        // stdout lines that were not messages
+
 	// Supervision (supervise.go).
 	readyCh     chan struct{} // closed while the server is usable (ready or degraded)
 	stop        chan struct{} // closed by close
@@ -86,11 +91,13 @@ type server struct {
 	legacySSE atomic.Bool
 }
 
-// discovered is one tool as the server declared it, with its compiled schema.
+// discovered is one tool as the server declared it (its text cleaned),
+// with its compiled schema.
 type discovered struct {
-	tool   *mcp.Tool
-	schema *schema.Schema
-	err    error // why the schema did not compile
+	tool    *mcp.Tool
+	schema  *schema.Schema
+	err     error  // why the schema did not compile
+	refused string // why else the tool cannot be offered
 }
 
 func newServer(h *Host, cfg config.Server) *server {
@@ -207,10 +214,12 @@ func (s *server) statusLocked() ServerStatus {
 		LastHealthy: s.lastHealthy,
 		InFlight:    len(s.inflight),
 		PID:         s.pid,
+		Warnings:    s.warningsLocked(),
 	}
 	if s.info != nil {
 		st.ServerInfo = s.info.ServerInfo
 		st.ProtocolVersion = s.info.ProtocolVersion
+		st.Instructions = s.info.Instructions
 	}
 	return st
 }
@@ -271,9 +280,11 @@ func (s *server) connectErr(ctx context.Context) error {
 		return s.explain(err)
 	}
 	s.irOlder.Store(false) // it may have been upgraded
+	info, notes := s.h.lim.cleanInit(session.InitializeResult())
+	s.setNotes("server", notes)
 	s.mu.Lock()
 	s.session = session
-	s.info = session.InitializeResult()
+	s.info = info
 	s.tools = tools
 	s.lost = nil
 	s.done = make(chan struct{})
@@ -318,7 +329,9 @@ func (s *server) explain(err error) error {
 			raw = ""
 		}
 	}
-	// The child may print the secrets it was given (its environment).
+	// The child may print the secrets it was given (its environment), and
+	// terminal escapes: the error reaches terminals.
+	raw, _ = s.h.lim.cleanText(raw, len(raw))
 	tail := strings.TrimSpace(s.h.red.Redact(raw))
 	if tail == "" {
 		return err
@@ -496,6 +509,7 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 			Dir:             rs.Cwd,
 			Stderr:          stderr,
 			MaxMessageBytes: s.h.opts.MaxMessageBytes,
+			SkippedLine:     s.stdoutLine,
 		}
 		session, err := client.Connect(ctx, s.tap(cmd), sopts)
 		if err == nil && !inputRequired {
@@ -601,6 +615,9 @@ func (s *server) newClient(inputRequired bool) *mcp.Client {
 	c.AddReceivingMiddleware(s.callMiddleware)
 	c.AddReceivingMiddleware(s.redactRequests)
 	c.AddSendingMiddleware(s.redactResults)
+	// Cleaning (declared.go) runs before redaction: a secret split by
+	// invisible characters is whole once they are gone.
+	c.AddReceivingMiddleware(s.cleanRequests)
 	return c
 }
 
@@ -663,7 +680,8 @@ func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]discov
 	if err != nil {
 		return nil, err
 	}
-	out := compileTools(tools)
+	out, notes := s.h.lim.compileTools(tools)
+	s.setNotes("tools", notes)
 	s.saveCache(out, ttl)
 	return out, nil
 }
