@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf16"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -247,13 +249,15 @@ func (e *env) hostOptions(cfg *config.Config) (*host.Options, error) {
 		return nil, err
 	}
 	return &host.Options{
-		Logger:         e.logger(),
-		ToolNameFormat: cfg.ToolNameFormat,
-		Redactor:       e.red,
-		Secrets:        e.secretStore(),
-		LookupEnv:      e.lookupEnv,
-		ToolCache:      e.toolCache(),
-		Network:        n,
+		Logger:              e.logger(),
+		ToolNameFormat:      cfg.ToolNameFormat,
+		Redactor:            e.red,
+		Secrets:             e.secretStore(),
+		LookupEnv:           e.lookupEnv,
+		ToolCache:           e.toolCache(),
+		Network:             n,
+		MaxDescriptionBytes: cfg.Limits.MaxDescriptionBytes,
+		MaxNameBytes:        cfg.Limits.MaxNameBytes,
 	}, nil
 }
 
@@ -373,8 +377,40 @@ func (e *env) printJSON(v any) error {
 	if err != nil {
 		return failed(err)
 	}
-	_, err = fmt.Fprintln(e.stdout, e.red.Redact(string(b)))
+	_, err = fmt.Fprintln(e.stdout, escapeHidden(e.red.Redact(string(b))))
 	return err
+}
+
+// escapeHidden writes, in JSON text, every character a terminal would act
+// on or not show — C1 controls, format characters (bidi controls, zero-width
+// characters, tag characters), other default-ignorable ones and variation
+// selectors — as a \u escape: the same JSON, but what a server left in a
+// value the host keeps as it is (a tool result, an enum value) is seen on
+// a terminal for what it is. Such characters occur only inside strings.
+func escapeHidden(s string) string {
+	hidden := func(r rune) bool {
+		return (r >= 0x7f && r < 0xa0) || (r > 0x7f && (unicode.Is(unicode.Cf, r) ||
+			unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r)))
+	}
+	i := strings.IndexFunc(s, hidden)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		switch {
+		case !hidden(r):
+			b.WriteRune(r)
+		case r > 0xffff:
+			hi, lo := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }
 
 func (e *env) printf(format string, args ...any) {
