@@ -61,6 +61,8 @@ if [ "$#" -eq 0 ] && [ "$fuzztime" != "0" ]; then
     "FuzzValidate ./schema" \
     "FuzzSSEProgressTap ./host" \
     "FuzzStderrLines ./host" \
+    "FuzzCleanText ./host" \
+    "FuzzHostAllowed ./gateway" \
     "FuzzWebSocketFrames ./transport" \
     "FuzzStdioFraming ./transport"; do
     set -- $target
