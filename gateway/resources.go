@@ -230,7 +230,7 @@ func (g *Gateway) readResource(ctx context.Context, server string, req *mcp.Read
 	p := req.Params
 	return inGeneration(req.ProtocolVersion(), inputOptions(p.InputResponses, p.RequestState, p.GetMeta()),
 		func(o *host.RequestOptions) (*mcp.ReadResourceResult, error) {
-			return g.h.ReadResourceWith(ctx, server, p.URI, o)
+			return g.h.ReadResource(ctx, server, p.URI, o)
 		})
 }
 
@@ -239,7 +239,7 @@ func (g *Gateway) getPrompt(ctx context.Context, route promptRoute, req *mcp.Get
 	p := req.Params
 	return inGeneration(req.ProtocolVersion(), inputOptions(p.InputResponses, p.RequestState, p.GetMeta()),
 		func(o *host.RequestOptions) (*mcp.GetPromptResult, error) {
-			return g.h.GetPromptWith(ctx, route.server, route.name, p.Arguments, o)
+			return g.h.GetPrompt(ctx, route.server, route.name, p.Arguments, o)
 		})
 }
 

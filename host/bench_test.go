@@ -49,7 +49,7 @@ func BenchmarkServerError(b *testing.B) {
 		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nope"})
 		return refused(err)
 	}, func(ctx context.Context, h *host.Host) error {
-		_, err := h.ReadResource(ctx, "fx", "test://nope")
+		_, err := h.ReadResource(ctx, "fx", "test://nope", nil)
 		return refused(err)
 	})
 }

@@ -294,27 +294,6 @@ func (h *Host) progress(p *mcp.ProgressNotificationParams) {
 	}
 }
 
-// route finds the call a server's request belongs to: the call whose
-// context carries it (2026-07-28 input requests), or the server's only call
-// in flight that has a handler.
-func (s *server) route(ctx context.Context, has func(*call) bool) *call {
-	if c, ok := ctx.Value(callKey{}).(*call); ok && has(c) {
-		return c
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var found *call
-	for c := range s.inflight {
-		if has(c) {
-			if found != nil {
-				return nil // ambiguous
-			}
-			found = c
-		}
-	}
-	return found
-}
-
 // roots answers a server's roots/list from the calls in flight, if any has
 // a Roots handler (ok is false if none has): the call the request's
 // context carries (2026-07-28); else, when one call has a handler, that
@@ -429,22 +408,4 @@ func (s *server) rootsDiffer(clients int, cause error) error {
 		msg += ": " + s.h.red.Redact(cause.Error())
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
-}
-
-func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	if c := s.route(ctx, func(c *call) bool { return c.opts.Elicitation != nil }); c != nil {
-		return c.opts.Elicitation(ctx, s.cfg.ID, req.Params)
-	}
-	if s.h.opts.Elicitation != nil {
-		return s.h.opts.Elicitation(ctx, s.cfg.ID, req.Params)
-	}
-	s.log.Info("declining elicitation: no handler", "message", req.Params.Message)
-	return &mcp.ElicitResult{Action: "decline"}, nil
-}
-
-func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	if c := s.route(ctx, func(c *call) bool { return c.opts.Sampling != nil }); c != nil {
-		return c.opts.Sampling(ctx, s.cfg.ID, req.Params)
-	}
-	return s.h.opts.Sampling(ctx, s.cfg.ID, req.Params)
 }

@@ -249,7 +249,7 @@ func TestTypeScriptServerWithoutTemplates(t *testing.T) {
 	if err != nil || len(rs) != 1 || rs[0].Resource.URI != "ts://only/readme" {
 		t.Fatalf("Resources = %v, %v; want ts://only/readme", rs, err)
 	}
-	rr, err := h.ReadResource(ctx, "ts", "ts://only/readme")
+	rr, err := h.ReadResource(ctx, "ts", "ts://only/readme", nil)
 	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "read from the TypeScript SDK" {
 		t.Errorf("ReadResource = %v, %v", rr, err)
 	}
@@ -385,7 +385,7 @@ func checkReadAndPrompt(t *testing.T, h *host.Host, server, uri, wantText, promp
 	if err != nil || !slices.ContainsFunc(rs, func(r host.Resource) bool { return r.Server == server && r.Resource.URI == uri }) {
 		t.Errorf("Resources = %v, %v; want %s of %s", rs, err, uri, server)
 	}
-	rr, err := h.ReadResource(ctx, server, uri)
+	rr, err := h.ReadResource(ctx, server, uri, nil)
 	if err != nil || len(rr.Contents) == 0 || rr.Contents[0].Text != wantText {
 		t.Errorf("ReadResource(%s) = %+v, %v; want %q", uri, rr, err, wantText)
 	}
@@ -393,7 +393,7 @@ func checkReadAndPrompt(t *testing.T, h *host.Host, server, uri, wantText, promp
 	if err != nil || !slices.ContainsFunc(ps, func(p host.Prompt) bool { return p.Server == server && p.Prompt.Name == prompt }) {
 		t.Errorf("Prompts = %v, %v; want %s of %s", ps, err, prompt, server)
 	}
-	gp, err := h.GetPrompt(ctx, server, prompt, args)
+	gp, err := h.GetPrompt(ctx, server, prompt, args, nil)
 	if err != nil || len(gp.Messages) == 0 {
 		t.Fatalf("GetPrompt(%s) = %+v, %v", prompt, gp, err)
 	}

@@ -75,8 +75,8 @@ func TestInputRequiredConnection(t *testing.T) {
 	}
 
 	// Prompts and resources take the same options.
-	if _, err := h.ReadResourceWith(ctx, "fx", "test://static/1", &host.RequestOptions{InputRequired: true}); err != nil {
-		t.Errorf("ReadResourceWith: %v", err)
+	if _, err := h.ReadResource(ctx, "fx", "test://static/1", &host.RequestOptions{InputRequired: true}); err != nil {
+		t.Errorf("ReadResource: %v", err)
 	}
 }
 

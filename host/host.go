@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -347,81 +348,16 @@ func (h *Host) server(id string) (*server, error) {
 	return nil, fmt.Errorf("%w: %q (configured: %s)", ErrUnknownServer, id, strings.Join(ids, ", "))
 }
 
-// State is a server's connection state.
-type State string
-
-// The states of a server.
-const (
-	StateConnecting State = "connecting"
-	StateReady      State = "ready"
-	StateFailed     State = "failed"
-	StateClosed     State = "closed"
-)
-
-// ServerStatus describes one server.
-type ServerStatus struct {
-	ID          string
-	Description string // from the configuration
-	Transport   config.Transport
-	State       State
-	Optional    bool
-	// ServerInfo, ProtocolVersion and Instructions are what the server
-	// announced (serverInfo and instructions cleaned and bounded).
-	ServerInfo      *mcp.Implementation
-	ProtocolVersion string
-	Instructions    string
-	// Tools is how many of the server's tools the host offers.
-	Tools int
-	// Skipped lists the server's tools the host does not offer, and why.
-	Skipped []Skipped
-	// Warnings are problems that did not stop the server: an allowlisted
-	// tool the server does not have, what the host cleaned in what the
-	// server declared (a description cut, invisible characters removed; a
-	// listing's last word), lines on its stdout that were not messages.
-	Warnings []string
-	// Err is why the server failed, when it did.
-	Err error
-	// LastError is the last error the server had, kept after it recovered.
-	LastError error
-	// Restarts counts reconnections after the first start.
-	Restarts int
-	// LastHealthy is when the server last connected or answered a ping.
-	LastHealthy time.Time
-	// InFlight is how many calls are waiting for the server now.
-	InFlight int
-	// PID is the stdio child's process id while it runs.
-	PID int
-}
-
-// StateEvent is the JSON form of a server:state event.
-type StateEvent struct {
-	Type        string    `json:"type"` // "server:state"
-	Time        time.Time `json:"time"`
-	Server      string    `json:"server"`
-	State       State     `json:"state"`
-	Restarts    int       `json:"restarts"`
-	Tools       int       `json:"tools"`
-	InFlight    int       `json:"in_flight"`
-	Error       string    `json:"error,omitempty"`
-	LastError   string    `json:"last_error,omitempty"`
-	LastHealthy time.Time `json:"last_healthy,omitzero"`
-}
-
-// Event is the server:state event for this status, as of now.
-func (st ServerStatus) Event() StateEvent {
-	e := StateEvent{Type: "server:state", Time: time.Now().UTC(), Server: st.ID, State: st.State,
-		Restarts: st.Restarts, Tools: st.Tools, InFlight: st.InFlight, LastHealthy: st.LastHealthy}
-	if st.Err != nil {
-		e.Error = st.Err.Error()
-	}
-	if st.LastError != nil {
-		e.LastError = st.LastError.Error()
-	}
-	return e
-}
-
 // Skipped is a tool the host does not offer.
 type Skipped struct {
 	Tool   string // the server's own name for it
 	Reason string
+}
+
+// lookupEnv is os.LookupEnv unless the options say otherwise.
+func (h *Host) lookupEnv() func(string) (string, bool) {
+	if h.opts.LookupEnv != nil {
+		return h.opts.LookupEnv
+	}
+	return os.LookupEnv
 }

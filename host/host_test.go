@@ -250,7 +250,7 @@ func TestEverythingStdio(t *testing.T) {
 	if rs[0].Server != "everything" {
 		t.Errorf("Resources()[0].Server = %q, want everything", rs[0].Server)
 	}
-	rr, err := h.ReadResource(ctx, "everything", rs[0].Resource.URI)
+	rr, err := h.ReadResource(ctx, "everything", rs[0].Resource.URI, nil)
 	if err != nil || len(rr.Contents) == 0 {
 		t.Errorf("ReadResource(%s) = %v, %v", rs[0].Resource.URI, rr, err)
 	}
@@ -272,7 +272,7 @@ func TestEverythingStdio(t *testing.T) {
 	if simple == "" {
 		t.Fatalf("no prompt without arguments among %d", len(ps))
 	}
-	gp, err := h.GetPrompt(ctx, "", simple, nil)
+	gp, err := h.GetPrompt(ctx, "", simple, nil, nil)
 	if err != nil || len(gp.Messages) == 0 {
 		t.Errorf("GetPrompt(%s) = %v, %v", simple, gp, err)
 	}

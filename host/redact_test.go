@@ -90,10 +90,10 @@ func TestNoSecretLeavesTheHost(t *testing.T) {
 	ps, err := h.Prompts(ctx)
 	keep(ps)
 	keep(fmt.Sprint(err))
-	rr, err := h.ReadResource(ctx, "leaky", "test://leak")
+	rr, err := h.ReadResource(ctx, "leaky", "test://leak", nil)
 	keep(rr)
 	keep(fmt.Sprint(err))
-	gp, err := h.GetPrompt(ctx, "leaky", "leak", nil)
+	gp, err := h.GetPrompt(ctx, "leaky", "leak", nil, nil)
 	keep(gp)
 	keep(fmt.Sprint(err))
 

@@ -2,14 +2,10 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
-	"sync"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -99,13 +95,9 @@ func (h *Host) Prompts(ctx context.Context) ([]Prompt, error) {
 		})
 }
 
-// ReadResource reads a resource from the named server.
-func (h *Host) ReadResource(ctx context.Context, serverID, uri string) (*mcp.ReadResourceResult, error) {
-	return h.ReadResourceWith(ctx, serverID, uri, nil)
-}
-
-// ReadResourceWith is ReadResource with options.
-func (h *Host) ReadResourceWith(ctx context.Context, serverID, uri string, opts *RequestOptions) (*mcp.ReadResourceResult, error) {
+// ReadResource reads a resource from the named server, bounded by its
+// timeout. opts may be nil.
+func (h *Host) ReadResource(ctx context.Context, serverID, uri string, opts *RequestOptions) (*mcp.ReadResourceResult, error) {
 	o := orNone(opts)
 	return requestAs(h, ctx, serverID, "resources/read", uri, o.InputRequired, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
 		p := &mcp.ReadResourceParams{URI: uri, InputResponses: o.InputResponses, RequestState: o.RequestState}
@@ -121,14 +113,10 @@ func orNone(opts *RequestOptions) RequestOptions {
 	return *opts
 }
 
-// GetPrompt gets a prompt from the named server. When serverID is empty the
-// prompt's name must belong to exactly one server.
-func (h *Host) GetPrompt(ctx context.Context, serverID, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	return h.GetPromptWith(ctx, serverID, name, args, nil)
-}
-
-// GetPromptWith is GetPrompt with options.
-func (h *Host) GetPromptWith(ctx context.Context, serverID, name string, args map[string]string, opts *RequestOptions) (*mcp.GetPromptResult, error) {
+// GetPrompt gets a prompt from the named server, bounded by its timeout.
+// When serverID is empty the prompt's name must belong to exactly one
+// server. opts may be nil.
+func (h *Host) GetPrompt(ctx context.Context, serverID, name string, args map[string]string, opts *RequestOptions) (*mcp.GetPromptResult, error) {
 	o := orNone(opts)
 	if serverID == "" {
 		ps, err := h.Prompts(ctx)
@@ -155,81 +143,4 @@ func (h *Host) GetPromptWith(ctx context.Context, serverID, name string, args ma
 		p.Meta = maps.Clone(o.Meta)
 		return cs.GetPrompt(ctx, p)
 	})
-}
-
-// request sends one request to one server, bounded by its timeout.
-func request[R any](h *Host, ctx context.Context, serverID, method, target string, do func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
-	return requestAs(h, ctx, serverID, method, target, false, do)
-}
-
-// requestAs is request on the server's own connection, or on its
-// 2026-07-28 one (inputRequired; see generation.go).
-func requestAs[R any](h *Host, ctx context.Context, serverID, method, target string, inputRequired bool, do func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
-	var zero R
-	s, err := h.server(serverID)
-	if err != nil {
-		return zero, err
-	}
-	cctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	timer := time.AfterFunc(s.cfg.Timeout, func() { cancel(ErrTimeout) })
-	defer timer.Stop()
-	cs, err := s.liveSession(cctx)
-	var ir *irConn
-	if err == nil && inputRequired {
-		if ir, err = s.inputRequiredConn(cctx); ir != nil {
-			cs = ir.cs
-		}
-	}
-	if err != nil {
-		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Err: h.redactErr(err)}
-	}
-	start := time.Now()
-	r, err := do(cctx, cs)
-	if err != nil {
-		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Duration: time.Since(start), Timeout: s.cfg.Timeout, Err: h.redactErr(h.callFailure(s, ir, ctx, cctx, err))}
-	}
-	return r, nil
-}
-
-// collect asks every ready server that has the capability, concurrently.
-// A server that did not declare the capability, or answers that it does
-// not implement the method, has none: not an error.
-func collect[T any](h *Host, ctx context.Context, method string, has func(*mcp.ServerCapabilities) bool, list func(context.Context, *server, *mcp.ClientSession) ([]T, error)) ([]T, error) {
-	results := make([][]T, len(h.servers))
-	errs := make([]error, len(h.servers))
-	var wg sync.WaitGroup
-	for i, s := range h.servers {
-		cs := s.current()
-		if cs == nil {
-			continue // not ready: Servers() says why
-		}
-		if init := cs.InitializeResult(); init != nil && init.Capabilities != nil && !has(init.Capabilities) {
-			continue
-		}
-		wg.Go(func() {
-			results[i], errs[i] = request(h, ctx, s.cfg.ID, method, "", func(ctx context.Context, cs *mcp.ClientSession) ([]T, error) {
-				return list(ctx, s, cs)
-			})
-			if notImplemented(errs[i]) {
-				s.log.Debug("the server does not implement an optional method: none", "method", method)
-				results[i], errs[i] = nil, nil
-			}
-		})
-	}
-	wg.Wait()
-	var out []T
-	for _, r := range results {
-		out = append(out, r...)
-	}
-	return out, errors.Join(errs...)
-}
-
-// notImplemented reports whether err is a server's answer that it does not
-// implement the method (JSON-RPC -32601, "method not found"). For an
-// optional method that means the server has none of what was asked, which
-// is not a failure.
-func notImplemented(err error) bool {
-	var je *jsonrpc.Error
-	return errors.As(err, &je) && je.Code == jsonrpc.CodeMethodNotFound
 }

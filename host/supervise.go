@@ -34,13 +34,6 @@ const (
 	healthMisses  = 3
 )
 
-// More states a supervised server can be in.
-const (
-	StateDegraded   State = "degraded"   // connected, but missed a health ping
-	StateRestarting State = "restarting" // lost; being reconnected
-	StateLazy       State = "lazy-idle"  // lazy, not started; its cached tools are offered
-)
-
 // backoff is the delay before reconnect attempt n (0-based): 0.5 s doubling
 // to 30 s, with ±20 % jitter so that many servers do not restart in step.
 func backoff(n int, jitter float64) time.Duration {

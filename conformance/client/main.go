@@ -119,13 +119,13 @@ var scenarios = map[string]scenario{
 		if rs, err := h.Resources(ctx); err != nil {
 			logErr(err)
 		} else if len(rs) > 0 {
-			_, err := h.ReadResource(ctx, rs[0].Server, rs[0].Resource.URI)
+			_, err := h.ReadResource(ctx, rs[0].Server, rs[0].Resource.URI, nil)
 			logErr(err)
 		}
 		if ps, err := h.Prompts(ctx); err != nil {
 			logErr(err)
 		} else if len(ps) > 0 {
-			_, err := h.GetPrompt(ctx, ps[0].Server, ps[0].Prompt.Name, map[string]string{})
+			_, err := h.GetPrompt(ctx, ps[0].Server, ps[0].Prompt.Name, map[string]string{}, nil)
 			logErr(err)
 		}
 		return nil

@@ -446,7 +446,7 @@ func (e *env) readCommand() *cobra.Command {
 				return err
 			}
 			defer h.Close()
-			res, err := h.ReadResource(cmd.Context(), serverID, a[0])
+			res, err := h.ReadResource(cmd.Context(), serverID, a[0], nil)
 			if err != nil {
 				return failed(err)
 			}
@@ -547,7 +547,7 @@ func (e *env) promptCommand() *cobra.Command {
 				return err
 			}
 			defer h.Close()
-			res, err := h.GetPrompt(cmd.Context(), serverID, a[0], args)
+			res, err := h.GetPrompt(cmd.Context(), serverID, a[0], args, nil)
 			if err != nil {
 				return failed(err)
 			}

@@ -2,88 +2,13 @@ package host
 
 import (
 	"context"
-	"fmt"
+	"errors"
+	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// changed reports a change to Options.OnChange.
-func (h *Host) changed(c Change) {
-	if h.opts.OnChange != nil {
-		h.opts.OnChange(c)
-	}
-}
-
-// refreshTools re-reads a server's tools after it announced a change, and
-// installs a new catalog. Calls in flight keep the entry they looked up.
-func (s *server) refreshTools() {
-	session := s.current()
-	if session == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
-	defer cancel()
-	tools, err := s.listTools(ctx, session)
-	if err != nil {
-		s.log.Warn("re-reading tools after list_changed failed; keeping the old list", "err", s.h.redact(err.Error()))
-		return
-	}
-	s.mu.Lock()
-	if s.state != StateReady {
-		s.mu.Unlock()
-		return
-	}
-	s.tools = tools
-	s.mu.Unlock()
-	s.h.catalogMu.Lock()
-	s.h.rebuildCatalog()
-	s.h.catalogMu.Unlock()
-	s.log.Info("tools changed", "tools", len(tools))
-	s.h.changed(Change{Server: s.cfg.ID, Kind: ToolsChanged})
-}
-
-// logMessage routes a server's log message to the call it belongs to, else
-// to Options.Log, else to the logger.
-func (s *server) logMessage(ctx context.Context, req *mcp.LoggingMessageRequest) {
-	if c := s.route(ctx, func(c *call) bool { return c.opts.Log != nil }); c != nil {
-		c.opts.Log(s.cfg.ID, req.Params)
-		return
-	}
-	if f := s.h.opts.Log; f != nil {
-		f(s.cfg.ID, req.Params)
-		return
-	}
-	s.log.Info("server log", "level", req.Params.Level, "logger", req.Params.Logger, "data", fmt.Sprint(req.Params.Data))
-}
-
-// callMiddleware answers a server's roots/list from the calls in flight
-// when they have Roots handlers (the gateway forwards it to its clients,
-// see roots); otherwise the SDK answers from the configured roots. It
-// hands an elicitation request of a PassThrough call to the call's handler
-// as it came, before the SDK's own checks.
-func (s *server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "roots/list":
-			if res, err, ok := s.roots(ctx); ok {
-				if err != nil {
-					return nil, err
-				}
-				return res, nil
-			}
-		case "elicitation/create":
-			r, ok := req.(*mcp.ElicitRequest)
-			if !ok || r.Params == nil {
-				break
-			}
-			if c := s.route(ctx, func(c *call) bool { return c.opts.Elicitation != nil }); c != nil && c.opts.PassThrough {
-				return c.opts.Elicitation(ctx, s.cfg.ID, r.Params)
-			}
-		}
-		return next(ctx, method, req)
-	}
-}
 
 // Subscribe subscribes to updates of a resource of the named server; they
 // arrive at Options.OnResourceUpdated. A server that does not offer
@@ -125,11 +50,6 @@ func declares(cs *mcp.ClientSession, has func(*mcp.ServerCapabilities) bool) boo
 	init := cs.InitializeResult()
 	return init == nil || init.Capabilities == nil || has(init.Capabilities)
 }
-
-// completionsCapabilityVersion is the first protocol version with the
-// completions capability: an older server offers completion/complete
-// without declaring it.
-const completionsCapabilityVersion = "2025-03-26"
 
 // Complete asks the named server for completions of a prompt or resource
 // template argument. A server that does not offer completions (it declared
@@ -202,4 +122,81 @@ func (h *Host) ping(ctx context.Context, cs *mcp.ClientSession) error {
 		return nil
 	}
 	return err
+}
+
+// request sends one request to one server, bounded by its timeout.
+func request[R any](h *Host, ctx context.Context, serverID, method, target string, do func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
+	return requestAs(h, ctx, serverID, method, target, false, do)
+}
+
+// requestAs is request on the server's own connection, or on its
+// 2026-07-28 one (inputRequired; see generation.go).
+func requestAs[R any](h *Host, ctx context.Context, serverID, method, target string, inputRequired bool, do func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
+	var zero R
+	s, err := h.server(serverID)
+	if err != nil {
+		return zero, err
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(s.cfg.Timeout, func() { cancel(ErrTimeout) })
+	defer timer.Stop()
+	cs, err := s.liveSession(cctx)
+	var ir *irConn
+	if err == nil && inputRequired {
+		if ir, err = s.inputRequiredConn(cctx); ir != nil {
+			cs = ir.cs
+		}
+	}
+	if err != nil {
+		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Err: h.redactErr(err)}
+	}
+	start := time.Now()
+	r, err := do(cctx, cs)
+	if err != nil {
+		return zero, &CallError{Server: s.cfg.ID, Method: method, Target: target, Duration: time.Since(start), Timeout: s.cfg.Timeout, Err: h.redactErr(h.callFailure(s, ir, ctx, cctx, err))}
+	}
+	return r, nil
+}
+
+// collect asks every ready server that has the capability, concurrently.
+// A server that did not declare the capability, or answers that it does
+// not implement the method, has none: not an error.
+func collect[T any](h *Host, ctx context.Context, method string, has func(*mcp.ServerCapabilities) bool, list func(context.Context, *server, *mcp.ClientSession) ([]T, error)) ([]T, error) {
+	results := make([][]T, len(h.servers))
+	errs := make([]error, len(h.servers))
+	var wg sync.WaitGroup
+	for i, s := range h.servers {
+		cs := s.current()
+		if cs == nil {
+			continue // not ready: Servers() says why
+		}
+		if init := cs.InitializeResult(); init != nil && init.Capabilities != nil && !has(init.Capabilities) {
+			continue
+		}
+		wg.Go(func() {
+			results[i], errs[i] = request(h, ctx, s.cfg.ID, method, "", func(ctx context.Context, cs *mcp.ClientSession) ([]T, error) {
+				return list(ctx, s, cs)
+			})
+			if notImplemented(errs[i]) {
+				s.log.Debug("the server does not implement an optional method: none", "method", method)
+				results[i], errs[i] = nil, nil
+			}
+		})
+	}
+	wg.Wait()
+	var out []T
+	for _, r := range results {
+		out = append(out, r...)
+	}
+	return out, errors.Join(errs...)
+}
+
+// notImplemented reports whether err is a server's answer that it does not
+// implement the method (JSON-RPC -32601, "method not found"). For an
+// optional method that means the server has none of what was asked, which
+// is not a failure.
+func notImplemented(err error) bool {
+	var je *jsonrpc.Error
+	return errors.As(err, &je) && je.Code == jsonrpc.CodeMethodNotFound
 }

@@ -1,0 +1,129 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// changed reports a change to Options.OnChange.
+func (h *Host) changed(c Change) {
+	if h.opts.OnChange != nil {
+		h.opts.OnChange(c)
+	}
+}
+
+// refreshTools re-reads a server's tools after it announced a change, and
+// installs a new catalog. Calls in flight keep the entry they looked up.
+func (s *server) refreshTools() {
+	session := s.current()
+	if session == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
+	defer cancel()
+	tools, err := s.listTools(ctx, session)
+	if err != nil {
+		s.log.Warn("re-reading tools after list_changed failed; keeping the old list", "err", s.h.redact(err.Error()))
+		return
+	}
+	s.mu.Lock()
+	if s.state != StateReady {
+		s.mu.Unlock()
+		return
+	}
+	s.tools = tools
+	s.mu.Unlock()
+	s.h.catalogMu.Lock()
+	s.h.rebuildCatalog()
+	s.h.catalogMu.Unlock()
+	s.log.Info("tools changed", "tools", len(tools))
+	s.h.changed(Change{Server: s.cfg.ID, Kind: ToolsChanged})
+}
+
+// logMessage routes a server's log message to the call it belongs to, else
+// to Options.Log, else to the logger.
+func (s *server) logMessage(ctx context.Context, req *mcp.LoggingMessageRequest) {
+	if c := s.route(ctx, func(c *call) bool { return c.opts.Log != nil }); c != nil {
+		c.opts.Log(s.cfg.ID, req.Params)
+		return
+	}
+	if f := s.h.opts.Log; f != nil {
+		f(s.cfg.ID, req.Params)
+		return
+	}
+	s.log.Info("server log", "level", req.Params.Level, "logger", req.Params.Logger, "data", fmt.Sprint(req.Params.Data))
+}
+
+// callMiddleware answers a server's roots/list from the calls in flight
+// when they have Roots handlers (the gateway forwards it to its clients,
+// see roots); otherwise the SDK answers from the configured roots. It
+// hands an elicitation request of a PassThrough call to the call's handler
+// as it came, before the SDK's own checks.
+func (s *server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "roots/list":
+			if res, err, ok := s.roots(ctx); ok {
+				if err != nil {
+					return nil, err
+				}
+				return res, nil
+			}
+		case "elicitation/create":
+			r, ok := req.(*mcp.ElicitRequest)
+			if !ok || r.Params == nil {
+				break
+			}
+			if c := s.route(ctx, func(c *call) bool { return c.opts.Elicitation != nil }); c != nil && c.opts.PassThrough {
+				return c.opts.Elicitation(ctx, s.cfg.ID, r.Params)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// completionsCapabilityVersion is the first protocol version with the
+// completions capability: an older server offers completion/complete
+// without declaring it.
+const completionsCapabilityVersion = "2025-03-26"
+
+// route finds the call a server's request belongs to: the call whose
+// context carries it (2026-07-28 input requests), or the server's only call
+// in flight that has a handler.
+func (s *server) route(ctx context.Context, has func(*call) bool) *call {
+	if c, ok := ctx.Value(callKey{}).(*call); ok && has(c) {
+		return c
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var found *call
+	for c := range s.inflight {
+		if has(c) {
+			if found != nil {
+				return nil // ambiguous
+			}
+			found = c
+		}
+	}
+	return found
+}
+
+func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if c := s.route(ctx, func(c *call) bool { return c.opts.Elicitation != nil }); c != nil {
+		return c.opts.Elicitation(ctx, s.cfg.ID, req.Params)
+	}
+	if s.h.opts.Elicitation != nil {
+		return s.h.opts.Elicitation(ctx, s.cfg.ID, req.Params)
+	}
+	s.log.Info("declining elicitation: no handler", "message", req.Params.Message)
+	return &mcp.ElicitResult{Action: "decline"}, nil
+}
+
+func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	if c := s.route(ctx, func(c *call) bool { return c.opts.Sampling != nil }); c != nil {
+		return c.opts.Sampling(ctx, s.cfg.ID, req.Params)
+	}
+	return s.h.opts.Sampling(ctx, s.cfg.ID, req.Params)
+}

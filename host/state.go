@@ -1,0 +1,175 @@
+package host
+
+// A server's state: the states, the status a caller sees, and the one
+// place a state changes and is announced.
+
+import (
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchboardmcp/switchboard/config"
+)
+
+// State is a server's connection state.
+type State string
+
+// The states of a server.
+const (
+	StateConnecting State = "connecting" // starting, or connecting again
+	StateReady      State = "ready"      // connected and listed
+	StateDegraded   State = "degraded"   // connected, but missed a health ping
+	StateRestarting State = "restarting" // lost; being reconnected
+	StateLazy       State = "lazy-idle"  // lazy, not started; its cached tools are offered
+	StateFailed     State = "failed"     // could not start, or failed too often; left alone
+	StateClosed     State = "closed"     // the host was closed
+)
+
+// ServerStatus describes one server.
+type ServerStatus struct {
+	ID          string
+	Description string // from the configuration
+	Transport   config.Transport
+	State       State
+	Optional    bool
+	// ServerInfo, ProtocolVersion and Instructions are what the server
+	// announced (serverInfo and instructions cleaned and bounded).
+	ServerInfo      *mcp.Implementation
+	ProtocolVersion string
+	Instructions    string
+	// Tools is how many of the server's tools the host offers.
+	Tools int
+	// Skipped lists the server's tools the host does not offer, and why.
+	Skipped []Skipped
+	// Warnings are problems that did not stop the server: an allowlisted
+	// tool the server does not have, what the host cleaned in what the
+	// server declared (a description cut, invisible characters removed; a
+	// listing's last word), lines on its stdout that were not messages.
+	Warnings []string
+	// Err is why the server failed, when it did.
+	Err error
+	// LastError is the last error the server had, kept after it recovered.
+	LastError error
+	// Restarts counts reconnections after the first start.
+	Restarts int
+	// LastHealthy is when the server last connected or answered a ping.
+	LastHealthy time.Time
+	// InFlight is how many calls are waiting for the server now.
+	InFlight int
+	// PID is the stdio child's process id while it runs.
+	PID int
+}
+
+// StateEvent is the JSON form of a server:state event.
+type StateEvent struct {
+	Type        string    `json:"type"` // "server:state"
+	Time        time.Time `json:"time"`
+	Server      string    `json:"server"`
+	State       State     `json:"state"`
+	Restarts    int       `json:"restarts"`
+	Tools       int       `json:"tools"`
+	InFlight    int       `json:"in_flight"`
+	Error       string    `json:"error,omitempty"`
+	LastError   string    `json:"last_error,omitempty"`
+	LastHealthy time.Time `json:"last_healthy,omitzero"`
+}
+
+// Event is the server:state event for this status, as of now.
+func (st ServerStatus) Event() StateEvent {
+	e := StateEvent{Type: "server:state", Time: time.Now().UTC(), Server: st.ID, State: st.State,
+		Restarts: st.Restarts, Tools: st.Tools, InFlight: st.InFlight, LastHealthy: st.LastHealthy}
+	if st.Err != nil {
+		e.Error = st.Err.Error()
+	}
+	if st.LastError != nil {
+		e.LastError = st.LastError.Error()
+	}
+	return e
+}
+
+func (s *server) setState(st State, err error) { s.setStateIf(nil, st, err) }
+
+// setStateIf changes the state, unless the server is closed or cond (if
+// not nil, called with s.mu held) is false, and announces it. It reports
+// whether it did.
+func (s *server) setStateIf(cond func() bool, st State, err error) bool {
+	s.mu.Lock()
+	if s.state == StateClosed || (cond != nil && !cond()) {
+		s.mu.Unlock()
+		return false
+	}
+	s.setStateLocked(st, err)
+	snap := s.statusLocked()
+	s.mu.Unlock()
+	s.announce(snap)
+	return true
+}
+
+// announce calls Options.OnState with st, a snapshot taken when the state
+// changed: read again later, the state may already be another one, and
+// the change would never be announced.
+func (s *server) announce(st ServerStatus) {
+	if s.h.opts.OnState != nil {
+		s.h.opts.OnState(s.withTools(st))
+	}
+}
+
+// setStateLocked changes the state, keeping readyCh closed exactly while
+// the server is usable. s.mu is held.
+func (s *server) setStateLocked(st State, err error) {
+	err = s.h.redactErr(err) // it reaches events, logs and every face
+	usable := func(st State) bool { return st == StateReady || st == StateDegraded }
+	if usable(st) && !usable(s.state) {
+		close(s.readyCh)
+	} else if !usable(st) && usable(s.state) {
+		s.readyCh = make(chan struct{})
+	}
+	s.state = st
+	if err != nil || st == StateReady {
+		s.err = err
+	}
+	if err != nil {
+		s.lastErr = err
+	}
+}
+
+// statusWithTools is status with the count of tools the catalog offers.
+func (s *server) statusWithTools() ServerStatus { return s.withTools(s.status()) }
+
+func (s *server) withTools(st ServerStatus) ServerStatus {
+	s.h.mu.RLock()
+	if cat := s.h.catalog; cat != nil {
+		st.Tools = cat.counts[st.ID]
+	}
+	s.h.mu.RUnlock()
+	return st
+}
+
+func (s *server) status() ServerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.statusLocked()
+}
+
+// statusLocked is status with s.mu held.
+func (s *server) statusLocked() ServerStatus {
+	st := ServerStatus{
+		ID:          s.cfg.ID,
+		Description: s.cfg.Description,
+		Transport:   s.cfg.Transport,
+		State:       s.state,
+		Optional:    s.cfg.Optional,
+		Err:         s.err,
+		LastError:   s.lastErr,
+		Restarts:    s.restarts,
+		LastHealthy: s.lastHealthy,
+		InFlight:    len(s.inflight),
+		PID:         s.pid,
+		Warnings:    s.warningsLocked(),
+	}
+	if s.info != nil {
+		st.ServerInfo = s.info.ServerInfo
+		st.ProtocolVersion = s.info.ProtocolVersion
+		st.Instructions = s.info.Instructions
+	}
+	return st
+}
