@@ -230,6 +230,10 @@ func post(t *testing.T, hc *http.Client, base, session, body string, header ...s
 			break
 		}
 	}
+	// The rest of the stream (it ends after the answer) is read so that the
+	// request is over on the server too before the next one: a session
+	// counts as busy until its request's handler has returned.
+	io.Copy(io.Discard, br)
 	return resp, b.String()
 }
 

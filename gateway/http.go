@@ -329,6 +329,10 @@ func (b *byGeneration) serveSession(w http.ResponseWriter, r *http.Request, id s
 			return
 		}
 	}
+	if b.limits.gone(id) {
+		http.Error(w, "session not found (closed to make room for a new one)", http.StatusNotFound)
+		return
+	}
 	end := b.limits.begin(id)
 	defer end()
 	b.sessions.ServeHTTP(w, r)

@@ -53,6 +53,10 @@ type sessionLimits struct {
 	tracked map[string]*trackedSession // Streamable HTTP sessions by id
 	held    map[string]int             // sessions (tracked, streams, reserved) per client
 	total   int
+	// evicted are the sessions closed to make room whose closing (on a
+	// goroutine of its own) may not have finished: their requests get 404
+	// at once, as the spec says a closed session's do.
+	evicted map[string]bool
 }
 
 type trackedSession struct {
@@ -63,7 +67,7 @@ type trackedSession struct {
 
 func newSessionLimits(srv *mcp.Server, max, perClient int, log func(string, ...any)) *sessionLimits {
 	return &sessionLimits{srv: srv, max: max, perClient: perClient, log: log,
-		tracked: map[string]*trackedSession{}, held: map[string]int{}}
+		tracked: map[string]*trackedSession{}, held: map[string]int{}, evicted: map[string]bool{}}
 }
 
 // limitError is a refused new session: the HTTP status and the message of
@@ -109,6 +113,7 @@ func (l *sessionLimits) reserve(client string) *limitError {
 		l.log("closing the longest-idle session to make room for a new one",
 			"client", victim.client, "idle", time.Since(victim.last).Round(time.Second), "new_client", client)
 		l.dropLocked(victim.id)
+		l.evicted[victim.id] = true
 		l.closeSession(victim.id)
 	}
 	l.held[client]++
@@ -204,6 +209,19 @@ func (l *sessionLimits) pruneLocked() {
 			l.dropLocked(id)
 		}
 	}
+	for id := range l.evicted {
+		if !live[id] {
+			delete(l.evicted, id) // closed: the SDK answers 404 itself now
+		}
+	}
+}
+
+// gone reports whether session id was closed to make room (its requests
+// get 404 even while its closing finishes).
+func (l *sessionLimits) gone(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.evicted[id]
 }
 
 // idlestLocked is the tracked session idle the longest (of client only, if
