@@ -101,6 +101,7 @@ type Gateway struct {
 	exposed   map[string]bool          // nil: every server
 	wg        sync.WaitGroup
 	closeOnce sync.Once
+	ownsHost  bool // made by Start: Close closes the host too
 
 	// Requests from downstream clients: each runs on a context that ends
 	// with requests (Shutdown's deadline, or Close), and is counted so
@@ -117,10 +118,69 @@ type promptRoute struct{ server, name string }
 
 type subKey struct{ server, uri string }
 
-// Start starts a host over servers (see [host.Start]) and a gateway over it.
-// hostOpts may be nil. ctx bounds the start only. Close stops both.
+// Start starts a host over servers (see [host.Start]), made with
+// [HostOptions], and a gateway over it. hostOpts may be nil. ctx bounds the
+// start only. The gateway owns that host: Close stops both.
 func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options, opts *Options) (*Gateway, error) {
+	h, err := host.Start(ctx, servers, HostOptions(hostOpts, opts))
+	if err != nil {
+		return nil, err
+	}
+	g, err := New(h, opts)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	g.ownsHost = true
+	return g, nil
+}
+
+// HostOptions returns a copy of o (nil means none) with what a gateway
+// needs of its host; make the host a gateway will publish with them.
+//
+//   - Upstreams are offered protocol 2025-11-25 unless o says otherwise:
+//     under it a server asks for elicitation, sampling and roots during the
+//     call, and the gateway forwards such questions to a client of either
+//     generation (to a 2026-07-28 client as an input-required result).
+//     Under 2026-07-28 a server may only ask with input-required results,
+//     and servers written against the older API (the go-sdk's own
+//     conformance server among them) then fail their tools for every
+//     client, while their direct clients speaking 2025-11-25 succeed. A
+//     server that speaks only 2026-07-28 still answers with it.
+//   - Sampling and roots are advertised to upstreams, since the gateway
+//     forwards them to the calling client, unless opts.OnlyClient lacks
+//     them. (The host always advertises elicitation; for a client without
+//     it, the upstream gets "method not found".)
+func HostOptions(o *host.Options, opts *Options) *host.Options {
+	ho := host.Options{}
+	if o != nil {
+		ho = *o
+	}
+	var only *mcp.ClientCapabilities
+	if opts != nil {
+		only = opts.OnlyClient
+	}
+	if ho.Sampling == nil && (only == nil || only.Sampling != nil) {
+		ho.Sampling = func(ctx context.Context, server string, req *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+				Message: "sampling/createMessage: no client of switchboard's gateway to ask: the request came outside a call, or during calls of several clients at once, which protocol 2025-11-25 cannot tell apart"}
+		}
+	}
+	ho.AdvertiseRoots = ho.AdvertiseRoots || only == nil || only.RootsV2 != nil
+	if ho.ProtocolVersion == "" {
+		ho.ProtocolVersion = upstreamProtocolVersion
+	}
+	return &ho
+}
+
+// New publishes the servers of h, a host made with [HostOptions], as one MCP
+// server. h may be started already or not: the gateway publishes what h
+// offers now, and follows h's events (a server that joins, a list that
+// changes) from then on. Closing the gateway does not close h.
+func New(h *host.Host, opts *Options) (*Gateway, error) {
 	g := &Gateway{
+		h:         h,
+		red:       h.Redactor(), // the face keeps from its clients the secrets the host resolved
 		tools:     map[string]bool{},
 		resources: map[string]string{},
 		templates: map[string]string{},
@@ -158,54 +218,6 @@ func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options,
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.requests, g.endRequests = context.WithCancelCause(g.ctx)
 
-	ho := host.Options{}
-	if hostOpts != nil {
-		ho = *hostOpts
-	}
-	// The host and the face share one redactor: the secrets the host
-	// resolves are the ones the face keeps from its clients.
-	if ho.Redactor == nil {
-		ho.Redactor = secret.NewRedactor()
-	}
-	g.red = ho.Redactor
-	userChange, userUpdated := ho.OnChange, ho.OnResourceUpdated
-	ho.OnChange = func(c host.Change) {
-		if userChange != nil {
-			userChange(c)
-		}
-		g.resync(c.Kind)
-	}
-	ho.OnResourceUpdated = func(server string, p *mcp.ResourceUpdatedNotificationParams) {
-		if userUpdated != nil {
-			userUpdated(server, p)
-		}
-		g.resourceUpdated(server, p)
-	}
-	// Upstreams may ask for sampling and roots during a call; the gateway
-	// forwards them to the calling client, so it advertises both, unless
-	// its only client lacks them. (The host always advertises elicitation;
-	// for a client without it, the upstream gets "method not found".)
-	only := g.opts.OnlyClient
-	if ho.Sampling == nil && (only == nil || only.Sampling != nil) {
-		ho.Sampling = func(ctx context.Context, server string, req *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-				Message: "sampling/createMessage: no client of switchboard's gateway to ask: the request came outside a call, or during calls of several clients at once, which protocol 2025-11-25 cannot tell apart"}
-		}
-	}
-	ho.AdvertiseRoots = ho.AdvertiseRoots || only == nil || only.RootsV2 != nil
-	// Offer upstreams 2025-11-25, under which a server asks for elicitation,
-	// sampling and roots during the call. The gateway forwards such
-	// questions to a client of either generation (to a 2026-07-28 client as
-	// an input-required result). Under 2026-07-28 a server may only ask
-	// with input-required results, and servers written against the older
-	// API (the go-sdk's own conformance server among them) then fail their
-	// tools for every client, while their direct clients speaking
-	// 2025-11-25 succeed. A server that speaks only 2026-07-28 still
-	// answers with it.
-	if ho.ProtocolVersion == "" {
-		ho.ProtocolVersion = upstreamProtocolVersion
-	}
-
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: g.opts.Name, Version: g.opts.Version}, &mcp.ServerOptions{
 		Instructions:       g.opts.Instructions,
 		Logger:             nil,
@@ -228,24 +240,48 @@ func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options,
 	g.srv.AddReceivingMiddleware(g.redactResponses)
 	g.srv.AddSendingMiddleware(g.redactOutgoing)
 
-	h, err := host.Start(ctx, servers, &ho)
-	if err != nil {
-		g.cancel()
-		return nil, err
-	}
-	g.h = h
+	// Watch first, then publish what there is, before New returns (a
+	// client may call at once): a change in between is both published and
+	// seen.
+	w := h.Watch(0)
 	g.syncTools()
+	ctx, cancel := context.WithTimeout(g.ctx, time.Minute)
+	defer cancel()
 	if err := g.syncResources(ctx); err != nil {
 		g.log.Warn("listing upstream resources", "err", err)
 	}
 	if err := g.syncPrompts(ctx); err != nil {
 		g.log.Warn("listing upstream prompts", "err", err)
 	}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		g.follow(w)
+	}()
 	return g, nil
 }
 
+// follow republishes what the host's events say changed, until the
+// gateway or the host closes.
+func (g *Gateway) follow(w *host.Watcher) {
+	defer w.Close()
+	for ev := range w.Events(g.ctx) {
+		switch ev.Kind {
+		case host.EventCatalog:
+			g.resync(ev.Change)
+		case host.EventResourceUpdated:
+			g.resourceUpdated(ev.Server, ev.Resource)
+		case host.EventDropped:
+			// Changes were lost: republish everything.
+			for _, k := range []host.ChangeKind{host.ToolsChanged, host.ResourcesChanged, host.PromptsChanged} {
+				g.resync(k)
+			}
+		}
+	}
+}
+
 // upstreamProtocolVersion is the version the gateway offers upstreams
-// unless host.Options.ProtocolVersion says otherwise.
+// unless host.Options.ProtocolVersion says otherwise (see HostOptions).
 const upstreamProtocolVersion = "2025-11-25"
 
 // Host returns the host the gateway serves.
@@ -377,9 +413,10 @@ func (g *Gateway) endRequest() {
 
 // Close ends calls waiting for input and every downstream session (a
 // Streamable HTTP session a client never deleted would otherwise keep its
-// goroutine until it expires), stops the host with its servers and every
-// goroutine the gateway started. It is idempotent. Requests still in
-// flight are cancelled first (see [Gateway.Shutdown] to give them time).
+// goroutine until it expires), and every goroutine the gateway started; a
+// host made by [Start] is closed too, one given to [New] is not. It is
+// idempotent. Requests still in flight are cancelled first (see
+// [Gateway.Shutdown] to give them time).
 func (g *Gateway) Close() error {
 	var err error
 	g.closeOnce.Do(func() {
@@ -389,7 +426,7 @@ func (g *Gateway) Close() error {
 			ss.Close()
 		}
 		g.wg.Wait()
-		if g.h != nil {
+		if g.ownsHost {
 			err = g.h.Close()
 		}
 	})
@@ -415,7 +452,7 @@ func (g *Gateway) resync(kind host.ChangeKind) {
 	go func() {
 		defer g.wg.Done()
 		for {
-			if g.h != nil && g.ctx.Err() == nil {
+			if g.ctx.Err() == nil {
 				ctx, cancel := context.WithTimeout(g.ctx, time.Minute)
 				var err error
 				switch kind {

@@ -226,7 +226,7 @@ func TestHealthPingNotImplemented(t *testing.T) {
 	st := newStates()
 	s := fixture(t, "noping", "-without", "ping", "-protocol-version", "2025-11-25")
 	s.HealthInterval = 20 * time.Millisecond
-	h, _ := start(t, []config.Server{s}, &host.Options{OnState: st.on})
+	h, _ := start(t, []config.Server{s}, &host.Options{}, st)
 	t0 := time.Now()
 	// Polling a condition: a successful ping leaves no other trace.
 	waitFor(t, func() bool { return h.Servers()[0].LastHealthy.After(t0) }, "a health ping answered after start")
@@ -271,7 +271,7 @@ func TestHealthPing2026(t *testing.T) {
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	st := newStates()
 	s := config.Server{ID: "new", Transport: config.TransportHTTP, URL: ts.URL, AllowLocalEndpoint: true, HealthInterval: 20 * time.Millisecond}
-	h, _ := start(t, []config.Server{s}, &host.Options{OnState: st.on})
+	h, _ := start(t, []config.Server{s}, &host.Options{}, st)
 	if v := h.Servers()[0].ProtocolVersion; v != host.InputRequiredVersion {
 		t.Fatalf("negotiated %q, want %s", v, host.InputRequiredVersion)
 	}
@@ -295,16 +295,10 @@ func TestHealthPing2026(t *testing.T) {
 // but ready (or connecting) and was never restarted.
 func checkStayedReady(t *testing.T, h *host.Host, st *states) {
 	t.Helper()
-	for {
-		select {
-		case s := <-st.ch:
-			if s.State != host.StateReady && s.State != host.StateConnecting {
-				t.Errorf("state %s (%v), want ready throughout", s.State, s.Err)
-			}
-			continue
-		default:
+	for _, ev := range drainEvents(st.w) {
+		if s := ev.Status; ev.Kind == host.EventState && s.State != host.StateReady && s.State != host.StateConnecting {
+			t.Errorf("state %s (%v), want ready throughout", s.State, s.Err)
 		}
-		break
 	}
 	if s := h.Servers()[0]; s.State != host.StateReady || s.Restarts != 0 {
 		t.Errorf("status %s after %d restarts, want ready after none", s.State, s.Restarts)

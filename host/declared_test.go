@@ -133,14 +133,10 @@ func checkVisible(t *testing.T, what string, v any) {
 func TestDeclaredTextCleaned(t *testing.T) {
 	var mu sync.Mutex
 	var progress, logged []string
+	events := newStates()
 	h, logs := start(t, []config.Server{fixture(t, "hs", "-hostile-text", "-description-bytes", "1048576")}, &host.Options{
 		ProtocolVersion: "2025-11-25", // the server asks during the call
-		Log: func(server string, p *mcp.LoggingMessageParams) {
-			mu.Lock()
-			logged = append(logged, p.Logger, fmt.Sprint(p.Data))
-			mu.Unlock()
-		},
-	})
+	}, events)
 	ctx := context.Background()
 
 	tool, ok := h.Tool("mcp_hs_hostile")
@@ -241,6 +237,10 @@ func TestDeclaredTextCleaned(t *testing.T) {
 	}})
 	if err != nil || res.IsError {
 		t.Fatalf("hostile: %v %v", res, err)
+	}
+	// Its log message belongs to no call's handler: watchers get it.
+	if ev := awaitEvent(t, events.w, host.EventLog, "hs"); ev.Log != nil {
+		logged = append(logged, ev.Log.Logger, fmt.Sprint(ev.Log.Data))
 	}
 	_, err = h.CallTool(ctx, "mcp_hs_hostile_error", nil, nil)
 	var je *jsonrpc.Error

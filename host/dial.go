@@ -170,7 +170,7 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 		ElicitationHandler:    s.elicit,
 		LoggingMessageHandler: s.logMessage,
 		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
-			go s.refreshTools()
+			s.h.spawn(s.refreshTools)
 		},
 		ResourceListChangedHandler: func(ctx context.Context, req *mcp.ResourceListChangedRequest) {
 			s.h.changed(Change{Server: s.cfg.ID, Kind: ResourcesChanged})
@@ -179,9 +179,7 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 			s.h.changed(Change{Server: s.cfg.ID, Kind: PromptsChanged})
 		},
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			if f := s.h.opts.OnResourceUpdated; f != nil {
-				f(s.cfg.ID, req.Params)
-			}
+			s.h.events.publish(Event{Kind: EventResourceUpdated, Server: s.cfg.ID, Resource: req.Params})
 		},
 	}
 	if s.h.opts.Sampling != nil {

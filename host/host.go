@@ -71,26 +71,10 @@ type Options struct {
 	// not advertise sampling and any sampling request is refused.
 	Sampling SamplingHandler
 
-	// OnChange is called after a server's tools, resources or prompts
-	// changed (the server sent list_changed; for tools the host's catalog is
-	// already refreshed). It must not block.
-	OnChange func(Change)
-	// Log receives the servers' log messages (notifications/message) that
-	// cannot be routed to a call's own CallOptions.Log. When nil they go to
-	// Logger.
-	Log func(server string, p *mcp.LoggingMessageParams)
-	// OnResourceUpdated receives notifications/resources/updated for the
-	// resources subscribed with Subscribe.
-	OnResourceUpdated func(server string, p *mcp.ResourceUpdatedNotificationParams)
-
 	// AdvertiseRoots advertises the roots capability to every server, for
 	// callers that answer roots/list per call (CallOptions.Roots). Servers
 	// with configured roots advertise it anyway.
 	AdvertiseRoots bool
-
-	// OnState is called whenever a server changes state: the server:state
-	// event (see [ServerStatus.Event] for its JSON form). It must not block.
-	OnState func(ServerStatus)
 
 	// InProcess are servers that run inside this process (built-in tools),
 	// connected over the go-sdk's in-memory transport so that their tools
@@ -188,8 +172,19 @@ type Host struct {
 	progressSeq atomic.Uint64
 	calls       sync.Map // progress token (string) -> *call
 
+	// The host's lifetime: Close cancels ctx and waits for the
+	// goroutines the host started (spawn).
+	ctx       context.Context
+	cancel    context.CancelFunc
+	spawnMu   sync.Mutex
+	spawned   sync.WaitGroup
+	closing   bool
+	started   atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
+
+	// events fans the host's events out to its watchers (events.go).
+	events hub
 
 	// sessions are the upstream session ids seen, kept out of logs and
 	// errors (sessionid.go).
@@ -201,12 +196,28 @@ type Host struct {
 }
 
 // Start connects to servers concurrently and returns a Host offering their
-// tools. ctx bounds the start only; the connections live until Close.
+// tools: [New] and [Host.Start] in one. ctx bounds the start only; the
+// connections live until Close.
 //
 // When a server that is not optional fails, Start closes every connection it
 // made and returns a [*StartError] naming every failed server.
 func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, error) {
+	h, err := New(servers, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Start(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// New makes a host over servers without connecting to any: [Host.Start]
+// does that. Between the two, [Host.Watch] sees the start itself. It fails
+// only on a configuration no host can run (an id declared twice).
+func New(servers []config.Server, opts *Options) (*Host, error) {
 	h := &Host{}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -259,7 +270,22 @@ func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, 
 		s.inproc = ip.Server
 		h.servers = append(h.servers, s)
 	}
+	return h, nil
+}
 
+// Start connects to the servers concurrently, within ctx (which bounds the
+// start only; the connections live until Close), then supervises them. A
+// host starts once.
+//
+// When a server that is not optional fails, Start closes the host and
+// returns a [*StartError] naming every failed server.
+func (h *Host) Start(ctx context.Context) error {
+	if !h.started.CompareAndSwap(false, true) {
+		return errors.New("host: already started")
+	}
+	if h.ctx.Err() != nil {
+		return ErrClosed
+	}
 	var wg sync.WaitGroup
 	for _, s := range h.servers {
 		wg.Go(func() {
@@ -279,11 +305,19 @@ func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, 
 	}
 	if len(failed) > 0 {
 		h.Close()
-		return nil, &StartError{Failed: failed}
+		return &StartError{Failed: failed}
 	}
 	h.rebuildCatalog()
+	// Watchers made before the start learn what the servers offer.
+	for _, s := range h.servers {
+		if st := s.status().State; st == StateReady || st == StateLazy {
+			for _, k := range []ChangeKind{ToolsChanged, ResourcesChanged, PromptsChanged} {
+				h.changed(Change{Server: s.cfg.ID, Kind: k})
+			}
+		}
+	}
 	h.superviseAll()
-	return h, nil
+	return nil
 }
 
 // sessionOptions are the options of every connection to a server.
@@ -302,18 +336,37 @@ var Version = "0.1.0-dev"
 func (h *Host) Redactor() *secret.Redactor { return h.red }
 
 // Close disconnects from every server and stops every child process and
-// goroutine the host started. It is idempotent and safe to call concurrently.
+// goroutine the host started, and ends every watcher (after its buffered
+// events). It is idempotent and safe to call concurrently.
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
+		h.cancel()
 		var wg sync.WaitGroup
 		errs := make([]error, len(h.servers))
 		for i, s := range h.servers {
 			wg.Go(func() { errs[i] = s.close() })
 		}
 		wg.Wait()
+		h.spawnMu.Lock()
+		h.closing = true
+		h.spawnMu.Unlock()
+		h.spawned.Wait()
+		h.events.close()
 		h.closeErr = errors.Join(errs...)
 	})
 	return h.closeErr
+}
+
+// spawn runs f on a goroutine of the host's: Close cancels the host's
+// context (h.ctx), which f must heed, and waits for f to return. Once
+// Close has begun waiting, f is not run.
+func (h *Host) spawn(f func()) {
+	h.spawnMu.Lock()
+	defer h.spawnMu.Unlock()
+	if h.closing {
+		return
+	}
+	h.spawned.Go(f)
 }
 
 // Servers reports every server's status, in declaration order.

@@ -52,7 +52,9 @@ func everything(t testing.TB, id string) config.Server {
 	}
 }
 
-func start(t *testing.T, servers []config.Server, opts *host.Options) (*host.Host, *interop.LogBuffer) {
+// start starts a host over servers, closed (and checked for leaks) when
+// the test ends. A states given is watching before the start.
+func start(t *testing.T, servers []config.Server, opts *host.Options, watch ...*states) (*host.Host, *interop.LogBuffer) {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	kidsBefore := children(t)
@@ -65,8 +67,14 @@ func start(t *testing.T, servers []config.Server, opts *host.Options) (*host.Hos
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	h, err := host.Start(ctx, servers, opts)
+	h, err := host.New(servers, opts)
 	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	for _, st := range watch {
+		st.w = h.Watch(0)
+	}
+	if err := h.Start(ctx); err != nil {
 		t.Fatalf("Start: %v\nlogs:\n%s", err, logs)
 	}
 	t.Cleanup(func() {

@@ -7,11 +7,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// changed reports a change to Options.OnChange.
+// changed tells the watchers that a server's list changed.
 func (h *Host) changed(c Change) {
-	if h.opts.OnChange != nil {
-		h.opts.OnChange(c)
-	}
+	h.events.publish(Event{Kind: EventCatalog, Server: c.Server, Change: c.Kind})
 }
 
 // refreshTools re-reads a server's tools after it announced a change, and
@@ -21,7 +19,7 @@ func (s *server) refreshTools() {
 	if session == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(s.h.ctx, s.cfg.Timeout)
 	defer cancel()
 	tools, err := s.listTools(ctx, session)
 	if err != nil {
@@ -43,16 +41,13 @@ func (s *server) refreshTools() {
 }
 
 // logMessage routes a server's log message to the call it belongs to, else
-// to Options.Log, else to the logger.
+// to the watchers (EventLog) and the logger.
 func (s *server) logMessage(ctx context.Context, req *mcp.LoggingMessageRequest) {
 	if c := s.route(ctx, func(c *call) bool { return c.opts.Log != nil }); c != nil {
 		c.opts.Log(s.cfg.ID, req.Params)
 		return
 	}
-	if f := s.h.opts.Log; f != nil {
-		f(s.cfg.ID, req.Params)
-		return
-	}
+	s.h.events.publish(Event{Kind: EventLog, Server: s.cfg.ID, Log: req.Params})
 	s.log.Info("server log", "level", req.Params.Level, "logger", req.Params.Logger, "data", fmt.Sprint(req.Params.Data))
 }
 

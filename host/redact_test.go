@@ -36,6 +36,7 @@ func TestNoSecretLeavesTheHost(t *testing.T) {
 		defer mu.Unlock()
 		seen = append(seen, v)
 	}
+	events := newStates() // every event the host publishes
 	h, logs := start(t, []config.Server{leaky, crashy}, &host.Options{
 		// Under 2025-11-25 a server asks during the call (elicitation,
 		// sampling); 2026-07-28 is tested through the gateway.
@@ -44,10 +45,7 @@ func TestNoSecretLeavesTheHost(t *testing.T) {
 			keep(req)
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
 		},
-		Log:               func(server string, p *mcp.LoggingMessageParams) { keep(p) },
-		OnState:           func(st host.ServerStatus) { keep(st.Event()) },
-		OnResourceUpdated: func(server string, p *mcp.ResourceUpdatedNotificationParams) { keep(p) },
-	})
+	}, events)
 	ctx := context.Background()
 	opts := &host.CallOptions{
 		Progress: func(p *mcp.ProgressNotificationParams) { keep(p) },
@@ -97,6 +95,10 @@ func TestNoSecretLeavesTheHost(t *testing.T) {
 	keep(gp)
 	keep(fmt.Sprint(err))
 
+	for _, ev := range drainEvents(events.w) {
+		keep(ev)
+		keep(ev.Status.Event()) // its JSON form, errors as text
+	}
 	mu.Lock()
 	all, err := json.Marshal(seen)
 	mu.Unlock()

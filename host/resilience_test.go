@@ -24,17 +24,11 @@ import (
 	"github.com/switchboardmcp/switchboard/host"
 )
 
-// states collects a host's state changes so tests can wait for one.
-type states struct{ ch chan host.ServerStatus }
+// states collects a host's state changes (EventState) so tests can wait
+// for one; start sets its watcher.
+type states struct{ w *host.Watcher }
 
-func newStates() *states { return &states{ch: make(chan host.ServerStatus, 256)} }
-
-func (s *states) on(st host.ServerStatus) {
-	select {
-	case s.ch <- st:
-	default:
-	}
-}
+func newStates() *states { return &states{} }
 
 // await waits, bounded, for server id to reach state.
 func (s *states) await(t *testing.T, id string, state host.State) host.ServerStatus {
@@ -44,16 +38,49 @@ func (s *states) await(t *testing.T, id string, state host.State) host.ServerSta
 
 func (s *states) awaitFn(t *testing.T, id, what string, ok func(host.ServerStatus) bool) host.ServerStatus {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	for {
-		select {
-		case st := <-s.ch:
-			if st.ID == id && ok(st) {
-				return st
-			}
-		case <-deadline:
-			t.Fatalf("server %q never reached %s", id, what)
+		ev, err := s.w.Next(ctx)
+		if err != nil {
+			t.Fatalf("server %q never reached %s: %v", id, what, err)
 		}
+		if ev.Kind == host.EventDropped {
+			t.Fatalf("the test's watcher lost %d events", ev.Dropped)
+		}
+		if ev.Kind == host.EventState && ev.Server == id && ok(ev.Status) {
+			return ev.Status
+		}
+	}
+}
+
+// awaitEvent waits, bounded, for the next event of kind about server.
+func awaitEvent(t *testing.T, w *host.Watcher, kind host.EventKind, server string) host.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		ev, err := w.Next(ctx)
+		if err != nil {
+			t.Fatalf("no %s event from %q: %v", kind, server, err)
+		}
+		if ev.Kind == kind && ev.Server == server {
+			return ev
+		}
+	}
+}
+
+// drainEvents returns the events w holds now, without waiting for more.
+func drainEvents(w *host.Watcher) []host.Event {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Next returns what is queued before looking at ctx
+	var out []host.Event
+	for {
+		ev, err := w.Next(ctx)
+		if err != nil {
+			return out
+		}
+		out = append(out, ev)
 	}
 }
 
@@ -72,7 +99,7 @@ func pidOf(t *testing.T, h *host.Host, id string) int {
 // is restarted, and a call made while it restarts waits for it.
 func TestRestartAfterKill(t *testing.T) {
 	st := newStates()
-	h, _ := start(t, []config.Server{fixture(t, "k")}, &host.Options{OnState: st.on})
+	h, _ := start(t, []config.Server{fixture(t, "k")}, &host.Options{}, st)
 	pid := pidOf(t, h, "k")
 
 	errc := make(chan error, 1)
@@ -111,7 +138,7 @@ func TestFlappingServerMarkedFailed(t *testing.T) {
 	s := fixture(t, "flap", "-exit-after", "200")
 	s.MaxRestarts = 2
 	s.Optional = true
-	h, _ := start(t, []config.Server{s}, &host.Options{OnState: st.on})
+	h, _ := start(t, []config.Server{s}, &host.Options{}, st)
 	st.awaitFn(t, "flap", "failed, not restarting", func(s host.ServerStatus) bool {
 		return s.State == host.StateFailed && s.Err != nil && strings.Contains(s.Err.Error(), "not restarting")
 	})
@@ -134,7 +161,7 @@ func TestHealthPingReconnects(t *testing.T) {
 	s := fixture(t, "frozen")
 	s.HealthInterval = 100 * time.Millisecond
 	s.Timeout = 300 * time.Millisecond
-	h, _ := start(t, []config.Server{s}, &host.Options{OnState: st.on})
+	h, _ := start(t, []config.Server{s}, &host.Options{}, st)
 	pid := pidOf(t, h, "frozen")
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -163,7 +190,7 @@ func TestOptionalRetriedInBackground(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := newStates()
-	h, _ := start(t, []config.Server{fixture(t, "good"), {ID: "late", Command: script, Optional: true}}, &host.Options{OnState: st.on})
+	h, _ := start(t, []config.Server{fixture(t, "good"), {ID: "late", Command: script, Optional: true}}, &host.Options{}, st)
 	if s := h.Servers()[1]; s.State != host.StateFailed && s.State != host.StateConnecting && s.State != host.StateReady {
 		t.Errorf("late at start = %s", s.State)
 	}
@@ -193,7 +220,7 @@ func TestNetworkSessionLost(t *testing.T) {
 	st := newStates()
 	s := config.Server{ID: "net", Transport: config.TransportHTTP, URL: ts.URL, AllowLocalEndpoint: true}
 	s.HealthInterval = 100 * time.Millisecond
-	h, _ := start(t, []config.Server{s}, &host.Options{OnState: st.on})
+	h, _ := start(t, []config.Server{s}, &host.Options{}, st)
 	callText(t, h, "mcp_net_hi", `{"name":"a"}`, nil)
 
 	current.Store(newHandler()) // the server "restarted": our session id is unknown
@@ -264,7 +291,7 @@ func TestLazyServers(t *testing.T) {
 	h1.Close()
 
 	st := newStates()
-	h2, _ := start(t, []config.Server{s}, &host.Options{ToolCache: cache, OnState: st.on})
+	h2, _ := start(t, []config.Server{s}, &host.Options{ToolCache: cache}, st)
 	if got := h2.Servers()[0]; got.State != host.StateLazy || got.PID != 0 {
 		t.Fatalf("second run: state = %s pid %d, want lazy-idle and no process", got.State, got.PID)
 	}

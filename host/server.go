@@ -236,14 +236,20 @@ func (s *server) close() error {
 	s.mu.Lock()
 	session := s.session
 	s.session = nil
+	var snap *ServerStatus
 	if s.state != StateClosed {
 		s.setStateLocked(StateClosed, nil)
 		close(s.stop)
+		st := s.statusLocked()
+		snap = &st
 	}
 	idle := s.idle
 	s.idle = nil
 	supervised := s.supervised
 	s.mu.Unlock()
+	if snap != nil {
+		s.announce(*snap)
+	}
 	if supervised != nil {
 		<-supervised
 	}
@@ -257,7 +263,7 @@ func (s *server) close() error {
 	idle = append(idle, s.idle...)
 	s.idle = nil
 	// The last session's watcher, which may still be reporting its end
-	// (a log line, an OnState call): after close, nothing more may come.
+	// (a log line, a state event): after close, nothing more may come.
 	watcher := s.done
 	s.mu.Unlock()
 	// Idle keep-alive connections hold a goroutine each until closed.

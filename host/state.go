@@ -104,13 +104,11 @@ func (s *server) setStateIf(cond func() bool, st State, err error) bool {
 	return true
 }
 
-// announce calls Options.OnState with st, a snapshot taken when the state
-// changed: read again later, the state may already be another one, and
-// the change would never be announced.
+// announce publishes st (EventState), a snapshot taken when the state
+// changed: read again later, the state may already be another one, and the
+// change would never be announced.
 func (s *server) announce(st ServerStatus) {
-	if s.h.opts.OnState != nil {
-		s.h.opts.OnState(s.withTools(st))
-	}
+	s.h.events.publish(Event{Kind: EventState, Server: st.ID, Status: s.withTools(st)})
 }
 
 // setStateLocked changes the state, keeping readyCh closed exactly while

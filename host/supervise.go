@@ -61,14 +61,14 @@ func (h *Host) superviseAll() {
 		s.mu.Lock()
 		s.supervised = make(chan struct{})
 		s.mu.Unlock()
-		go s.supervise()
+		h.spawn(s.supervise)
 	}
 }
 
 // supervise keeps the server connected until close; see the comment above.
 func (s *server) supervise() {
 	defer close(s.supervised)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(s.h.ctx)
 	defer cancel()
 	go func() {
 		select {
@@ -168,7 +168,11 @@ func (s *server) supervise() {
 		s.h.catalogMu.Lock()
 		s.h.rebuildCatalog()
 		s.h.catalogMu.Unlock()
-		s.h.changed(Change{Server: s.cfg.ID, Kind: ToolsChanged})
+		// A server back (or joining late, or woken from lazy) may offer
+		// other tools, resources and prompts than before.
+		for _, k := range []ChangeKind{ToolsChanged, ResourcesChanged, PromptsChanged} {
+			s.h.changed(Change{Server: s.cfg.ID, Kind: k})
+		}
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -75,24 +74,19 @@ func TestListChanged(t *testing.T) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "one"}, func(ctx context.Context, req *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "one"}}}, nil, nil
 	})
-	changes := make(chan host.Change, 10)
+	events := newStates()
 	h, _ := start(t, nil, &host.Options{
 		InProcess: []host.InProcessServer{{ID: "dyn", Server: srv}},
-		OnChange:  func(c host.Change) { changes <- c },
-	})
+	}, events)
 	if hasTool(h, "mcp_dyn_two") {
 		t.Fatal("two before it was added")
 	}
+	drainEvents(events.w) // the start's own
 	mcp.AddTool(srv, &mcp.Tool{Name: "two"}, func(ctx context.Context, req *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "two"}}}, nil, nil
 	})
-	select {
-	case c := <-changes:
-		if c.Server != "dyn" || c.Kind != host.ToolsChanged {
-			t.Errorf("change = %+v", c)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no change reported")
+	if ev := awaitEvent(t, events.w, host.EventCatalog, "dyn"); ev.Change != host.ToolsChanged {
+		t.Errorf("change = %+v, want tools", ev)
 	}
 	if got := callText(t, h, "mcp_dyn_two", `{"name":"x"}`, nil); got != "two" {
 		t.Errorf("two = %q", got)

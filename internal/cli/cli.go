@@ -224,21 +224,36 @@ func (e *env) startHost(ctx context.Context, allOptional bool, only string) (*ho
 			servers[i].Optional = true
 		}
 	}
-	p := e.startProgress(servers)
 	opts, err := e.hostOptions(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts.OnState = p.update
-	h, err := host.Start(ctx, servers, opts)
-	p.done()
+	h, err := e.connect(ctx, servers, opts)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, failed(fmt.Errorf("cancelled: %w", err))
-		}
-		return nil, nil, failed(err)
+		return nil, nil, err
 	}
 	return h, cfg, nil
+}
+
+// connect starts a host over servers, showing on a terminal which are
+// still starting.
+func (e *env) connect(ctx context.Context, servers []config.Server, opts *host.Options) (*host.Host, error) {
+	h, err := host.New(servers, opts)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	p := e.startProgress(servers)
+	stop := p.follow(h)
+	err = h.Start(ctx)
+	stop()
+	p.done() // clear the progress line before any answer
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, failed(fmt.Errorf("cancelled: %w", err))
+		}
+		return nil, failed(err)
+	}
+	return h, nil
 }
 
 // hostOptions are the host options every command starts with: the stderr
@@ -279,14 +294,20 @@ func (e *env) network(cfg *config.Config) (*netguard.Network, error) {
 // nil (a warning with -v) when it cannot be opened: the cache only saves
 // time, so no command fails for want of it.
 func (e *env) toolCache() host.ToolCache {
+	if st := e.stateStore(); st != nil {
+		return st
+	}
+	return nil
+}
+
+// stateStore is the state store, opened once per command; nil (a warning
+// with -v) when it cannot be opened.
+func (e *env) stateStore() *store.Store {
 	if e.state == nil && e.stateErr == nil {
 		e.state, e.stateErr = store.Open(context.Background(), e.statePath(), nil)
 		if e.stateErr != nil {
-			e.logger().Warn("no tool-list cache", "err", e.stateErr)
+			e.logger().Warn("no state store", "err", e.stateErr)
 		}
-	}
-	if e.state == nil {
-		return nil
 	}
 	return e.state
 }
@@ -329,6 +350,25 @@ func (e *env) startProgress(servers []config.Server) *progress {
 		p.pending[s.ID] = true
 	}
 	return p
+}
+
+// follow updates the progress line from h's state events until the
+// returned func is called.
+func (p *progress) follow(h *host.Host) (stop func()) {
+	w := h.Watch(0)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.Events(context.Background()) {
+			if ev.Kind == host.EventState {
+				p.update(ev.Status)
+			}
+		}
+	}()
+	return func() {
+		w.Close()
+		<-done
+	}
 }
 
 func (p *progress) update(st host.ServerStatus) {

@@ -142,15 +142,9 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 	if len(plan.Servers) > 0 {
 		hopts.Secrets = e.secretStore()
 	}
-	p := e.startProgress(plan.Servers)
-	hopts.OnState = p.update
-	h, err := host.Start(ctx, plan.Servers, hopts)
-	p.done() // clear the progress line before the answer streams
+	h, err := e.connect(ctx, plan.Servers, hopts)
 	if err != nil {
-		if ctx.Err() != nil {
-			return failed(fmt.Errorf("cancelled: %w", err))
-		}
-		return failed(err)
+		return err
 	}
 	defer h.Close()
 	// A --tools or tools entry naming a tool no server offers is the

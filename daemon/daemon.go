@@ -1,0 +1,343 @@
+// Package daemon is Switchboard's long-running process, what `switchboard
+// serve` runs: one [host.Host] over the configured servers, the faces
+// mounted on one HTTP mux (the MCP gateway at /mcp, /sse, /message and /ws;
+// the REST API and web UI later, beside them), the state store, and a
+// graceful shutdown.
+//
+// A daemon starts in order and listens early:
+//
+//	ln, err := daemon.Listen("", cfg.Gateway) // bind first: the address is known at once, a busy port fails fast
+//	d, err := daemon.New(ln, &daemon.Options{Config: cfg, Host: hostOpts})
+//	err = d.Run(ctx) // start the servers, serve until ctx ends, shut down
+//
+// Run connects the servers, publishes them through the gateway and serves
+// HTTP until ctx ends. Then requests in flight, over every transport, get
+// one grace period ([gateway] shutdown_grace); past it they are cancelled,
+// upstream too; then every connection, the gateway, the host (with its
+// child processes) and the store are closed, and Run returns.
+// [Daemon.ServeStdio] serves one client over a pair of streams instead, for
+// clients that start a process (Claude Desktop, Cursor).
+//
+// The servers are the configuration's (all, or [gateway] servers) and the
+// servers added at run time, kept in the state store; a configured server
+// wins over a stored one with the same id, and the clash is logged.
+package daemon
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/store"
+)
+
+// Options configures a [Daemon]. Config is required.
+type Options struct {
+	// Config is the configuration in force: its servers, [gateway] and
+	// [network] tables.
+	Config *config.Config
+	// Host is the base of the host's options: logger, redactor, secrets,
+	// environment, network policy. The daemon adds what the gateway needs
+	// (gateway.HostOptions) and, unless set, its store as the tool cache.
+	// Nil means defaults.
+	Host *host.Options
+	// Logger receives the daemon's diagnostics: each server's state
+	// changes, refused requests, the shutdown. Nil discards them.
+	Logger *slog.Logger
+	// HTTPErrorLog receives net/http's own errors (malformed requests);
+	// nil discards them.
+	HTTPErrorLog *log.Logger
+	// Database is the state database for store.Open: "" means the default
+	// file. Ignored when Store is set.
+	Database string
+	// Store is the state store to use instead of opening Database; the
+	// daemon does not close it.
+	Store *store.Store
+	// OnHost, when set, is called with the host before it starts, to
+	// watch it (host.Host.Watch) from the first event on.
+	OnHost func(*host.Host)
+}
+
+// Daemon is one running Switchboard. Make it with [New].
+type Daemon struct {
+	opts    Options
+	ln      net.Listener // nil for stdio
+	log     *slog.Logger
+	red     *secret.Redactor
+	store   *store.Store
+	ownDB   bool
+	servers []config.Server
+	mux     *http.ServeMux
+
+	mu   sync.Mutex
+	h    *host.Host
+	g    *gateway.Gateway
+	used bool // Run or ServeStdio was called
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Listen binds addr, or [gateway] listen, or [config.DefaultGatewayListen]
+// (port 0 picks a free one), and refuses to serve beyond loopback without
+// [gateway] auth_token.
+func Listen(addr string, gw config.Gateway) (net.Listener, error) {
+	addr = cmp.Or(addr, gw.Listen, config.DefaultGatewayListen)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if !isLoopback(ln.Addr()) && gw.AuthToken == "" {
+		ln.Close()
+		return nil, &UsageError{fmt.Sprintf("serve: listening on %s: serving beyond loopback needs auth_token (set [gateway] auth_token to a {{secrets.NAME}} placeholder)", ln.Addr())}
+	}
+	return ln, nil
+}
+
+// A UsageError is an error in what the daemon was asked to do (a
+// configuration or an address it cannot serve), rather than a failure
+// while doing it.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+var osLookupEnv = os.LookupEnv
+
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// New makes a daemon that will serve on ln (nil for [Daemon.ServeStdio]).
+// It opens the state store and reads the servers to serve; nothing
+// connects until Run. The daemon owns ln: Close closes it.
+func New(ln net.Listener, opts *Options) (*Daemon, error) {
+	if opts == nil || opts.Config == nil {
+		return nil, errors.New("daemon: Options.Config is required")
+	}
+	d := &Daemon{opts: *opts, ln: ln, mux: http.NewServeMux()}
+	d.opts.Host = &host.Options{}
+	if opts.Host != nil {
+		*d.opts.Host = *opts.Host
+	}
+	d.log = cmp.Or(d.opts.Logger, slog.New(slog.DiscardHandler))
+	d.red = d.opts.Host.Redactor
+	if d.red == nil {
+		d.red = secret.NewRedactor()
+		d.opts.Host.Redactor = d.red
+	}
+	d.store = opts.Store
+	if d.store == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		st, err := store.Open(ctx, opts.Database, nil)
+		if err != nil {
+			d.closeListener()
+			return nil, err
+		}
+		d.store, d.ownDB = st, true
+	}
+	if d.opts.Host.ToolCache == nil {
+		d.opts.Host.ToolCache = d.store
+	}
+	servers, err := d.loadServers()
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	if len(servers) == 0 {
+		d.Close()
+		return nil, &UsageError{"no MCP servers to serve: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE"}
+	}
+	d.servers = servers
+	return d, nil
+}
+
+// loadServers returns the servers to serve: the configuration's (those
+// [gateway] servers names, or all), then the enabled servers stored at run
+// time, except one whose id a configured server has.
+func (d *Daemon) loadServers() ([]config.Server, error) {
+	cfg := d.opts.Config
+	var out []config.Server
+	if ids := cfg.Gateway.Servers; ids != nil {
+		for _, id := range ids {
+			if s, ok := cfg.Server(id); ok {
+				out = append(out, s)
+			}
+		}
+	} else {
+		out = append(out, cfg.Servers...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	recs, err := d.store.Servers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, rec := range recs {
+		if !rec.Enabled {
+			continue
+		}
+		if _, clash := cfg.Server(rec.ID); clash {
+			d.log.Warn("a server added at run time has the id of a configured one; the configured one wins", "server", rec.ID, "database", d.store.Where())
+			continue
+		}
+		s, err := DecodeStored(rec, d.store.Where())
+		if err == nil {
+			err = cfg.CheckServerURL(s)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("server %q added at run time: %w", rec.ID, err))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, errors.Join(errs...)
+}
+
+// DecodeStored decodes a server stored at run time: its config is an
+// [[mcp_servers]] table as JSON, decoded and validated like one. where
+// names the database in errors.
+func DecodeStored(rec store.ServerRecord, where string) (config.Server, error) {
+	var m map[string]any
+	if err := json.Unmarshal(rec.Config, &m); err != nil {
+		return config.Server{}, fmt.Errorf("%s: server %q: %w", where, rec.ID, err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	m["id"] = rec.ID
+	return config.DecodeServer(where, "servers."+rec.ID, m, nil)
+}
+
+// Handle mounts a face on the daemon's mux beside the gateway's endpoints
+// (/mcp, /sse, /message, /ws). Call it before Run.
+func (d *Daemon) Handle(pattern string, h http.Handler) { d.mux.Handle(pattern, h) }
+
+// Host is the daemon's host, once Run or ServeStdio has made it; nil
+// before.
+func (d *Daemon) Host() *host.Host {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.h
+}
+
+// Store is the daemon's state store.
+func (d *Daemon) Store() *store.Store { return d.store }
+
+// Addr is where the daemon listens; nil for stdio.
+func (d *Daemon) Addr() net.Addr {
+	if d.ln == nil {
+		return nil
+	}
+	return d.ln.Addr()
+}
+
+// start makes and starts the host and the gateway over it.
+func (d *Daemon) start(ctx context.Context, gwOpts *gateway.Options) (*gateway.Gateway, error) {
+	d.mu.Lock()
+	if d.used {
+		d.mu.Unlock()
+		return nil, errors.New("daemon: already run")
+	}
+	d.used = true
+	d.mu.Unlock()
+	gw := d.opts.Config.Gateway
+	ho := gateway.HostOptions(d.opts.Host, gwOpts)
+	if gw.ToolNameFormat != "" {
+		ho.ToolNameFormat = gw.ToolNameFormat
+	}
+	h, err := host.New(d.servers, ho)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.h = h
+	d.mu.Unlock()
+	d.logStates(h)
+	if d.opts.OnHost != nil {
+		d.opts.OnHost(h)
+	}
+	if err := h.Start(ctx); err != nil {
+		return nil, err
+	}
+	g, err := gateway.New(h, gwOpts)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.g = g
+	d.mu.Unlock()
+	return g, nil
+}
+
+// logStates logs every server:state change, for the life of the host: a
+// long-running gateway's log says when each server came and went.
+func (d *Daemon) logStates(h *host.Host) {
+	w := h.Watch(0)
+	go func() {
+		defer w.Close()
+		for ev := range w.Events(context.Background()) { // ends when the host closes
+			if ev.Kind != host.EventState {
+				continue
+			}
+			e := ev.Status.Event()
+			d.log.Info("server:state", "server", e.Server, "state", e.State, "restarts", e.Restarts, "error", e.Error)
+		}
+	}()
+}
+
+// gatewayOptions are the gateway's options from [gateway].
+func (d *Daemon) gatewayOptions() *gateway.Options {
+	return &gateway.Options{Logger: d.opts.Logger, MaxWaitingCalls: d.opts.Config.Gateway.MaxSessions}
+}
+
+func (d *Daemon) grace() time.Duration {
+	return cmp.Or(d.opts.Config.Gateway.ShutdownGrace, config.DefaultGatewayShutdownGrace)
+}
+
+// Close closes what the daemon holds: the listener, the gateway, the host
+// with its servers and child processes, and the store it opened. Run and
+// ServeStdio close it when they return. It is idempotent.
+func (d *Daemon) Close() error {
+	d.closeOnce.Do(func() {
+		d.closeListener()
+		d.mu.Lock()
+		g, h := d.g, d.h
+		d.mu.Unlock()
+		var errs []error
+		if g != nil {
+			errs = append(errs, g.Close())
+		}
+		if h != nil {
+			errs = append(errs, h.Close())
+		}
+		if d.ownDB && d.store != nil {
+			errs = append(errs, d.store.Close())
+		}
+		d.closeErr = errors.Join(errs...)
+	})
+	return d.closeErr
+}
+
+func (d *Daemon) closeListener() {
+	if d.ln != nil {
+		if err := d.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, os.ErrClosed) {
+			d.log.Debug("closing the listener", "err", err)
+		}
+	}
+}

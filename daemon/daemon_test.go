@@ -1,0 +1,298 @@
+package daemon_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/store"
+)
+
+const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
+
+func fixture(t *testing.T, id string, flags ...string) config.Server {
+	t.Helper()
+	return config.Server{ID: id, Transport: config.TransportStdio, Command: interop.Build(t, fixturePkg), Args: flags}
+}
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// running is a daemon serving HTTP on loopback until the test ends.
+type running struct {
+	d    *daemon.Daemon
+	url  string
+	stop context.CancelFunc
+	done chan error
+}
+
+func run(t *testing.T, cfg *config.Config, st *store.Store, mount func(*daemon.Daemon)) *running {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	kids := interop.Children(os.Getpid())
+	ln, err := daemon.Listen("127.0.0.1:0", cfg.Gateway)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.New(ln, &daemon.Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mount != nil {
+		mount(d)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{d: d, url: "http://" + ln.Addr().String(), stop: cancel, done: make(chan error, 1)}
+	go func() { r.done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		r.shutdown(t)
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<20)
+			t.Errorf("goroutines: %d before, %d after the daemon stopped:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+		}
+		for pid, k := range interop.Children(os.Getpid()) {
+			if _, ok := kids[pid]; !ok {
+				t.Errorf("child process left: %v", k)
+			}
+		}
+	})
+	return r
+}
+
+func (r *running) shutdown(t *testing.T) {
+	t.Helper()
+	r.stop()
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		r.done <- nil // for a second shutdown
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+}
+
+func connect(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		// The listener is bound before the servers start: a request
+		// before then waits in the accept queue, not refused.
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err == nil {
+			t.Cleanup(func() { cs.Close() })
+			return cs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connect: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling until the daemon serves, bounded
+	}
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// TestRun: the daemon serves its servers' tools at /mcp, a face mounted
+// beside the gateway answers on the same listener, and ending Run's
+// context stops everything (no goroutine, no child left).
+func TestRun(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
+	r := run(t, cfg, openStore(t), func(d *daemon.Daemon) {
+		d.Handle("/hello", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "beside the gateway") }))
+	})
+	cs := connect(t, r.url)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "through the daemon"}})
+	if err != nil || res.IsError {
+		t.Fatalf("echo: %v %v", res, err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "through the daemon" {
+		t.Errorf("echo = %q", got)
+	}
+	resp, err := http.Get(r.url + "/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "beside the gateway" {
+		t.Errorf("mounted face answered %q", body)
+	}
+	if h := r.d.Host(); h == nil || len(h.Servers()) != 1 {
+		t.Errorf("Host() = %v", h)
+	}
+	cs.Close()
+	r.shutdown(t)
+	if st := r.d.Host().Servers()[0]; st.State != host.StateClosed {
+		t.Errorf("after Run: server %s, want closed", st.State)
+	}
+}
+
+// TestStoredServers: servers added at run time (in the state store) are
+// served beside the configured ones; a disabled one is not started; one
+// whose id a configured server has loses to it.
+func TestStoredServers(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	bin := interop.Build(t, fixturePkg)
+	add := func(id string, enabled bool, m map[string]any) {
+		raw, _ := json.Marshal(m)
+		if _, err := st.AddServer(ctx, store.ServerRecord{ID: id, Config: raw, Enabled: enabled}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("added", true, map[string]any{"command": bin, "args": []string{"-tool-name", "only_added"}})
+	add("off", false, map[string]any{"command": bin})
+	add("fx", true, map[string]any{"command": bin, "args": []string{"-tool-name", "from_the_store"}})
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
+	r := run(t, cfg, st, nil)
+	names := strings.Join(toolNames(t, connect(t, r.url)), " ")
+	if !strings.Contains(names, "mcp_added_only_added") {
+		t.Errorf("the stored server's tools are not served: %s", names)
+	}
+	if strings.Contains(names, "mcp_off_") {
+		t.Errorf("a disabled stored server is served: %s", names)
+	}
+	if strings.Contains(names, "from_the_store") || !strings.Contains(names, "mcp_fx_echo") {
+		t.Errorf("the stored fx won over the configured one: %s", names)
+	}
+}
+
+// TestStoredServerInvalid: a stored server that is not a valid server
+// entry stops the daemon from starting, naming it and the database.
+func TestStoredServerInvalid(t *testing.T) {
+	st := openStore(t)
+	if _, err := st.AddServer(context.Background(), store.ServerRecord{ID: "bad", Enabled: true,
+		Config: json.RawMessage(`{"command":"x","url":"https://example.com/mcp","timeout":"soon"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := daemon.New(nil, &daemon.Options{Config: &config.Config{Servers: []config.Server{fixture(t, "fx")}}, Store: st})
+	if err == nil || !strings.Contains(err.Error(), `"bad"`) || !strings.Contains(err.Error(), st.Where()) || !strings.Contains(err.Error(), "timeout") {
+		t.Errorf("New with an invalid stored server: %v", err)
+	}
+}
+
+// TestListenBeyondLoopbackNeedsToken: serving beyond loopback without a
+// bearer token is refused as a usage error, before anything starts.
+func TestListenBeyondLoopbackNeedsToken(t *testing.T) {
+	_, err := daemon.Listen("0.0.0.0:0", config.Gateway{})
+	var ue *daemon.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "auth_token") {
+		t.Errorf("Listen beyond loopback without a token: %v, want a UsageError naming auth_token", err)
+	}
+	ln, err := daemon.Listen("0.0.0.0:0", config.Gateway{AuthToken: "{{secrets.t}}"})
+	if err != nil {
+		t.Fatalf("with a token: %v", err)
+	}
+	ln.Close()
+}
+
+// TestServeStdio: one client over a pair of pipes; its leaving ends the
+// daemon.
+func TestServeStdio(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
+	d, err := daemon.New(nil, &daemon.Options{Config: cfg, Store: openStore(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- d.ServeStdio(context.Background(), inR, outW) }()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := toolNames(t, cs); !slices.Contains(names, "mcp_fx_echo") {
+		t.Errorf("tools over stdio: %v", names)
+	}
+	cs.Close() // closes inW: the client left
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ServeStdio did not return after its client left")
+	}
+	outW.Close()
+}
+
+// TestShutdownWithACallInFlight: ending Run's context while a call hangs
+// gives it the grace period, then cancels it (upstream too) with a clear
+// error; Run returns and no child is left (run's cleanup checks).
+func TestShutdownWithACallInFlight(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
+	cfg.Servers[0].Timeout = time.Minute
+	cfg.Gateway.ShutdownGrace = 300 * time.Millisecond
+	r := run(t, cfg, openStore(t), nil)
+	cs := connect(t, r.url)
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	called := make(chan result, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": 60000}})
+		called <- result{res, err}
+	}()
+	// The call is in flight once the server has it.
+	deadline := time.Now().Add(30 * time.Second)
+	for r.d.Host().Servers()[0].InFlight == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+	}
+	start := time.Now()
+	r.shutdown(t)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("shutdown took %s with a 300ms grace", took)
+	}
+	got := <-called
+	text := ""
+	if got.err != nil {
+		text = got.err.Error()
+	} else if got.res != nil && got.res.IsError {
+		text = got.res.Content[0].(*mcp.TextContent).Text
+	}
+	if !strings.Contains(text, "shutting down") {
+		t.Errorf("the call in flight ended with %v %v, want a clear shutting-down error", got.res, got.err)
+	}
+}

@@ -1,0 +1,250 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/gateway"
+)
+
+// answerTime bounds how long, after the shutdown grace, the answers of the
+// requests it ended (cancellation errors included) get to reach their
+// clients before every connection is closed.
+const answerTime = time.Second
+
+// readHeaderTimeout bounds how long a client may take to send its request
+// headers (slowloris); bodies are bounded by the gateway, in size
+// (MaxBodyBytes) and in time (BodyTimeout).
+const readHeaderTimeout = 10 * time.Second
+
+// idleConnTimeout closes a keep-alive connection idle that long: each holds
+// a goroutine and about 20 KiB (docs/performance.md, "Idle sessions"), and
+// a client opens a new one when it next calls. Open streams are requests
+// in flight, not idle.
+const idleConnTimeout = 2 * time.Minute
+
+// Run starts the servers, publishes them and serves HTTP on the daemon's
+// listener until ctx ends, then shuts down gracefully (see the package
+// doc) and closes the daemon. It returns nil after a shutdown asked for by
+// ctx; an error when the start failed or serving did.
+func (d *Daemon) Run(ctx context.Context) error {
+	defer d.Close()
+	if d.ln == nil {
+		return errors.New("daemon: Run needs a listener; use ServeStdio")
+	}
+	gw := d.opts.Config.Gateway
+	token, err := gw.ResolveAuthToken(d.lookupEnv(), d.opts.Host.Secrets, d.red)
+	if err != nil {
+		return err
+	}
+	gwOpts := d.gatewayOptions()
+	g, err := d.start(ctx, gwOpts)
+	if err != nil {
+		return err
+	}
+	d.mux.Handle("/", g.Handler(&gateway.HTTPOptions{
+		AuthToken:         token,
+		AllowedOrigins:    gw.AllowedOrigins,
+		Loopback:          isLoopback(d.ln.Addr()),
+		SessionTimeout:    gw.SessionTimeout,
+		MaxSessions:       gw.MaxSessions,
+		MaxClientSessions: gw.MaxClientSessions,
+		JSONResponse:      gw.JSONResponse,
+		Logger:            d.opts.Logger,
+	}))
+
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	errLog := d.opts.HTTPErrorLog
+	if errLog == nil {
+		errLog = log.New(io.Discard, "", 0)
+	}
+	srv := &http.Server{
+		Handler:           d.mux,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleConnTimeout,
+		// Streams (GET /mcp, GET /sse) live on this context, so that a
+		// shutdown can end them once the requests in flight are done.
+		BaseContext: func(net.Listener) context.Context { return streams },
+		ErrorLog:    errLog,
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(d.ln) }()
+
+	select {
+	case err := <-serveErr:
+		endStreams()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	// One grace period for everything: requests in flight, over every
+	// transport, get until the deadline; then the gateway cancels those
+	// left (upstream too), their answers get answerTime to go out, and
+	// every connection is closed.
+	grace := d.grace()
+	d.log.Info("shutting down", "grace", grace)
+	deadline := time.Now().Add(grace)
+	hctx, hcancel := context.WithDeadline(context.Background(), deadline.Add(answerTime))
+	defer hcancel()
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Shutdown(hctx) }() // no new connections from now on
+	gctx, gcancel := context.WithDeadline(context.Background(), deadline)
+	if g.Shutdown(gctx) != nil {
+		d.log.Warn("shutdown: cancelled the requests still in flight", "grace", grace)
+	}
+	gcancel()
+	// Streams never become idle: end them, now that no request needs them.
+	endStreams()
+	if err := <-closed; err != nil {
+		d.log.Warn("shutdown: closing the connections still open", "err", err)
+		srv.Close()
+	}
+	<-serveErr
+	return d.Close()
+}
+
+// ServeStdio serves one client over in and out (stdin and stdout of a
+// process a client started) until the client leaves or ctx ends, then
+// shuts down like Run and closes the daemon. The client's first message is
+// read before the servers start: its initialize says what it can answer,
+// and the servers are offered only that (a 2026-07-28 client sends no
+// initialize: then everything). out is not closed.
+func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	defer d.Close()
+	gwOpts := d.gatewayOptions()
+	rd := bufio.NewReaderSize(in, 64<<10)
+	first, err := readFirstMessage(ctx, rd)
+	switch {
+	case ctx.Err() != nil || (errors.Is(err, io.EOF) && len(first) == 0):
+		return nil // stopped, or the client left, before it said anything
+	case err != nil && !errors.Is(err, io.EOF):
+		return fmt.Errorf("serving over stdio: reading the first message: %w", err)
+	}
+	gwOpts.OnlyClient = initializeCapabilities(first)
+	g, err := d.start(ctx, gwOpts)
+	if err != nil {
+		return err
+	}
+	// The session is closed once its requests are done or cancelled:
+	// closing it first would wait for them, however long they hang.
+	run, endRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer endRun()
+	grace := d.grace()
+	stop := context.AfterFunc(ctx, func() {
+		d.log.Info("shutting down", "grace", grace)
+		sctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		if g.Shutdown(sctx) != nil {
+			d.log.Warn("shutdown: cancelled the requests still in flight", "grace", grace)
+		}
+		endRun()
+	})
+	defer stop()
+	var closer io.Closer = io.NopCloser(nil)
+	if c, ok := in.(io.Closer); ok {
+		closer = c
+	}
+	err = g.Server().Run(run, &mcp.IOTransport{
+		Reader: struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(first), rd), closer},
+		Writer: nopWriteCloser{out},
+	})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("serving over stdio: %w", err)
+	}
+	return d.Close()
+}
+
+// nopWriteCloser keeps the session from closing out, which belongs to the
+// caller.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// readFirstMessage reads the first line of r (a stdio client's first
+// message), at most maxFirstMessage bytes of it, returning when ctx is done
+// too. The newline stays on the line.
+func readFirstMessage(ctx context.Context, r *bufio.Reader) ([]byte, error) {
+	type result struct {
+		line []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var line []byte
+		for {
+			chunk, err := r.ReadSlice('\n')
+			line = append(line, chunk...)
+			if err == bufio.ErrBufferFull && len(line) < maxFirstMessage {
+				continue
+			}
+			if err == bufio.ErrBufferFull {
+				err = nil // too long to be an initialize: the SDK will say what it is
+			}
+			done <- result{line, err}
+			return
+		}
+	}()
+	select {
+	case res := <-done:
+		return res.line, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// maxFirstMessage bounds what readFirstMessage holds: an initialize is a few
+// hundred bytes; the SDK reads the rest of a longer message itself.
+const maxFirstMessage = 1 << 20
+
+// initializeCapabilities returns the capabilities an initialize request
+// declares, or nil if line is not one.
+func initializeCapabilities(line []byte) *mcp.ClientCapabilities {
+	msg, err := jsonrpc.DecodeMessage(bytes.TrimSpace(line))
+	if err != nil {
+		return nil
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "initialize" {
+		return nil
+	}
+	var p struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	caps := &mcp.ClientCapabilities{}
+	if json.Unmarshal(req.Params, &p) != nil || p.Capabilities == nil {
+		return caps // declared nothing
+	}
+	raw, _ := json.Marshal(p.Capabilities)
+	json.Unmarshal(raw, caps)
+	// The go-sdk (v1.8.0) reads roots into RootsV2 only in its own
+	// initialize handler (its issue 607): RootsV2 is not JSON.
+	caps.RootsV2 = nil
+	if r, ok := p.Capabilities["roots"]; ok {
+		caps.RootsV2 = &mcp.RootCapabilities{}
+		json.Unmarshal(r, caps.RootsV2)
+	}
+	return caps
+}
+
+// lookupEnv is the host options' LookupEnv, else os.LookupEnv.
+func (d *Daemon) lookupEnv() func(string) (string, bool) {
+	if f := d.opts.Host.LookupEnv; f != nil {
+		return f
+	}
+	return osLookupEnv
+}

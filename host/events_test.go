@@ -1,0 +1,109 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
+)
+
+// chatty is an in-process server whose tool "chat" logs n messages to the
+// session (belonging to no call's handler: each is an EventLog).
+func chatty() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "chatty", Version: "1"}, nil)
+	type in struct {
+		N int `json:"n"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "chat"}, func(ctx context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		for i := range a.N {
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("message %d", i)})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "said"}}}, nil, nil
+	})
+	return srv
+}
+
+// TestWatchers: a watcher that is never read does not slow calls or the
+// other watchers; it keeps its buffer and is told how many events it lost;
+// a closed watcher gets nothing more; closing the host ends the rest.
+func TestWatchers(t *testing.T) {
+	const n = 200 // within the reader's buffer (DefaultWatchBuffer): it reads after the call
+	reader, blocked, gone := newStates(), newStates(), newStates()
+	h, _ := start(t, nil, &host.Options{
+		InProcess: []host.InProcessServer{{ID: "c", Server: chatty()}},
+		// logging/setLevel is a 2025-11-25 request (2026-07-28 sets the
+		// level per request).
+		ProtocolVersion: "2025-11-25",
+	}, reader, gone)
+	blocked.w = h.Watch(8) // after the start: only the calls' events
+	gone.w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := h.SetLoggingLevel(ctx, "info"); err != nil {
+		t.Fatal(err)
+	}
+	// The call returns though one watcher reads nothing: publishing never
+	// waits for a watcher.
+	if got := callText(t, h, "mcp_c_chat", fmt.Sprintf(`{"n":%d}`, n), nil); got != "said" {
+		t.Fatalf("chat = %q", got)
+	}
+	// The watcher that reads gets every message, in order.
+	for i := range n {
+		ev := awaitEvent(t, reader.w, host.EventLog, "c")
+		if want := fmt.Sprintf("message %d", i); ev.Log.Data != want {
+			t.Fatalf("event %d: %v, want %q", i, ev.Log.Data, want)
+		}
+	}
+	// The blocked one kept its first 8, then learns it lost the rest.
+	var logs, dropped int
+	for _, ev := range drainEvents(blocked.w) {
+		switch ev.Kind {
+		case host.EventLog:
+			logs++
+		case host.EventDropped:
+			dropped += ev.Dropped
+		}
+	}
+	if logs != 8 || logs+dropped != n {
+		t.Errorf("the blocked watcher got %d messages and a loss of %d, want 8 and %d", logs, dropped, n-8)
+	}
+	// An unsubscribed watcher gets nothing more.
+	if ev, err := gone.w.Next(ctx); !errors.Is(err, host.ErrClosed) {
+		t.Errorf("a closed watcher got %+v, %v; want ErrClosed", ev, err)
+	}
+	// Closing the host ends the watchers, after what they hold: the
+	// server's closed state.
+	h.Close()
+	var closed bool
+	for {
+		ev, err := reader.w.Next(ctx)
+		if errors.Is(err, host.ErrClosed) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after Close: %v", err)
+		}
+		closed = closed || (ev.Kind == host.EventState && ev.Status.State == host.StateClosed)
+	}
+	if !closed {
+		t.Errorf("no closed state before the watcher ended")
+	}
+	if _, err := h.Watch(0).Next(ctx); !errors.Is(err, host.ErrClosed) {
+		t.Errorf("a watcher of a closed host: %v, want ErrClosed", err)
+	}
+}
+
+// TestWatchSeesTheStart: a watcher made between New and Start sees each
+// server connect and become ready.
+func TestWatchSeesTheStart(t *testing.T) {
+	st := newStates()
+	start(t, []config.Server{fixture(t, "a")}, nil, st)
+	st.await(t, "a", host.StateConnecting)
+	st.await(t, "a", host.StateReady)
+}
