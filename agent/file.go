@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -17,6 +16,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/internal/decode"
 )
 
 // DefaultMaxSteps bounds the model calls of a run whose agent sets no
@@ -97,10 +97,84 @@ func (e ServerEntry) ID() string {
 	return e.Server.ID
 }
 
-var agentKeys = []string{
-	"id", "description", "model", "temperature", "max_tokens", "max_steps",
-	"mcp_servers", "tools", "allow_sampling", "builtins", "http_allow",
-	"mcp_discovery", "max_tools", "token_budget", "system",
+// agentFields are the fields of an agent file. The system field of a
+// Markdown agent is its body, and is refused by Parse before these are
+// read.
+var agentFields = decode.Table[Agent]{
+	decode.Value("id", decode.YAML, func(a *Agent) *string { return &a.ID }, written(idProblem), ifSet(idProblem)),
+	decode.String("description", decode.YAML, func(a *Agent) *string { return &a.Description }),
+	decode.Value("model", decode.YAML, func(a *Agent) *string { return &a.Model }, written(modelProblem), ifSet(modelProblem)),
+	decode.Value("temperature", decode.YAML, func(a *Agent) **float64 { return &a.Temperature }, func(d *decode.Decoder, field string, v any) (*float64, bool) {
+		f, ok := d.Number(field, v)
+		return &f, ok
+	}, func(t *float64) string {
+		if t != nil && (*t < 0 || *t > 2) {
+			return fmt.Sprintf("must be between 0 and 2, not %g", *t)
+		}
+		return ""
+	}),
+	decode.Positive("max_tokens", decode.YAML, func(a *Agent) *int { return &a.MaxTokens }),
+	decode.Positive("max_steps", decode.YAML, func(a *Agent) *int { return &a.MaxSteps }),
+	decode.Value("mcp_servers", decode.YAML, func(a *Agent) *[]ServerEntry { return &a.Servers }, readServers),
+	decode.StringList("tools", decode.YAML, func(a *Agent) *[]string { return &a.Tools }),
+	decode.Bool("allow_sampling", decode.YAML, func(a *Agent) *bool { return &a.AllowSampling }),
+	decode.StringList("builtins", decode.YAML, func(a *Agent) *[]string { return &a.Builtins }, func(l []string, i int) string {
+		switch b := l[i]; {
+		case !slices.Contains(builtinNames, b):
+			return fmt.Sprintf("unknown built-in tool %q (want one of %s)", b, strings.Join(builtinNames, ", "))
+		case slices.Index(l[:i], b) >= 0:
+			return fmt.Sprintf("duplicate %q", b)
+		}
+		return ""
+	}),
+	decode.StringList("http_allow", decode.YAML, func(a *Agent) *[]string { return &a.HTTPAllow }, func(l []string, i int) string {
+		if h := l[i]; h == "" || strings.ContainsAny(h, "/:@ ") || h != strings.ToLower(h) {
+			return fmt.Sprintf("want a lower-case host name such as api.github.com, not %q", h)
+		}
+		return ""
+	}),
+	decode.Bool("mcp_discovery", decode.YAML, func(a *Agent) *bool { return &a.MCPDiscovery }),
+	decode.Positive("max_tools", decode.YAML, func(a *Agent) *int { return &a.MaxTools }),
+	decode.Positive("token_budget", decode.YAML, func(a *Agent) *int { return &a.TokenBudget }),
+	decode.String("system", decode.YAML, func(a *Agent) *string { return &a.System }),
+}
+
+func idProblem(id string) string {
+	if !validID(id) {
+		return fmt.Sprintf("invalid id %q: use 1 to 32 characters of A-Z a-z 0-9 _ -", id)
+	}
+	return ""
+}
+
+func modelProblem(m string) string {
+	if _, _, err := SplitModel(m); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// written reads a string and refuses an empty one with problem's message:
+// in an Agent "" means unset (the file name's id, the run's model), which
+// a file that writes "" does not mean.
+func written(problem func(string) string) func(*decode.Decoder, string, any) (string, bool) {
+	return func(d *decode.Decoder, field string, v any) (string, bool) {
+		s, ok := d.String(field, v)
+		if ok && s == "" {
+			d.Errorf(field, "%s", problem(s))
+			return "", false
+		}
+		return s, ok
+	}
+}
+
+// ifSet checks a value that is set; "" is unset.
+func ifSet(problem func(string) string) func(string) string {
+	return func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return problem(s)
+	}
 }
 
 // Load reads an agent file: Markdown (.md) with YAML front matter, whose
@@ -126,7 +200,7 @@ func unwrapPath(err error) error {
 // decides the format (.md: Markdown with front matter; otherwise YAML).
 // An agent without an id takes its file name without the extension.
 func Parse(file string, data []byte) (*Agent, error) {
-	d := &decoder{file: file, lines: map[string]int{}}
+	d := decode.New(file, decode.YAML)
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	yamlData, body, offset := data, "", 0
 	isMD := strings.EqualFold(filepath.Ext(file), ".md") || strings.EqualFold(filepath.Ext(file), ".markdown")
@@ -134,27 +208,40 @@ func Parse(file string, data []byte) (*Agent, error) {
 		var ok bool
 		yamlData, body, ok = frontMatter(data)
 		if !ok {
-			d.errorf("", 1, "a Markdown agent needs YAML front matter: a first line ---, the fields, then a line ---")
-			return nil, d.err()
+			d.ErrorAt(1, "", "a Markdown agent needs YAML front matter: a first line ---, the fields, then a line ---")
+			return nil, problems(d)
 		}
 		offset = 1
 	}
-	doc, ok := d.parse(yamlData, offset)
+	doc, ok := parse(d, yamlData, offset)
 	if !ok {
-		return nil, d.err()
+		return nil, problems(d)
 	}
-	a := d.agent(doc, isMD)
+	if _, ok := doc["system"]; ok && isMD {
+		d.Errorf("system", "a Markdown agent's system prompt is its body, after the front matter")
+		delete(doc, "system")
+	}
+	a := &Agent{MaxSteps: DefaultMaxSteps}
+	agentFields.Decode(d, "", doc, a)
+	agentFields.Check(a, func(field, msg string) { d.Errorf(field, "%s", msg) })
+	granted := slices.Contains(a.Builtins, BuiltinHTTPRequest)
+	switch {
+	case granted && len(a.HTTPAllow) == 0 && !d.Bad("http_allow"):
+		d.Errorf("builtins", "http_request needs http_allow: the hosts it may reach")
+	case !granted && a.HTTPAllow != nil:
+		d.Errorf("http_allow", "set, but builtins does not grant http_request")
+	}
 	if isMD {
 		a.System = strings.TrimSpace(body)
 	}
-	if a.ID == "" && !d.bad["id"] {
+	if a.ID == "" && !d.Bad("id") {
 		a.ID = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 		if !validID(a.ID) {
-			d.errorf("id", 1, "missing, and the file name %q is not a valid id: add id: NAME (A-Z a-z 0-9 _ -)", a.ID)
+			d.ErrorAt(1, "id", "missing, and the file name %q is not a valid id: add id: NAME (A-Z a-z 0-9 _ -)", a.ID)
 		}
 	}
 	a.File = file
-	if err := d.err(); err != nil {
+	if err := problems(d); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -188,56 +275,25 @@ func frontMatter(data []byte) (yml []byte, body string, ok bool) {
 	return nil, "", false
 }
 
-// decoder turns a YAML document into an Agent, collecting problems.
-type decoder struct {
-	file     string
-	lines    map[string]int // field path → line
-	bad      map[string]bool
-	problems []*config.Problem
-}
-
-func (d *decoder) errorf(field string, line int, format string, args ...any) {
-	if line == 0 {
-		line = d.lineOf(field)
-	}
-	d.problems = append(d.problems, &config.Problem{
-		Pos: config.Position{File: d.file, Line: line}, Field: field, Msg: fmt.Sprintf(format, args...),
-	})
-	if d.bad == nil {
-		d.bad = map[string]bool{}
-	}
-	d.bad[field] = true
-}
-
-func (d *decoder) err() error {
-	if len(d.problems) == 0 {
+// problems joins d's problems, in line order, as [*config.Problem]s; nil
+// when there are none.
+func problems(d *decode.Decoder) error {
+	if len(d.Problems) == 0 {
 		return nil
 	}
-	sort.SliceStable(d.problems, func(i, j int) bool { return d.problems[i].Pos.Line < d.problems[j].Pos.Line })
-	errs := make([]error, len(d.problems))
-	for i, p := range d.problems {
-		errs[i] = p
+	sort.SliceStable(d.Problems, func(i, j int) bool { return d.Problems[i].Line < d.Problems[j].Line })
+	errs := make([]error, len(d.Problems))
+	for i, p := range d.Problems {
+		errs[i] = &config.Problem{Pos: config.Position{File: d.File, Line: p.Line}, Field: p.Field, Msg: p.Msg}
 	}
 	return errors.Join(errs...)
-}
-
-func (d *decoder) lineOf(field string) int {
-	for p := field; ; {
-		if l, ok := d.lines[p]; ok {
-			return l
-		}
-		if p == "" {
-			return 0
-		}
-		p = parentPath(p)
-	}
 }
 
 // parse parses YAML into generic values (string, bool, int64, float64,
 // []any, map[string]any, nil), recording each key's and element's line.
 // Anchors, aliases, tags and merge keys are refused: an agent file is
 // configuration, and these make what it says harder to see.
-func (d *decoder) parse(data []byte, offset int) (map[string]any, bool) {
+func parse(d *decode.Decoder, data []byte, offset int) (map[string]any, bool) {
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		line := 0
@@ -249,32 +305,32 @@ func (d *decoder) parse(data []byte, offset int) (map[string]any, bool) {
 				line = t.Position.Line + offset
 			}
 		}
-		d.errorf("", max(line, 1), "invalid YAML: %s", msg)
+		d.ErrorAt(max(line, 1), "", "invalid YAML: %s", msg)
 		return nil, false
 	}
 	if len(f.Docs) > 1 {
-		d.errorf("", offset+1, "holds %d YAML documents; an agent file has one", len(f.Docs))
+		d.ErrorAt(offset+1, "", "holds %d YAML documents; an agent file has one", len(f.Docs))
 		return nil, false
 	}
-	d.lines[""] = offset + 1
+	d.Lines[""] = offset + 1
 	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
 		return map[string]any{}, true
 	}
 	w := &walker{d: d, offset: offset}
 	v := w.node("", f.Docs[0].Body)
-	if d.err() != nil {
+	if len(d.Problems) > 0 {
 		return nil, false
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		d.errorf("", offset+1, "must be a mapping of fields (id: ..., model: ...), not %s", typeName(v))
+		d.ErrorAt(offset+1, "", "must be a mapping of fields (id: ..., model: ...), not %s", d.TypeName(v))
 		return nil, false
 	}
 	return m, true
 }
 
 type walker struct {
-	d      *decoder
+	d      *decode.Decoder
 	offset int
 }
 
@@ -327,26 +383,26 @@ func (w *walker) node(path string, n ast.Node) any {
 	case *ast.SequenceNode:
 		a := make([]any, 0, len(n.Values))
 		for i, e := range n.Values {
-			p := indexPath(path, i)
+			p := decode.IndexPath(path, i)
 			if l := w.line(e); l > 0 {
-				w.d.lines[p] = l
+				w.d.Lines[p] = l
 			}
 			a = append(a, w.node(p, e))
 		}
 		return a
 	case *ast.AnchorNode, *ast.AliasNode, *ast.MergeKeyNode:
-		w.d.errorf(path, w.line(n), "YAML anchors, aliases and merge keys are not supported in agent files")
+		w.d.ErrorAt(w.line(n), path, "YAML anchors, aliases and merge keys are not supported in agent files")
 	case *ast.TagNode:
-		w.d.errorf(path, w.line(n), "YAML tags are not supported in agent files")
+		w.d.ErrorAt(w.line(n), path, "YAML tags are not supported in agent files")
 	default:
-		w.d.errorf(path, w.line(n), "unsupported YAML %s", n.Type())
+		w.d.ErrorAt(w.line(n), path, "unsupported YAML %s", n.Type())
 	}
 	return nil
 }
 
 func (w *walker) pair(path string, m map[string]any, mv *ast.MappingValueNode) {
 	if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
-		w.d.errorf(path, w.line(mv.Key), "YAML merge keys (<<) are not supported in agent files")
+		w.d.ErrorAt(w.line(mv.Key), path, "YAML merge keys (<<) are not supported in agent files")
 		return
 	}
 	ks, ok := mv.Key.(ast.ScalarNode)
@@ -360,118 +416,24 @@ func (w *walker) pair(path string, m map[string]any, mv *ast.MappingValueNode) {
 		}
 	}
 	if !ok {
-		w.d.errorf(path, w.line(mv.Key), "a key must be a plain string")
+		w.d.ErrorAt(w.line(mv.Key), path, "a key must be a plain string")
 		return
 	}
-	p := keyPath(path, key)
+	p := decode.KeyPath(path, key)
 	line := w.line(mv.Key)
 	if _, dup := m[key]; dup {
-		w.d.errorf(p, line, "duplicate key %q (first on line %d)", key, w.d.lines[p])
+		w.d.ErrorAt(line, p, "duplicate key %q (first on line %d)", key, w.d.Lines[p])
 		return
 	}
-	w.d.lines[p] = line
+	w.d.Lines[p] = line
 	m[key] = w.node(p, mv.Value)
 }
 
-// agent types the document's fields.
-func (d *decoder) agent(m map[string]any, isMD bool) *Agent {
-	a := &Agent{MaxSteps: DefaultMaxSteps}
-	for _, k := range d.sortedKeys("", m) {
-		v := m[k]
-		switch k {
-		case "id":
-			if s, ok := d.str(k, v); ok {
-				if !validID(s) {
-					d.errorf(k, 0, "invalid id %q: use 1 to 32 characters of A-Z a-z 0-9 _ -", s)
-				}
-				a.ID = s
-			}
-		case "description":
-			a.Description, _ = d.str(k, v)
-		case "model":
-			if s, ok := d.str(k, v); ok {
-				if _, _, err := SplitModel(s); err != nil {
-					d.errorf(k, 0, "%v", err)
-				}
-				a.Model = s
-			}
-		case "temperature":
-			if f, ok := d.number(k, v); ok {
-				if f < 0 || f > 2 {
-					d.errorf(k, 0, "must be between 0 and 2, not %g", f)
-				}
-				a.Temperature = &f
-			}
-		case "max_tokens":
-			a.MaxTokens, _ = d.positive(k, v)
-		case "max_steps":
-			if n, ok := d.positive(k, v); ok {
-				a.MaxSteps = n
-			}
-		case "max_tools":
-			a.MaxTools, _ = d.positive(k, v)
-		case "token_budget":
-			a.TokenBudget, _ = d.positive(k, v)
-		case "mcp_servers":
-			a.Servers = d.servers(k, v)
-		case "tools":
-			a.Tools, _ = d.strList(k, v)
-		case "allow_sampling":
-			a.AllowSampling, _ = d.boolean(k, v)
-		case "mcp_discovery":
-			a.MCPDiscovery, _ = d.boolean(k, v)
-		case "builtins":
-			if l, ok := d.strList(k, v); ok {
-				seen := map[string]bool{}
-				for i, b := range l {
-					f := indexPath(k, i)
-					switch {
-					case !slices.Contains(builtinNames, b):
-						d.errorf(f, 0, "unknown built-in tool %q (want one of %s)", b, strings.Join(builtinNames, ", "))
-					case seen[b]:
-						d.errorf(f, 0, "duplicate %q", b)
-					}
-					seen[b] = true
-				}
-				a.Builtins = l
-			}
-		case "http_allow":
-			if l, ok := d.strList(k, v); ok {
-				for i, h := range l {
-					if h == "" || strings.ContainsAny(h, "/:@ ") || h != strings.ToLower(h) {
-						d.errorf(indexPath(k, i), 0, "want a lower-case host name such as api.github.com, not %q", h)
-					}
-				}
-				a.HTTPAllow = l
-			}
-		case "system":
-			if isMD {
-				d.errorf(k, 0, "a Markdown agent's system prompt is its body, after the front matter")
-				continue
-			}
-			a.System, _ = d.str(k, v)
-		default:
-			msg := fmt.Sprintf("unknown field %q", k)
-			if s := config.Suggest(k, agentKeys); s != "" {
-				msg += "; did you mean " + s + "?"
-			}
-			d.errorf(k, 0, "%s", msg)
-		}
-	}
-	granted := slices.Contains(a.Builtins, BuiltinHTTPRequest)
-	switch {
-	case granted && len(a.HTTPAllow) == 0 && !d.bad["http_allow"]:
-		d.errorf("builtins", 0, "http_request needs http_allow: the hosts it may reach")
-	case !granted && a.HTTPAllow != nil:
-		d.errorf("http_allow", 0, "set, but builtins does not grant http_request")
-	}
-	return a
-}
-
-// servers decodes mcp_servers: a list whose entries are a configured
+// readServers reads mcp_servers: a list whose entries are a configured
 // server's id (a string), {ref: ID, tools_allowlist: [...]}, or an inline
-// server with the fields of an [[mcp_servers]] table.
-func (d *decoder) servers(k string, v any) []ServerEntry {
+// server with the fields of an [[mcp_servers]] table. An entry with a
+// problem is reported and left out.
+func readServers(d *decode.Decoder, k string, v any) ([]ServerEntry, bool) {
 	l, ok := v.([]any)
 	if !ok {
 		hint := ""
@@ -480,37 +442,37 @@ func (d *decoder) servers(k string, v any) []ServerEntry {
 		} else if _, isMap := v.(map[string]any); isMap {
 			hint = " (start each entry with -)"
 		}
-		d.errorf(k, 0, "must be a list of servers, not %s%s", typeName(v), hint)
-		return nil
+		d.Errorf(k, "must be a list of servers, not %s%s", d.TypeName(v), hint)
+		return nil, false
 	}
 	out := []ServerEntry{}
 	ids := map[string]string{}
 	for i, e := range l {
-		f := indexPath(k, i)
-		pos := config.Position{File: d.file, Line: d.lineOf(f), Field: f}
+		f := decode.IndexPath(k, i)
+		pos := config.Position{File: d.File, Line: d.LineOf(f), Field: f}
 		var se ServerEntry
 		switch e := e.(type) {
 		case string:
 			if !validID(e) {
-				d.errorf(f, 0, "%q is not a server id; write ref: ID, or an inline server with id and command or url", e)
+				d.Errorf(f, "%q is not a server id; write ref: ID, or an inline server with id and command or url", e)
 				continue
 			}
 			se = ServerEntry{Ref: e, Pos: pos}
 		case map[string]any:
 			if r, isRef := e["ref"]; isRef {
 				se = ServerEntry{Pos: pos}
-				se.Ref, ok = d.str(keyPath(f, "ref"), r)
+				se.Ref, ok = d.String(decode.KeyPath(f, "ref"), r)
 				if ok && !validID(se.Ref) {
-					d.errorf(keyPath(f, "ref"), 0, "invalid server id %q", se.Ref)
+					d.Errorf(decode.KeyPath(f, "ref"), "invalid server id %q", se.Ref)
 					ok = false
 				}
-				for _, kk := range d.sortedKeys(f, e) {
+				for _, kk := range d.SortedKeys(f, e) {
 					switch kk {
 					case "ref":
 					case "tools_allowlist":
-						se.ToolsAllowlist, _ = d.strList(keyPath(f, kk), e[kk])
+						se.ToolsAllowlist, _ = d.StringList(decode.KeyPath(f, kk), e[kk])
 					default:
-						d.errorf(keyPath(f, kk), 0, "not allowed beside ref (only tools_allowlist is); an entry is either ref: ID or an inline server")
+						d.Errorf(decode.KeyPath(f, kk), "not allowed beside ref (only tools_allowlist is); an entry is either ref: ID or an inline server")
 						ok = false
 					}
 				}
@@ -520,129 +482,31 @@ func (d *decoder) servers(k string, v any) []ServerEntry {
 				break
 			}
 			lines := map[string]int{}
-			for p, l := range d.lines {
+			for p, l := range d.Lines {
 				if p == f || strings.HasPrefix(p, f+".") {
 					lines[p] = l
 				}
 			}
-			s, err := config.DecodeServer(d.file, f, e, lines)
+			s, err := config.DecodeServer(d.File, f, e, lines)
 			if err != nil {
-				d.problems = append(d.problems, config.Problems(err)...)
+				for _, p := range config.Problems(err) {
+					d.Problems = append(d.Problems, decode.Problem{Line: p.Pos.Line, Field: p.Field, Msg: p.Msg})
+				}
 				continue
 			}
 			se = ServerEntry{Server: s, Pos: pos}
 		default:
-			d.errorf(f, 0, "must be a server id or a mapping (ref: ID, or an inline server), not %s", typeName(e))
+			d.Errorf(f, "must be a server id or a mapping (ref: ID, or an inline server), not %s", d.TypeName(e))
 			continue
 		}
 		if prev, dup := ids[se.ID()]; dup {
-			d.errorf(f, 0, "server %q is listed twice (also %s)", se.ID(), prev)
+			d.Errorf(f, "server %q is listed twice (also %s)", se.ID(), prev)
 			continue
 		}
 		ids[se.ID()] = f
 		out = append(out, se)
 	}
-	return out
-}
-
-func (d *decoder) sortedKeys(parent string, m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		li, lj := d.lines[keyPath(parent, keys[i])], d.lines[keyPath(parent, keys[j])]
-		if li != lj {
-			return li < lj
-		}
-		return keys[i] < keys[j]
-	})
-	return keys
-}
-
-func (d *decoder) str(f string, v any) (string, bool) {
-	s, ok := v.(string)
-	if !ok {
-		d.errorf(f, 0, "must be a string, not %s", typeName(v))
-	}
-	return s, ok
-}
-
-func (d *decoder) boolean(f string, v any) (bool, bool) {
-	b, ok := v.(bool)
-	if !ok {
-		d.errorf(f, 0, "must be true or false, not %s", typeName(v))
-	}
-	return b, ok
-}
-
-func (d *decoder) number(f string, v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case float64:
-		if !math.IsNaN(n) && !math.IsInf(n, 0) {
-			return n, true
-		}
-	}
-	d.errorf(f, 0, "must be a number, not %s", typeName(v))
-	return 0, false
-}
-
-func (d *decoder) positive(f string, v any) (int, bool) {
-	n, ok := v.(int64)
-	if !ok {
-		d.errorf(f, 0, "must be a whole number, not %s", typeName(v))
-		return 0, false
-	}
-	if n <= 0 || n > math.MaxInt32 {
-		d.errorf(f, 0, "must be a positive whole number, not %d", n)
-		return 0, false
-	}
-	return int(n), true
-}
-
-func (d *decoder) strList(f string, v any) ([]string, bool) {
-	l, ok := v.([]any)
-	if !ok {
-		d.errorf(f, 0, "must be a list of strings, not %s", typeName(v))
-		return nil, false
-	}
-	out := make([]string, 0, len(l))
-	good := true
-	for i, e := range l {
-		s, ok := e.(string)
-		if !ok {
-			d.errorf(indexPath(f, i), 0, "must be a string, not %s", typeName(e))
-			good = false
-			continue
-		}
-		out = append(out, s)
-	}
-	if !good {
-		return nil, false
-	}
 	return out, true
-}
-
-func typeName(v any) string {
-	switch v.(type) {
-	case string:
-		return "a string"
-	case int64:
-		return "an integer"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a mapping"
-	case nil:
-		return "null"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // SplitModel splits "provider:model" ("openai:gpt-4.1-mini").
@@ -654,45 +518,4 @@ func SplitModel(s string) (provider, model string, err error) {
 	return p, m, nil
 }
 
-func validID(s string) bool { return len(s) <= 32 && isBareKey(s) }
-
-func isBareKey(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// keyPath and indexPath build field paths as package config writes them.
-func keyPath(parent, key string) string {
-	if !isBareKey(key) {
-		key = strconv.Quote(key)
-	}
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
-
-func indexPath(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
-
-// parentPath strips the last segment of a field path (quoted keys holding
-// dots are rare enough in agent files that a plain cut is good enough for
-// finding a line).
-func parentPath(p string) string {
-	if strings.HasSuffix(p, "]") {
-		if i := strings.LastIndexByte(p, '['); i >= 0 {
-			return p[:i]
-		}
-	}
-	if i := strings.LastIndexByte(p, '.'); i >= 0 {
-		return p[:i]
-	}
-	return ""
-}
+func validID(s string) bool { return len(s) <= 32 && decode.IsBareKey(s) }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/internal/decode"
 )
 
 func TestParseMarkdown(t *testing.T) {
@@ -150,5 +151,50 @@ mcp_discovery: 1
 				t.Errorf("Parse(%q) problems (-want +got):\n%s", tc.file, diff)
 			}
 		})
+	}
+}
+
+// TestParseOneVocabulary: an agent file's inline servers are read with the
+// same declarations as [[mcp_servers]] tables, and their problems are in
+// YAML's words like the agent's own fields (they said "a boolean", "an
+// array", "a table" and "unknown key" in the same file that said "true or
+// false", "a list" and "unknown field").
+func TestParseOneVocabulary(t *testing.T) {
+	_, err := Parse("v.yaml", []byte(`mcp_servers:
+  - id: calc
+    command: node
+    optional: yes
+    args: --verbose
+    env: FOO=1
+    timout: 5s
+allow_sampling: yes
+tools: mcp_x
+builtins: [http_request]
+http_allow: [1]
+`))
+	var got []string
+	for _, p := range config.Problems(err) {
+		got = append(got, p.Error())
+	}
+	want := []string{
+		`v.yaml:4: mcp_servers[0].optional: must be true or false, not a string`,
+		`v.yaml:5: mcp_servers[0].args: must be a list of strings, not a string`,
+		`v.yaml:6: mcp_servers[0].env: must be a mapping of strings, not a string`,
+		`v.yaml:7: mcp_servers[0].timout: unknown field "timout"; did you mean timeout?`,
+		`v.yaml:8: allow_sampling: must be true or false, not a string`,
+		`v.yaml:9: tools: must be a list of strings, not a string`,
+		// Not also "http_request needs http_allow": it is there, wrongly typed.
+		`v.yaml:11: http_allow[0]: must be a string, not an integer`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Parse problems (-want +got):\n%s", diff)
+	}
+}
+
+// TestEveryAgentFieldDeclared: every field of Agent can be written in a
+// file.
+func TestEveryAgentFieldDeclared(t *testing.T) {
+	if u := decode.Undeclared(agentFields, "File"); len(u) > 0 {
+		t.Errorf("Agent fields without a key: %v", u)
 	}
 }

@@ -22,10 +22,17 @@
 //	env       = { API_KEY = "{{secrets.everything_key}}" }
 //	timeout   = "90s"
 //
+// Besides servers, a file may have [providers.NAME] tables ([Provider])
+// and the tables [gateway], [network] and [limits] ([Gateway], [Network],
+// [Limits]), which a later file overrides key by key.
+//
 // Decoding is strict (an unknown key is an error, with a suggestion when it
 // looks like a typo) and [Config.Validate] checks the rest. Both report every
 // problem at once, each a [*Problem] naming file, line (where known) and field
 // path: "switchboard.toml:12: mcp_servers[2].url: ...". [Problems] lists them.
+// Each key is declared once, in a table of fields that the TOML, JSON and
+// agent-file decoders, the suggestions and the validation all read, so a
+// key means the same in every format that has it.
 //
 // Placeholders ({{env.NAME}}, {{secrets.NAME}}) are allowed only in env and
 // headers values, and stay unresolved in a [Config]; [Server.Resolve]

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardmcp/switchboard/internal/decode"
 )
 
 // writeFile writes content to dir/name and returns its path.
@@ -486,27 +488,6 @@ func TestProblems(t *testing.T) {
 	}
 }
 
-func TestFieldPaths(t *testing.T) {
-	tests := []struct{ path, parent string }{
-		{"mcp_servers[2].env.API_KEY", "mcp_servers[2].env"},
-		{"mcp_servers[2].env", "mcp_servers[2]"},
-		{"mcp_servers[2]", "mcp_servers"},
-		{"mcp_servers", ""},
-		{`mcpServers."my.server".command`, `mcpServers."my.server"`},
-		{`mcpServers."my.server"`, "mcpServers"},
-		{`"a.b"`, ""},
-		{`env."x\".y"`, "env"},
-	}
-	for _, tt := range tests {
-		if got := parentPath(tt.path); got != tt.parent {
-			t.Errorf("parentPath(%q) = %q, want %q", tt.path, got, tt.parent)
-		}
-	}
-	if got, want := keyPath("env", "MY VAR"), `env."MY VAR"`; got != want {
-		t.Errorf("keyPath(%q, %q) = %q, want %q", "env", "MY VAR", got, want)
-	}
-}
-
 func TestSuggest(t *testing.T) {
 	tests := []struct{ key, want string }{
 		{"tool_allowlist", "tools_allowlist"},
@@ -519,7 +500,7 @@ func TestSuggest(t *testing.T) {
 		{"x", ""},
 	}
 	for _, tt := range tests {
-		if got := suggest(tt.key, tomlServerKeys); got != tt.want {
+		if got := decode.Suggest(tt.key, serverFields.Keys(decode.TOML)); got != tt.want {
 			t.Errorf("suggest(%q) = %q, want %q", tt.key, got, tt.want)
 		}
 	}

@@ -1,237 +1,156 @@
 package config
 
 import (
-	"encoding/json"
-	"fmt"
-	"sort"
-	"time"
+	"strings"
+
+	"github.com/switchboardmcp/switchboard/internal/decode"
 )
 
-// A fileResult is one file decoded, before merging: its servers, the line of
-// every key it could place, and the problems found while decoding.
+// A fileResult is one file decoded, before merging: what it declares, the
+// line of every key it could place, and the problems found while decoding
+// (all held by its decode.Decoder).
 type fileResult struct {
-	file string
+	*decode.Decoder
+	// read is false for a file that could not be read: it is not listed in
+	// Config.Files.
+	read bool
 
 	toolNameFormat     string
 	toolNameFormatLine int // 0: not set in this file
 
 	servers   []Server
 	providers map[string]Provider
-
-	gateway    *Gateway        // nil: no [gateway] table in this file
-	gatewaySet map[string]bool // the keys it set
-
-	network    *Network        // nil: no [network] table in this file
-	networkSet map[string]bool // the keys it set
-
-	limits    *Limits         // nil: no [limits] table in this file
-	limitsSet map[string]bool // the keys it set
-
-	lines    map[string]int  // field path → line
-	bad      map[string]bool // field paths that already have a Problem
-	problems []*Problem
-
-	json bool // the mcpServers JSON format (changes type names in messages)
+	// tables are the key-by-key tables ([gateway], [network], …) the file
+	// has, by key.
+	tables map[string]fileTable
 }
 
-func newFileResult(file string) *fileResult {
-	return &fileResult{file: file, lines: map[string]int{}, bad: map[string]bool{}}
+// fileTable is one key-by-key table as a file declares it.
+type fileTable struct {
+	v   any      // *Gateway, *Network, …
+	set []string // the keys the file set, without those that had a problem
 }
 
-// lineOf returns the line of field, or of its nearest ancestor with a known
-// line; 0 when none is known.
-func (r *fileResult) lineOf(field string) int {
-	for p := field; p != ""; p = parentPath(p) {
-		if l, ok := r.lines[p]; ok {
-			return l
-		}
+// newFileResult returns an empty result for file in format f; home is what
+// ~ stands for in its paths ("" when unknown).
+func newFileResult(file string, f decode.Format, home string) *fileResult {
+	d := decode.New(file, f)
+	d.Home = home
+	return &fileResult{Decoder: d, read: true, tables: map[string]fileTable{}}
+}
+
+// problems returns the file's problems, each naming the file.
+func (r *fileResult) problems() []*Problem {
+	out := make([]*Problem, len(r.Problems))
+	for i, p := range r.Problems {
+		out[i] = &Problem{Pos: Position{File: r.File, Line: p.Line}, Field: p.Field, Msg: p.Msg}
 	}
-	return 0
+	return out
 }
 
-// errorf records a Problem at field and marks field as reported, so that
-// validation does not report the same field again.
-func (r *fileResult) errorf(field, format string, args ...any) {
-	r.problems = append(r.problems, &Problem{
-		Pos:   Position{File: r.file, Line: r.lineOf(field)},
-		Field: field,
-		Msg:   fmt.Sprintf(format, args...),
-	})
-	r.bad[field] = true
+// A mergedTable is a top-level table that later files override key by key
+// rather than whole ([gateway], [network], [limits]): its fields,
+// and where the merged table lives in a Config.
+type mergedTable[T any] struct {
+	key    string
+	fields decode.Table[T]
+	config func(*Config) *T
+	source func(*T) *Position
+	// checkOnDecode checks each file's values as they are read, so that a
+	// value a later file overrides is still reported, and a value that
+	// fails is not merged. Without it, the fields are checked once merged
+	// ([gateway]: its servers refer to servers other files declare).
+	checkOnDecode bool
 }
 
-// sortedKeys returns m's keys in the order they appear in the file (by line,
-// then name), so that problems come out in reading order.
-func (r *fileResult) sortedKeys(parent string, m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		li, lj := r.lines[keyPath(parent, keys[i])], r.lines[keyPath(parent, keys[j])]
-		if li != lj {
-			return li < lj
-		}
-		return keys[i] < keys[j]
-	})
-	return keys
+// merger is a mergedTable of any type.
+type merger interface {
+	topField() decode.Field[fileResult]
+	merge(c *Config, r *fileResult, v *validator)
+	checkBuilt(c *Config, v *validator)
 }
 
-// typeName names the type of a decoded value for messages.
-func (r *fileResult) typeName(v any) string {
-	switch v.(type) {
-	case string:
-		return "a string"
-	case int64:
-		return "an integer"
-	case float64:
-		return "a float"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "an array"
-	case map[string]any:
-		if r.json {
-			return "an object"
-		}
-		return "a table"
-	case nil:
-		return "null"
-	default:
-		return "a date or time" // the only other TOML values
-	}
-}
+// mergedTables are the key-by-key tables, in the order of the top-level
+// keys.
+var mergedTables = []merger{gatewayTable, networkTable, limitsTable}
 
-func (r *fileResult) tableWord() string {
-	if r.json {
-		return "an object"
-	}
-	return "a table"
-}
-
-func (r *fileResult) str(field string, v any) (string, bool) {
-	s, ok := v.(string)
-	if !ok {
-		r.errorf(field, "must be a string, not %s", r.typeName(v))
-	}
-	return s, ok
-}
-
-func (r *fileResult) boolean(field string, v any) (bool, bool) {
-	b, ok := v.(bool)
-	if !ok {
-		r.errorf(field, "must be a boolean, not %s", r.typeName(v))
-	}
-	return b, ok
-}
-
-// strList decodes an array of strings. Any element of another type is
-// reported and the whole list dropped, so that later checks never see
-// shifted indexes.
-func (r *fileResult) strList(field string, v any) ([]string, bool) {
-	a, ok := v.([]any)
-	if !ok {
-		r.errorf(field, "must be an array of strings, not %s", r.typeName(v))
-		return nil, false
-	}
-	out := make([]string, 0, len(a))
-	good := true
-	for i, e := range a {
-		s, ok := e.(string)
+// topField declares the table's key at the top level of a TOML file.
+func (mt mergedTable[T]) topField() decode.Field[fileResult] {
+	return decode.Func(mt.key, decode.TOML, func(r *fileResult, path string, v any) {
+		m, ok := v.(map[string]any)
 		if !ok {
-			r.errorf(indexPath(field, i), "must be a string, not %s", r.typeName(e))
-			good = false
-			continue
+			r.Errorf(path, "must be a table, not %s", r.TypeName(v))
+			return
 		}
-		out = append(out, s)
-	}
-	if !good {
-		r.bad[field] = true
-		return nil, false
-	}
-	return out, true
+		t := new(T)
+		*mt.source(t) = Position{File: r.File, Line: r.LineOf(path), Field: path}
+		var set []string
+		if mt.checkOnDecode {
+			set = mt.fields.DecodeAndCheck(r.Decoder, path, m, t)
+		} else {
+			set = mt.fields.Decode(r.Decoder, path, m, t)
+		}
+		r.tables[mt.key] = fileTable{v: t, set: set}
+	})
 }
 
-// strMap decodes a table of strings; entries of another type are reported
-// and left out.
-func (r *fileResult) strMap(field string, v any) (map[string]string, bool) {
-	m, ok := v.(map[string]any)
+// merge applies the keys r's table set over c's, and records in v where
+// each key and each of its elements came from.
+func (mt mergedTable[T]) merge(c *Config, r *fileResult, v *validator) {
+	ft, ok := r.tables[mt.key]
 	if !ok {
-		r.errorf(field, "must be %s of strings, not %s", r.tableWord(), r.typeName(v))
-		return nil, false
+		return
 	}
-	out := make(map[string]string, len(m))
-	for _, k := range r.sortedKeys(field, m) {
-		s, ok := m[k].(string)
-		if !ok {
-			// Never quote the value: it may be a secret.
-			r.errorf(keyPath(field, k), "must be a string, not %s", r.typeName(m[k]))
-			continue
+	src, dst := ft.v.(*T), mt.config(c)
+	*mt.source(dst) = *mt.source(src)
+	mt.fields.Merge(dst, src, ft.set)
+	for _, k := range ft.set {
+		f := decode.KeyPath(mt.key, k)
+		// A list set here replaces the earlier one whole, with its lines.
+		for p := range v.merged {
+			if p == f || strings.HasPrefix(p, f+"[") || strings.HasPrefix(p, f+".") {
+				delete(v.merged, p)
+			}
 		}
-		out[k] = s
-	}
-	return out, true
-}
-
-// count decodes a whole number that must not be negative.
-func (r *fileResult) count(field string, v any) (int, bool) {
-	var n int64
-	switch x := v.(type) {
-	case int64:
-		n = x
-	case float64: // JSON numbers
-		if x != float64(int64(x)) {
-			r.errorf(field, "must be a whole number, not %v", x)
-			return 0, false
+		v.merged[f] = Position{File: r.File, Line: r.LineOf(f)}
+		for p, l := range r.Lines {
+			if strings.HasPrefix(p, f+"[") || strings.HasPrefix(p, f+".") {
+				v.merged[p] = Position{File: r.File, Line: l}
+			}
 		}
-		n = int64(x)
-	default:
-		r.errorf(field, "must be a whole number, not %s", r.typeName(v))
-		return 0, false
 	}
-	if n < 0 || n > 1<<20 {
-		r.errorf(field, "must be between 0 and %d, not %d", 1<<20, n)
-		return 0, false
-	}
-	return int(n), true
 }
 
-// atLeastOne decodes a whole number that must be at least 1 (0 would read
-// as "none" or "unlimited", and means neither).
-func (r *fileResult) atLeastOne(field string, v any) (int, bool) {
-	n, ok := r.count(field, v)
-	if ok && n < 1 {
-		r.errorf(field, "must be at least 1, not %d", n)
-		return 0, false
+// checkBuilt checks a table built in Go rather than loaded (loading checks
+// each file's values as it reads them).
+func (mt mergedTable[T]) checkBuilt(c *Config, v *validator) {
+	if !mt.checkOnDecode {
+		return // checked once merged, loaded or not
 	}
-	return n, ok
+	t := mt.config(c)
+	src := *mt.source(t)
+	mt.fields.Check(t, func(field, msg string) {
+		v.problems = append(v.problems, &Problem{Pos: Position{File: src.File, Line: src.Line}, Field: decode.JoinPath(mt.key, field), Msg: msg})
+	})
 }
 
-// interval decodes a duration where "off" (or zero) turns the thing off.
-func (r *fileResult) interval(field string, v any) (time.Duration, bool) {
-	if s, ok := v.(string); ok && (s == "off" || s == "0" || s == "0s") {
-		return HealthOff, true
+// mergedPos is where the merged key or element at field was set: the
+// nearest recorded ancestor, else the table's own Source.
+func (v *validator) mergedPos(field string, source Position) Position {
+	for p := field; p != ""; p = decode.ParentPath(p) {
+		if q, ok := v.merged[p]; ok {
+			return q
+		}
 	}
-	return r.duration(field, v)
+	return Position{File: source.File, Line: source.Line}
 }
 
-// duration decodes a Go duration string that must be positive.
-func (r *fileResult) duration(field string, v any) (time.Duration, bool) {
-	s, ok := v.(string)
-	if !ok {
-		r.errorf(field, `must be a duration string such as "90s", not %s`, r.typeName(v))
-		return 0, false
+// reported reports whether decoding reported field in any file.
+func (v *validator) reported(field string) bool {
+	for _, r := range v.files {
+		if r.Bad(field) {
+			return true
+		}
 	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		r.errorf(field, `invalid duration %q (want a Go duration such as "90s" or "2m30s")`, s)
-		return 0, false
-	}
-	if d <= 0 {
-		r.errorf(field, "must be positive, not %q", s)
-		return 0, false
-	}
-	return d, true
+	return false
 }

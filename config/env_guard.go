@@ -1,8 +1,9 @@
 package config
 
 import (
-	"path/filepath"
 	"strings"
+
+	"github.com/switchboardmcp/switchboard/internal/decode"
 )
 
 // A stdio server's env may not set a variable that makes its program, or
@@ -87,16 +88,19 @@ func injectionEnv(name string) string {
 }
 
 // allowEnvExample is how the server's table would allow name, in the
-// syntax of the file it is declared in.
+// syntax of the file it is declared in (TOML for a server built in Go).
 func (sc *serverCheck) allowEnvExample(name string) string {
-	switch {
-	case sc.fr != nil && sc.fr.json:
+	format := decode.TOML
+	if sc.fr != nil {
+		format = sc.fr.Format
+	}
+	switch format {
+	case decode.JSON:
 		return `"allow_env": ["` + name + `"]`
-	case sc.s.Source.File == "" || strings.EqualFold(filepath.Ext(sc.s.Source.File), ".toml"):
-		return `allow_env = ["` + name + `"]`
-	default: // an agent file's inline server: YAML
+	case decode.YAML: // an agent file's inline server
 		return `allow_env: [` + name + `]`
 	}
+	return `allow_env = ["` + name + `"]`
 }
 
 // checkEnvGuard reports the injection variables s sets without allowing
@@ -105,7 +109,7 @@ func (sc *serverCheck) checkEnvGuard() {
 	s := sc.s
 	allowed := map[string]bool{}
 	for i, name := range s.AllowEnv {
-		f := indexPath("allow_env", i)
+		f := decode.IndexPath("allow_env", i)
 		_, set := s.Env[name]
 		switch {
 		case hasPlaceholder(name):
@@ -121,7 +125,7 @@ func (sc *serverCheck) checkEnvGuard() {
 	}
 	for _, k := range sortedMapKeys(s.Env) {
 		if why := injectionEnv(k); why != "" && !allowed[k] && validEnvName(k) {
-			sc.errorf(keyPath("env", k), "%s %s, so a config that sets it can make the server run other code than its command says; if this server needs it, add %s",
+			sc.errorf(decode.KeyPath("env", k), "%s %s, so a config that sets it can make the server run other code than its command says; if this server needs it, add %s",
 				k, why, sc.allowEnvExample(k))
 		}
 	}

@@ -6,10 +6,12 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/secret"
 )
 
@@ -82,192 +84,109 @@ const (
 	DefaultGatewayShutdownGrace     = 5 * time.Second
 )
 
-var tomlGatewayKeys = []string{
-	"listen", "tool_name_format", "servers", "allowed_origins",
-	"auth_token", "json_response", "session_timeout",
-	"max_sessions", "max_client_sessions", "shutdown_grace",
+// gatewayTable declares [gateway]. Its fields are checked once merged:
+// servers names servers any file may declare.
+var gatewayTable = mergedTable[Gateway]{
+	key: "gateway",
+	fields: decode.Table[Gateway]{
+		decode.String("listen", decode.TOML, func(g *Gateway) *string { return &g.Listen }, func(addr string) string {
+			if addr == "" {
+				return ""
+			}
+			_, msg := checkListen(addr)
+			return msg
+		}),
+		decode.String("tool_name_format", decode.TOML, func(g *Gateway) *string { return &g.ToolNameFormat }, func(f string) string {
+			if f == "" {
+				return ""
+			}
+			return checkToolNameFormat(f)
+		}),
+		decode.StringList("servers", decode.TOML, func(g *Gateway) *[]string { return &g.Servers }, checkGatewayServer),
+		decode.StringList("allowed_origins", decode.TOML, func(g *Gateway) *[]string { return &g.AllowedOrigins }, func(l []string, i int) string {
+			return checkOrigin(l[i])
+		}),
+		decode.Value("auth_token", decode.TOML, func(g *Gateway) *string { return &g.AuthToken }, readAuthToken, checkAuthToken),
+		decode.Bool("json_response", decode.TOML, func(g *Gateway) *bool { return &g.JSONResponse }),
+		decode.Duration("session_timeout", decode.TOML, func(g *Gateway) *time.Duration { return &g.SessionTimeout }),
+		decode.AtLeastOne("max_sessions", decode.TOML, func(g *Gateway) *int { return &g.MaxSessions }),
+		decode.AtLeastOne("max_client_sessions", decode.TOML, func(g *Gateway) *int { return &g.MaxClientSessions }),
+		decode.Duration("shutdown_grace", decode.TOML, func(g *Gateway) *time.Duration { return &g.ShutdownGrace }),
+	},
+	config: func(c *Config) *Gateway { return &c.Gateway },
+	source: func(g *Gateway) *Position { return &g.Source },
 }
 
-// tomlGateway decodes the [gateway] table at field path path ("gateway").
-func (r *fileResult) tomlGateway(path string, v any) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		r.errorf(path, "must be a table, not %s", r.typeName(v))
-		return
+// readAuthToken refuses an empty token when reading: set empty, it would
+// also override a token an earlier file set, and a loopback gateway would
+// take anyone.
+func readAuthToken(d *decode.Decoder, field string, v any) (string, bool) {
+	s, ok := d.String(field, v)
+	if ok && strings.TrimSpace(s) == "" {
+		d.Errorf(field, `empty; write "{{secrets.NAME}}" or "{{env.NAME}}", or leave auth_token out for no token (loopback only)`)
+		return "", false
 	}
-	g := &Gateway{Source: Position{File: r.file, Line: r.lineOf(path), Field: path}}
-	set := map[string]bool{}
-	for _, k := range r.sortedKeys(path, m) {
-		v, f := m[k], keyPath(path, k)
-		ok := false
-		switch k {
-		case "listen":
-			g.Listen, ok = r.str(f, v)
-		case "tool_name_format":
-			g.ToolNameFormat, ok = r.str(f, v)
-		case "servers":
-			g.Servers, ok = r.strList(f, v)
-		case "allowed_origins":
-			g.AllowedOrigins, ok = r.strList(f, v)
-		case "auth_token":
-			g.AuthToken, ok = r.str(f, v)
-			if ok && strings.TrimSpace(g.AuthToken) == "" {
-				// Set empty, it would also override a token an earlier
-				// file set, and a loopback gateway would take anyone.
-				r.errorf(f, `empty; write "{{secrets.NAME}}" or "{{env.NAME}}", or leave auth_token out for no token (loopback only)`)
-				ok = false
-			}
-		case "json_response":
-			g.JSONResponse, ok = r.boolean(f, v)
-		case "session_timeout":
-			g.SessionTimeout, ok = r.duration(f, v)
-		case "max_sessions":
-			g.MaxSessions, ok = r.atLeastOne(f, v)
-		case "max_client_sessions":
-			g.MaxClientSessions, ok = r.atLeastOne(f, v)
-		case "shutdown_grace":
-			g.ShutdownGrace, ok = r.duration(f, v)
-		default:
-			r.errorf(f, "%s", unknownKey(k, tomlGatewayKeys))
-		}
-		if ok {
-			set[k] = true
-		}
-	}
-	r.gateway, r.gatewaySet = g, set
+	return s, ok
 }
 
-// mergeGateway applies the keys a file's [gateway] table set over dst, and
-// records where each came from for validation.
-func mergeGateway(dst *Gateway, r *fileResult, v *validator) {
-	src := r.gateway
-	dst.Source = src.Source
-	if v.gwPos == nil {
-		v.gwPos = map[string]Position{}
+func checkAuthToken(tok string) string {
+	if tok == "" {
+		return ""
 	}
-	for k := range r.gatewaySet {
-		f := keyPath("gateway", k)
-		// A list set here replaces the earlier one whole, with its lines.
-		for p := range v.gwPos {
-			if strings.HasPrefix(p, f+"[") {
-				delete(v.gwPos, p)
-			}
-		}
-		v.gwPos[f] = Position{File: r.file, Line: r.lineOf(f)}
-		var list []string
-		switch k {
-		case "listen":
-			dst.Listen = src.Listen
-		case "tool_name_format":
-			dst.ToolNameFormat = src.ToolNameFormat
-		case "servers":
-			dst.Servers, list = src.Servers, src.Servers
-		case "allowed_origins":
-			dst.AllowedOrigins, list = src.AllowedOrigins, src.AllowedOrigins
-		case "auth_token":
-			dst.AuthToken = src.AuthToken
-		case "json_response":
-			dst.JSONResponse = src.JSONResponse
-		case "session_timeout":
-			dst.SessionTimeout = src.SessionTimeout
-		case "max_sessions":
-			dst.MaxSessions = src.MaxSessions
-		case "max_client_sessions":
-			dst.MaxClientSessions = src.MaxClientSessions
-		case "shutdown_grace":
-			dst.ShutdownGrace = src.ShutdownGrace
-		}
-		for i := range list {
-			e := indexPath(f, i)
-			v.gwPos[e] = Position{File: r.file, Line: r.lineOf(e)}
-		}
+	ps, err := secret.Parse(tok)
+	switch {
+	case err != nil:
+		return err.Error()
+	case len(ps) == 0:
+		// Never quote the value: it is a token.
+		return `a literal token is not allowed: config files are shared and committed, and a token written there leaks; write "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}"`
 	}
-	for f := range r.bad {
-		if f == "gateway" || strings.HasPrefix(f, "gateway.") {
-			if v.gwBad == nil {
-				v.gwBad = map[string]bool{}
-			}
-			v.gwBad[f] = true
-		}
+	return ""
+}
+
+// checkGatewayServer checks one id of [gateway] servers on its own; that
+// it names a configured server is checked by validator.gateway.
+func checkGatewayServer(ids []string, i int) string {
+	id := ids[i]
+	switch {
+	case hasPlaceholder(id):
+		return "placeholders are not allowed here"
+	case id == "":
+		return "empty server id"
 	}
+	if j := slices.Index(ids[:i], id); j >= 0 {
+		return fmt.Sprintf("duplicate %q (also servers[%d])", id, j)
+	}
+	return ""
 }
 
 // gateway validates c.Gateway against the merged configuration (servers
 // may be declared in another file than the [gateway] table naming them).
 func (v *validator) gateway(c *Config) {
 	g := &c.Gateway
-	errorf := func(field, format string, args ...any) {
-		full := "gateway." + field // fields here are bare keys and indexes
-		pos := g.Source
-		for p := full; p != ""; p = parentPath(p) {
-			if q, ok := v.gwPos[p]; ok {
-				pos = q
-				break
-			}
-		}
-		v.problems = append(v.problems, &Problem{Pos: Position{File: pos.File, Line: pos.Line}, Field: full, Msg: fmt.Sprintf(format, args...)})
+	report := func(field, msg string) {
+		full := decode.JoinPath("gateway", field)
+		v.problems = append(v.problems, &Problem{Pos: v.mergedPos(full, g.Source), Field: full, Msg: msg})
 	}
+	errorf := func(field, format string, args ...any) { report(field, fmt.Sprintf(format, args...)) }
 
-	loopback := true
-	if g.Listen != "" {
-		var msg string
-		loopback, msg = checkListen(g.Listen)
-		if msg != "" {
-			errorf("listen", "%s", msg)
-		}
-	}
-	if g.ToolNameFormat != "" {
-		if msg := checkToolNameFormat(g.ToolNameFormat); msg != "" {
-			errorf("tool_name_format", "%s", msg)
-		}
-	}
-	seen := map[string]int{}
 	for i, id := range g.Servers {
-		f := indexPath("servers", i)
-		switch {
-		case hasPlaceholder(id):
-			errorf(f, "placeholders are not allowed here")
-		case id == "":
-			errorf(f, "empty server id")
-		default:
-			if j, dup := seen[id]; dup {
-				errorf(f, "duplicate %q (also servers[%d])", id, j)
-				continue
-			}
-			seen[id] = i
-			if _, ok := c.Server(id); !ok {
-				errorf(f, "no server %q in the configuration (%s)", id, serverIDList(c))
-			}
+		if checkGatewayServer(g.Servers, i) != "" {
+			continue // reported as it is
+		}
+		if _, ok := c.Server(id); !ok {
+			errorf(decode.IndexPath("servers", i), "no server %q in the configuration (%s)", id, serverIDList(c))
 		}
 	}
-	for i, o := range g.AllowedOrigins {
-		if msg := checkOrigin(o); msg != "" {
-			errorf(indexPath("allowed_origins", i), "%s", msg)
-		}
-	}
-	if g.AuthToken != "" {
-		ps, err := secret.Parse(g.AuthToken)
-		switch {
-		case err != nil:
-			errorf("auth_token", "%v", err)
-		case len(ps) == 0:
-			// Never quote the value: it is a token.
-			errorf("auth_token", `a literal token is not allowed: config files are shared and committed, and a token written there leaks; write "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}"`)
-		}
-	}
-	if g.MaxSessions < 0 {
-		errorf("max_sessions", "must be at least 1, not %d", g.MaxSessions)
-	}
-	switch total := cmp.Or(g.MaxSessions, DefaultGatewayMaxSessions); {
-	case g.MaxClientSessions < 0:
-		errorf("max_client_sessions", "must be at least 1, not %d", g.MaxClientSessions)
-	case total > 0 && g.MaxClientSessions > total:
+	gatewayTable.fields.Check(g, report)
+	if total := cmp.Or(g.MaxSessions, DefaultGatewayMaxSessions); total > 0 && g.MaxClientSessions > total {
 		errorf("max_client_sessions", "%d is more than max_sessions (%d): one client could hold every session", g.MaxClientSessions, total)
 	}
-	if g.ShutdownGrace < 0 {
-		errorf("shutdown_grace", "must be positive, not %s", g.ShutdownGrace)
+	loopback := true
+	if g.Listen != "" {
+		loopback, _ = checkListen(g.Listen)
 	}
-	if !loopback && g.AuthToken == "" && !v.gwBad["gateway.auth_token"] {
+	if !loopback && g.AuthToken == "" && !v.reported("gateway.auth_token") {
 		errorf("listen", "serving beyond loopback needs auth_token")
 	}
 }

@@ -7,33 +7,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
+
+	"github.com/switchboardmcp/switchboard/internal/decode"
 )
-
-// jsonServerKeys are the keys of one mcpServers entry. alwaysAllow and
-// autoApprove are other clients' approval lists; they are accepted and
-// ignored (Switchboard has no approval prompt, and mapping them to
-// tools_allowlist would hide every other tool). allow_local_endpoint,
-// allow_cross_origin_redirects and allow_env are Switchboard's own, so that
-// an imported file can reach a local server or one that redirects
-// elsewhere, or set a variable such as NODE_OPTIONS.
-var jsonServerKeys = []string{
-	"command", "args", "env", "cwd",
-	"url", "type", "headers",
-	"disabled", "timeout", "description",
-	"alwaysAllow", "autoApprove", "allow_local_endpoint", "allow_cross_origin_redirects", "allow_env",
-}
-
-// jsonTypes maps the "type" values of the clients' formats to transports.
-var jsonTypes = map[string]Transport{
-	"stdio":           TransportStdio,
-	"http":            TransportHTTP,
-	"streamable-http": TransportHTTP,
-	"streamableHttp":  TransportHTTP,
-	"sse":             TransportSSE,
-	"ws":              TransportWebSocket,
-	"websocket":       TransportWebSocket,
-}
 
 // isJSON reports whether a file is in the mcpServers JSON format: by its
 // extension, or by content starting with '{' (which TOML cannot).
@@ -49,8 +25,7 @@ func isJSON(path string, data []byte) bool {
 // the "servers" JSON of VS Code. Other top-level keys are ignored: Claude's
 // file holds its preferences too.
 func decodeJSON(file string, data []byte) *fileResult {
-	r := newFileResult(file)
-	r.json = true
+	r := newFileResult(file, decode.JSON, "")
 	w := &jsonWalker{r: r, dec: json.NewDecoder(bytes.NewReader(data)), starts: lineStarts(data), order: map[string][]string{}}
 	w.dec.UseNumber()
 	doc, err := w.value("")
@@ -60,23 +35,23 @@ func decodeJSON(file string, data []byte) *fileResult {
 		}
 	}
 	if err != nil {
-		p := &Problem{Pos: Position{File: file}, Msg: err.Error()}
+		p := decode.Problem{Msg: err.Error()}
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &se):
-			p.Pos.Line = lineAt(w.starts, int(se.Offset))
+			p.Line = lineAt(w.starts, int(se.Offset))
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			p.Pos.Line = len(w.starts)
+			p.Line = len(w.starts)
 			p.Msg = "unexpected end of JSON input"
 		default:
-			p.Pos.Line = lineAt(w.starts, int(w.dec.InputOffset()))
+			p.Line = lineAt(w.starts, int(w.dec.InputOffset()))
 		}
-		r.problems = append(r.problems, p)
+		r.Problems = append(r.Problems, p)
 		return r
 	}
 	top, ok := doc.(map[string]any)
 	if !ok {
-		r.errorf("", "must be a JSON object with mcpServers or servers, not %s", r.typeName(doc))
+		r.Errorf("", "must be a JSON object with mcpServers or servers, not %s", r.TypeName(doc))
 		return r
 	}
 	found := false
@@ -89,14 +64,14 @@ func decodeJSON(file string, data []byte) *fileResult {
 		found = true
 		entries, ok := v.(map[string]any)
 		if !ok {
-			r.errorf(key, "must be an object, not %s", r.typeName(v))
+			r.Errorf(key, "must be an object, not %s", r.TypeName(v))
 			continue
 		}
 		for _, name := range w.order[key] {
-			path := keyPath(key, name)
+			path := decode.KeyPath(key, name)
 			m, ok := entries[name].(map[string]any)
 			if !ok {
-				r.errorf(path, "must be an object, not %s", r.typeName(entries[name]))
+				r.Errorf(path, "must be an object, not %s", r.TypeName(entries[name]))
 				continue
 			}
 			s, enabled := r.jsonServer(path, m)
@@ -106,14 +81,14 @@ func decodeJSON(file string, data []byte) *fileResult {
 			s.ID = jsonID(name)
 			switch {
 			case s.ID == "":
-				r.errorf(path, "an empty name cannot be a server id")
+				r.Errorf(path, "an empty name cannot be a server id")
 				continue
 			case len(s.ID) > maxIDLen:
-				r.errorf(path, "name is %d characters; a server id has at most %d", len(s.ID), maxIDLen)
+				r.Errorf(path, "name is %d characters; a server id has at most %d", len(s.ID), maxIDLen)
 				continue
 			}
 			if other, dup := ids[s.ID]; dup {
-				r.errorf(path, "id %q collides with %s (characters outside A-Z a-z 0-9 _ - become -)", s.ID, other)
+				r.Errorf(path, "id %q collides with %s (characters outside A-Z a-z 0-9 _ - become -)", s.ID, other)
 				continue
 			}
 			ids[s.ID] = path
@@ -121,7 +96,7 @@ func decodeJSON(file string, data []byte) *fileResult {
 		}
 	}
 	if !found {
-		r.problems = append(r.problems, &Problem{Pos: Position{File: file}, Msg: "no mcpServers or servers object"})
+		r.Problems = append(r.Problems, decode.Problem{Msg: "no mcpServers or servers object"})
 	}
 	return r
 }
@@ -131,7 +106,7 @@ func decodeJSON(file string, data []byte) *fileResult {
 func jsonID(name string) string {
 	b := []byte(name)
 	for i, c := range b {
-		if !isIDByte(c) {
+		if !decode.IsIDByte(c) {
 			b[i] = '-'
 		}
 	}
@@ -140,52 +115,15 @@ func jsonID(name string) string {
 	return string(b)
 }
 
-// jsonServer decodes one entry; enabled is false for "disabled": true.
+// jsonServer decodes one entry; enabled is false for "disabled": true, an
+// entry that is then skipped unread.
 func (r *fileResult) jsonServer(path string, m map[string]any) (s Server, enabled bool) {
 	if v, ok := m["disabled"]; ok {
-		if d, ok := r.boolean(keyPath(path, "disabled"), v); ok && d {
+		if d, ok := r.Bool(decode.KeyPath(path, "disabled"), v); ok && d {
 			return Server{}, false
 		}
 	}
-	s = Server{Source: Position{File: r.file, Line: r.lines[path], Field: path}}
-	for _, k := range r.sortedKeys(path, m) {
-		v, f := m[k], keyPath(path, k)
-		switch k {
-		case "command", "args", "env", "allow_env", "cwd", "url", "headers", "allow_local_endpoint", "allow_cross_origin_redirects":
-			r.launchField(&s, k, f, v)
-		case "description":
-			s.Description, _ = r.str(f, v)
-		case "type":
-			if t, ok := r.str(f, v); ok {
-				tr, known := jsonTypes[t]
-				if !known {
-					r.errorf(f, "unknown type %q (want stdio, http, streamable-http, streamableHttp, sse, ws or websocket)", t)
-					continue
-				}
-				s.Transport = tr
-			}
-		case "timeout":
-			// Milliseconds, as in the clients that have this key.
-			n, ok := v.(json.Number)
-			if !ok {
-				r.errorf(f, "must be a number of milliseconds, not %s", r.typeName(v))
-				continue
-			}
-			ms, err := n.Float64()
-			if err != nil || ms <= 0 || ms > float64(1<<62/time.Millisecond) {
-				r.errorf(f, "must be a positive number of milliseconds, not %s", n)
-				continue
-			}
-			s.Timeout = time.Duration(ms * float64(time.Millisecond))
-		case "alwaysAllow", "autoApprove":
-			r.strList(f, v) // checked, then ignored: see jsonServerKeys
-		case "disabled":
-			// handled above
-		default:
-			r.errorf(f, "%s", unknownKey(k, jsonServerKeys))
-		}
-	}
-	return s, true
+	return r.server(path, m), true
 }
 
 // jsonWalker decodes JSON into generic values like encoding/json does, but
@@ -225,21 +163,21 @@ func (w *jsonWalker) value(path string) (any, error) {
 			if !ok {
 				return nil, fmt.Errorf("object key is %v, not a string", kt)
 			}
-			kp := keyPath(path, k)
+			kp := decode.KeyPath(path, k)
 			line := lineAt(w.starts, int(w.dec.InputOffset())-1)
 			v, err := w.value(kp)
 			if err != nil {
 				return nil, err
 			}
 			if _, dup := m[k]; dup {
-				w.r.problems = append(w.r.problems, &Problem{
-					Pos:   Position{File: w.r.file, Line: line},
+				w.r.Problems = append(w.r.Problems, decode.Problem{
+					Line:  line,
 					Field: kp,
-					Msg:   fmt.Sprintf("duplicate key (first on line %d); the first one is used", w.r.lines[kp]),
+					Msg:   fmt.Sprintf("duplicate key (first on line %d); the first one is used", w.r.Lines[kp]),
 				})
 				continue
 			}
-			w.r.lines[kp] = line
+			w.r.Lines[kp] = line
 			m[k] = v
 			w.order[path] = append(w.order[path], k)
 		}
@@ -250,7 +188,7 @@ func (w *jsonWalker) value(path string) (any, error) {
 	case json.Delim('['):
 		a := []any{}
 		for i := 0; w.dec.More(); i++ {
-			v, err := w.value(indexPath(path, i))
+			v, err := w.value(decode.IndexPath(path, i))
 			if err != nil {
 				return nil, err
 			}

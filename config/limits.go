@@ -1,5 +1,7 @@
 package config
 
+import "github.com/switchboardmcp/switchboard/internal/decode"
+
 // Limits is the [limits] table: bounds on the text MCP servers declare and
 // send, which the host cleans (terminal escapes and control and invisible
 // characters removed) and bounds once, for every face: the CLI, agents,
@@ -27,8 +29,6 @@ type Limits struct {
 	Source Position
 }
 
-var tomlLimitsKeys = []string{"max_description_bytes", "max_name_bytes"}
-
 // The ranges the [limits] keys accept. A description bound below 256
 // bytes would cut ordinary descriptions to nothing useful; above 4 MiB it
 // is no bound (a message is at most that). A name bound below 64 would
@@ -40,58 +40,14 @@ const (
 	maxNameBytes        = 64 << 10
 )
 
-// tomlLimits decodes and checks the [limits] table at field path path
-// ("limits").
-func (r *fileResult) tomlLimits(path string, v any) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		r.errorf(path, "must be a table, not %s", r.typeName(v))
-		return
-	}
-	l := &Limits{Source: Position{File: r.file, Line: r.lineOf(path), Field: path}}
-	set := map[string]bool{}
-	for _, k := range r.sortedKeys(path, m) {
-		v, f := m[k], keyPath(path, k)
-		ok := false
-		switch k {
-		case "max_description_bytes":
-			l.MaxDescriptionBytes, ok = r.between(f, v, minDescriptionBytes, maxDescriptionBytes)
-		case "max_name_bytes":
-			l.MaxNameBytes, ok = r.between(f, v, minNameBytes, maxNameBytes)
-		default:
-			r.errorf(f, "%s", unknownKey(k, tomlLimitsKeys))
-		}
-		if ok {
-			set[k] = true
-		}
-	}
-	r.limits, r.limitsSet = l, set
-}
-
-// between decodes a whole number from lo to hi.
-func (r *fileResult) between(field string, v any, lo, hi int) (int, bool) {
-	n, ok := v.(int64)
-	if !ok {
-		r.errorf(field, "must be a whole number of bytes, not %s", r.typeName(v))
-		return 0, false
-	}
-	if n < int64(lo) || n > int64(hi) {
-		r.errorf(field, "must be between %d and %d, not %d", lo, hi, n)
-		return 0, false
-	}
-	return int(n), true
-}
-
-// mergeLimits applies the keys a file's [limits] table set over dst.
-func mergeLimits(dst *Limits, r *fileResult) {
-	src := r.limits
-	dst.Source = src.Source
-	for k := range r.limitsSet {
-		switch k {
-		case "max_description_bytes":
-			dst.MaxDescriptionBytes = src.MaxDescriptionBytes
-		case "max_name_bytes":
-			dst.MaxNameBytes = src.MaxNameBytes
-		}
-	}
+// limitsTable declares [limits], checked as each file is read.
+var limitsTable = mergedTable[Limits]{
+	key: "limits",
+	fields: decode.Table[Limits]{
+		decode.Bytes("max_description_bytes", decode.TOML, func(l *Limits) *int { return &l.MaxDescriptionBytes }, minDescriptionBytes, maxDescriptionBytes),
+		decode.Bytes("max_name_bytes", decode.TOML, func(l *Limits) *int { return &l.MaxNameBytes }, minNameBytes, maxNameBytes),
+	},
+	config:        func(c *Config) *Limits { return &c.Limits },
+	source:        func(l *Limits) *Position { return &l.Source },
+	checkOnDecode: true,
 }

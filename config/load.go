@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/switchboardmcp/switchboard/internal/decode"
 )
 
 // LoadOptions says where [Load] looks. The zero value (or nil) means the
@@ -68,7 +70,7 @@ func Load(opts *LoadOptions) (*Config, error) {
 			results = append(results, readProblem(path, err))
 			return
 		}
-		results = append(results, decodeFile(path, data, mustExist))
+		results = append(results, decodeFile(path, data, mustExist, o.Getenv("HOME")))
 	}
 	if o.UserConfigDir != "" {
 		load(filepath.Join(o.UserConfigDir, "config.toml"), false)
@@ -88,50 +90,49 @@ func LoadFile(path string) (*Config, error) {
 	if err != nil {
 		return build([]*fileResult{readProblem(path, err)})
 	}
-	return build([]*fileResult{decodeFile(path, data, true)})
+	home, _ := os.UserHomeDir()
+	return build([]*fileResult{decodeFile(path, data, true, home)})
 }
 
 // decodeFile decodes one file in the format its name or content says; the
-// well-known files are TOML only (allowJSON false).
-func decodeFile(path string, data []byte, allowJSON bool) *fileResult {
+// well-known files are TOML only (allowJSON false). home is what ~ stands
+// for in paths.
+func decodeFile(path string, data []byte, allowJSON bool, home string) *fileResult {
 	if allowJSON && isJSON(path, data) {
 		return decodeJSON(path, data)
 	}
-	return decodeTOML(path, data)
+	return decodeTOML(path, data, home)
 }
 
 func readProblem(path string, err error) *fileResult {
-	r := newFileResult(path)
+	r := newFileResult(path, decode.TOML, "")
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err // the path is already in the Problem
 	}
-	r.problems = append(r.problems, &Problem{Pos: Position{File: path}, Msg: "cannot read: " + err.Error()})
-	r.file = "" // not read: not listed in Config.Files
+	r.Problems = append(r.Problems, decode.Problem{Msg: "cannot read: " + err.Error()})
+	r.read = false // not listed in Config.Files
 	return r
 }
 
 // build merges decoded files, applies defaults and validates.
 func build(results []*fileResult) (*Config, error) {
 	c := &Config{}
-	v := &validator{files: map[string]*fileResult{}}
+	v := &validator{files: map[string]*fileResult{}, merged: map[string]Position{}}
 	var problems []*Problem
 	var order []string
 	byID := map[string]int{} // id → index in c.Servers
 	for _, r := range results {
-		problems = append(problems, r.problems...)
-		if r.file == "" {
-			if len(r.problems) > 0 {
-				order = append(order, r.problems[0].Pos.File)
-			}
+		problems = append(problems, r.problems()...)
+		order = append(order, r.File)
+		if !r.read {
 			continue
 		}
-		c.Files = append(c.Files, r.file)
-		order = append(order, r.file)
-		v.files[r.file] = r
+		c.Files = append(c.Files, r.File)
+		v.files[r.File] = r
 		if r.toolNameFormatLine > 0 {
 			c.ToolNameFormat = r.toolNameFormat
-			v.tnfPos = Position{File: r.file, Line: r.toolNameFormatLine}
+			v.tnfPos = Position{File: r.File, Line: r.toolNameFormatLine}
 		}
 		for name, p := range r.providers {
 			if c.Providers == nil {
@@ -139,14 +140,8 @@ func build(results []*fileResult) (*Config, error) {
 			}
 			c.Providers[name] = p
 		}
-		if r.gateway != nil {
-			mergeGateway(&c.Gateway, r, v)
-		}
-		if r.network != nil {
-			mergeNetwork(&c.Network, r)
-		}
-		if r.limits != nil {
-			mergeLimits(&c.Limits, r)
+		for _, mt := range mergedTables {
+			mt.merge(c, r, v)
 		}
 		for _, s := range r.servers {
 			if i, ok := byID[s.ID]; ok && s.ID != "" {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/secret"
 )
@@ -38,65 +39,49 @@ type Network struct {
 	Source Position
 }
 
-var tomlNetworkKeys = []string{"allow_cidrs", "deny_cidrs", "proxy"}
-
-// tomlNetwork decodes and checks the [network] table at field path path
-// ("network"). Every check depends on one value only, so all are done
-// here, each problem on its own line.
-func (r *fileResult) tomlNetwork(path string, v any) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		r.errorf(path, "must be a table, not %s", r.typeName(v))
-		return
-	}
-	n := &Network{Source: Position{File: r.file, Line: r.lineOf(path), Field: path}}
-	set := map[string]bool{}
-	for _, k := range r.sortedKeys(path, m) {
-		v, f := m[k], keyPath(path, k)
-		ok := false
-		switch k {
-		case "allow_cidrs":
-			n.AllowCIDRs, ok = r.prefixes(f, v)
-		case "deny_cidrs":
-			n.DenyCIDRs, ok = r.prefixes(f, v)
-		case "proxy":
-			if n.Proxy, ok = r.str(f, v); ok {
-				if msg := checkProxy(n.Proxy); msg != "" {
-					r.errorf(f, "%s", msg)
-					ok = false
-				}
+// networkTable declares [network]. Every check depends on one value only,
+// so each is done as a file is read, each problem on its own line.
+var networkTable = mergedTable[Network]{
+	key: "network",
+	fields: decode.Table[Network]{
+		decode.List("allow_cidrs", decode.TOML, func(n *Network) *[]netip.Prefix { return &n.AllowCIDRs }, readPrefixes, checkPrefixAt),
+		decode.List("deny_cidrs", decode.TOML, func(n *Network) *[]netip.Prefix { return &n.DenyCIDRs }, readPrefixes, checkPrefixAt),
+		decode.String("proxy", decode.TOML, func(n *Network) *string { return &n.Proxy }, func(p string) string {
+			if p == "" {
+				return ""
 			}
-		default:
-			r.errorf(f, "%s", unknownKey(k, tomlNetworkKeys))
-		}
-		if ok {
-			set[k] = true
-		}
-	}
-	r.network, r.networkSet = n, set
+			return checkProxy(p)
+		}),
+	},
+	config:        func(c *Config) *Network { return &c.Network },
+	source:        func(n *Network) *Position { return &n.Source },
+	checkOnDecode: true,
 }
 
-// prefixes decodes an array of CIDR prefixes ("10.20.0.0/16",
+// readPrefixes reads an array of CIDR prefixes ("10.20.0.0/16",
 // "fd00:1::/48"). A prefix with host bits set is refused: 10.20.1.5/16
-// most likely means something else than 10.20.0.0/16.
-func (r *fileResult) prefixes(field string, v any) ([]netip.Prefix, bool) {
-	list, ok := r.strList(field, v)
+// most likely means something else than 10.20.0.0/16. Any element that is
+// wrong drops the list.
+func readPrefixes(d *decode.Decoder, field string, v any) ([]netip.Prefix, bool) {
+	list, ok := d.StringList(field, v)
 	if !ok {
 		return nil, false
 	}
 	out := make([]netip.Prefix, 0, len(list))
 	good := true
 	for i, s := range list {
-		f := indexPath(field, i)
+		f := decode.IndexPath(field, i)
 		p, err := netip.ParsePrefix(s)
 		switch {
 		case hasPlaceholder(s):
-			r.errorf(f, "placeholders are not allowed here")
+			d.Errorf(f, "placeholders are not allowed here")
 		case err != nil:
-			r.errorf(f, `invalid CIDR prefix %q (want an address/bits such as "10.20.0.0/16" or "fd00:1::/48")`, s)
-		case p != p.Masked():
-			r.errorf(f, "%q has bits set past /%d; write %q", s, p.Bits(), p.Masked().String())
+			d.Errorf(f, `invalid CIDR prefix %q (want an address/bits such as "10.20.0.0/16" or "fd00:1::/48")`, s)
 		default:
+			if msg := checkPrefix(p); msg != "" {
+				d.Errorf(f, "%s", msg)
+				break
+			}
 			out = append(out, p)
 			continue
 		}
@@ -106,6 +91,19 @@ func (r *fileResult) prefixes(field string, v any) ([]netip.Prefix, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+func checkPrefixAt(ps []netip.Prefix, i int) string { return checkPrefix(ps[i]) }
+
+// checkPrefix returns what is wrong with a parsed prefix, or "".
+func checkPrefix(p netip.Prefix) string {
+	switch {
+	case !p.IsValid():
+		return "invalid CIDR prefix " + p.String()
+	case p != p.Masked():
+		return fmt.Sprintf("%q has bits set past /%d; write %q", p.String(), p.Bits(), p.Masked().String())
+	}
+	return ""
 }
 
 // checkProxy returns what is wrong with a proxy URL, or "".
@@ -184,22 +182,6 @@ func splitProxyUserinfo(raw string) (userinfo, rest string) {
 		return "", raw
 	}
 	return after[:at], scheme + "://" + after[at+1:]
-}
-
-// mergeNetwork applies the keys a file's [network] table set over dst.
-func mergeNetwork(dst *Network, r *fileResult) {
-	src := r.network
-	dst.Source = src.Source
-	for k := range r.networkSet {
-		switch k {
-		case "allow_cidrs":
-			dst.AllowCIDRs = src.AllowCIDRs
-		case "deny_cidrs":
-			dst.DenyCIDRs = src.DenyCIDRs
-		case "proxy":
-			dst.Proxy = src.Proxy
-		}
-	}
 }
 
 // Resolve returns the policy n describes, for the host and the LLM

@@ -190,7 +190,7 @@ func TestNetworkResolveProxy(t *testing.T) {
 func TestNetworkValidate(t *testing.T) {
 	c := &Config{Network: Network{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("10.20.1.5/16")}, Proxy: "ftp://x"}}
 	want := []string{
-		`network.allow_cidrs[0]: invalid CIDR prefix 10.20.1.5/16`,
+		`network.allow_cidrs[0]: "10.20.1.5/16" has bits set past /16; write "10.20.0.0/16"`,
 		`network.proxy: must be an http:// or https:// proxy URL such as http://proxy.corp:3128; scheme "ftp" is not supported`,
 	}
 	// No dir to strip: the messages hold URLs.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/secret"
 )
@@ -45,59 +46,97 @@ const (
 	ProviderAnthropic = "anthropic"
 )
 
-var tomlProviderKeys = []string{"type", "base_url", "api_key", "headers", "allow_local_endpoint"}
+// providerFields declares a [providers.NAME] table.
+var providerFields = decode.Table[Provider]{
+	decode.String("type", decode.TOML, func(p *Provider) *string { return &p.Type }, func(t string) string {
+		if t != "" && t != ProviderOpenAI && t != ProviderAnthropic {
+			return fmt.Sprintf("unknown provider type %q (want %q or %q)", t, ProviderOpenAI, ProviderAnthropic)
+		}
+		return ""
+	}),
+	decode.String("base_url", decode.TOML, func(p *Provider) *string { return &p.BaseURL }, checkBaseURL),
+	decode.String("api_key", decode.TOML, func(p *Provider) *string { return &p.APIKey }, checkAPIKey),
+	decode.StringMap("headers", decode.TOML, func(p *Provider) *map[string]string { return &p.Headers }, func(k, v string) []string {
+		var msgs []string
+		switch {
+		case !validHeaderName(k):
+			msgs = append(msgs, "invalid header name: must be an HTTP token")
+		case strings.ContainsAny(v, "\r\n\x00"):
+			msgs = append(msgs, "value must not contain CR, LF or NUL")
+		}
+		if _, err := secret.Parse(v); err != nil {
+			msgs = append(msgs, err.Error())
+		}
+		return msgs
+	}),
+	decode.Bool("allow_local_endpoint", decode.TOML, func(p *Provider) *bool { return &p.AllowLocalEndpoint }),
+}
+
+// checkBaseURL checks what it can of a base_url alone; an empty one is
+// reported with the provider's type, and the URL floor, which needs the
+// merged [network], by the validator.
+func checkBaseURL(u string) string {
+	switch {
+	case strings.TrimSpace(u) == "":
+		return ""
+	case hasPlaceholder(u):
+		return "placeholders are only allowed in api_key and headers values"
+	case urlScheme(u) != "http" && urlScheme(u) != "https":
+		return "must be an http:// or https:// URL"
+	}
+	return ""
+}
+
+func checkAPIKey(key string) string {
+	if key == "" {
+		return ""
+	}
+	ps, err := secret.Parse(key)
+	switch {
+	case err != nil:
+		return err.Error()
+	case len(ps) == 0:
+		// Never quote the value: it is a key.
+		return `a literal key is not allowed in a config file; write "{{env.NAME}}" or "{{secrets.NAME}}" and set the variable`
+	}
+	return ""
+}
 
 // tomlProviders decodes the [providers] table: one table per provider name.
 // Every problem is reported with its line, as for servers.
 func (r *fileResult) tomlProviders(path string, v any) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		r.errorf(path, "must be a table of [providers.NAME] tables, not %s", r.typeName(v))
+		r.Errorf(path, "must be a table of [providers.NAME] tables, not %s", r.TypeName(v))
 		return
 	}
-	for _, name := range r.sortedKeys(path, m) {
-		pp := keyPath(path, name)
+	for _, name := range r.SortedKeys(path, m) {
+		pp := decode.KeyPath(path, name)
 		t, ok := m[name].(map[string]any)
 		if !ok {
-			r.errorf(pp, "must be a table, not %s", r.typeName(m[name]))
+			r.Errorf(pp, "must be a table, not %s", r.TypeName(m[name]))
 			continue
 		}
 		if !validID(name) {
-			r.errorf(pp, "invalid provider name %q: use 1 to %d characters of A-Z a-z 0-9 _ -", name, maxIDLen)
+			r.Errorf(pp, "invalid provider name %q: use 1 to %d characters of A-Z a-z 0-9 _ -", name, maxIDLen)
 			continue
 		}
-		p := Provider{Name: name, Source: Position{File: r.file, Line: r.lineOf(pp), Field: pp}}
-		emptyBaseURL := false
-		for _, k := range r.sortedKeys(pp, t) {
-			v, f := t[k], keyPath(pp, k)
-			switch k {
-			case "type":
-				p.Type, _ = r.str(f, v)
-			case "base_url":
-				var ok bool
-				if p.BaseURL, ok = r.str(f, v); ok && strings.TrimSpace(p.BaseURL) == "" {
-					emptyBaseURL = true
-				}
-			case "api_key":
-				p.APIKey, _ = r.str(f, v)
-			case "headers":
-				p.Headers, _ = r.strMap(f, v)
-			case "allow_local_endpoint":
-				p.AllowLocalEndpoint, _ = r.boolean(f, v)
-			default:
-				r.errorf(f, "%s", unknownKey(k, tomlProviderKeys))
-			}
+		p := Provider{Name: name, Source: Position{File: r.File, Line: r.LineOf(pp), Field: pp}}
+		providerFields.Decode(r.Decoder, pp, t, &p)
+		providerFields.Check(&p, func(field, msg string) { r.Errorf(decode.JoinPath(pp, field), "%s", msg) })
+		typ := decode.KeyPath(pp, "type")
+		if p.Type == "" && !r.Bad(typ) {
+			r.Errorf(typ, "missing; want %q or %q", ProviderOpenAI, ProviderAnthropic)
 		}
-		if emptyBaseURL {
+		if _, set := t["base_url"]; set && strings.TrimSpace(p.BaseURL) == "" && !r.Bad(decode.KeyPath(pp, "base_url")) {
 			// Read as unset, it would send the key to the type's public
 			// endpoint, though the author meant another server.
 			msg := "empty; write the URL of the API, such as http://127.0.0.1:11434/v1"
 			if pub := publicEndpoint(p.Type); pub != "" {
 				msg += fmt.Sprintf(", or leave base_url out to use %s (the public API of type %q)", pub, p.Type)
 			}
-			r.errorf(keyPath(pp, "base_url"), "%s", msg)
+			r.Errorf(decode.KeyPath(pp, "base_url"), "%s", msg)
 		}
-		r.checkProvider(pp, &p)
 		if r.providers == nil {
 			r.providers = map[string]Provider{}
 		}
@@ -114,53 +153,6 @@ func publicEndpoint(typ string) string {
 		return "https://api.anthropic.com"
 	}
 	return ""
-}
-
-// checkProvider validates one provider at field path pp.
-func (r *fileResult) checkProvider(pp string, p *Provider) {
-	bad := func(k string) bool { return r.bad[keyPath(pp, k)] }
-	switch {
-	case bad("type"):
-	case p.Type == "":
-		r.errorf(keyPath(pp, "type"), "missing; want %q or %q", ProviderOpenAI, ProviderAnthropic)
-	case p.Type != ProviderOpenAI && p.Type != ProviderAnthropic:
-		r.errorf(keyPath(pp, "type"), "unknown provider type %q (want %q or %q)", p.Type, ProviderOpenAI, ProviderAnthropic)
-	}
-	if p.APIKey != "" && !bad("api_key") {
-		ps, err := secret.Parse(p.APIKey)
-		switch {
-		case err != nil:
-			r.errorf(keyPath(pp, "api_key"), "%v", err)
-		case len(ps) == 0:
-			// Never quote the value: it is a key.
-			r.errorf(keyPath(pp, "api_key"), `a literal key is not allowed in a config file; write "{{env.NAME}}" or "{{secrets.NAME}}" and set the variable`)
-		}
-	}
-	if p.BaseURL != "" && !bad("base_url") {
-		switch {
-		case hasPlaceholder(p.BaseURL):
-			r.errorf(keyPath(pp, "base_url"), "placeholders are only allowed in api_key and headers values")
-		default:
-			// The URL floor, which needs the merged [network], is
-			// checked by the validator.
-			if s := urlScheme(p.BaseURL); s != "http" && s != "https" {
-				r.errorf(keyPath(pp, "base_url"), "must be an http:// or https:// URL")
-			}
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(p.Headers)) {
-		f := keyPath(keyPath(pp, "headers"), k)
-		val := p.Headers[k]
-		switch {
-		case !validHeaderName(k):
-			r.errorf(f, "invalid header name: must be an HTTP token")
-		case strings.ContainsAny(val, "\r\n\x00"):
-			r.errorf(f, "value must not contain CR, LF or NUL")
-		}
-		if _, err := secret.Parse(val); err != nil {
-			r.errorf(f, "%v", err)
-		}
-	}
 }
 
 // Resolve returns a copy of p with the placeholders of api_key and headers
@@ -187,7 +179,7 @@ func (p Provider) Resolve(getenv func(string) (string, bool), secrets secret.Sto
 	if p.Headers != nil {
 		out.Headers = make(map[string]string, len(p.Headers))
 		for _, k := range slices.Sorted(maps.Keys(p.Headers)) {
-			out.Headers[k] = expand(keyPath("headers", k), p.Headers[k])
+			out.Headers[k] = expand(decode.KeyPath("headers", k), p.Headers[k])
 		}
 	}
 	if len(errs) > 0 {
@@ -201,15 +193,15 @@ func (p Provider) Resolve(getenv func(string) (string, bool), secrets secret.Sto
 func (v *validator) provider(c *Config, p *Provider) {
 	pp := p.Source.Field
 	if pp == "" {
-		pp = keyPath("providers", p.Name)
+		pp = decode.KeyPath("providers", p.Name)
 	}
-	f := keyPath(pp, "base_url")
+	f := decode.KeyPath(pp, "base_url")
 	line := p.Source.Line
 	if r := v.files[p.Source.File]; r != nil {
-		if r.bad[f] {
+		if r.Bad(f) {
 			return
 		}
-		line = max(r.lineOf(f), line)
+		line = max(r.LineOf(f), line)
 	}
 	if p.BaseURL == "" || hasPlaceholder(p.BaseURL) {
 		return

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/secret"
 )
 
@@ -53,7 +54,7 @@ func (s Server) Resolve(getenv func(string) (string, bool), secrets secret.Store
 					each = j.Unwrap()
 				}
 				for _, e := range each {
-					errs = append(errs, fmt.Errorf("server %q: %s: %w", s.ID, keyPath(field, k), e))
+					errs = append(errs, fmt.Errorf("server %q: %s: %w", s.ID, decode.KeyPath(field, k), e))
 				}
 				continue
 			}

@@ -6,158 +6,94 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/switchboardmcp/switchboard/internal/decode"
 )
 
-// TOML keys, for strictness and "did you mean" suggestions.
-var (
-	tomlTopKeys    = []string{"tool_name_format", "mcp_servers", "providers", "gateway", "network", "limits"}
-	tomlServerKeys = []string{
-		"id", "description", "transport",
-		"command", "args", "env", "allow_env", "cwd",
-		"url", "headers", "allow_local_endpoint", "allow_cross_origin_redirects",
-		"tools_allowlist", "timeout", "connect_timeout", "optional",
-		"progress_resets_timeout", "roots",
-		"lazy", "health_interval", "max_concurrency", "max_restarts",
+// tomlTop is the top level of a native config file.
+var tomlTop = append(decode.Table[fileResult]{
+	decode.Func("tool_name_format", decode.TOML, (*fileResult).tomlToolNameFormat),
+	decode.Func("mcp_servers", decode.TOML, (*fileResult).tomlServers),
+	decode.Func("providers", decode.TOML, (*fileResult).tomlProviders),
+}, mergedTopFields()...)
+
+func mergedTopFields() []decode.Field[fileResult] {
+	var fs []decode.Field[fileResult]
+	for _, mt := range mergedTables {
+		fs = append(fs, mt.topField())
 	}
-)
+	return fs
+}
 
-// decodeTOML decodes a native config file. go-toml decodes into generic
-// values, which checks the syntax and TOML's own rules (no key defined
-// twice); the typing is done here rather than by go-toml's strict struct
-// decoding, because that stops at the first wrong type and we report every
-// problem at once. A second pass over go-toml's AST gives every key a line.
-func decodeTOML(file string, data []byte) *fileResult {
-	r := newFileResult(file)
+// decodeTOML decodes a native config file; home is what ~ stands for in
+// its paths. go-toml decodes into generic values, which checks the syntax
+// and TOML's own rules (no key defined twice); the typing is done by the
+// field tables rather than by go-toml's strict struct decoding, because
+// that stops at the first wrong type and we report every problem at once.
+// A second pass over go-toml's AST gives every key a line.
+func decodeTOML(file string, data []byte, home string) *fileResult {
+	r := newFileResult(file, decode.TOML, home)
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
-		p := &Problem{Pos: Position{File: file}, Msg: err.Error()}
+		p := decode.Problem{Msg: err.Error()}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
-			p.Pos.Line, _ = de.Position()
+			p.Line, _ = de.Position()
 			p.Msg = strings.TrimPrefix(de.Error(), "toml: ")
 		}
-		r.problems = append(r.problems, p)
+		r.Problems = append(r.Problems, p)
 		return r
 	}
-	indexTOML(data, r.lines)
-
-	for _, k := range r.sortedKeys("", doc) {
-		v := doc[k]
-		switch k {
-		case "tool_name_format":
-			if s, ok := r.str(k, v); ok {
-				r.toolNameFormat = s
-				r.toolNameFormatLine = max(r.lineOf(k), 1)
-			}
-		case "mcp_servers":
-			a, ok := v.([]any)
-			if !ok {
-				hint := ""
-				if _, isTable := v.(map[string]any); isTable {
-					hint = " (write [[mcp_servers]], with double brackets)"
-				}
-				r.errorf(k, "must be an array of tables, not %s%s", r.typeName(v), hint)
-				continue
-			}
-			seen := map[string]int{} // id → index in this file
-			for i, e := range a {
-				path := indexPath(k, i)
-				m, ok := e.(map[string]any)
-				if !ok {
-					r.errorf(path, "must be a table, not %s", r.typeName(e))
-					continue
-				}
-				s := r.tomlServer(path, m)
-				if s.ID != "" && !r.bad[keyPath(path, "id")] {
-					if j, dup := seen[s.ID]; dup {
-						first := indexPath(k, j)
-						r.errorf(keyPath(path, "id"), "duplicate id %q (first declared as %s on line %d)", s.ID, first, r.lineOf(first))
-						continue
-					}
-					seen[s.ID] = i
-				}
-				r.servers = append(r.servers, s)
-			}
-		case "providers":
-			r.tomlProviders(k, v)
-		case "gateway":
-			r.tomlGateway(k, v)
-		case "network":
-			r.tomlNetwork(k, v)
-		case "limits":
-			r.tomlLimits(k, v)
-		default:
-			r.errorf(k, "%s", unknownKey(k, tomlTopKeys))
-		}
-	}
+	indexTOML(data, r.Lines)
+	tomlTop.Decode(r.Decoder, "", doc, r)
 	return r
 }
 
-// tomlServer decodes one [[mcp_servers]] table at field path path.
-func (r *fileResult) tomlServer(path string, m map[string]any) Server {
-	s := Server{Source: Position{File: r.file, Line: r.lines[path], Field: path}}
-	for _, k := range r.sortedKeys(path, m) {
-		v, f := m[k], keyPath(path, k)
-		switch k {
-		case "id":
-			s.ID, _ = r.str(f, v)
-		case "description":
-			s.Description, _ = r.str(f, v)
-		case "transport":
-			t, _ := r.str(f, v)
-			s.Transport = Transport(t)
-		case "command", "args", "env", "allow_env", "cwd", "url", "headers", "allow_local_endpoint", "allow_cross_origin_redirects":
-			r.launchField(&s, k, f, v)
-		case "tools_allowlist":
-			s.ToolsAllowlist, _ = r.strList(f, v)
-		case "timeout":
-			s.Timeout, _ = r.duration(f, v)
-		case "connect_timeout":
-			s.ConnectTimeout, _ = r.duration(f, v)
-		case "optional":
-			s.Optional, _ = r.boolean(f, v)
-		case "progress_resets_timeout":
-			s.ProgressResetsTimeout, _ = r.boolean(f, v)
-		case "roots":
-			s.Roots, _ = r.strList(f, v)
-		case "lazy":
-			s.Lazy, _ = r.boolean(f, v)
-		case "health_interval":
-			s.HealthInterval, _ = r.interval(f, v)
-		case "max_concurrency":
-			s.MaxConcurrency, _ = r.count(f, v)
-		case "max_restarts":
-			s.MaxRestarts, _ = r.count(f, v)
-		default:
-			r.errorf(f, "%s", unknownKey(k, tomlServerKeys))
-		}
+func (r *fileResult) tomlToolNameFormat(path string, v any) {
+	if s, ok := r.String(path, v); ok {
+		r.toolNameFormat = s
+		r.toolNameFormatLine = max(r.LineOf(path), 1)
 	}
-	return s
 }
 
-// launchField decodes one of the launch keys that the TOML and the
-// mcpServers JSON formats share, so that both read them the same way.
-func (r *fileResult) launchField(s *Server, k, f string, v any) {
-	switch k {
-	case "command":
-		s.Command, _ = r.str(f, v)
-	case "args":
-		s.Args, _ = r.strList(f, v)
-	case "env":
-		s.Env, _ = r.strMap(f, v)
-	case "allow_env":
-		s.AllowEnv, _ = r.strList(f, v)
-	case "cwd":
-		s.Cwd, _ = r.str(f, v)
-	case "url":
-		s.URL, _ = r.str(f, v)
-	case "headers":
-		s.Headers, _ = r.strMap(f, v)
-	case "allow_local_endpoint":
-		s.AllowLocalEndpoint, _ = r.boolean(f, v)
-	case "allow_cross_origin_redirects":
-		s.AllowCrossOriginRedirects, _ = r.boolean(f, v)
+// tomlServers decodes the [[mcp_servers]] array of tables at path.
+func (r *fileResult) tomlServers(path string, v any) {
+	a, ok := v.([]any)
+	if !ok {
+		hint := ""
+		if _, isTable := v.(map[string]any); isTable {
+			hint = " (write [[mcp_servers]], with double brackets)"
+		}
+		r.Errorf(path, "must be an array of tables, not %s%s", r.TypeName(v), hint)
+		return
 	}
+	seen := map[string]int{} // id → index in this file
+	for i, e := range a {
+		sp := decode.IndexPath(path, i)
+		m, ok := e.(map[string]any)
+		if !ok {
+			r.Errorf(sp, "must be a table, not %s", r.TypeName(e))
+			continue
+		}
+		s := r.server(sp, m)
+		if s.ID != "" && !r.Bad(decode.KeyPath(sp, "id")) {
+			if j, dup := seen[s.ID]; dup {
+				first := decode.IndexPath(path, j)
+				r.Errorf(decode.KeyPath(sp, "id"), "duplicate id %q (first declared as %s on line %d)", s.ID, first, r.LineOf(first))
+				continue
+			}
+			seen[s.ID] = i
+		}
+		r.servers = append(r.servers, s)
+	}
+}
+
+// server decodes one server table at path, in the file's format: an
+// [[mcp_servers]] table, or an agent file's inline server.
+func (r *fileResult) server(path string, m map[string]any) Server {
+	s := Server{Source: Position{File: r.File, Line: r.Lines[path], Field: path}}
+	serverFields.Decode(r.Decoder, path, m, &s)
+	return s
 }
 
 // indexTOML records in lines the line of every table header, key and array
@@ -188,12 +124,12 @@ func indexTOML(data []byte, lines map[string]int) {
 			if keyNode == nil {
 				keyNode = n
 			}
-			path = keyPath(path, string(n.Data))
+			path = decode.KeyPath(path, string(n.Data))
 			if it.IsLast() && !last {
 				break
 			}
 			if c, ok := arrays[path]; ok {
-				path = indexPath(path, c-1)
+				path = decode.IndexPath(path, c-1)
 			}
 		}
 		return path, keyNode
@@ -206,7 +142,7 @@ func indexTOML(data []byte, lines map[string]int) {
 		it := n.Key()
 		for it.Next() {
 			k := it.Node()
-			path = keyPath(path, string(k.Data))
+			path = decode.KeyPath(path, string(k.Data))
 			record(path, lineOf(k))
 		}
 		value(path, n.Value())
@@ -229,9 +165,9 @@ func indexTOML(data []byte, lines map[string]int) {
 					continue
 				}
 				if c.Raw.Length > 0 {
-					record(indexPath(path, i), lineOf(c))
+					record(decode.IndexPath(path, i), lineOf(c))
 				}
-				value(indexPath(path, i), c)
+				value(decode.IndexPath(path, i), c)
 				i++
 			}
 		}
@@ -250,7 +186,7 @@ func indexTOML(data []byte, lines map[string]int) {
 		case unstable.ArrayTable:
 			path, k := resolve(e.Key(), false)
 			arrays[path]++
-			current = indexPath(path, arrays[path]-1)
+			current = decode.IndexPath(path, arrays[path]-1)
 			if k != nil {
 				record(current, lineOf(k))
 			}

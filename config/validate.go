@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/netip"
 	"net/url"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/secret"
 )
@@ -45,8 +45,7 @@ type validator struct {
 	// (DecodeServer; see Config.CheckServerURL).
 	noURLPolicy bool
 	tnfPos      Position            // where tool_name_format was set
-	gwPos       map[string]Position // where each [gateway] key and element was set
-	gwBad       map[string]bool     // [gateway] fields decoding already reported
+	merged      map[string]Position // where each key and element of a key-by-key table was set
 	problems    []*Problem
 }
 
@@ -66,29 +65,9 @@ func (v *validator) config(c *Config) {
 		v.provider(c, &p)
 	}
 	if v.files == nil {
-		// Inside Load, decoding has checked [network] with each key's line.
-		v.network(&c.Network)
-	}
-}
-
-// network checks a [network] built in Go rather than loaded.
-func (v *validator) network(n *Network) {
-	errorf := func(field, format string, args ...any) {
-		v.problems = append(v.problems, &Problem{Pos: Position{File: n.Source.File, Line: n.Source.Line}, Field: "network." + field, Msg: fmt.Sprintf(format, args...)})
-	}
-	for _, l := range []struct {
-		name string
-		ps   []netip.Prefix
-	}{{"allow_cidrs", n.AllowCIDRs}, {"deny_cidrs", n.DenyCIDRs}} {
-		for i, p := range l.ps {
-			if !p.IsValid() || p != p.Masked() {
-				errorf(indexPath(l.name, i), "invalid CIDR prefix %s", p)
-			}
-		}
-	}
-	if n.Proxy != "" {
-		if msg := checkProxy(n.Proxy); msg != "" {
-			errorf("proxy", "%s", msg)
+		// Inside Load, decoding has checked these with each key's line.
+		for _, mt := range mergedTables {
+			mt.checkBuilt(c, v)
 		}
 	}
 }
@@ -141,12 +120,12 @@ func (sc *serverCheck) errorf(field, format string, args ...any) {
 	}
 	line := sc.s.Source.Line
 	if sc.fr != nil {
-		for p := full; p != "" && p != sc.prefix; p = parentPath(p) {
-			if sc.fr.bad[p] {
+		for p := full; p != "" && p != sc.prefix; p = decode.ParentPath(p) {
+			if sc.fr.Bad(p) {
 				return
 			}
 		}
-		if l := sc.fr.lineOf(full); l > 0 {
+		if l := sc.fr.LineOf(full); l > 0 {
 			line = l
 		}
 	}
@@ -160,12 +139,12 @@ func (sc *serverCheck) errorf(field, format string, args ...any) {
 // isBad reports whether decoding already reported field (relative to the
 // server).
 func (sc *serverCheck) isBad(field string) bool {
-	return sc.fr != nil && sc.fr.bad[sc.prefix+"."+field]
+	return sc.fr != nil && sc.fr.Bad(sc.prefix+"."+field)
 }
 
 func hasPlaceholder(s string) bool { return strings.Contains(s, "{{") }
 
-func validID(id string) bool { return len(id) <= maxIDLen && isBareKey(id) }
+func validID(id string) bool { return len(id) <= maxIDLen && decode.IsBareKey(id) }
 
 func isNetwork(t Transport) bool {
 	return t == TransportHTTP || t == TransportSSE || t == TransportWebSocket
@@ -203,7 +182,7 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 	s := &c.Servers[i]
 	sc := &serverCheck{v: v, s: s, prefix: s.Source.Field}
 	if sc.prefix == "" {
-		sc.prefix = indexPath("mcp_servers", i)
+		sc.prefix = decode.IndexPath("mcp_servers", i)
 	}
 	if v.files != nil {
 		sc.fr = v.files[s.Source.File]
@@ -212,16 +191,12 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 	switch {
 	case s.ID == "":
 		sc.errorf("id", "missing; every server needs an id")
-	case hasPlaceholder(s.ID):
-		sc.errorf("id", placeholderMsg)
-	case !validID(s.ID):
-		sc.errorf("id", "invalid id %q: use 1 to %d characters of A-Z a-z 0-9 _ -", s.ID, maxIDLen)
-	default:
+	case checkServerID(s.ID) == "":
 		if j, dup := seen[s.ID]; dup {
 			o := c.Servers[j]
 			where := o.Source.Field
 			if where == "" {
-				where = indexPath("mcp_servers", j)
+				where = decode.IndexPath("mcp_servers", j)
 			}
 			if o.Source.File != "" {
 				where += " in " + o.Source.String()
@@ -231,6 +206,10 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 			seen[s.ID] = i
 		}
 	}
+
+	// Each field's own checks (serverFields), then those that look at
+	// several fields.
+	serverFields.Check(s, func(field, msg string) { sc.errorf(field, "%s", msg) })
 
 	t := s.Transport
 	if t == "" {
@@ -242,99 +221,30 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 			break // wrongly typed: already reported
 		}
 		sc.errorf("", "needs command (transport stdio) or url (transport http, sse or websocket)")
-	case hasPlaceholder(string(t)):
-		sc.errorf("transport", placeholderMsg)
-		t = ""
-	case t != TransportStdio && !isNetwork(t):
-		sc.errorf("transport", "unknown transport %q (want stdio, http, sse or websocket)", string(t))
-		t = ""
+	case checkTransport(t) != "":
+		t = "" // reported with the transport field
 	}
 
-	if t == TransportStdio {
-		if s.Command == "" {
-			sc.errorf("command", "required for transport stdio")
-		}
-		const netOnly = "only for network transports (http, sse, websocket), not stdio"
-		if s.URL != "" {
-			sc.errorf("url", netOnly)
-		}
-		if s.Headers != nil {
-			sc.errorf("headers", netOnly)
-		}
-		if s.AllowLocalEndpoint {
-			sc.errorf("allow_local_endpoint", netOnly)
-		}
-		if s.AllowCrossOriginRedirects {
-			sc.errorf("allow_cross_origin_redirects", netOnly)
-		}
+	switch {
+	case t == TransportStdio && s.Command == "":
+		sc.errorf("command", "required for transport stdio")
+	case isNetwork(t) && s.URL == "":
+		sc.errorf("url", "required for transport %s", t)
 	}
-	if isNetwork(t) {
-		if s.URL == "" {
-			sc.errorf("url", "required for transport %s", t)
+	for _, f := range serverFields {
+		if !f.IsSet(s) {
+			continue
 		}
-		stdioOnly := "only for transport stdio, not " + string(t)
-		if s.Command != "" {
-			sc.errorf("command", "%s", stdioOnly)
-		}
-		if s.Args != nil {
-			sc.errorf("args", "%s", stdioOnly)
-		}
-		if s.Env != nil {
-			sc.errorf("env", "%s", stdioOnly)
-		}
-		if s.AllowEnv != nil {
-			sc.errorf("allow_env", "%s", stdioOnly)
-		}
-		if s.Cwd != "" {
-			sc.errorf("cwd", "%s", stdioOnly)
-		}
-	}
-
-	// Placeholders are resolved only where Resolve looks (env and headers
-	// values), so anywhere else one would be passed on literally.
-	for _, f := range []struct{ name, value string }{
-		{"description", s.Description},
-		{"command", s.Command},
-		{"cwd", s.Cwd},
-		{"url", s.URL},
-	} {
-		if hasPlaceholder(f.value) {
-			sc.errorf(f.name, placeholderMsg)
-		}
-	}
-	for i, a := range s.Args {
-		if hasPlaceholder(a) {
-			sc.errorf(indexPath("args", i), placeholderArgsMsg)
-		}
-	}
-
-	for _, k := range sortedMapKeys(s.Env) {
-		f := keyPath("env", k)
 		switch {
-		case hasPlaceholder(k):
-			sc.errorf(f, "%s, not in names", placeholderMsg)
-		case !validEnvName(k):
-			sc.errorf(f, "invalid variable name: use A-Z a-z 0-9 _, not starting with a digit")
+		case t == TransportStdio && f.Scope == forNetwork:
+			sc.errorf(f.Key, "only for network transports (http, sse, websocket), not stdio")
+		case isNetwork(t) && f.Scope == forStdio:
+			sc.errorf(f.Key, "only for transport stdio, not %s", t)
 		}
-		checkPlaceholders(sc, f, s.Env[k])
 	}
+
 	if t == TransportStdio {
 		sc.checkEnvGuard()
-	}
-	for _, k := range sortedMapKeys(s.Headers) {
-		f := keyPath("headers", k)
-		switch {
-		case hasPlaceholder(k):
-			sc.errorf(f, "%s, not in names", placeholderMsg)
-		case !validHeaderName(k):
-			sc.errorf(f, "invalid header name: must be an HTTP token (letters, digits and !#$%%&'*+-.^_`|~)")
-		}
-		val := s.Headers[k]
-		if strings.ContainsAny(val, "\r\n\x00") {
-			// Header injection: a newline would start another header.
-			sc.errorf(f, "value must not contain CR, LF or NUL")
-		}
-		checkPlaceholders(sc, f, val)
 	}
 
 	if isNetwork(t) && s.URL != "" && !hasPlaceholder(s.URL) {
@@ -350,39 +260,6 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 				sc.errorf("url", "%s", msg)
 			}
 		}
-	}
-
-	tools := map[string]int{}
-	for i, name := range s.ToolsAllowlist {
-		f := indexPath("tools_allowlist", i)
-		switch {
-		case hasPlaceholder(name):
-			sc.errorf(f, placeholderMsg)
-		case name == "":
-			sc.errorf(f, "empty tool name")
-		default:
-			if j, dup := tools[name]; dup {
-				sc.errorf(f, "duplicate %q (also tools_allowlist[%d])", name, j)
-			} else {
-				tools[name] = i
-			}
-		}
-	}
-
-	for i, r := range s.Roots {
-		f := indexPath("roots", i)
-		if hasPlaceholder(r) {
-			sc.errorf(f, placeholderMsg)
-		} else if msg := checkRoot(r); msg != "" {
-			sc.errorf(f, "%s", msg)
-		}
-	}
-
-	if s.Timeout < 0 {
-		sc.errorf("timeout", "must be positive, not %v", s.Timeout)
-	}
-	if s.ConnectTimeout < 0 {
-		sc.errorf("connect_timeout", "must be positive, not %v", s.ConnectTimeout)
 	}
 }
 
@@ -401,21 +278,23 @@ func checkRoot(r string) string {
 	return ""
 }
 
-// checkPlaceholders reports a malformed placeholder, and an {{env.NAME}}
-// that reads a secret's environment variable: resolved as env, its value
-// would not be registered as a secret (and so not redacted), and it would
-// sidestep the secret store.
-func checkPlaceholders(sc *serverCheck, field, value string) {
+// placeholderProblems returns what is wrong with the placeholders of an
+// env or headers value: a malformed placeholder, or an {{env.NAME}} that
+// reads a secret's environment variable (resolved as env, its value would
+// not be registered as a secret, and so not redacted, and it would
+// sidestep the secret store).
+func placeholderProblems(value string) []string {
 	ps, err := secret.Parse(value)
 	if err != nil {
-		sc.errorf(field, "%v", err)
-		return
+		return []string{err.Error()}
 	}
+	var msgs []string
 	for _, p := range ps {
 		if p.Kind == "env" && isSecretEnvVar(p.Name) {
-			sc.errorf(field, "%s reads a secret's environment variable; write {{secrets.NAME}} instead", p)
+			msgs = append(msgs, fmt.Sprintf("%s reads a secret's environment variable; write {{secrets.NAME}} instead", p))
 		}
 	}
+	return msgs
 }
 
 // isSecretEnvVar reports whether name is where secret.EnvStore looks.

@@ -1,0 +1,207 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboardmcp/switchboard/internal/decode"
+)
+
+// The formats a server's keys are in: an [[mcp_servers]] table and an
+// agent file's inline server have every key; an mcpServers entry (JSON)
+// has those other clients write, and a few of Switchboard's own.
+const (
+	native = decode.TOML | decode.YAML
+	every  = decode.Every
+)
+
+// Where a server's fields apply (decode.Field.Scope): the validator refuses
+// a stdio field on a network server and the other way round.
+const (
+	forStdio   = "stdio"
+	forNetwork = "network"
+)
+
+// serverFields are the keys of a server, each declared once for the TOML,
+// JSON and YAML decoders, for "did you mean", for validation and for the
+// transport each is for. Checks here look at one value; those that need
+// several (the transport, the env guard, the URL policy) are in
+// validator.server.
+//
+// alwaysAllow and autoApprove are other clients' approval lists; they are
+// accepted and ignored (Switchboard has no approval prompt, and mapping
+// them to tools_allowlist would hide every other tool).
+// allow_local_endpoint, allow_cross_origin_redirects and allow_env are
+// Switchboard's own in JSON too, so that an imported file can reach a
+// local server or one that redirects elsewhere, or set a variable such as
+// NODE_OPTIONS.
+var serverFields = decode.Table[Server]{
+	decode.String("id", native, func(s *Server) *string { return &s.ID }, checkServerID),
+	decode.String("description", every, func(s *Server) *string { return &s.Description }, noPlaceholder),
+	decode.Value("transport", native, func(s *Server) *Transport { return &s.Transport }, readTransport, checkTransport),
+	decode.Value("type", decode.JSON, func(s *Server) *Transport { return &s.Transport }, readJSONType),
+	decode.String("command", every, func(s *Server) *string { return &s.Command }, noPlaceholder).Only(forStdio),
+	decode.StringList("args", every, func(s *Server) *[]string { return &s.Args }, checkArg).Only(forStdio),
+	decode.StringMap("env", every, func(s *Server) *map[string]string { return &s.Env }, checkEnvEntry).Only(forStdio),
+	// Checked with env, by checkEnvGuard.
+	decode.StringList("allow_env", every, func(s *Server) *[]string { return &s.AllowEnv }).Only(forStdio),
+	decode.String("cwd", every, func(s *Server) *string { return &s.Cwd }, noPlaceholder).Only(forStdio),
+	decode.String("url", every, func(s *Server) *string { return &s.URL }, noPlaceholder).Only(forNetwork),
+	decode.StringMap("headers", every, func(s *Server) *map[string]string { return &s.Headers }, checkHeaderEntry).Only(forNetwork),
+	decode.Bool("allow_local_endpoint", every, func(s *Server) *bool { return &s.AllowLocalEndpoint }).Only(forNetwork),
+	decode.Bool("allow_cross_origin_redirects", every, func(s *Server) *bool { return &s.AllowCrossOriginRedirects }).Only(forNetwork),
+	decode.StringList("tools_allowlist", native, func(s *Server) *[]string { return &s.ToolsAllowlist }, checkToolName),
+	decode.Duration("timeout", native, func(s *Server) *time.Duration { return &s.Timeout }),
+	// Milliseconds, as in the clients that have this key.
+	decode.Value("timeout", decode.JSON, func(s *Server) *time.Duration { return &s.Timeout }, readMillis),
+	decode.Duration("connect_timeout", native, func(s *Server) *time.Duration { return &s.ConnectTimeout }),
+	decode.Bool("optional", native, func(s *Server) *bool { return &s.Optional }),
+	decode.Bool("progress_resets_timeout", native, func(s *Server) *bool { return &s.ProgressResetsTimeout }),
+	decode.StringList("roots", native, func(s *Server) *[]string { return &s.Roots }, checkRootEntry),
+	decode.Bool("lazy", native, func(s *Server) *bool { return &s.Lazy }),
+	decode.Interval("health_interval", native, func(s *Server) *time.Duration { return &s.HealthInterval }, HealthOff),
+	decode.Count("max_concurrency", native, func(s *Server) *int { return &s.MaxConcurrency }),
+	decode.Count("max_restarts", native, func(s *Server) *int { return &s.MaxRestarts }),
+	// Read before the others: a disabled entry is skipped unread.
+	decode.Func("disabled", decode.JSON, func(*Server, string, any) {}),
+	decode.Value[Server]("alwaysAllow", decode.JSON, nil, (*decode.Decoder).StringList),
+	decode.Value[Server]("autoApprove", decode.JSON, nil, (*decode.Decoder).StringList),
+}
+
+// noPlaceholder refuses a placeholder: they are resolved only where
+// Server.Resolve looks (env and headers values), so anywhere else one would
+// be passed on literally.
+func noPlaceholder(s string) string {
+	if hasPlaceholder(s) {
+		return placeholderMsg
+	}
+	return ""
+}
+
+// checkServerID checks an id that is set; validator.server reports a
+// missing one.
+func checkServerID(id string) string {
+	switch {
+	case id == "":
+		return ""
+	case hasPlaceholder(id):
+		return placeholderMsg
+	case !validID(id):
+		return fmt.Sprintf("invalid id %q: use 1 to %d characters of A-Z a-z 0-9 _ -", id, maxIDLen)
+	}
+	return ""
+}
+
+func readTransport(d *decode.Decoder, field string, v any) (Transport, bool) {
+	s, ok := d.String(field, v)
+	return Transport(s), ok
+}
+
+// checkTransport checks a transport as written; "" is inferred from
+// command or url.
+func checkTransport(t Transport) string {
+	switch {
+	case t == "":
+		return ""
+	case hasPlaceholder(string(t)):
+		return placeholderMsg
+	case t != TransportStdio && !isNetwork(t):
+		return fmt.Sprintf("unknown transport %q (want stdio, http, sse or websocket)", string(t))
+	}
+	return ""
+}
+
+// jsonTypes maps the "type" values of the clients' formats to transports.
+var jsonTypes = map[string]Transport{
+	"stdio":           TransportStdio,
+	"http":            TransportHTTP,
+	"streamable-http": TransportHTTP,
+	"streamableHttp":  TransportHTTP,
+	"sse":             TransportSSE,
+	"ws":              TransportWebSocket,
+	"websocket":       TransportWebSocket,
+}
+
+func readJSONType(d *decode.Decoder, field string, v any) (Transport, bool) {
+	t, ok := d.String(field, v)
+	if !ok {
+		return "", false
+	}
+	tr, known := jsonTypes[t]
+	if !known {
+		d.Errorf(field, "unknown type %q (want stdio, http, streamable-http, streamableHttp, sse, ws or websocket)", t)
+	}
+	return tr, known
+}
+
+func readMillis(d *decode.Decoder, field string, v any) (time.Duration, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		d.Errorf(field, "must be a number of milliseconds, not %s", d.TypeName(v))
+		return 0, false
+	}
+	ms, err := n.Float64()
+	if err != nil || ms <= 0 || ms > float64(1<<62/time.Millisecond) {
+		d.Errorf(field, "must be a positive number of milliseconds, not %s", n)
+		return 0, false
+	}
+	return time.Duration(ms * float64(time.Millisecond)), true
+}
+
+func checkArg(args []string, i int) string {
+	if hasPlaceholder(args[i]) {
+		return placeholderArgsMsg
+	}
+	return ""
+}
+
+func checkEnvEntry(k, v string) []string {
+	var msgs []string
+	switch {
+	case hasPlaceholder(k):
+		msgs = append(msgs, placeholderMsg+", not in names")
+	case !validEnvName(k):
+		msgs = append(msgs, "invalid variable name: use A-Z a-z 0-9 _, not starting with a digit")
+	}
+	return append(msgs, placeholderProblems(v)...)
+}
+
+func checkHeaderEntry(k, v string) []string {
+	var msgs []string
+	switch {
+	case hasPlaceholder(k):
+		msgs = append(msgs, placeholderMsg+", not in names")
+	case !validHeaderName(k):
+		msgs = append(msgs, "invalid header name: must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)")
+	}
+	if strings.ContainsAny(v, "\r\n\x00") {
+		// Header injection: a newline would start another header.
+		msgs = append(msgs, "value must not contain CR, LF or NUL")
+	}
+	return append(msgs, placeholderProblems(v)...)
+}
+
+func checkToolName(names []string, i int) string {
+	name := names[i]
+	switch {
+	case hasPlaceholder(name):
+		return placeholderMsg
+	case name == "":
+		return "empty tool name"
+	}
+	for j, other := range names[:i] {
+		if other == name {
+			return fmt.Sprintf("duplicate %q (also tools_allowlist[%d])", name, j)
+		}
+	}
+	return ""
+}
+
+func checkRootEntry(roots []string, i int) string {
+	if hasPlaceholder(roots[i]) {
+		return placeholderMsg
+	}
+	return checkRoot(roots[i])
+}
