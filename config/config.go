@@ -23,8 +23,8 @@
 //	timeout   = "90s"
 //
 // Besides servers, a file may have [providers.NAME] tables ([Provider])
-// and the tables [gateway], [network] and [limits] ([Gateway], [Network],
-// [Limits]), which a later file overrides key by key.
+// and the tables [gateway], [network], [limits] and [state] ([Gateway],
+// [Network], [Limits], [State]), which a later file overrides key by key.
 //
 // Decoding is strict (an unknown key is an error, with a suggestion when it
 // looks like a typo) and [Config.Validate] checks the rest. Both report every
@@ -90,6 +90,8 @@ type Config struct {
 	Network Network
 	// Limits is the [limits] table (see [Limits]), merged like Network.
 	Limits Limits
+	// State is the [state] table (see [State]), merged like Network.
+	State State
 	// Files lists the files that were read, in order.
 	Files []string
 }

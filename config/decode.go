@@ -49,7 +49,7 @@ func (r *fileResult) problems() []*Problem {
 }
 
 // A mergedTable is a top-level table that later files override key by key
-// rather than whole ([gateway], [network], [limits]): its fields,
+// rather than whole ([gateway], [network], [limits], [state]): its fields,
 // and where the merged table lives in a Config.
 type mergedTable[T any] struct {
 	key    string
@@ -72,7 +72,7 @@ type merger interface {
 
 // mergedTables are the key-by-key tables, in the order of the top-level
 // keys.
-var mergedTables = []merger{gatewayTable, networkTable, limitsTable}
+var mergedTables = []merger{gatewayTable, networkTable, limitsTable, stateTable}
 
 // topField declares the table's key at the top level of a TOML file.
 func (mt mergedTable[T]) topField() decode.Field[fileResult] {

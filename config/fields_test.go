@@ -15,6 +15,7 @@ func TestEveryFieldDeclared(t *testing.T) {
 		"Gateway":  decode.Undeclared(gatewayTable.fields, "Source"),
 		"Network":  decode.Undeclared(networkTable.fields, "Source"),
 		"Limits":   decode.Undeclared(limitsTable.fields, "Source"),
+		"State":    decode.Undeclared(stateTable.fields, "Source"),
 		"Provider": decode.Undeclared(providerFields, "Name", "Source"), // Name is the table's own name
 	} {
 		if len(undeclared) > 0 {

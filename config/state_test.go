@@ -1,0 +1,153 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestState: database is resolved against the file that names it, not the
+// working directory; ~ is the home folder Getenv gives.
+func TestState(t *testing.T) {
+	root := t.TempDir()
+	for _, tt := range []struct{ in, want string }{
+		{"state/sb.db", filepath.Join(root, "conf", "state", "sb.db")},
+		{"../shared/sb.db", filepath.Join(root, "shared", "sb.db")},
+		{"sqlite:state/sb.db", "sqlite:" + filepath.Join(root, "conf", "state", "sb.db")},
+		{"~/.local/state/sb.db", "/home/me/.local/state/sb.db"},
+		{"sqlite:~/sb.db", "sqlite:/home/me/sb.db"},
+		{"/var/lib/switchboard/state.db", "/var/lib/switchboard/state.db"},
+	} {
+		file := writeFile(t, root, "conf/s.toml", "\n[state]\ndatabase = \""+tt.in+"\"\n")
+		c, err := Load(&LoadOptions{File: file, Dir: t.TempDir(), Getenv: getenv(map[string]string{"HOME": "/home/me"})})
+		if err != nil {
+			t.Fatalf("Load(database = %q): %v", tt.in, err)
+		}
+		want := State{Database: tt.want, Source: Position{File: file, Line: 2, Field: "state"}}
+		if diff := cmp.Diff(want, c.State); diff != "" {
+			t.Errorf("database = %q: State (-want +got):\n%s", tt.in, diff)
+		}
+	}
+
+	// No [state]: the zero State, which means the default.
+	c, err := LoadFile(writeFile(t, root, "none.toml", "[[mcp_servers]]\nid = \"a\"\ncommand = \"x\"\n"))
+	if err != nil || c.State != (State{}) {
+		t.Errorf("LoadFile without [state] = %+v, %v; want the zero State", c.State, err)
+	}
+}
+
+// TestStateLayering: [state] is merged key by key like [network]; each
+// file's relative path is relative to that file.
+func TestStateLayering(t *testing.T) {
+	root := t.TempDir()
+	user := writeFile(t, root, "user/switchboard/config.toml", "[state]\ndatabase = \"state.db\"\n")
+	writeFile(t, root, "work/switchboard.toml", "[[mcp_servers]]\nid = \"a\"\ncommand = \"x\"\n")
+	opts := &LoadOptions{Dir: filepath.Join(root, "work"), UserConfigDir: filepath.Join(root, "user", "switchboard"), Getenv: getenv(nil)}
+	c, err := Load(opts)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := State{Database: filepath.Join(root, "user", "switchboard", "state.db"), Source: Position{File: user, Line: 1, Field: "state"}}
+	if diff := cmp.Diff(want, c.State); diff != "" {
+		t.Errorf("State from the user's file only (-want +got):\n%s", diff)
+	}
+
+	work := writeFile(t, root, "work/switchboard.toml", "[state]\ndatabase = \"project.db\"\n")
+	if c, err = Load(opts); err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want = State{Database: filepath.Join(root, "work", "project.db"), Source: Position{File: work, Line: 1, Field: "state"}}
+	if diff := cmp.Diff(want, c.State); diff != "" {
+		t.Errorf("State overridden by ./switchboard.toml (-want +got):\n%s", diff)
+	}
+
+	// A value a later file overrides is still checked, with its own line.
+	writeFile(t, root, "user/switchboard/config.toml", "[state]\n\ndatabase = \"postgres://db/sb\"\n")
+	_, err = Load(opts)
+	if got := problemStrings(t, err, root); len(got) != 1 || !strings.HasPrefix(got[0], "user/switchboard/config.toml:3: state.database: PostgreSQL is not supported yet") {
+		t.Errorf("Load with an overridden postgres address = %q, want its problem on line 3", got)
+	}
+}
+
+func TestStateProblems(t *testing.T) {
+	const pg = `PostgreSQL is not supported yet (it is coming); meanwhile use a SQLite file: a path such as "switchboard.db" (relative to this config file) or "~/switchboard/state.db", or leave database out for the default`
+	for _, tt := range []struct {
+		name, toml string
+		want       []string
+	}{
+		{"postgres", `[state]
+database = "postgres://sb:hunter2@db.internal:5432/switchboard"
+`, []string{`s.toml:2: state.database: ` + pg}},
+		{"postgresql, any case", `[state]
+database = "PostgreSQL://sb:hunter2@db.internal/switchboard"
+`, []string{`s.toml:2: state.database: ` + pg}},
+		{"another database", `[state]
+database = "mysql://sb:hunter2@db.internal/switchboard"
+`, []string{`s.toml:2: state.database: unsupported database address (mysql://); want a SQLite file's path, or "sqlite:" and a path`}},
+		{"sqlite URL", `[state]
+database = "sqlite:///var/lib/sb.db"
+`, []string{`s.toml:2: state.database: write sqlite: and a path, without //, such as "sqlite:/var/lib/switchboard/state.db"; or just the path`}},
+		{"placeholder", `[state]
+database = "{{env.DB}}"
+`, []string{`s.toml:2: state.database: placeholders are not allowed here`}},
+		{"empty", `[state]
+database = " "
+`, []string{`s.toml:2: state.database: empty; write a SQLite file's path, or leave database out for the default ($XDG_STATE_HOME/switchboard/switchboard.db)`}},
+		{"sqlite: without a path", `[state]
+database = "sqlite:"
+`, []string{`s.toml:2: state.database: empty; write a SQLite file's path, or leave database out for the default ($XDG_STATE_HOME/switchboard/switchboard.db)`}},
+		{"~ without a home", `[state]
+database = "~/sb.db"
+`, []string{`s.toml:2: state.database: ~/sb.db: no home folder to expand ~ to (HOME is not set)`}},
+		{"~user", `[state]
+database = "~bob/sb.db"
+`, []string{`s.toml:2: state.database: ~bob/sb.db: ~user is not expanded; write ~/… for your home folder, or the whole path`}},
+		{"types and unknown keys", `[state]
+database = 5
+databse = "x.db"
+`, []string{
+			`s.toml:2: state.database: must be a string, not an integer`,
+			`s.toml:3: state.databse: unknown key "databse"; did you mean database?`,
+		}},
+		{"not a table", `state = "x.db"
+`, []string{`s.toml:1: state: must be a table, not a string`}},
+		{"misspelt table", `[stat]
+database = "x.db"
+`, []string{`s.toml:1: stat: unknown key "stat"; did you mean state?`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := writeFile(t, dir, "s.toml", tt.toml)
+			_, err := Load(&LoadOptions{File: file, Dir: dir, Getenv: getenv(nil)})
+			if diff := cmp.Diff(tt.want, problemStrings(t, err, dir)); diff != "" {
+				t.Errorf("Load(%q) problems (-want +got):\n%s", tt.toml, diff)
+			}
+			if err != nil && strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("a problem quotes the password: %v", err)
+			}
+		})
+	}
+}
+
+// TestBuiltTablesValidate: Validate checks the key-by-key tables of a
+// Config built in Go with the checks loading applies ([state] and [limits]
+// were not checked at all).
+func TestBuiltTablesValidate(t *testing.T) {
+	c := &Config{
+		State:  State{Database: "postgres://sb:hunter2@db/sb"},
+		Limits: Limits{MaxNameBytes: 5},
+	}
+	want := []string{
+		`limits.max_name_bytes: must be between 64 and 65536, not 5`,
+		`state.database: PostgreSQL is not supported yet (it is coming); meanwhile use a SQLite file: a path such as "switchboard.db" (relative to this config file) or "~/switchboard/state.db", or leave database out for the default`,
+	}
+	if diff := cmp.Diff(want, problemStrings(t, c.Validate(), "\x00")); diff != "" {
+		t.Errorf("Validate (-want +got):\n%s", diff)
+	}
+	c = &Config{State: State{Database: "relative/sb.db"}, Limits: Limits{MaxDescriptionBytes: 4096}}
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate of good tables: %v", err)
+	}
+}
