@@ -269,7 +269,7 @@ func (e *env) hostOptions(cfg *config.Config) (*host.Options, error) {
 		Redactor:            e.red,
 		Secrets:             e.secretStore(),
 		LookupEnv:           e.lookupEnv,
-		ToolCache:           e.toolCache(),
+		ToolCache:           e.toolCache(cfg),
 		Network:             n,
 		MaxDescriptionBytes: cfg.Limits.MaxDescriptionBytes,
 		MaxNameBytes:        cfg.Limits.MaxNameBytes,
@@ -290,21 +290,25 @@ func (e *env) network(cfg *config.Config) (*netguard.Network, error) {
 	return n, nil
 }
 
-// toolCache is the state store (store.Open), opened once per command, or
-// nil (a warning with -v) when it cannot be opened: the cache only saves
-// time, so no command fails for want of it.
-func (e *env) toolCache() host.ToolCache {
-	if st := e.stateStore(); st != nil {
+// toolCache is the state store (stateStore), or nil when it cannot be
+// opened: the cache only saves time, so no command fails for want of it.
+func (e *env) toolCache(cfg *config.Config) host.ToolCache {
+	if st := e.stateStore(cfg); st != nil {
 		return st
 	}
 	return nil
 }
 
-// stateStore is the state store, opened once per command; nil (a warning
-// with -v) when it cannot be opened.
-func (e *env) stateStore() *store.Store {
+// stateStore is the state store at cfg's [state] database, or else at
+// statePath(), opened once per command; nil (a warning with -v) when it
+// cannot be opened.
+func (e *env) stateStore(cfg *config.Config) *store.Store {
 	if e.state == nil && e.stateErr == nil {
-		e.state, e.stateErr = store.Open(context.Background(), e.statePath(), nil)
+		where := cfg.State.Database
+		if where == "" {
+			where = e.statePath()
+		}
+		e.state, e.stateErr = store.Open(context.Background(), where, nil)
 		if e.stateErr != nil {
 			e.logger().Warn("no state store", "err", e.stateErr)
 		}

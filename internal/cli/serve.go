@@ -81,7 +81,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		Host:         hostOpts,
 		Logger:       hostOpts.Logger,
 		HTTPErrorLog: httpErrorLog(e),
-		Store:        e.stateStore(),
+		Store:        e.stateStore(cfg),
 		OnHost: func(h *host.Host) {
 			var servers []config.Server
 			for _, st := range h.Servers() {
