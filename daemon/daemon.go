@@ -60,8 +60,9 @@ type Options struct {
 	// HTTPErrorLog receives net/http's own errors (malformed requests);
 	// nil discards them.
 	HTTPErrorLog *log.Logger
-	// Database is the state database for store.Open: "" means the default
-	// file. Ignored when Store is set.
+	// Database is the state database for store.Open: "" means the
+	// configuration's [state] database, else the default file. Ignored
+	// when Store is set.
 	Database string
 	// Store is the state store to use instead of opening Database; the
 	// daemon does not close it.
@@ -143,7 +144,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	if d.store == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		st, err := store.Open(ctx, opts.Database, nil)
+		st, err := store.Open(ctx, cmp.Or(opts.Database, opts.Config.State.Database), nil)
 		if err != nil {
 			d.closeListener()
 			return nil, err
