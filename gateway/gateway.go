@@ -761,6 +761,10 @@ func (g *Gateway) directAsk(callCtx context.Context, req *mcp.CallToolRequest) (
 		}
 		cancel()
 		open.Wait()
+		// Not a wait on a signal: the go-sdk (v1.8.0) sends the
+		// questions' notifications/cancelled from goroutines of its own
+		// and says nothing when they are out. A yield lets them go
+		// before the answer, usually (see above).
 		runtime.Gosched()
 	}
 }

@@ -187,8 +187,10 @@ func (h *Host) callFailure(s *server, ir *irConn, ctx, cctx context.Context, err
 		return h.serverFailure(err)
 	}
 	if ir != nil {
-		// Give the connection's watcher its chance to say it ended,
-		// without waiting on it for long.
+		// Give the connection's watcher its chance to say it ended: the
+		// SDK fails the request with a read error before its session's
+		// Wait returns. Wait on that signal, but not for long: a failure
+		// that is not a lost connection gives no signal at all.
 		select {
 		case <-ir.done:
 			return fmt.Errorf("%w: its %s connection was lost: %s", ErrUnavailable, InputRequiredVersion, h.redact(err.Error()))

@@ -1,0 +1,46 @@
+package switchboard_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLayering: arrows run down only (docs/design.md, "Packages"). The
+// floor imports nothing of ours above it; config is data; the host knows no
+// face and no LLM; faces never import each other or the CLI; only the
+// binary imports the CLI.
+func TestLayering(t *testing.T) {
+	const mod = "github.com/switchboardmcp/switchboard/"
+	forbidden := map[string][]string{
+		"secret":          {"*"},
+		"netguard":        {"*"},
+		"schema":          {"*"},
+		"transport":       {"*"},
+		"store":           {"*"},
+		"internal/decode": {"*"},
+		"config":          {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "internal/cli"},
+		"llm":             {"host", "gateway", "daemon", "agent", "config", "store", "internal/cli"},
+		"host":            {"gateway", "daemon", "agent", "llm", "store", "internal/cli"},
+		"agent":           {"gateway", "daemon", "store", "internal/cli"},
+		"gateway":         {"daemon", "agent", "llm", "store", "internal/cli"},
+		"daemon":          {"agent", "llm", "internal/cli"},
+	}
+	for pkg, bad := range forbidden {
+		out, err := exec.Command("go", "list", "-deps", "./"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./%s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			ours, ok := strings.CutPrefix(dep, mod)
+			if !ok || ours == pkg {
+				continue
+			}
+			for _, b := range bad {
+				if b == "*" || ours == b || strings.HasPrefix(ours, b+"/") {
+					t.Errorf("%s imports %s (directly or not): it may not", pkg, ours)
+				}
+			}
+		}
+	}
+}
