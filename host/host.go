@@ -242,7 +242,8 @@ func New(servers []config.Server, opts *Options) (*Host, error) {
 	}
 	h.lim = &limits{desc: h.opts.MaxDescriptionBytes, name: h.opts.MaxNameBytes, redact: h.redact}
 	if h.opts.Logger != nil {
-		h.log = slog.New(&sessionHandler{ids: &h.sessions, h: h.red.Handler(h.opts.Logger.Handler())})
+		// Secrets and upstream session ids out of every log line.
+		h.log = slog.New(secret.HandlerFunc(h.redact, h.opts.Logger.Handler()))
 	} else {
 		h.log = slog.New(slog.DiscardHandler)
 	}

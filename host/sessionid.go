@@ -1,9 +1,6 @@
 package host
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -113,63 +110,4 @@ func (s *server) noteSession(id string) {
 	}
 	s.h.sessions.add(id)
 	s.log.Debug("session opened", "session", shortID(id))
-}
-
-// sessionHandler keeps session ids out of every log line: the message and
-// every attribute (an error or other value is replaced by its scrubbed
-// text when that text held one).
-type sessionHandler struct {
-	ids *sessionIDs
-	h   slog.Handler
-}
-
-func (h *sessionHandler) Enabled(ctx context.Context, level slog.Level) bool {
-	return h.h.Enabled(ctx, level)
-}
-
-func (h *sessionHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, h.ids.scrub(rec.Message), rec.PC)
-	rec.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(h.attr(a))
-		return true
-	})
-	return h.h.Handle(ctx, out)
-}
-
-func (h *sessionHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	scrubbed := make([]slog.Attr, len(attrs))
-	for i, a := range attrs {
-		scrubbed[i] = h.attr(a)
-	}
-	return &sessionHandler{ids: h.ids, h: h.h.WithAttrs(scrubbed)}
-}
-
-func (h *sessionHandler) WithGroup(name string) slog.Handler {
-	return &sessionHandler{ids: h.ids, h: h.h.WithGroup(name)}
-}
-
-func (h *sessionHandler) attr(a slog.Attr) slog.Attr {
-	v := a.Value.Resolve()
-	switch v.Kind() {
-	case slog.KindString:
-		return slog.String(a.Key, h.ids.scrub(v.String()))
-	case slog.KindGroup:
-		group := v.Group()
-		out := make([]slog.Attr, len(group))
-		for i, g := range group {
-			out[i] = h.attr(g)
-		}
-		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
-	case slog.KindAny:
-		var text string
-		if err, ok := v.Any().(error); ok {
-			text = err.Error()
-		} else {
-			text = fmt.Sprintf("%+v", v.Any())
-		}
-		if scrubbed := h.ids.scrub(text); scrubbed != text {
-			return slog.String(a.Key, scrubbed)
-		}
-	}
-	return slog.Attr{Key: a.Key, Value: v}
 }

@@ -21,12 +21,20 @@ import (
 // Attributes bound with WithAttrs are redacted when they are bound: a value
 // registered later is not removed from them.
 func (r *Redactor) Handler(h slog.Handler) slog.Handler {
-	return &handler{r: r, h: h}
+	return &handler{redact: r.Redact, active: func() bool { return len(r.set.Load().values) > 0 }, h: h}
+}
+
+// HandlerFunc is [Redactor.Handler] with redact in place of a Redactor's
+// Redact: for redactions of more than registered values (a host also keeps
+// session ids out of its logs).
+func HandlerFunc(redact func(string) string, h slog.Handler) slog.Handler {
+	return &handler{redact: redact, active: func() bool { return true }, h: h}
 }
 
 type handler struct {
-	r *Redactor
-	h slog.Handler
+	redact func(string) string
+	active func() bool // false: nothing to redact, a shortcut for non-string values
+	h      slog.Handler
 }
 
 func (h *handler) Enabled(ctx context.Context, level slog.Level) bool {
@@ -34,7 +42,7 @@ func (h *handler) Enabled(ctx context.Context, level slog.Level) bool {
 }
 
 func (h *handler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, h.r.Redact(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, h.redact(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.attr(a))
 		return true
@@ -47,15 +55,15 @@ func (h *handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	for i, a := range attrs {
 		red[i] = h.attr(a)
 	}
-	return &handler{r: h.r, h: h.h.WithAttrs(red)}
+	return &handler{redact: h.redact, active: h.active, h: h.h.WithAttrs(red)}
 }
 
 func (h *handler) WithGroup(name string) slog.Handler {
-	return &handler{r: h.r, h: h.h.WithGroup(h.r.Redact(name))}
+	return &handler{redact: h.redact, active: h.active, h: h.h.WithGroup(h.redact(name))}
 }
 
 func (h *handler) attr(a slog.Attr) slog.Attr {
-	return slog.Attr{Key: h.r.Redact(a.Key), Value: h.value(a.Value)}
+	return slog.Attr{Key: h.redact(a.Key), Value: h.value(a.Value)}
 }
 
 func (h *handler) value(v slog.Value) slog.Value {
@@ -63,7 +71,7 @@ func (h *handler) value(v slog.Value) slog.Value {
 	switch v.Kind() {
 	case slog.KindString:
 		s := v.String()
-		if red := h.r.Redact(s); red != s {
+		if red := h.redact(s); red != s {
 			return slog.StringValue(red)
 		}
 		return v
@@ -84,7 +92,7 @@ func (h *handler) value(v slog.Value) slog.Value {
 // use: TextHandler uses MarshalText or %+v, JSONHandler uses Error,
 // MarshalJSON or json.Marshal, and other handlers use String or %v.
 func (h *handler) any(v slog.Value) slog.Value {
-	if len(h.r.set.Load().values) == 0 {
+	if !h.active() {
 		return v
 	}
 	x := v.Any()
@@ -118,8 +126,8 @@ func (h *handler) any(v slog.Value) slog.Value {
 		texts = append(texts, string(b))
 	}
 	for _, t := range texts {
-		if h.r.Redact(t) != t {
-			return slog.StringValue(h.r.Redact(primary))
+		if h.redact(t) != t {
+			return slog.StringValue(h.redact(primary))
 		}
 	}
 	return v
