@@ -571,15 +571,8 @@ func (l *limits) cleanResource(r *mcp.Resource) (_ *mcp.Resource, note, refused 
 		return r, "", "its URI holds control or invisible characters or terminal escapes"
 	}
 	out := *r
-	var e edits
-	var c change
-	out.Name, c = l.cleanLine(r.Name)
-	e.add("name", c)
-	out.Title, c = l.cleanLine(r.Title)
-	e.add("title", c)
-	out.Description, c = l.cleanText(r.Description, l.desc)
-	e.add("description", c)
-	if out.Name == r.Name && out.Title == r.Title && out.Description == r.Description {
+	e, changed := l.cleanNamed(&out.Name, &out.Title, &out.Description)
+	if !changed {
 		return r, "", ""
 	}
 	if len(e) == 0 {
@@ -594,21 +587,35 @@ func (l *limits) cleanTemplate(t *mcp.ResourceTemplate) (_ *mcp.ResourceTemplate
 		return t, "", "its URI template holds control or invisible characters or terminal escapes"
 	}
 	out := *t
-	var e edits
-	var c change
-	out.Name, c = l.cleanLine(t.Name)
-	e.add("name", c)
-	out.Title, c = l.cleanLine(t.Title)
-	e.add("title", c)
-	out.Description, c = l.cleanText(t.Description, l.desc)
-	e.add("description", c)
-	if out.Name == t.Name && out.Title == t.Title && out.Description == t.Description {
+	e, changed := l.cleanNamed(&out.Name, &out.Title, &out.Description)
+	if !changed {
 		return t, "", ""
 	}
 	if len(e) == 0 {
 		return &out, "", ""
 	}
 	return &out, e.note("resource template", t.URITemplate), ""
+}
+
+// cleanNamed cleans, in place, the name and title (lines) and the
+// description of a resource or template, and says what changed.
+func (l *limits) cleanNamed(name, title, desc *string) (e edits, changed bool) {
+	var c change
+	for _, f := range []struct {
+		what string
+		s    *string
+		text bool
+	}{{"name", name, false}, {"title", title, false}, {"description", desc, true}} {
+		old := *f.s
+		if f.text {
+			*f.s, c = l.cleanText(old, l.desc)
+		} else {
+			*f.s, c = l.cleanLine(old)
+		}
+		e.add(f.what, c)
+		changed = changed || *f.s != old
+	}
+	return e, changed
 }
 
 // cleanInit cleans what a server says of itself in initialize: its
