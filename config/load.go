@@ -22,6 +22,11 @@ type LoadOptions struct {
 	UserConfigDir string
 	// Getenv looks up XDG_CONFIG_HOME and HOME; default os.Getenv.
 	Getenv func(string) string
+	// ReadFile reads a file; default os.ReadFile. A command about to change
+	// a file passes its new content through it, so that the configuration
+	// as it would be is loaded and validated before anything is written
+	// (see [Edit]).
+	ReadFile func(string) ([]byte, error)
 }
 
 // Load reads, in order, <UserConfigDir>/config.toml and <Dir>/switchboard.toml
@@ -41,15 +46,14 @@ func Load(opts *LoadOptions) (*Config, error) {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
+	if o.ReadFile == nil {
+		o.ReadFile = os.ReadFile
+	}
 	if o.Dir == "" {
 		o.Dir = "."
 	}
 	if o.UserConfigDir == "" {
-		if x := o.Getenv("XDG_CONFIG_HOME"); x != "" {
-			o.UserConfigDir = filepath.Join(x, "switchboard")
-		} else if h := o.Getenv("HOME"); h != "" {
-			o.UserConfigDir = filepath.Join(h, ".config", "switchboard")
-		}
+		o.UserConfigDir = UserConfigDir(o.Getenv)
 	}
 
 	var results []*fileResult
@@ -62,7 +66,7 @@ func Load(opts *LoadOptions) (*Config, error) {
 			}
 			read[abs] = true
 		}
-		data, err := os.ReadFile(path)
+		data, err := o.ReadFile(path)
 		if err != nil {
 			if !mustExist && errors.Is(err, fs.ErrNotExist) {
 				return
@@ -80,6 +84,19 @@ func Load(opts *LoadOptions) (*Config, error) {
 		load(o.File, true)
 	}
 	return build(results)
+}
+
+// UserConfigDir is the folder of the user's config.toml, as [Load] finds
+// it through getenv: $XDG_CONFIG_HOME/switchboard, else
+// $HOME/.config/switchboard; "" when neither is set.
+func UserConfigDir(getenv func(string) string) string {
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "switchboard")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "switchboard")
+	}
+	return ""
 }
 
 // LoadFile reads one file alone: native TOML, or mcpServers JSON when its

@@ -26,6 +26,7 @@ type Field[T any] struct {
 	check  func(t *T, report Report)
 	copy   func(dst, src *T)
 	isSet  func(t *T) bool
+	get    func(t *T) any
 }
 
 // Report receives a problem a check found, at a field path relative to the
@@ -42,6 +43,17 @@ func (f Field[T]) Only(scope string) Field[T] {
 // list or map that is empty but set counts as set). A field that stores
 // nothing is never set.
 func (f Field[T]) IsSet(t *T) bool { return f.isSet != nil && f.isSet(t) }
+
+// Get returns the value f holds in t, typed as stored (string, bool,
+// []string, map[string]string, time.Duration, int, or a kind of the
+// table's own), for a writer that walks the table. A field that stores
+// nothing returns nil.
+func (f Field[T]) Get(t *T) any {
+	if f.get == nil {
+		return nil
+	}
+	return f.get(t)
+}
 
 // A Table is the fields of one kind of table, in the order of the file's
 // documentation: that order is also the order of "did you mean" ties and of
@@ -152,6 +164,7 @@ func field[T, V any](key string, in Format, p func(*T) *V, read func(d *Decoder,
 		f.copy = func(dst, src *T) { *p(dst) = *p(src) }
 		// IsZero is nil for slices and maps, so an empty list counts as set.
 		f.isSet = func(t *T) bool { return !reflect.ValueOf(p(t)).Elem().IsZero() }
+		f.get = func(t *T) any { return *p(t) }
 		if check != nil {
 			f.check = func(t *T, report Report) { check(*p(t), report) }
 		}

@@ -267,6 +267,25 @@ func TestKeysIsSetScope(t *testing.T) {
 	}
 }
 
+// TestGet: a writer walking a table reads each field's value as stored,
+// and a field that stores nothing gives nil.
+func TestGet(t *testing.T) {
+	b := box{Name: "n", On: true, Tags: []string{"a"}, Env: map[string]string{"K": "v"}, Every: -1, N: 3}
+	got := map[string]any{}
+	for _, f := range boxFields {
+		if f.In&TOML != 0 && f.IsSet(&b) {
+			got[f.Key] = f.Get(&b)
+		}
+	}
+	want := map[string]any{"name": "n", "on": true, "tags": []string{"a"}, "env": map[string]string{"K": "v"}, "every": time.Duration(-1), "n": 3}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Get of the set TOML fields (-want +got):\n%s", diff)
+	}
+	if v := boxFields[len(boxFields)-1].Get(&b); v != nil {
+		t.Errorf("Get of a field that stores nothing = %v, want nil", v)
+	}
+}
+
 func TestPath(t *testing.T) {
 	dir := t.TempDir()
 	d := New(filepath.Join(dir, "conf", "switchboard.toml"), TOML)
