@@ -40,6 +40,8 @@ type Literal struct {
 	// is never printed: String leaves it out, and so does JSON.
 	Keep  string `json:"-"`
 	Value string `json:"-"`
+
+	table, key string // "env" or "headers" and the key, for a movable one
 }
 
 func (l Literal) String() string { return l.Field + ": " + l.Why }
@@ -50,7 +52,7 @@ func Literals(s Server) []Literal {
 	var out []Literal
 	for _, k := range sortedMapKeys(s.Env) {
 		if why := valueWhy(k, s.Env[k]); why != "" {
-			out = append(out, Literal{Field: decode.KeyPath("env", k), Why: why, Movable: true, Value: s.Env[k]})
+			out = append(out, Literal{Field: decode.KeyPath("env", k), Why: why, Movable: true, Value: s.Env[k], table: "env", key: k})
 		}
 	}
 	for _, k := range sortedMapKeys(s.Headers) {
@@ -61,7 +63,7 @@ func Literals(s Server) []Literal {
 			why = "it is an Authorization value"
 		}
 		if why != "" {
-			out = append(out, Literal{Field: decode.KeyPath("headers", k), Why: why, Movable: true, Keep: keep, Value: cred})
+			out = append(out, Literal{Field: decode.KeyPath("headers", k), Why: why, Movable: true, Keep: keep, Value: cred, table: "headers", key: k})
 		}
 	}
 	for i, a := range s.Args {
