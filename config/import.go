@@ -89,7 +89,9 @@ type SecretMove struct {
 	Stored bool
 }
 
-func (m SecretMove) String() string { return m.Server + " " + m.Field + " → {{secrets." + m.Name + "}}" }
+func (m SecretMove) String() string {
+	return m.Server + " " + m.Field + " → {{secrets." + m.Name + "}}"
+}
 
 // PlanImport decides, entry by entry in order, what an import takes: not
 // a disabled or invalid entry, not a second copy of a server (the same
