@@ -46,13 +46,20 @@ type Literal struct {
 
 func (l Literal) String() string { return l.Field + ": " + l.Why }
 
+// SecretName is the secret a movable credential of server id goes to:
+// github_token for GITHUB_TOKEN of github, search_authorization for the
+// Authorization header of search.
+func (l Literal) SecretName(id string) string { return secretName(id, l) }
+
 // Literals returns the values of s that look like credentials written out,
 // in field order.
 func Literals(s Server) []Literal {
 	var out []Literal
 	for _, k := range sortedMapKeys(s.Env) {
 		if why := valueWhy(k, s.Env[k]); why != "" {
-			out = append(out, Literal{Field: decode.KeyPath("env", k), Why: why, Movable: true, Value: s.Env[k], table: "env", key: k})
+			// A value that mixes a placeholder with a credential cannot
+			// move whole: a secret's value is not expanded again.
+			out = append(out, Literal{Field: decode.KeyPath("env", k), Why: why, Movable: !hasPlaceholder(s.Env[k]), Value: s.Env[k], table: "env", key: k})
 		}
 	}
 	for _, k := range sortedMapKeys(s.Headers) {
@@ -63,7 +70,7 @@ func Literals(s Server) []Literal {
 			why = "it is an Authorization value"
 		}
 		if why != "" {
-			out = append(out, Literal{Field: decode.KeyPath("headers", k), Why: why, Movable: true, Keep: keep, Value: cred, table: "headers", key: k})
+			out = append(out, Literal{Field: decode.KeyPath("headers", k), Why: why, Movable: !hasPlaceholder(cred), Keep: keep, Value: cred, table: "headers", key: k})
 		}
 	}
 	for i, a := range s.Args {
@@ -119,6 +126,22 @@ func flagValue(a string) (name, value string, ok bool) {
 // like a credential, or "".
 func valueWhy(name, v string) string {
 	if !plausible(v) {
+		return ""
+	}
+	if hasPlaceholder(v) {
+		// "Bearer {{secrets.x}}": the name says a credential goes here,
+		// and a placeholder brings it; only what is written beside it
+		// can be one.
+		if ps, err := secret.Parse(v); err == nil {
+			for i := len(ps) - 1; i >= 0; i-- {
+				v = v[:ps[i].Start] + " " + v[ps[i].End:]
+			}
+		}
+		for _, w := range strings.FieldsFunc(v, func(r rune) bool { return !tokenChars(string(r)) }) {
+			if why := shapeWhy(w, false); why != "" {
+				return why
+			}
+		}
 		return ""
 	}
 	if why := shapeWhy(v, false); why != "" {

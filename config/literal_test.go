@@ -38,6 +38,9 @@ func TestLiteralsEnv(t *testing.T) {
 		// Not credentials.
 		{"GITHUB_TOKEN", "{{secrets.github_token}}", ""},
 		{"GITHUB_TOKEN", "{{env.GITHUB_TOKEN}}", ""},
+		{"AUTH", "Bearer {{secrets.t}}", ""},
+		{"AUTH", "{{secrets.user}}:ghp_abcdefghijklmnopqrstuvwxyz0123456789", "it looks like a GitHub token"},
+		{"AUTH", "{{secrets.user}} ghp_abcdefghijklmnopqrstuvwxyz0123456789", "it looks like a GitHub token"},
 		{"TOKEN_FILE", "/run/secrets/token", ""},
 		{"PASSWORD_FILE", "~/.config/pw", ""},
 		{"PWD", "/home/me", ""},

@@ -161,6 +161,8 @@ error or a failure at run time, 2 a usage or configuration error.`,
 		e.runCommand(),
 		e.agentsCommand(),
 		e.serveCommand(),
+		e.addCommand(),
+		e.removeCommand(),
 	)
 	return root
 }
