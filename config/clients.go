@@ -275,6 +275,17 @@ func (f ClientFile) entry(r *fileResult, container, name string, v any, home str
 	f.rewriteVars(r, field, m, home)
 	s, _ := r.jsonServer(field, m)
 	s.ID = jsonID(name)
+	// "args": [] and "env": {} say nothing; an empty tools_allowlist does
+	// (no tools), and is kept.
+	if len(s.Args) == 0 {
+		s.Args = nil
+	}
+	if len(s.Env) == 0 {
+		s.Env = nil
+	}
+	if len(s.Headers) == 0 {
+		s.Headers = nil
+	}
 	switch {
 	case s.ID == "":
 		r.Errorf(field, "an empty name cannot be a server id")
@@ -428,6 +439,9 @@ func standardJSON(data []byte) []byte {
 	}
 	return out
 }
+
+// Dir is the project folder ${workspaceFolder} stands for.
+func (f ClientFile) Dir() string { return f.dir }
 
 // String names the file for people: "Claude Desktop (~/…/claude_desktop_config.json)".
 func (f ClientFile) String() string {

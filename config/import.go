@@ -174,7 +174,7 @@ func PlanImport(entries []Entry, o *ImportOptions) *ImportPlan {
 				if sameServer(ex, raw, o) {
 					skip(SkipConfigured, "already configured (%s)", ex.Source)
 				} else {
-					skip(SkipClash, "%s is already configured differently (%s: %s); to take this one too: %s", id, ex.Source, differs(ex, raw), renameHint(e, id))
+					skip(SkipClash, "%s is already configured differently (%s: %s); to take this one too: %s", id, ex.Source, differs(resolved(ex, o), raw), renameHint(e, id))
 				}
 				continue
 			}
@@ -254,23 +254,31 @@ func (p *ImportPlan) Refuse(id, reason string) {
 // server s: equal as written, or once ex's placeholders are resolved (a
 // server imported before with --move-secrets).
 func sameServer(ex, s Server, o *ImportOptions) bool {
-	if ex.Equal(s) {
-		return true
-	}
+	return ex.Equal(s) || resolved(ex, o).Equal(s)
+}
+
+// resolved is ex with its placeholders resolved, for comparing with an
+// entry's values; ex when they cannot be.
+func resolved(ex Server, o *ImportOptions) Server {
 	if o.Secrets == nil && o.LookupEnv == nil {
-		return false
+		return ex
 	}
 	lookupEnv := o.LookupEnv
 	if lookupEnv == nil {
 		lookupEnv = func(string) (string, bool) { return "", false }
 	}
-	r, err := ex.Resolve(lookupEnv, o.Secrets, nil)
-	return err == nil && r.Equal(s)
+	if r, err := ex.Resolve(lookupEnv, o.Secrets, nil); err == nil {
+		return r
+	}
+	return ex
 }
 
 // differs names the first fields in which two servers differ, never their
 // values.
 func differs(a, b Server) string {
+	c := Config{Servers: []Server{a, b}}
+	c.setDefaults()
+	a, b = c.Servers[0], c.Servers[1]
 	var diff []string
 	for _, f := range serverFields {
 		if f.In&decode.TOML == 0 || f.Key == "id" || f.Get(&a) == nil {

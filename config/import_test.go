@@ -124,7 +124,7 @@ func TestPlanImport(t *testing.T) {
 	want = []string{
 		"- github (claude-desktop) configured: already configured (config.toml:12)",
 		"- search (claude-desktop) secret: headers.Authorization would be stored as secret search_authorization, which the secret store already holds with another value: store it under a name of your choosing (`switchboard secrets set NAME`) and add the server by hand",
-		"- github (cursor) clash: github is already configured differently (config.toml:12: args, env differ); to take this one too: switchboard import --from cursor --only github --rename github=github-2",
+		"- github (cursor) clash: github is already configured differently (config.toml:12: args differ); to take this one too: switchboard import --from cursor --only github --rename github=github-2",
 		"unmatched [nope]",
 	}
 	if diff := cmp.Diff(want, summary(p, dir)); diff != "" {

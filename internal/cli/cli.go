@@ -161,6 +161,7 @@ error or a failure at run time, 2 a usage or configuration error.`,
 		e.runCommand(),
 		e.agentsCommand(),
 		e.serveCommand(),
+		e.importCommand(),
 		e.addCommand(),
 		e.removeCommand(),
 	)
