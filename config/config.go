@@ -34,6 +34,13 @@
 // agent-file decoders, the suggestions and the validation all read, so a
 // key means the same in every format that has it.
 //
+// [Edit] changes the servers of a native file and keeps the rest of its
+// text, comments included; [ServerTOML] writes one server. [ClientFiles],
+// [ReadClientFile] and [PlanImport] read the MCP servers of other clients
+// (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf) for `switchboard
+// import`, and [Literals] tells the credentials written out in a server,
+// which are never written to a file.
+//
 // Placeholders ({{env.NAME}}, {{secrets.NAME}}) are allowed only in env and
 // headers values, and stay unresolved in a [Config]; [Server.Resolve]
 // resolves them just before a server is started, so resolved secret values

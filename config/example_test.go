@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/secret"
@@ -70,4 +71,22 @@ func ExampleServer_Resolve() {
 	// 11 {{secrets.github}}
 	// token=[REDACTED]
 	// server "github": env.GITHUB_TOKEN: {{secrets.github}} is not set (set SWITCHBOARD_SECRET_GITHUB)
+}
+
+func ExampleServerTOML() {
+	s := config.Server{
+		ID:      "github",
+		Command: "npx",
+		Args:    []string{"-y", "@modelcontextprotocol/server-github"},
+		Env:     map[string]string{"GITHUB_TOKEN": "{{secrets.github_token}}"},
+		Timeout: 90 * time.Second,
+	}
+	fmt.Print(string(config.ServerTOML(s)))
+	// Output:
+	// [[mcp_servers]]
+	// id = "github"
+	// command = "npx"
+	// args = ["-y", "@modelcontextprotocol/server-github"]
+	// env = { GITHUB_TOKEN = "{{secrets.github_token}}" }
+	// timeout = "90s"
 }

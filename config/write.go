@@ -116,8 +116,8 @@ func formatDuration(d time.Duration) string {
 		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
 	case d%time.Minute == 0 && d < time.Hour:
 		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
-	case d%time.Second == 0 && d < time.Minute:
-		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	case d%time.Second == 0 && d < 5*time.Minute:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s" // 90s, not 1m30s
 	}
 	s := d.String()
 	// 1h30m0s → 1h30m, 2m30s stays.
