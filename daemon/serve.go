@@ -11,6 +11,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -71,8 +72,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if errLog == nil {
 		errLog = log.New(io.Discard, "", 0)
 	}
+	posts := &requests{}
 	srv := &http.Server{
-		Handler:           d.mux,
+		Handler:           posts.track(d.mux),
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleConnTimeout,
 		// Streams (GET /mcp, GET /sse) live on this context, so that a
@@ -105,6 +107,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.log.Warn("shutdown: cancelled the requests still in flight", "grace", grace)
 	}
 	gcancel()
+	// The gateway counts a request done when its handler returns; its
+	// answer is written to the HTTP stream after that. Let those writes
+	// finish (bounded by answerTime) before the streams are ended.
+	posts.wait(hctx)
 	// Streams never become idle: end them, now that no request needs them.
 	endStreams()
 	if err := <-closed; err != nil {
@@ -113,6 +119,54 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	<-serveErr
 	return d.Close()
+}
+
+// requests counts the HTTP requests in flight that are not streams (GET):
+// POSTs and DELETEs, whose answers a shutdown lets go out.
+type requests struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil while n is 0
+}
+
+func (rq *requests) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			h.ServeHTTP(w, r) // a stream (GET /mcp, /sse, /ws): never idle
+			return
+		}
+		rq.mu.Lock()
+		rq.n++
+		rq.mu.Unlock()
+		defer func() {
+			rq.mu.Lock()
+			rq.n--
+			if rq.n == 0 && rq.idle != nil {
+				close(rq.idle)
+				rq.idle = nil
+			}
+			rq.mu.Unlock()
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// wait returns when no request is in flight, or ctx is done.
+func (rq *requests) wait(ctx context.Context) {
+	rq.mu.Lock()
+	if rq.n == 0 {
+		rq.mu.Unlock()
+		return
+	}
+	if rq.idle == nil {
+		rq.idle = make(chan struct{})
+	}
+	idle := rq.idle
+	rq.mu.Unlock()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	}
 }
 
 // ServeStdio serves one client over in and out (stdin and stdout of a
