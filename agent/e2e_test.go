@@ -90,6 +90,12 @@ func TestEndToEnd(t *testing.T) {
 			if tc.name == "anthropic" && !bad.isError {
 				t.Errorf("the invalid call's tool_result is not is_error: %+v", bad)
 			}
+			// Said once: Anthropic's is_error, or one "Error: " for Chat
+			// Completions, before the host's message (not "Error: error: ").
+			want := map[string]string{"openai": "Error: ", "anthropic": ""}[tc.name] + `server "everything": tool "get-sum": invalid arguments: `
+			if !strings.HasPrefix(bad.text, want) {
+				t.Errorf("the model got the invalid call's result %q, want it to start %q", bad.text, want)
+			}
 			if !strings.Contains(string(reqs[0].Body), "get-sum") {
 				t.Errorf("the first request does not offer get-sum: %s", reqs[0].Body)
 			}

@@ -35,6 +35,11 @@ type RunOptions struct {
 	// Model is the provider's model name; "" means the part of Agent.Model
 	// after "provider:".
 	Model string
+	// ProviderName is Provider's configured name ("openai", "ollama", a
+	// [providers.NAME] table's), which run:started reports with Model as
+	// the model actually used ("ollama:llama3.2"); "" means Agent.Model's.
+	// A caller that overrides the agent's model (--model) sets both.
+	ProviderName string
 	// Prompt is the user's message.
 	Prompt string
 	// Tools are the host names the model may see (Plan.Tools); nil means
@@ -193,6 +198,25 @@ func newRun(o *RunOptions) *run {
 	return r
 }
 
+// modelSpec is the model the run uses, as "provider:model": the agent
+// file's unless the options override the provider or the model.
+func (r *run) modelSpec() string {
+	provider, _, err := SplitModel(r.o.Agent.Model)
+	if err != nil {
+		provider = ""
+	}
+	if r.o.ProviderName != "" {
+		provider = r.o.ProviderName
+	}
+	switch {
+	case r.model == "":
+		return r.o.Agent.Model
+	case provider == "":
+		return r.model
+	}
+	return provider + ":" + r.model
+}
+
 func (r *run) emit(ev Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -225,7 +249,7 @@ func (r *run) loop(ctx context.Context) {
 	for i, t := range tools {
 		names[i] = t.Name
 	}
-	r.emit(Event{Type: EventRunStarted, Agent: a.ID, Model: a.Model, Tools: names})
+	r.emit(Event{Type: EventRunStarted, Agent: a.ID, Model: r.modelSpec(), Tools: names})
 	if len(missing) > 0 {
 		r.fail(ErrNoTool, "the run's tools name %s, which no server offers", strings.Join(missing, ", "))
 		return
@@ -382,7 +406,7 @@ func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, off
 // failed ("" when it did not).
 func (r *run) callTool(ctx context.Context, c llm.ToolCall, offered map[string]bool, sampling host.SamplingHandler) (string, CallErrorCode) {
 	if !offered[c.Name] {
-		return fmt.Sprintf("error: there is no tool %q; use one of the tools you were given", c.Name), CallUnknownTool
+		return fmt.Sprintf("there is no tool %q; use one of the tools you were given", c.Name), CallUnknownTool
 	}
 	args := c.Arguments
 	if len(bytes.TrimSpace(args)) == 0 {
@@ -401,7 +425,10 @@ func (r *run) callTool(ctx context.Context, c llm.ToolCall, offered map[string]b
 		case errors.Is(err, host.ErrUnavailable):
 			code = CallUnavailable
 		}
-		return r.red.Redact("error: " + err.Error()), code
+		// The message alone: the result is marked as an error (IsError),
+		// which each provider says in its own way (Anthropic's is_error,
+		// an "Error: " before the text for Chat Completions).
+		return r.red.Redact(err.Error()), code
 	}
 	text := r.red.Redact(Summarize(res))
 	if res.IsError {

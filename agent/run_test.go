@@ -186,6 +186,43 @@ func TestRunToolFailuresReachTheModel(t *testing.T) {
 	if !strings.Contains(got["c4"].Text, "timed out") {
 		t.Errorf("model got timeout result %q", got["c4"].Text)
 	}
+	// One clean message each: the result is marked as an error, and the
+	// provider says so in its own way, so the text does not say it again
+	// (the model got "Error: error: server ..." from Chat Completions).
+	for id, prefix := range map[string]string{"c3": `server "t": tool "add": invalid arguments: `,
+		"c4": `server "t": tool "slow": no answer within 500ms`, "c5": `there is no tool "mcp_t_nope"`} {
+		if !strings.HasPrefix(got[id].Text, prefix) {
+			t.Errorf("model got %s = %q, want it to start %q", id, got[id].Text, prefix)
+		}
+	}
+}
+
+// TestRunStartedModel: run:started names the model the run uses, as
+// provider:model, also when the caller overrides the agent file's (the
+// --model flag): it named the file's.
+func TestRunStartedModel(t *testing.T) {
+	h := startFixture(t, 0, nil)
+	for _, tc := range []struct {
+		provider, model, want string
+	}{
+		{"", "", "fake:m"},
+		{"", "other", "fake:other"},
+		{"ollama", "llama3.2:3b", "ollama:llama3.2:3b"},
+	} {
+		p := &scripted{turns: []func(context.Context, *llm.Request, func(string)) (*llm.Response, error){say("hi")}}
+		evs := collect(t, context.Background(), &RunOptions{Agent: &Agent{ID: "a", Model: "fake:m"}, Host: h, Provider: p,
+			ProviderName: tc.provider, Model: tc.model, Prompt: "x"})
+		if evs[0].Model != tc.want {
+			t.Errorf("ProviderName %q, Model %q: run:started model %q, want %q", tc.provider, tc.model, evs[0].Model, tc.want)
+		}
+		wantModel := tc.model
+		if wantModel == "" {
+			wantModel = "m"
+		}
+		if r := p.requests(); len(r) != 1 || r[0].Model != wantModel {
+			t.Errorf("ProviderName %q, Model %q: the provider was asked for %+v, want model %q", tc.provider, tc.model, r, wantModel)
+		}
+	}
 }
 
 func TestRunMaxSteps(t *testing.T) {

@@ -103,8 +103,9 @@ func (p *openaiProvider) params(req *Request) (openai.ChatCompletionNewParams, e
 			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
 		case RoleTool:
 			text := m.Text
-			if m.IsError {
-				// Chat Completions has no error flag on a tool result: say it in words.
+			if m.IsError && !saysError(text) {
+				// Chat Completions has no error flag on a tool result: say it
+				// in words, once (a tool's own message may already say it).
 				text = "Error: " + text
 			}
 			params.Messages = append(params.Messages, openai.ToolMessage(text, m.ToolCallID))
@@ -130,6 +131,13 @@ func (p *openaiProvider) params(req *Request) (openai.ChatCompletionNewParams, e
 		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fd))
 	}
 	return params, nil
+}
+
+// saysError reports whether a tool result's text already starts by saying
+// it is an error ("Error: ...", "error: ...").
+func saysError(text string) bool {
+	t := strings.TrimSpace(text)
+	return len(t) >= len("error:") && strings.EqualFold(t[:len("error:")], "error:")
 }
 
 // argumentsText is a tool call's arguments as Chat Completions carries them:

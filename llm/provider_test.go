@@ -181,6 +181,45 @@ func TestToolCallsAndResults(t *testing.T) {
 	}
 }
 
+// TestToolErrorSaidOnce: Chat Completions has no error flag on a tool
+// result, so the text says "Error: " first — once, not again before a
+// tool's own "Error: ..." or "error: ...".
+func TestToolErrorSaidOnce(t *testing.T) {
+	f := llmtest.NewOpenAI(t)
+	f.Script(llmtest.Turn{Text: "ok"})
+	p := newProvider(t, f, nil)
+	req := &llm.Request{Model: "m", Messages: []llm.Message{
+		{Role: llm.RoleUser, Text: "go"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "x"}, {ID: "b", Name: "x"}, {ID: "c", Name: "x"}}},
+		{Role: llm.RoleTool, ToolCallID: "a", Text: "echo is down", IsError: true},
+		{Role: llm.RoleTool, ToolCallID: "b", Text: "Error: disk full", IsError: true},
+		{Role: llm.RoleTool, ToolCallID: "c", Text: "  error: no such file", IsError: true},
+	}}
+	if _, err := p.Complete(t.Context(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+			ID      string `json:"tool_call_id"`
+		} `json:"messages"`
+	}
+	if err := f.Requests()[0].Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, m := range body.Messages {
+		if m.Role == "tool" {
+			got[m.ID] = m.Content
+		}
+	}
+	want := map[string]string{"a": "Error: echo is down", "b": "Error: disk full", "c": "  error: no such file"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tool results sent (-want +got):\n%s", diff)
+	}
+}
+
 // checkTools asserts the tools went out with transformed schemas.
 func checkTools(t *testing.T, typ string, r llmtest.Request) {
 	t.Helper()
