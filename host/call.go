@@ -234,7 +234,13 @@ func (h *Host) serverFailure(err error) error {
 		// The server answered with a protocol error: keep its code, its
 		// message and data (redacted) for a caller that passes it on.
 		m, _ := h.lim.cleanText(h.redact(je.Message), h.lim.desc)
-		return &serverError{text: msg, err: &jsonrpc.Error{
+		// The server's message alone: the go-sdk's text adds `calling
+		// "tools/call": `, which the *CallError around this says better.
+		text := m
+		if text == "" {
+			text = msg
+		}
+		return &serverError{text: text, err: &jsonrpc.Error{
 			Code:    je.Code,
 			Message: m,
 			Data:    redactRaw(h.red, je.Data),

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -587,6 +588,22 @@ func TestAllowlist(t *testing.T) {
 	var ce *host.CallError
 	if errors.As(err, &ce) || !strings.Contains(fmt.Sprint(err), `"mcp_al_add"`) {
 		t.Errorf("unknown tool: err = %#v, want an ErrUnknownTool naming the tool, not a *CallError", err)
+	}
+}
+
+// TestProtocolErrorText: a server's JSON-RPC error reads as the server's
+// message after server and tool, once: not with the go-sdk's `calling
+// "tools/call": ` in between (which a model got as "Error: error: server
+// ... calling ..."); its code stays in the chain.
+func TestProtocolErrorText(t *testing.T) {
+	h, _ := start(t, []config.Server{fixture(t, "pe", "-without", "tools/call")}, nil)
+	_, err := h.CallTool(context.Background(), "mcp_pe_echo", json.RawMessage(`{"text":"x"}`), nil)
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound {
+		t.Fatalf("err = %v: the server's code is not in the chain", err)
+	}
+	if want := `server "pe": tool "echo": ` + je.Message; err.Error() != want {
+		t.Errorf("err = %q, want %q", err, want)
 	}
 }
 
