@@ -41,6 +41,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/internal/version"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/secret"
 )
@@ -329,8 +330,12 @@ func (h *Host) sessionOptions() *mcp.ClientSessionOptions {
 	return &mcp.ClientSessionOptions{ProtocolVersion: h.opts.ProtocolVersion}
 }
 
-// Version is Switchboard's version as announced to servers.
-var Version = "0.1.0-dev"
+// Version is Switchboard's version as announced to servers (clientInfo),
+// and by the gateway to its clients (serverInfo): the module's version
+// from the build information (a release tag, or a pseudo-version when
+// built in a checkout), or "devel+COMMIT" — what `switchboard version`
+// prints first.
+var Version = version.Read().Short()
 
 // Redactor returns the redactor that holds every secret resolved for the
 // host's servers.
