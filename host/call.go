@@ -47,6 +47,13 @@ type CallOptions struct {
 	// called as the message is read, before the call's result, on the
 	// connection's goroutine: it must not block.
 	Log func(server string, p *mcp.LoggingMessageParams)
+	// Timeout, when positive, bounds this call instead of its server's
+	// timeout: longer for a call the caller knows to be long, shorter for
+	// one it cannot wait for. Like the server's, it covers waiting for a
+	// restarting server and for a place under max_concurrency, and a
+	// progress notification restarts it when the server has
+	// progress_resets_timeout.
+	Timeout time.Duration
 	// PassThrough says the handlers forward the server's requests to
 	// another MCP client (the gateway's downstream client), which checks
 	// them itself: an elicitation request then reaches Elicitation as the
@@ -88,8 +95,12 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
 	s := e.srv
+	timeout := s.cfg.Timeout
+	if opts != nil && opts.Timeout > 0 {
+		timeout = opts.Timeout
+	}
 	cerr := func(err error, d time.Duration) error {
-		return &CallError{Server: s.cfg.ID, Tool: e.Tool.Tool.Name, Method: "tools/call", Duration: d, Timeout: s.cfg.Timeout, Err: h.redactErr(err)}
+		return &CallError{Server: s.cfg.ID, Tool: e.Tool.Tool.Name, Method: "tools/call", Duration: d, Timeout: timeout, Err: h.redactErr(err)}
 	}
 	growStack()
 	value, err := e.schema.Validate(args)
@@ -106,7 +117,6 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	}
 	// The timeout covers waiting for a restarting server and for a place
 	// under max_concurrency, as well as the call itself.
-	timeout := s.cfg.Timeout
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	timer := time.AfterFunc(timeout, func() { cancel(ErrTimeout) })

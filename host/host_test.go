@@ -334,6 +334,26 @@ func TestFilesystemStdio(t *testing.T) {
 	}
 }
 
+// TestCallTimeoutOption: CallOptions.Timeout replaces the server's timeout
+// for one call, shorter or longer, and the error names the one that
+// applied.
+func TestCallTimeoutOption(t *testing.T) {
+	s := fixture(t, "fx")
+	s.Timeout = 300 * time.Millisecond
+	h, _ := start(t, []config.Server{s}, nil)
+	// Longer: a call of 600ms outlives the server's 300ms but not its own 30s.
+	if got := callText(t, h, "mcp_fx_slow", `{"ms":600}`, &host.CallOptions{Timeout: 30 * time.Second}); got != "slept 600 ms" {
+		t.Errorf("slow 600ms with Timeout 30s = %q", got)
+	}
+	// Shorter: cut at its own 100ms, not the server's default 60s.
+	s2 := fixture(t, "fy")
+	h2, _ := start(t, []config.Server{s2}, nil) // the default, 60s
+	_, err := h2.CallTool(context.Background(), "mcp_fy_slow", json.RawMessage(`{"ms":60000}`), &host.CallOptions{Timeout: 100 * time.Millisecond})
+	if !errors.Is(err, host.ErrTimeout) || !strings.Contains(err.Error(), "no answer within 100ms") {
+		t.Errorf("slow 60s with Timeout 100ms: err = %v, want ErrTimeout naming 100ms", err)
+	}
+}
+
 func TestTimeoutCancelsUpstream(t *testing.T) {
 	s := fixture(t, "fx")
 	s.Timeout = 300 * time.Millisecond
