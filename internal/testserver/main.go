@@ -83,6 +83,8 @@
 //	-without METHOD      answer METHOD (e.g. resources/templates/list, ping) with JSON-RPC
 //	                     -32601 "Method not found", still declaring its capability, as
 //	                     servers that implement part of a capability do (repeatable)
+//	-elicit-schema JSON  the elicit tool asks for this requested schema instead of its
+//	                     own (enums, formats, bounds, required fields: a client's form)
 //	-print-client-capabilities
 //	                     when initialized, write "testserver: client capabilities: JSON"
 //	                     to stderr: what its client (a host, the gateway) declared
@@ -161,6 +163,7 @@ type config struct {
 	exitAfter                            time.Duration
 	protocolVersions                     stringList
 	without                              stringList
+	elicitSchema                         string
 }
 
 // intercepts reports whether the stdio byte streams must be filtered.
@@ -206,6 +209,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.printClientCaps, "print-client-capabilities", false, "write the client's declared capabilities to stderr when initialized")
 	fs.Var(&c.protocolVersions, "protocol-version", "speak only this protocol `VERSION` (repeatable; default every version the go-sdk speaks)")
 	fs.Var(&c.without, "without", "answer `METHOD` with -32601 method not found (repeatable)")
+	fs.StringVar(&c.elicitSchema, "elicit-schema", "", "the elicit tool asks for this requested schema (`JSON`) instead of its own")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -214,6 +218,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.pageSize <= 0 {
 		return nil, fmt.Errorf("-page-size %d: must be positive", c.pageSize)
+	}
+	if c.elicitSchema != "" && !json.Valid([]byte(c.elicitSchema)) {
+		return nil, fmt.Errorf("-elicit-schema %q: not JSON", c.elicitSchema)
 	}
 	for _, t := range c.rawTools {
 		if !json.Valid([]byte(t)) {

@@ -69,7 +69,11 @@ func newServer(c *config) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Sends a progress notification per step, then answers."}, progress)
 	s.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails with an isError result.", InputSchema: emptyObject}, fail)
 	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Returns the value of the environment variable name."}, env)
-	s.AddTool(&mcp.Tool{Name: "elicit", Description: "Asks the user for a form with defaults and returns the answer.", InputSchema: emptyObject}, elicit)
+	form := elicitSchema
+	if c.elicitSchema != "" {
+		form = json.RawMessage(c.elicitSchema)
+	}
+	s.AddTool(&mcp.Tool{Name: "elicit", Description: "Asks the user for a form with defaults and returns the answer.", InputSchema: emptyObject}, elicit(form))
 	mcp.AddTool(s, &mcp.Tool{Name: "ask_briefly", Description: "Asks the client for a name during the call (2025-11-25), gives up after ms milliseconds, cancelling its request, works then_ms more, and says which happened."}, askBriefly)
 	s.AddTool(&mcp.Tool{Name: "sample", Description: "Asks the client's LLM for a completion and returns its text.", InputSchema: emptyObject}, sample)
 	s.AddTool(&mcp.Tool{Name: "roots", Description: "Lists the client's roots.", InputSchema: emptyObject}, roots)
@@ -275,18 +279,21 @@ func askBriefly(ctx context.Context, req *mcp.CallToolRequest, in askBrieflyIn) 
 	return nil, nil, err
 }
 
-func elicit(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if res, ok := req.Params.InputResponses["form"].(*mcp.ElicitResult); ok && res != nil {
-		out := map[string]any{"action": res.Action, "content": res.Content}
-		data, err := json.Marshal(out)
-		if err != nil {
-			return nil, err
+// elicit asks for form, then returns the answer.
+func elicit(form json.RawMessage) mcp.ToolHandler {
+	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if res, ok := req.Params.InputResponses["form"].(*mcp.ElicitResult); ok && res != nil {
+			out := map[string]any{"action": res.Action, "content": res.Content}
+			data, err := json.Marshal(out)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: text("%s", data), StructuredContent: out}, nil
 		}
-		return &mcp.CallToolResult{Content: text("%s", data), StructuredContent: out}, nil
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+			"form": &mcp.ElicitParams{Message: "Please fill in the form.", RequestedSchema: form},
+		}}, nil
 	}
-	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
-		"form": &mcp.ElicitParams{Message: "Please fill in the form.", RequestedSchema: elicitSchema},
-	}}, nil
 }
 
 func sample(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
