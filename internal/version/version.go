@@ -36,12 +36,19 @@ type Info struct {
 // Read returns the build information's Info. Switchboard is the main
 // module (the switchboard binary) or a dependency (a program embedding the
 // host or the gateway); without build information, Version is "(devel)".
-func Read() Info { return read(debug.ReadBuildInfo) }
-
-func read(readBuildInfo func() (*debug.BuildInfo, bool)) Info {
-	info := Info{Version: "(devel)"}
-	bi, ok := readBuildInfo()
+func Read() Info {
+	bi, ok := debug.ReadBuildInfo()
 	if !ok {
+		return Info{Version: "(devel)"}
+	}
+	return FromBuildInfo(bi)
+}
+
+// FromBuildInfo is what bi says of Switchboard: the build information of
+// this binary (Read), or of another one (debug/buildinfo.ReadFile).
+func FromBuildInfo(bi *debug.BuildInfo) Info {
+	info := Info{Version: "(devel)"}
+	if bi == nil {
 		return info
 	}
 	info.Go = bi.GoVersion

@@ -33,7 +33,7 @@ func TestRead(t *testing.T) {
 			Deps: []*debug.Module{{Path: Module, Version: "v1.3.0", Replace: &debug.Module{Path: "../switchboard", Version: "(devel)"}}}},
 			"devel", "devel"},
 	} {
-		i := read(func() (*debug.BuildInfo, bool) { return tc.bi, tc.bi != nil })
+		i := FromBuildInfo(tc.bi)
 		if got := i.Short(); got != tc.short {
 			t.Errorf("%s: Short() = %q, want %q", tc.name, got, tc.short)
 		}
