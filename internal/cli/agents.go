@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -28,8 +29,9 @@ func (e *env) agentsCommand() *cobra.Command {
 		Long: `Lists the agents in ./agents/ and $XDG_CONFIG_HOME/switchboard/agents/ (an
 agent in ./agents/ hides one with the same id in the other), with the model
 and the servers a plain 'switchboard run AGENT' uses. Agent files that do not
-load, and servers two agents declare differently, are reported on stderr, and
-the exit code is then 2.`,
+load, and servers two agents declare differently, are reported on stderr (and
+under "problems" with --json, with file, line, path and message), and the exit
+code is then 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := e.loadConfig()
@@ -38,11 +40,13 @@ the exit code is then 2.`,
 			}
 			agents, loadErr := agent.List(agent.Dirs(e.getenv))
 			out := make([]agentJSON, len(agents))
+			var resolveErrs []error
 			for i, a := range agents {
 				j := agentJSON{ID: a.ID, Description: a.Description, Model: a.Model, Servers: []string{},
 					Tools: a.Tools, Builtins: append([]string{}, a.Builtins...), File: a.File}
 				if plan, err := agent.Resolve(cfg, a, nil); err != nil {
 					j.Error = err.Error()
+					resolveErrs = append(resolveErrs, err)
 				} else {
 					for _, s := range plan.Servers {
 						j.Servers = append(j.Servers, s.ID)
@@ -50,8 +54,21 @@ the exit code is then 2.`,
 				}
 				out[i] = j
 			}
+			var problems []error
+			if loadErr != nil {
+				problems = append(problems, loadErr)
+			}
+			if err := agent.CheckConflicts(cfg, agents); err != nil {
+				problems = append(problems, err)
+			}
+			problems = append(problems, resolveErrs...)
 			if e.jsonOut {
-				if err := e.printJSON(map[string]any{"agents": out}); err != nil {
+				doc := map[string]any{"agents": out}
+				if len(problems) > 0 {
+					// The files that do not load are not in agents.
+					doc["problems"] = problemDetails(errors.Join(problems...))
+				}
+				if err := e.printJSON(doc); err != nil {
 					return err
 				}
 			} else {
@@ -75,20 +92,9 @@ the exit code is then 2.`,
 				tw.Flush()
 				e.printf("%s", b.String())
 			}
-			problems := []string{}
-			if loadErr != nil {
-				problems = append(problems, loadErr.Error())
-			}
-			if err := agent.CheckConflicts(cfg, agents); err != nil {
-				problems = append(problems, err.Error())
-			}
-			for _, j := range out {
-				if j.Error != "" {
-					problems = append(problems, j.Error)
-				}
-			}
 			if len(problems) > 0 {
-				return usageErr("agents:\n%s", indent(strings.Join(problems, "\n")))
+				err := errors.Join(problems...)
+				return &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("agents:\n%s", indent(err.Error())), details: problemDetails(err)}
 			}
 			return nil
 		},

@@ -2,14 +2,16 @@
 //
 // Results go to stdout, diagnostics to stderr. Every command that prints
 // something has a stable --json form (fields may be added, never changed in
-// meaning). Exit codes: 0 success, 1 a tool error or a failure at run time,
-// 2 a usage or configuration error.
+// meaning); with --json a failure is also a JSON object on stdout,
+// {"error": {"code": ..., "message": ...}} (exit.go). Exit codes: 0
+// success, 1 a failure of the work (the tool reported an error, a server
+// failed), 2 a usage or input error (bad flags, an unknown tool, arguments
+// the schema refuses, a configuration problem), 130 interrupted (Ctrl-C).
 package cli
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/version"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
@@ -33,15 +36,19 @@ import (
 
 // Exit codes.
 const (
-	ExitOK     = 0
-	ExitFailed = 1 // a tool error, or a failure at run time
-	ExitUsage  = 2 // a usage or configuration error
+	ExitOK          = 0
+	ExitFailed      = 1   // the work failed: the tool reported an error, a server failed, a run failed
+	ExitUsage       = 2   // a usage or input error: bad flags, an unknown tool, arguments the schema refuses, a configuration problem
+	ExitInterrupted = 130 // Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
 )
 
-// exitError carries an exit code through cobra.
+// exitError carries an exit code through cobra, with what --json says of
+// it (see exit.go).
 type exitError struct {
-	code int
-	err  error // already reported when nil
+	code    int
+	kind    string // the --json error code; "" for an error already reported
+	err     error  // already reported when nil
+	details []problemJSON
 }
 
 func (e *exitError) Error() string {
@@ -53,10 +60,16 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.err }
 
 func usageErr(format string, args ...any) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+	return &exitError{code: ExitUsage, kind: codeUsage, err: fmt.Errorf(format, args...)}
 }
 
-func failed(err error) error { return &exitError{code: ExitFailed, err: err} }
+// failed is err as the command's failure, its exit code and --json code
+// said by what it is (classify): an unknown tool or arguments the schema
+// refuses are the user's to fix (2), the rest a failure of the work (1).
+func failed(err error) error {
+	kind := classify(err)
+	return &exitError{code: exitCode(kind), kind: kind, err: err}
+}
 
 // env is what one invocation runs with.
 type env struct {
@@ -69,6 +82,9 @@ type env struct {
 	configFile string
 	jsonOut    bool
 	verbose    int
+	// wroteJSON: a --json document (or line) reached stdout, so a
+	// failure is not written as a second one (exit.go).
+	wroteJSON bool
 
 	red *secret.Redactor
 
@@ -112,16 +128,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err == nil {
 		return ExitOK
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(e.stderr, "switchboard: %s\n", e.red.Redact(ee.err.Error()))
-		}
-		return ee.code
-	}
-	// cobra's own errors: unknown command, bad flag.
-	fmt.Fprintf(e.stderr, "switchboard: %s\n", e.red.Redact(err.Error()))
-	return ExitUsage
+	return e.exit(ctx, err, args)
 }
 
 func (e *env) rootCommand() *cobra.Command {
@@ -136,15 +143,29 @@ Configuration is read from $XDG_CONFIG_HOME/switchboard/config.toml, then
 ./switchboard.toml, then the file named by --config or SWITCHBOARD_CONFIG
 (TOML, or the mcpServers JSON of Claude Desktop, Cursor and VS Code).
 
-Results go to stdout, diagnostics to stderr. Exit codes: 0 success, 1 a tool
-error or a failure at run time, 2 a usage or configuration error.`,
+Results go to stdout, diagnostics to stderr. With --json a failure is also a
+JSON object on stdout: {"error": {"code": "unknown_tool", "message": "...",
+"details": [...]}}, details listing configuration problems (file, line, path,
+message).
+
+Exit codes:
+  0    success
+  1    the work failed: the tool reported an error, a server failed to start
+       or to answer, a run failed
+  2    a usage or input error: a bad flag or argument, an unknown tool, server,
+       prompt or agent, arguments the tool's schema refuses, a configuration
+       problem
+  130  interrupted (Ctrl-C)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.Read().String(),
 	}
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVarP(&e.configFile, "config", "c", "", "config file (TOML or mcpServers JSON); default $SWITCHBOARD_CONFIG")
 	pf.BoolVar(&e.jsonOut, "json", false, "print the result as JSON")
 	pf.CountVarP(&e.verbose, "verbose", "v", "log more to stderr (-v info, -vv debug)")
+	root.Flags().Bool("version", false, "print the version and the commit it was built from")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
@@ -164,6 +185,7 @@ error or a failure at run time, 2 a usage or configuration error.`,
 		e.importCommand(),
 		e.addCommand(),
 		e.removeCommand(),
+		e.versionCommand(),
 	)
 	return root
 }
@@ -172,7 +194,7 @@ error or a failure at run time, 2 a usage or configuration error.`,
 func (e *env) loadConfig() (*config.Config, error) {
 	cfg, err := e.loadConfigRaw()
 	if err != nil {
-		return cfg, &exitError{code: ExitUsage, err: fmt.Errorf("configuration:\n%s", indent(err.Error()))}
+		return cfg, configErr(err)
 	}
 	return cfg, nil
 }
@@ -214,7 +236,7 @@ func (e *env) startHost(ctx context.Context, allOptional bool, only string) (*ho
 	if only != "" {
 		s, ok := cfg.Server(only)
 		if !ok {
-			return nil, nil, usageErr("no server %q in the configuration (%s)", only, serverIDs(cfg))
+			return nil, nil, unknownServer(cfg, only)
 		}
 		servers = []config.Server{s}
 	}
@@ -231,6 +253,9 @@ func (e *env) startHost(ctx context.Context, allOptional bool, only string) (*ho
 	if err != nil {
 		return nil, nil, err
 	}
+	// A server may ask the user during any request (a call, a read, a
+	// prompt): a form on a terminal, else declined and said.
+	opts.Elicitation = e.elicitation("")
 	h, err := e.connect(ctx, servers, opts)
 	if err != nil {
 		return nil, nil, err
@@ -332,6 +357,12 @@ func (e *env) statePath() string {
 	return ""
 }
 
+// unknownServer is the usage error of a server id the configuration does
+// not have.
+func unknownServer(cfg *config.Config, id string) error {
+	return &exitError{code: ExitUsage, kind: codeUnknownServer, err: fmt.Errorf("no server %q in the configuration (%s)", id, serverIDs(cfg))}
+}
+
 func serverIDs(cfg *config.Config) string {
 	ids := make([]string, len(cfg.Servers))
 	for i, s := range cfg.Servers {
@@ -424,6 +455,7 @@ func (e *env) printJSON(v any) error {
 	if err != nil {
 		return failed(err)
 	}
+	e.wroteJSON = true
 	_, err = fmt.Fprintln(e.stdout, escapeHidden(e.red.Redact(string(b))))
 	return err
 }

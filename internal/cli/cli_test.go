@@ -2,8 +2,10 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,8 @@ import (
 
 	"github.com/switchboardmcp/switchboard/internal/cli"
 	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/llm"
+	"github.com/switchboardmcp/switchboard/llm/llmtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the files a script compares with cmp (help.txtar's golden) to the actual output")
@@ -35,6 +39,11 @@ func TestMain(m *testing.M) {
 //
 //	envsubst FILE...              replace $NAME and ${NAME} in FILE in place
 //	exitcode N PROG [ARGS...]     run PROG, expecting exit status N
+//	fakellm [TURN...]             start a fake OpenAI-compatible LLM provider
+//	                              (llmtest) answering each model call with the
+//	                              next TURN: a text, or call:TOOL:ARGS (a tool
+//	                              call with JSON arguments); sets FAKELLM_URL
+//	                              and FAKELLM_KEY
 //
 // and the variables FIXTURE (the testserver binary), EVERYTHING_NODE and
 // EVERYTHING_JS (server-everything's command line), TS_NODE,
@@ -71,6 +80,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"envsubst": cmdEnvsubst,
 			"exitcode": cmdExitcode,
+			"fakellm":  cmdFakeLLM,
 		},
 	})
 }
@@ -121,4 +131,24 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("exit status %d, want %d", got, want)
 	}
+}
+
+// cmdFakeLLM starts a fake Chat Completions server for the rest of the
+// script, scripted with one answer per argument.
+func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("usage: fakellm [TEXT...]")
+	}
+	f := llmtest.NewOpenAI(nil)
+	ts.Defer(f.Close)
+	for i, a := range args {
+		if rest, ok := strings.CutPrefix(a, "call:"); ok {
+			tool, callArgs, _ := strings.Cut(rest, ":")
+			f.Script(llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: fmt.Sprintf("call_%d", i+1), Name: tool, Arguments: json.RawMessage(callArgs)}}})
+			continue
+		}
+		f.Script(llmtest.Turn{Text: a})
+	}
+	ts.Setenv("FAKELLM_URL", f.URL)
+	ts.Setenv("FAKELLM_KEY", f.APIKey)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 )
 
@@ -121,12 +122,14 @@ Exits 1 when a server that is not optional failed.`,
 }
 
 type toolJSON struct {
-	Name         string `json:"name"`
-	Server       string `json:"server"`
-	OriginalName string `json:"original_name"`
-	Title        string `json:"title,omitempty"`
-	Description  string `json:"description"`
-	InputSchema  any    `json:"input_schema"`
+	Name         string               `json:"name"`
+	Server       string               `json:"server"`
+	OriginalName string               `json:"original_name"`
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description"`
+	InputSchema  any                  `json:"input_schema"`
+	OutputSchema any                  `json:"output_schema,omitempty"` // the shape of structuredContent, when the tool declares one
+	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`   // the server's hints (readOnlyHint, destructiveHint, …), as it sent them
 }
 
 func (e *env) toolsCommand() *cobra.Command {
@@ -146,7 +149,8 @@ func (e *env) toolsCommand() *cobra.Command {
 				out := make([]toolJSON, len(tools))
 				for i, t := range tools {
 					out[i] = toolJSON{Name: t.Name, Server: t.Server, OriginalName: t.Tool.Name, Title: t.Tool.Title,
-						Description: t.Tool.Description, InputSchema: t.Tool.InputSchema}
+						Description: t.Tool.Description, InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema,
+						Annotations: t.Tool.Annotations}
 				}
 				return e.printJSON(map[string]any{"tools": out})
 			}
@@ -180,6 +184,7 @@ func firstLine(s string) string {
 func (e *env) callCommand() *cobra.Command {
 	var argsJSON string
 	var kvs []string
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "call TOOL",
 		Short: "Validate and call a tool",
@@ -187,8 +192,15 @@ func (e *env) callCommand() *cobra.Command {
 prints its content: text as text, other kinds summarised (--json prints the
 MCP result). Arguments come from --args (a JSON object) and --arg key=value
 (repeatable; the value is taken as a string when the schema says string,
-otherwise as JSON when it parses, else as a string). Exits 1 when the tool
-reports an error.`,
+otherwise as JSON when it parses, else as a string). --timeout bounds the
+call instead of the server's timeout (60s unless configured).
+
+A server that asks for input during the call (elicitation) gets a form on
+the terminal, built from what it asks for; without a terminal the question
+is declined, and stderr says so.
+
+Exits 1 when the tool reports an error or the call fails, 2 for an unknown
+tool or arguments its schema refuses.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			name := a[0]
@@ -197,6 +209,9 @@ reports an error.`,
 			if _, err := buildArgs(argsJSON, kvs, nil); err != nil {
 				return usageErr("%v", err)
 			}
+			if cmd.Flags().Changed("timeout") && timeout <= 0 {
+				return usageErr("--timeout %s: must be positive, such as 90s or 10m", timeout)
+			}
 			h, _, err := e.startHost(cmd.Context(), false, "")
 			if err != nil {
 				return err
@@ -204,13 +219,13 @@ reports an error.`,
 			defer h.Close()
 			t, ok := h.Tool(name)
 			if !ok {
-				return failed(fmt.Errorf("%w %q; run 'switchboard tools' to list them%s", host.ErrUnknownTool, name, suggest(name, h.Tools())))
+				return failed(fmt.Errorf("%w %q; run 'switchboard tools' to list them%s", host.ErrUnknownTool, name, didYouMean(name, toolCandidates(h.Tools()))))
 			}
 			args, err := buildArgs(argsJSON, kvs, t.Tool.InputSchema)
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			opts := &host.CallOptions{}
+			opts := &host.CallOptions{Timeout: timeout}
 			if e.stderrTTY {
 				opts.Progress = func(p *mcp.ProgressNotificationParams) {
 					if p.Total > 0 {
@@ -239,25 +254,8 @@ reports an error.`,
 	}
 	cmd.Flags().StringVar(&argsJSON, "args", "", "arguments as a JSON object")
 	cmd.Flags().StringArrayVar(&kvs, "arg", nil, "an argument as key=value (repeatable)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "bound the call by this `DURATION` (90s, 10m) instead of the server's timeout")
 	return cmd
-}
-
-// suggest names tools whose names contain the one asked for.
-func suggest(name string, tools []host.Tool) string {
-	var hits []string
-	low := strings.ToLower(name)
-	for _, t := range tools {
-		if strings.Contains(strings.ToLower(t.Name), low) || strings.EqualFold(t.Tool.Name, name) {
-			hits = append(hits, t.Name)
-		}
-		if len(hits) == 5 {
-			break
-		}
-	}
-	if len(hits) == 0 {
-		return ""
-	}
-	return " (did you mean " + strings.Join(hits, ", ") + "?)"
 }
 
 // buildArgs merges --args and --arg into one JSON object.
@@ -400,7 +398,10 @@ func (e *env) resourcesCommand() *cobra.Command {
 				out := struct {
 					Resources []resJSON  `json:"resources"`
 					Templates []tmplJSON `json:"templates"`
-				}{Resources: []resJSON{}, Templates: []tmplJSON{}}
+					// Errors are the servers that did not answer; the
+					// lists hold the others'.
+					Errors []errorItem `json:"errors,omitempty"`
+				}{Resources: []resJSON{}, Templates: []tmplJSON{}, Errors: errorList(errors.Join(err1, err2))}
 				for _, r := range rs {
 					out.Resources = append(out.Resources, resJSON{r.Server, r.Resource})
 				}
@@ -434,19 +435,25 @@ func (e *env) resourcesCommand() *cobra.Command {
 func (e *env) readCommand() *cobra.Command {
 	var serverID string
 	cmd := &cobra.Command{
-		Use:   "read URI --server ID",
+		Use:   "read URI [--server ID]",
 		Short: "Read a resource from a server",
-		Args:  cobra.ExactArgs(1),
+		Long: `Reads a resource. Without --server, the server is the one that lists the URI,
+else the one with a resource template the URI matches, else the only server
+configured; when several could have it, --server says which.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if serverID == "" {
-				return usageErr("read: --server is required")
-			}
 			h, _, err := e.startHost(cmd.Context(), false, serverID)
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			res, err := h.ReadResource(cmd.Context(), serverID, a[0], nil)
+			server := serverID
+			if server == "" {
+				if server, err = resourceOwner(cmd.Context(), h, a[0]); err != nil {
+					return failed(err)
+				}
+			}
+			res, err := h.ReadResource(cmd.Context(), server, a[0], nil)
 			if err != nil {
 				return failed(err)
 			}
@@ -468,7 +475,7 @@ func (e *env) readCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&serverID, "server", "", "the server that has the resource (required)")
+	cmd.Flags().StringVar(&serverID, "server", "", "the server that has the resource (needed when several could)")
 	return cmd
 }
 
@@ -484,16 +491,24 @@ func (e *env) promptsCommand() *cobra.Command {
 			}
 			defer h.Close()
 			ps, lerr := h.Prompts(cmd.Context())
+			format := h.ToolNameFormat()
 			if e.jsonOut {
 				type promptJSON struct {
 					Server string `json:"server"`
+					// HostName is the name the gateway publishes and
+					// 'switchboard prompt' takes: mcp_{server}_{prompt}.
+					HostName string `json:"host_name"`
 					*mcp.Prompt
 				}
 				out := []promptJSON{}
 				for _, p := range ps {
-					out = append(out, promptJSON{p.Server, p.Prompt})
+					out = append(out, promptJSON{p.Server, host.ToolName(format, p.Server, p.Prompt.Name), p.Prompt})
 				}
-				if err := e.printJSON(map[string]any{"prompts": out}); err != nil {
+				doc := map[string]any{"prompts": out}
+				if lerr != nil {
+					doc["errors"] = errorList(lerr)
+				}
+				if err := e.printJSON(doc); err != nil {
 					return err
 				}
 			} else {
@@ -507,7 +522,7 @@ func (e *env) promptsCommand() *cobra.Command {
 						}
 						args = append(args, s)
 					}
-					fmt.Fprintf(&b, "%s (%s)", p.Prompt.Name, p.Server)
+					fmt.Fprintf(&b, "%s (%s)", host.ToolName(format, p.Server, p.Prompt.Name), p.Server)
 					if len(args) > 0 {
 						fmt.Fprintf(&b, " args: %s", strings.Join(args, ", "))
 					}
@@ -532,7 +547,10 @@ func (e *env) promptCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prompt NAME [--server ID] [--arg key=value ...]",
 		Short: "Get a prompt from a server",
-		Args:  cobra.ExactArgs(1),
+		Long: `Gets a prompt. NAME is the name 'switchboard prompts' lists and the gateway
+publishes (mcp_{server}_{prompt}), or the server's own name for it when only
+one server has a prompt of that name (or --server names the server).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			args := map[string]string{}
 			for _, kv := range kvs {
@@ -547,7 +565,11 @@ func (e *env) promptCommand() *cobra.Command {
 				return err
 			}
 			defer h.Close()
-			res, err := h.GetPrompt(cmd.Context(), serverID, a[0], args, nil)
+			route, err := findPrompt(cmd.Context(), h, a[0], serverID)
+			if err != nil {
+				return failed(err)
+			}
+			res, err := h.GetPrompt(cmd.Context(), route.server, route.name, args, nil)
 			if err != nil {
 				return failed(err)
 			}
@@ -574,26 +596,53 @@ func (e *env) validateCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate",
 		Short: "Check the configuration and report every problem at once",
-		Long:  "Checks the configuration files without connecting to any server. Exits 2 when there is any problem.",
-		Args:  cobra.NoArgs,
+		Long: `Checks the configuration files without connecting to any server, and reports
+every problem at once, each with file, line and field path. It also finds
+what would fail at start: a server's command that is not on PATH or not
+executable, a placeholder that resolves to nothing ({{secrets.NAME}} in
+neither the secret store nor the environment, {{env.NAME}} unset), an agent
+file that does not load or names a server or provider the configuration
+lacks. What an optional server or an unused provider lacks is a warning.
+
+Exits 2 when there is any problem. --json reports each as fields: file,
+line (0 when not known), path and message.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := e.loadConfigRaw()
-			if e.jsonOut {
-				out := map[string]any{"ok": err == nil, "problems": problemList(err)}
-				if cfg != nil {
-					out["files"] = nonNil(cfg.Files)
-					out["servers"] = len(cfg.Servers)
+			details := []problemJSON{}
+			warnings := []problemJSON{}
+			var texts []string
+			if err != nil {
+				details = append(details, problemDetails(err)...)
+				texts = append(texts, problemList(err)...)
+			}
+			for _, f := range e.startFindings(cfg, err) {
+				d := problemJSON{File: f.Pos.File, Line: f.Pos.Line, Path: f.Field, Message: f.Msg}
+				if f.warning {
+					warnings = append(warnings, d)
+					continue
 				}
+				details = append(details, d)
+				texts = append(texts, f.Problem.Error())
+			}
+			ok := len(details) == 0
+			if e.jsonOut {
+				out := map[string]any{"ok": ok, "problems": nonNil(texts), "details": details, "warnings": warnings,
+					"files": nonNil(cfg.Files), "servers": len(cfg.Servers)}
 				if perr := e.printJSON(out); perr != nil {
 					return perr
 				}
-				if err != nil {
+				if !ok {
 					return &exitError{code: ExitUsage}
 				}
 				return nil
 			}
-			if err != nil {
-				return &exitError{code: ExitUsage, err: fmt.Errorf("configuration:\n%s", indent(err.Error()))}
+			for _, w := range warnings {
+				p := config.Problem{Pos: config.Position{File: w.File, Line: w.Line}, Field: w.Path, Msg: w.Message}
+				fmt.Fprintf(e.stderr, "switchboard: warning: %s\n", p.Error())
+			}
+			if !ok {
+				return &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("configuration:\n%s", indent(strings.Join(texts, "\n"))), details: details}
 			}
 			if len(cfg.Files) == 0 {
 				e.printf("ok: no configuration file found\n")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,10 +10,8 @@ import (
 	"net/url"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -85,8 +82,16 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 		return err
 	}
 	a, err := agent.Find(name, agent.Dirs(e.getenv))
+	if errors.Is(err, agent.ErrNotFound) {
+		var ids []string
+		found, _ := agent.List(agent.Dirs(e.getenv)) // the ones that load, for a "did you mean"
+		for _, f := range found {
+			ids = append(ids, f.ID)
+		}
+		return &exitError{code: ExitUsage, kind: codeUnknownAgent, err: fmt.Errorf("%v%s", err, didYouMean(name, names(ids)))}
+	}
 	if err != nil {
-		return usageErr("agent:\n%s", indent(err.Error()))
+		return &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("agent:\n%s", indent(err.Error())), details: problemDetails(err)}
 	}
 	o := &agent.Overrides{}
 	if fl.mcpSet {
@@ -101,7 +106,7 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 	}
 	plan, err := agent.Resolve(cfg, a, o)
 	if err != nil {
-		return usageErr("agent %s:\n%s", a.ID, indent(err.Error()))
+		return &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("agent %s:\n%s", a.ID, indent(err.Error())), details: problemDetails(err)}
 	}
 	modelSpec := a.Model
 	if fl.model != "" {
@@ -110,14 +115,24 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 	if modelSpec == "" {
 		return usageErr("agent %s names no model: add model: provider:model to %s, or pass --model", a.ID, a.File)
 	}
-	provider, modelName, err := e.provider(cfg, modelSpec)
-	if err != nil {
-		return err
-	}
 	prompt, err := e.readPrompt(fl)
 	if err != nil {
 		return err
 	}
+	pc, err := e.providerConfig(cfg, modelSpec)
+	if err != nil {
+		return err
+	}
+	// Before any server starts (an npx server takes seconds): a provider
+	// without its key, or with nothing listening, fails the run anyway.
+	if err := e.checkProvider(ctx, pc); err != nil {
+		return err
+	}
+	provider, err := llm.New(pc.lc)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	modelName := pc.model
 
 	network, err := e.network(cfg)
 	if err != nil {
@@ -132,7 +147,11 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 	if err != nil {
 		return err
 	}
-	hopts.Elicitation = e.elicitation(fl.promptSet)
+	stdinTaken := ""
+	if !fl.promptSet {
+		stdinTaken = "stdin holds the prompt (pass --prompt to answer on the terminal)"
+	}
+	hopts.Elicitation = e.elicitation(stdinTaken)
 	if builtins != nil {
 		hopts.InProcess = []host.InProcessServer{builtins.InProcess()}
 	}
@@ -156,11 +175,11 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 		}
 	}
 	if len(missing) > 0 {
-		return usageErr("agent %s: no server offers %s (run 'switchboard tools' to list them)", a.ID, strings.Join(missing, ", "))
+		return e.missingTools(cfg, a, plan, h, missing)
 	}
 
 	events := agent.Run(ctx, &agent.RunOptions{
-		Agent: a, Host: h, Provider: provider, Model: modelName, Prompt: prompt,
+		Agent: a, Host: h, Provider: provider, ProviderName: pc.name, Model: modelName, Prompt: prompt,
 		Tools: plan.Tools, Servers: plan.Servers, Builtins: builtins,
 	})
 	return e.printRun(events)
@@ -182,6 +201,7 @@ func (e *env) printRun(events func(func(agent.Event) bool)) error {
 			if err != nil {
 				return failed(err)
 			}
+			e.wroteJSON = true
 			fmt.Fprintln(e.stdout, e.red.Redact(string(b)))
 			continue
 		}
@@ -231,53 +251,71 @@ func (e *env) printRun(events func(func(agent.Event) bool)) error {
 	return failed(errors.New("the run ended without a result"))
 }
 
+// chosenProvider is the LLM provider a "provider:model" names, as a run
+// will use it.
+type chosenProvider struct {
+	name, model string
+	lc          llm.Config // with the resolved key: never printed
+	builtin     bool       // one of llm.Defaults, not a [providers.NAME] table
+}
+
 // provider builds the provider a "provider:model" names: a [providers.NAME]
 // table of the configuration, else a built-in one (openai, anthropic,
 // ollama).
 func (e *env) provider(cfg *config.Config, spec string) (llm.Provider, string, error) {
-	name, model, err := llm.ParseModel(spec)
+	pc, err := e.providerConfig(cfg, spec)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := llm.New(pc.lc)
 	if err != nil {
 		return nil, "", usageErr("%v", err)
 	}
-	var lc llm.Config
+	return p, pc.model, nil
+}
+
+// providerConfig resolves the provider a "provider:model" names, with its
+// key and its guarded HTTP client.
+func (e *env) providerConfig(cfg *config.Config, spec string) (*chosenProvider, error) {
+	name, model, err := llm.ParseModel(spec)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	pc := &chosenProvider{name: name, model: model}
 	allowLocal := false // admit the base URL's own loopback or private host:port
-	if pc, ok := cfg.Providers[name]; ok {
-		rp, err := pc.Resolve(e.lookupEnv, e.secretStore(), e.red)
+	if tc, ok := cfg.Providers[name]; ok {
+		rp, err := tc.Resolve(e.lookupEnv, e.secretStore(), e.red)
 		if err != nil {
-			return nil, "", usageErr("%v", err)
+			return nil, usageErr("%v", err)
 		}
-		lc = llm.Config{Name: name, Type: rp.Type, BaseURL: rp.BaseURL, APIKey: rp.APIKey,
+		pc.lc = llm.Config{Name: name, Type: rp.Type, BaseURL: rp.BaseURL, APIKey: rp.APIKey,
 			KeySource: "providers." + name + ".api_key", Headers: rp.Headers}
 		allowLocal = rp.AllowLocalEndpoint && rp.BaseURL != ""
 	} else if d, ok := llm.Defaults(e.getenv)[name]; ok {
-		lc = d
-		if lc.APIKey != "" {
-			e.red.Add(lc.APIKey)
+		pc.lc, pc.builtin = d, true
+		if pc.lc.APIKey != "" {
+			e.red.Add(pc.lc.APIKey)
 		}
 		// The built-in ollama is at a literal loopback address: admit
 		// exactly it. A default at a public name admits nothing.
-		if u, err := url.Parse(lc.BaseURL); err == nil {
+		if u, err := url.Parse(pc.lc.BaseURL); err == nil {
 			_, allowLocal, _ = netguard.ParseHost(u.Hostname())
 		}
 	} else {
-		var names []string
+		var known []string
 		for n := range llm.Defaults(e.getenv) {
-			names = append(names, n)
+			known = append(known, n)
 		}
 		for n := range cfg.Providers {
-			names = append(names, n)
+			known = append(known, n)
 		}
-		sort.Strings(names)
-		return nil, "", usageErr("unknown provider %q in %q (known: %s; add a [providers.%s] table to the configuration)", name, spec, strings.Join(names, ", "), name)
+		sort.Strings(known)
+		return nil, usageErr("unknown provider %q in %q (known: %s; add a [providers.%s] table to the configuration)", name, spec, strings.Join(known, ", "), name)
 	}
-	if lc.HTTPClient, err = e.providerClient(cfg, lc.BaseURL, allowLocal); err != nil {
-		return nil, "", err
+	if pc.lc.HTTPClient, err = e.providerClient(cfg, pc.lc.BaseURL, allowLocal); err != nil {
+		return nil, err
 	}
-	p, err := llm.New(lc)
-	if err != nil {
-		return nil, "", usageErr("%v", err)
-	}
-	return p, model, nil
+	return pc, nil
 }
 
 // providerClient is the HTTP client of an LLM provider at baseURL ("" for
@@ -322,72 +360,4 @@ func (e *env) readPrompt(fl runFlags) (string, error) {
 		return "", usageErr("no prompt: stdin was empty")
 	}
 	return string(b), nil
-}
-
-// elicitation asks on the terminal when stdin is one (and not taken by the
-// prompt); otherwise it returns nil, and the host declines.
-func (e *env) elicitation(promptFromFlag bool) host.ElicitationHandler {
-	f, ok := e.stdin.(*os.File)
-	if !ok || !promptFromFlag || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	in := bufio.NewReader(f)
-	return func(ctx context.Context, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-		return e.askTerminal(in, server, req)
-	}
-}
-
-// askTerminal asks for a form's fields, one line each; an empty answer
-// takes the default. Answering "n" to the first question declines.
-func (e *env) askTerminal(in *bufio.Reader, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	fmt.Fprintf(e.stderr, "\nServer %q asks: %s\nAnswer? [Y/n] ", server, req.Message)
-	line, err := in.ReadString('\n')
-	if err != nil {
-		return &mcp.ElicitResult{Action: "cancel"}, nil
-	}
-	if a := strings.ToLower(strings.TrimSpace(line)); a == "n" || a == "no" {
-		return &mcp.ElicitResult{Action: "decline"}, nil
-	}
-	content := map[string]any{}
-	props, _ := schemaProperties(req.RequestedSchema)
-	names := make([]string, 0, len(props))
-	for n := range props {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		p, _ := props[n].(map[string]any)
-		typ, _ := p["type"].(string)
-		def := ""
-		if d, ok := p["default"]; ok {
-			def = fmt.Sprint(d)
-		}
-		fmt.Fprintf(e.stderr, "  %s (%s)", n, typ)
-		if def != "" {
-			fmt.Fprintf(e.stderr, " [%s]", def)
-		}
-		fmt.Fprint(e.stderr, ": ")
-		line, err := in.ReadString('\n')
-		if err != nil {
-			return &mcp.ElicitResult{Action: "cancel"}, nil
-		}
-		v := strings.TrimSpace(line)
-		if v == "" {
-			continue // the host applies the schema's defaults
-		}
-		switch typ {
-		case "number", "integer":
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				content[n] = f
-				continue
-			}
-		case "boolean":
-			if b, err := strconv.ParseBool(v); err == nil {
-				content[n] = b
-				continue
-			}
-		}
-		content[n] = v
-	}
-	return &mcp.ElicitResult{Action: "accept", Content: content}, nil
 }
