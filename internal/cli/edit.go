@@ -52,7 +52,7 @@ func (e *env) openEdit(path string) (*config.Edit, error) {
 	}
 	if err != nil {
 		if ps := config.Problems(err); len(ps) > 0 {
-			return nil, &exitError{code: ExitUsage, err: fmt.Errorf("%s cannot be edited:\n%s", path, indent(err.Error()))}
+			return nil, &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("%s cannot be edited:\n%s", path, indent(err.Error())), details: problemDetails(err)}
 		}
 		return nil, failed(err)
 	}
@@ -116,7 +116,7 @@ func absPath(p string) string {
 func (e *env) loadBefore() (*config.Config, error) {
 	cfg, err := e.loadWith(nil)
 	if err != nil {
-		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("the configuration has problems; fix them first (switchboard validate):\n%s", indent(err.Error()))}
+		return nil, &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("the configuration has problems; fix them first (switchboard validate):\n%s", indent(err.Error())), details: problemDetails(err)}
 	}
 	return cfg, nil
 }

@@ -201,7 +201,7 @@ func (e *env) exit(ctx context.Context, err error, args []string) int {
 		var j errorJSON
 		j.Error.Code, j.Error.Message, j.Error.Details = ee.kind, msg, ee.details
 		if j.Error.Code == "" {
-			j.Error.Code = codeFailed
+			j.Error.Code = kindOf(ee)
 		}
 		// One line: a JSON document, and a JSON line where the command
 		// writes lines (run --json).
@@ -211,6 +211,21 @@ func (e *env) exit(ctx context.Context, err error, args []string) int {
 		}
 	}
 	return ee.code
+}
+
+// kindOf is the --json code of an exitError made without one: what its
+// error is, unless that disagrees with its exit code.
+func kindOf(ee *exitError) string {
+	if k := classify(ee.err); exitCode(k) == ee.code {
+		return k
+	}
+	switch ee.code {
+	case ExitUsage:
+		return codeUsage
+	case ExitInterrupted:
+		return codeInterrupted
+	}
+	return codeFailed
 }
 
 // wantsJSON reports whether args ask for --json, for a failure cobra
