@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/term"
@@ -36,7 +37,7 @@ func (e *env) elicitation(why string) host.ElicitationHandler {
 	}
 	if why != "" {
 		return func(ctx context.Context, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			fmt.Fprintf(e.stderr, "switchboard: server %q asks: %s\nswitchboard: declined: %s\n", server, oneLine(req.Message), why)
+			fmt.Fprintf(e.stderr, "switchboard: server %q asks: %s\nswitchboard: declined: %s\n", server, shown(oneLine(req.Message)), why)
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		}
 	}
@@ -59,6 +60,27 @@ func (e *env) notTerminal() string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// shownLines is shown for a message of several lines, each kept.
+func shownLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = shown(strings.TrimRight(l, "\r"))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// shown is text from a server as the form writes it on the terminal. The
+// host cleans what a user reads (the message, titles, descriptions), but
+// not what the server must get back as it sent it — property names, enum
+// and const values — so these may hold terminal escapes or invisible
+// characters: such text is written quoted, with them escaped.
+func shown(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) }) < 0 {
+		return s
+	}
+	return strconv.QuoteToGraphic(s)
 }
 
 // form asks elicitation questions, one field a line.
@@ -119,10 +141,10 @@ func (f *form) ask(ctx context.Context, server string, req *mcp.ElicitParams) (*
 	defer f.mu.Unlock()
 	fields, err := formFields(req.RequestedSchema)
 	if err != nil {
-		fmt.Fprintf(f.out, "\nServer %q asks: %s\nswitchboard: declined: %v\n", server, req.Message, err)
+		fmt.Fprintf(f.out, "\nServer %q asks: %s\nswitchboard: declined: %s\n", server, shown(oneLine(req.Message)), shown(err.Error()))
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
-	fmt.Fprintf(f.out, "\nServer %q asks: %s\n", server, req.Message)
+	fmt.Fprintf(f.out, "\nServer %q asks: %s\n", server, shownLines(req.Message))
 	cancelled := func(err error) (*mcp.ElicitResult, error) {
 		if errors.Is(err, io.EOF) {
 			fmt.Fprintf(f.out, "\n(cancelled)\n")
@@ -161,7 +183,7 @@ func (f *form) ask(ctx context.Context, server string, req *mcp.ElicitParams) (*
 				problem = fd.validate(v)
 			}
 			if problem != "" {
-				fmt.Fprintf(f.out, "    %s\n", problem)
+				fmt.Fprintf(f.out, "    %s\n", shown(problem))
 				continue
 			}
 			if set {
@@ -289,15 +311,15 @@ func options(p *propSchema) []option {
 // label is the field's line: its title (or name), required mark and
 // description.
 func (fd *field) label() string {
-	s := fd.name
+	s := shown(fd.name)
 	if fd.title != "" && fd.title != fd.name {
-		s = fd.title + " (" + fd.name + ")"
+		s = shown(oneLine(fd.title)) + " (" + shown(fd.name) + ")"
 	}
 	if fd.required {
 		s += " *"
 	}
 	if d := oneLine(fd.desc); d != "" && d != fd.title {
-		s += " — " + d
+		s += " — " + shown(d)
 	}
 	return s
 }
@@ -309,9 +331,9 @@ func (fd *field) hint() string {
 	case len(fd.options) > 0:
 		var opts []string
 		for i, o := range fd.options {
-			s := fmt.Sprintf("%d) %s", i+1, o.value)
+			s := fmt.Sprintf("%d) %s", i+1, shown(o.value))
 			if o.title != "" && o.title != o.value {
-				s = fmt.Sprintf("%d) %s (%s)", i+1, o.title, o.value)
+				s = fmt.Sprintf("%d) %s (%s)", i+1, shown(oneLine(o.title)), shown(o.value))
 			}
 			opts = append(opts, s)
 		}
@@ -344,7 +366,7 @@ func (fd *field) hint() string {
 	}
 	switch {
 	case fd.def != nil:
-		h += " [" + fd.show(fd.def) + "]"
+		h += " [" + shown(fd.show(fd.def)) + "]"
 	case fd.required:
 		h += " (required)"
 	default:
