@@ -219,8 +219,8 @@ func unresolvedErrors(err error) []*secret.UnresolvedError {
 // checkAgents loads every agent file found (./agents/, the user's) and
 // resolves each against the configuration, as agents and run do: a file
 // that does not load, a server it names that the configuration lacks, an
-// inline server declared differently elsewhere, a provider no one
-// configured.
+// inline server declared differently elsewhere or whose command cannot
+// run, a provider no one configured.
 func (e *env) checkAgents(cfg *config.Config) []finding {
 	agents, err := agent.List(agent.Dirs(e.getenv))
 	var out []finding
@@ -244,6 +244,16 @@ func (e *env) checkAgents(cfg *config.Config) []finding {
 				err = &config.Problem{Pos: config.Position{File: a.File}, Msg: err.Error()}
 			}
 			add(err)
+		}
+		for _, en := range a.Servers {
+			s := en.Server
+			if en.Ref != "" || s.Transport != config.TransportStdio || s.Command == "" || strings.Contains(s.Command, "{{") {
+				continue
+			}
+			if msg := commandProblem(s.Command, s.Cwd, e.getenv("PATH")); msg != "" {
+				out = append(out, finding{&config.Problem{Pos: config.Position{File: en.Pos.File, Line: en.Pos.Line},
+					Field: en.Pos.Field + ".command", Msg: msg}, s.Optional})
+			}
 		}
 		if p, _, err := agent.SplitModel(a.Model); err == nil && !known[p] {
 			names := slices.Sorted(maps.Keys(known))
