@@ -265,7 +265,8 @@ func (g Gateway) ResolveAuthToken(getenv func(string) (string, bool), secrets se
 		return "", fmt.Errorf("gateway.auth_token: %s resolved to the empty string", g.AuthToken)
 	}
 	if red != nil {
-		// {{env.X}} values are not secrets in general; this one is.
+		// Expand leaves a public variable ({{env.USER}}) unregistered;
+		// as a token it is a credential all the same.
 		red.Add(tok)
 	}
 	return tok, nil

@@ -209,7 +209,8 @@ func (n Network) Resolve(getenv func(string) (string, bool), secrets secret.Stor
 				return "", fmt.Errorf("network.proxy: %w", err)
 			}
 			if v != s && red != nil {
-				// {{env.X}} values are not secrets in general; a proxy login is.
+				// Expand leaves a public variable ({{env.USER}}) unregistered;
+				// as a proxy login it is a credential all the same.
 				red.Add(v)
 			}
 			return v, nil

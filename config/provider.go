@@ -169,8 +169,8 @@ func (p Provider) Resolve(getenv func(string) (string, bool), secrets secret.Sto
 			return ""
 		}
 		if v != in && red != nil {
-			// {{env.X}} values are not secrets in general, but in api_key
-			// and headers they are.
+			// Expand leaves a public variable ({{env.USER}}) unregistered;
+			// in api_key and headers it is a credential all the same.
 			red.Add(v)
 		}
 		return v

@@ -14,26 +14,15 @@ import (
 // Resolve returns a copy of s whose env and headers values have their
 // placeholders expanded: {{env.NAME}} through getenv (default
 // os.LookupEnv) and {{secrets.NAME}} through secrets (nil: none, typically
-// a [secret.EnvStore]). Every resolved secret
-// value is registered with red (when non-nil) before Resolve returns.
+// a [secret.EnvStore]). Every resolved value — each secret, and each
+// environment variable's but those of [secret.PublicEnv] — is registered
+// with red (when non-nil) before Resolve returns.
 //
 // Every unresolved placeholder is reported, each naming the server and the
 // field ("server "gh": env.GITHUB_TOKEN: ..."), never a value.
 func (s Server) Resolve(getenv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) (Server, error) {
 	if getenv == nil {
 		getenv = os.LookupEnv
-	}
-	if red != nil {
-		// Validate refuses {{env.SWITCHBOARD_SECRET_…}}; a Server that was
-		// not validated still gets such a value redacted.
-		lookup := getenv
-		getenv = func(k string) (string, bool) {
-			v, ok := lookup(k)
-			if ok && isSecretEnvVar(k) {
-				red.Add(v)
-			}
-			return v, ok
-		}
 	}
 	out := s
 	out.Args = slices.Clone(s.Args)

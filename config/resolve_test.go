@@ -21,6 +21,7 @@ func TestResolve(t *testing.T) {
 		"HOME":                      "/home/me",
 		"SWITCHBOARD_SECRET_GITHUB": "ghp_s3cr3t",
 		"SWITCHBOARD_SECRET_TOK":    "tok-v4lue",
+		"API_TOKEN":                 "env-t0ken",
 	})
 	s := Server{
 		ID:      "gh",
@@ -29,6 +30,7 @@ func TestResolve(t *testing.T) {
 		Env: map[string]string{
 			"GITHUB_TOKEN": "{{secrets.github}}",
 			"DATA":         "{{env.HOME}}/data",
+			"API":          "{{env.API_TOKEN}}",
 			"PLAIN":        "v",
 		},
 		Headers: map[string]string{"Authorization": "Bearer {{secrets.tok}}"},
@@ -44,7 +46,7 @@ func TestResolve(t *testing.T) {
 		t.Fatalf("Resolve: %v", err)
 	}
 	want := s
-	want.Env = map[string]string{"GITHUB_TOKEN": "ghp_s3cr3t", "DATA": "/home/me/data", "PLAIN": "v"}
+	want.Env = map[string]string{"GITHUB_TOKEN": "ghp_s3cr3t", "DATA": "/home/me/data", "API": "env-t0ken", "PLAIN": "v"}
 	want.Headers = map[string]string{"Authorization": "Bearer tok-v4lue"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Resolve mismatch (-want +got):\n%s", diff)
@@ -56,9 +58,10 @@ func TestResolve(t *testing.T) {
 	if s.Args[0] != "run" {
 		t.Errorf("Resolve's result shares Args with the receiver")
 	}
-	// Secrets, not plain environment values, are registered for redaction.
-	in := "ghp_s3cr3t tok-v4lue /home/me"
-	if got, want := red.Redact(in), "[REDACTED] [REDACTED] /home/me"; got != want {
+	// Secrets and environment values are registered for redaction, but
+	// for the public variables every server gets anyway (HOME).
+	in := "ghp_s3cr3t tok-v4lue env-t0ken /home/me"
+	if got, want := red.Redact(in), "[REDACTED] [REDACTED] [REDACTED] /home/me"; got != want {
 		t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 	}
 }

@@ -21,13 +21,26 @@ import (
 // it puts in every field a server can fill, and a second one that prints
 // it to stderr and crashes; nothing the host hands its caller — catalog,
 // statuses, results, errors, notifications, questions, logs — holds it.
+// The canary comes from the secret store ({{secrets.NAME}}) or from an
+// environment variable ({{env.NAME}}): both are kept out of output.
 func TestNoSecretLeavesTheHost(t *testing.T) {
-	canary := interop.NewCanary(t)
-	t.Setenv("SWITCHBOARD_SECRET_CANARY", canary)
+	t.Run("secrets", func(t *testing.T) {
+		canary := interop.NewCanary(t)
+		t.Setenv("SWITCHBOARD_SECRET_CANARY", canary)
+		noSecretLeavesTheHost(t, canary, "{{secrets.canary}}")
+	})
+	t.Run("env", func(t *testing.T) {
+		canary := interop.NewCanary(t)
+		t.Setenv("SB_TEST_CANARY_TOKEN", canary)
+		noSecretLeavesTheHost(t, canary, "{{env.SB_TEST_CANARY_TOKEN}}")
+	})
+}
+
+func noSecretLeavesTheHost(t *testing.T, canary, placeholder string) {
 	leaky := fixture(t, "leaky", "-leak", "TOKEN")
-	leaky.Env = map[string]string{"TOKEN": "{{secrets.canary}}"}
+	leaky.Env = map[string]string{"TOKEN": placeholder}
 	crashy := fixture(t, "crashy", "-print-env", "-crash-on-call")
-	crashy.Env = map[string]string{"TOKEN": "pre-{{secrets.canary}}-post"}
+	crashy.Env = map[string]string{"TOKEN": "pre-" + placeholder + "-post"}
 
 	var mu sync.Mutex
 	var seen []any // everything the host handed over

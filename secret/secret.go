@@ -1,9 +1,10 @@
 // Package secret resolves the {{env.NAME}} and {{secrets.NAME}} placeholders
-// of a configuration and keeps every resolved secret out of output.
+// of a configuration and keeps every resolved value out of output.
 //
-// A [Redactor] is told every value that was resolved from a secret; anything
-// that leaves Switchboard (logs, events, errors, --json output) passes through
-// it first.
+// A [Redactor] is told every value that was resolved from a secret or from
+// an environment variable (but those [PublicEnv] names, such as HOME);
+// anything that leaves Switchboard (logs, events, errors, --json output)
+// passes through it first.
 package secret
 
 import (
@@ -159,6 +160,25 @@ func (s EnvStore) Lookup(name string) (string, bool) {
 // Hint names the environment variable to set.
 func (s EnvStore) Hint(name string) string { return "set " + EnvVar(name) }
 
+// publicEnv are the variables every stdio server is given anyway
+// (transport.MinimalEnv): where programs are, the home folder, the user,
+// the shell, the terminal, the locale and time zone. Their values appear in
+// every path and message (the home folder does), protect nothing when
+// hidden, and would make output unreadable if redacted.
+var publicEnv = map[string]bool{
+	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "SHELL": true,
+	"TMPDIR": true, "TERM": true, "LANG": true, "LANGUAGE": true, "TZ": true,
+}
+
+// PublicEnv reports whether the environment variable name describes the
+// machine or the user rather than holds a credential: PATH, HOME, USER,
+// LOGNAME, SHELL, TMPDIR, TERM, LANG, LANGUAGE, TZ and LC_*, which every
+// stdio server gets anyway. [Expand] does not register their values with
+// a Redactor; every other {{env.NAME}} value is redacted like a secret.
+func PublicEnv(name string) bool {
+	return publicEnv[name] || strings.HasPrefix(name, "LC_")
+}
+
 // An UnresolvedError is a placeholder with no value. It never carries a
 // value, only the placeholder and how to set it.
 type UnresolvedError struct {
@@ -175,8 +195,10 @@ func (e *UnresolvedError) Error() string {
 }
 
 // Expand replaces every placeholder in s. env looks up {{env.NAME}}; secrets
-// looks up {{secrets.NAME}}. Each resolved secret value is added to red
-// (when non-nil). An unresolved placeholder is an error naming it, never a
+// looks up {{secrets.NAME}}. Each resolved value is added to red (when
+// non-nil): every secret, and every environment variable's but those
+// [PublicEnv] names, which describe the machine rather than hold a
+// credential. An unresolved placeholder is an error naming it, never a
 // value.
 //
 // A nil env means os.LookupEnv; a nil secrets resolves no secret. A variable
@@ -201,7 +223,12 @@ func Expand(s string, env func(string) (string, bool), secrets Store, red *Redac
 		var hint string
 		switch p.Kind {
 		case "env":
+			// A variable named in a config is there to reach a server,
+			// often as its token: kept out of output like a secret.
 			v, ok = env(p.Name)
+			if ok && red != nil && !PublicEnv(p.Name) {
+				red.Add(v)
+			}
 		case "secrets":
 			if secrets != nil {
 				v, ok = secrets.Lookup(p.Name)

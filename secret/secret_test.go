@@ -155,15 +155,37 @@ func TestExpand(t *testing.T) {
 	}
 }
 
+// Every resolved value is registered for redaction, an environment
+// variable's like a secret's (the README promises that a resolved value
+// never reaches output), but for the public variables every server gets
+// anyway: redacting the home folder would garble every path.
 func TestExpandRegistersSecrets(t *testing.T) {
 	red := NewRedactor()
 	secrets := EnvStore{LookupEnv: mapLookup(map[string]string{"SWITCHBOARD_SECRET_GITHUB": "ghp_supersecret"})}
-	env := mapLookup(map[string]string{"USER": "alice-the-user"})
-	if _, err := Expand("{{env.USER}} {{secrets.github}}", env, secrets, red); err != nil {
+	env := mapLookup(map[string]string{
+		"API_TOKEN": "env-token-value",
+		"HOME":      "/home/alice",
+		"USER":      "alice-the-user",
+		"LC_ALL":    "en_US.UTF-8",
+	})
+	if _, err := Expand("{{env.API_TOKEN}} {{env.HOME}} {{env.USER}} {{env.LC_ALL}} {{secrets.github}}", env, secrets, red); err != nil {
 		t.Fatal(err)
 	}
-	if got := red.Redact("user alice-the-user token ghp_supersecret"); got != "user alice-the-user token [REDACTED]" {
-		t.Errorf("after Expand, Redact = %q: want the secret, and only the secret, redacted", got)
+	in := "token env-token-value home /home/alice user alice-the-user locale en_US.UTF-8 secret ghp_supersecret"
+	want := "token [REDACTED] home /home/alice user alice-the-user locale en_US.UTF-8 secret [REDACTED]"
+	if got := red.Redact(in); got != want {
+		t.Errorf("after Expand, Redact(%q) = %q, want %q", in, got, want)
+	}
+}
+
+func TestPublicEnv(t *testing.T) {
+	for name, want := range map[string]bool{
+		"HOME": true, "PATH": true, "USER": true, "LC_CTYPE": true, "TZ": true,
+		"API_TOKEN": false, "GITHUB_TOKEN": false, "SWITCHBOARD_SECRET_X": false, "home": false, "PATHS": false,
+	} {
+		if got := PublicEnv(name); got != want {
+			t.Errorf("PublicEnv(%q) = %v, want %v", name, got, want)
+		}
 	}
 }
 

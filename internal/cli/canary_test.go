@@ -228,3 +228,81 @@ args = ["--token", "{{secrets.canary}}"]
 		}
 	}
 }
+
+// TestCanaryEnv: a value read through {{env.NAME}} is kept out of output
+// like a secret (the README promises that no resolved value is printed):
+// a server that prints its environment, echoes the value, crashes with it
+// on stderr; an HTTP server that echoes the header.
+func TestCanaryEnv(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers")
+	}
+	canary := interop.NewCanary(t)
+	fixture := interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver")
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("HOME", filepath.Join(dir, "home"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "xdg"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("SWITCHBOARD_CONFIG", "")
+	t.Setenv("SB_CANARY_TOKEN", canary)
+
+	var sawKey bool
+	unauth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sawKey = sawKey || r.Header.Get("X-Api-Key") == canary
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, "unauthorized: X-Api-Key=%s\n", r.Header.Get("X-Api-Key"))
+	}))
+	defer unauth.Close()
+	cfg := filepath.Join(dir, "env.toml")
+	q := strconv.Quote
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`
+[[mcp_servers]]
+id = "sec"
+command = %s
+args = ["-print-env", "-leak", "TOKEN"]
+env = { TOKEN = "{{env.SB_CANARY_TOKEN}}" }
+
+[[mcp_servers]]
+id = "boom"
+command = %s
+args = ["-print-env", "-crash-on-call"]
+env = { TOKEN = "pre-{{env.SB_CANARY_TOKEN}}-post" }
+
+[[mcp_servers]]
+id = "web"
+url = %s
+allow_local_endpoint = true
+headers = { X-Api-Key = "{{env.SB_CANARY_TOKEN}}" }
+connect_timeout = "10s"
+optional = true
+`, q(fixture), q(fixture), q(unauth.URL+"/mcp"))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for _, args := range [][]string{
+		{"servers"}, {"-vv", "servers", "--json"}, {"-vv", "tools", "--json"},
+		{"call", "mcp_sec_env", "--arg", "name=TOKEN", "--json"},
+		{"call", "mcp_sec_leak", "--json"}, {"-vv", "call", "mcp_sec_leak_error"},
+		{"-vv", "call", "mcp_boom_echo", "--arg", "text=x"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		var out, errb bytes.Buffer
+		code := cli.Main(ctx, append([]string{"--config", cfg}, args...), strings.NewReader(""), &out, &errb)
+		cancel()
+		for stream, text := range map[string]string{"stdout": out.String(), "stderr": errb.String()} {
+			for _, leak := range interop.Leaks(text, canary) {
+				t.Errorf("switchboard %s (exit %d): %s holds %s", strings.Join(args, " "), code, stream, leak)
+			}
+			all.WriteString(text)
+		}
+	}
+	if !sawKey {
+		t.Errorf("the HTTP server never got the value: the test proves nothing for headers")
+	}
+	for _, want := range []string{`"set": true`, "[REDACTED]", "crash"} {
+		if !strings.Contains(all.String(), want) {
+			t.Errorf("no output holds %q: a path was not exercised", want)
+		}
+	}
+}
