@@ -67,6 +67,10 @@ const (
 const (
 	DefaultTimeout        = 60 * time.Second
 	DefaultConnectTimeout = 30 * time.Second
+	// DefaultInstallTimeout is how long a server started through a
+	// package runner may take to install on its first start: a cold npm
+	// cache took 57 s to download server-filesystem on one machine.
+	DefaultInstallTimeout = 5 * time.Minute
 	DefaultToolNameFormat = "mcp_{server}_{tool}"
 	DefaultHealthInterval = 30 * time.Second
 	DefaultMaxRestarts    = 5
@@ -114,6 +118,11 @@ type Server struct {
 	Args    []string
 	Env     map[string]string // values may hold placeholders
 	Cwd     string
+	// InstallTimeout bounds how long a package runner (npx, uvx, pipx run,
+	// …) may take to fetch and install the server before the server itself
+	// begins to read its input; ConnectTimeout counts from then. 0 means
+	// DefaultInstallTimeout. See the host package.
+	InstallTimeout time.Duration
 	// AllowEnv names the variables of Env that make a program load other
 	// code (NODE_OPTIONS, LD_PRELOAD, …) and that this server may set
 	// all the same; without it they are refused.

@@ -11,7 +11,8 @@ import (
 
 // The formats a server's keys are in: an [[mcp_servers]] table and an
 // agent file's inline server have every key; an mcpServers entry (JSON)
-// has those other clients write, and a few of Switchboard's own.
+// has those other clients write, and Switchboard's own spelled as in TOML,
+// but id (the entry's name).
 const (
 	native = decode.TOML | decode.YAML
 	every  = decode.Every
@@ -32,15 +33,16 @@ const (
 //
 // alwaysAllow and autoApprove are other clients' approval lists; they are
 // accepted and ignored (Switchboard has no approval prompt, and mapping
-// them to tools_allowlist would hide every other tool).
-// allow_local_endpoint, allow_cross_origin_redirects and allow_env are
-// Switchboard's own in JSON too, so that an imported file can reach a
-// local server or one that redirects elsewhere, or set a variable such as
-// NODE_OPTIONS.
+// them to tools_allowlist would hide every other tool). Switchboard's own
+// keys are accepted in JSON too, spelled as in TOML ("connect_timeout":
+// "2m"), so that a Claude Desktop or VS Code file can carry them: only id
+// is not (the entry's name is the id). A server's transport is "type" in
+// the clients' JSON, with their names for it; "transport" is accepted with
+// TOML's (decodeJSON refuses both at once).
 var serverFields = decode.Table[Server]{
 	decode.String("id", native, func(s *Server) *string { return &s.ID }, checkServerID),
 	decode.String("description", every, func(s *Server) *string { return &s.Description }, noPlaceholder),
-	decode.Value("transport", native, func(s *Server) *Transport { return &s.Transport }, readTransport, checkTransport),
+	decode.Value("transport", every, func(s *Server) *Transport { return &s.Transport }, readTransport, checkTransport),
 	decode.Value("type", decode.JSON, func(s *Server) *Transport { return &s.Transport }, readJSONType),
 	decode.String("command", every, func(s *Server) *string { return &s.Command }, noPlaceholder).Only(forStdio),
 	decode.StringList("args", every, func(s *Server) *[]string { return &s.Args }, checkArg).Only(forStdio),
@@ -52,22 +54,39 @@ var serverFields = decode.Table[Server]{
 	decode.StringMap("headers", every, func(s *Server) *map[string]string { return &s.Headers }, checkHeaderEntry).Only(forNetwork),
 	decode.Bool("allow_local_endpoint", every, func(s *Server) *bool { return &s.AllowLocalEndpoint }).Only(forNetwork),
 	decode.Bool("allow_cross_origin_redirects", every, func(s *Server) *bool { return &s.AllowCrossOriginRedirects }).Only(forNetwork),
-	decode.StringList("tools_allowlist", native, func(s *Server) *[]string { return &s.ToolsAllowlist }, checkToolName),
+	decode.StringList("tools_allowlist", every, func(s *Server) *[]string { return &s.ToolsAllowlist }, checkToolName),
 	decode.Duration("timeout", native, func(s *Server) *time.Duration { return &s.Timeout }),
-	// Milliseconds, as in the clients that have this key.
+	// Milliseconds, as in the clients that have this key, or a duration
+	// as in TOML.
 	decode.Value("timeout", decode.JSON, func(s *Server) *time.Duration { return &s.Timeout }, readMillis),
-	decode.Duration("connect_timeout", native, func(s *Server) *time.Duration { return &s.ConnectTimeout }),
-	decode.Bool("optional", native, func(s *Server) *bool { return &s.Optional }),
-	decode.Bool("progress_resets_timeout", native, func(s *Server) *bool { return &s.ProgressResetsTimeout }),
-	decode.StringList("roots", native, func(s *Server) *[]string { return &s.Roots }, checkRootEntry),
-	decode.Bool("lazy", native, func(s *Server) *bool { return &s.Lazy }),
-	decode.Interval("health_interval", native, func(s *Server) *time.Duration { return &s.HealthInterval }, HealthOff),
-	decode.Count("max_concurrency", native, func(s *Server) *int { return &s.MaxConcurrency }),
-	decode.Count("max_restarts", native, func(s *Server) *int { return &s.MaxRestarts }),
+	decode.Duration("connect_timeout", every, func(s *Server) *time.Duration { return &s.ConnectTimeout }),
+	decode.Duration("install_timeout", every, func(s *Server) *time.Duration { return &s.InstallTimeout }).Only(forStdio),
+	decode.Bool("optional", every, func(s *Server) *bool { return &s.Optional }),
+	decode.Bool("progress_resets_timeout", every, func(s *Server) *bool { return &s.ProgressResetsTimeout }),
+	decode.StringList("roots", every, func(s *Server) *[]string { return &s.Roots }, checkRootEntry),
+	decode.Bool("lazy", every, func(s *Server) *bool { return &s.Lazy }),
+	decode.Interval("health_interval", every, func(s *Server) *time.Duration { return &s.HealthInterval }, HealthOff),
+	decode.Count("max_concurrency", every, func(s *Server) *int { return &s.MaxConcurrency }),
+	decode.Count("max_restarts", every, func(s *Server) *int { return &s.MaxRestarts }),
 	// Read before the others: a disabled entry is skipped unread.
 	decode.Func("disabled", decode.JSON, func(*Server, string, any) {}),
 	decode.Value[Server]("alwaysAllow", decode.JSON, nil, (*decode.Decoder).StringList),
 	decode.Value[Server]("autoApprove", decode.JSON, nil, (*decode.Decoder).StringList),
+	// In JSON the entry's name is its id.
+	decode.Value[Server]("id", decode.JSON, nil, func(d *decode.Decoder, field string, v any) (string, bool) {
+		d.Errorf(field, "in an mcpServers or servers entry the entry's name is the id: remove id, or rename the entry")
+		return "", false
+	}),
+	// VS Code's: a .env file to read the environment from.
+	decode.Value[Server]("envFile", decode.JSON, nil, readEnvFile),
+}
+
+// readEnvFile refuses VS Code's envFile: Switchboard reads no .env file
+// (one would hold secrets in plain text beside the config), and ignoring
+// it would start the server without its variables.
+func readEnvFile(d *decode.Decoder, field string, v any) (string, bool) {
+	d.Errorf(field, "Switchboard reads no .env file: set the variables in env, a secret as {{secrets.NAME}} (switchboard secrets set NAME)")
+	return "", false
 }
 
 // noPlaceholder refuses a placeholder: they are resolved only where
@@ -136,10 +155,16 @@ func readJSONType(d *decode.Decoder, field string, v any) (Transport, bool) {
 	return tr, known
 }
 
+// readMillis reads a JSON timeout: a number of milliseconds, as the
+// clients that have the key write it, or a duration string as in TOML
+// ("90s").
 func readMillis(d *decode.Decoder, field string, v any) (time.Duration, bool) {
+	if _, ok := v.(string); ok {
+		return d.Duration(field, v)
+	}
 	n, ok := v.(json.Number)
 	if !ok {
-		d.Errorf(field, "must be a number of milliseconds, not %s", d.TypeName(v))
+		d.Errorf(field, `must be a number of milliseconds or a duration string such as "90s", not %s`, d.TypeName(v))
 		return 0, false
 	}
 	ms, err := n.Float64()

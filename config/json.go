@@ -24,8 +24,8 @@ func isJSON(path string, data []byte) bool {
 // decodeJSON decodes the mcpServers JSON of Claude Desktop and Cursor, or
 // the "servers" JSON of VS Code. Other top-level keys are ignored: Claude's
 // file holds its preferences too.
-func decodeJSON(file string, data []byte) *fileResult {
-	r := newFileResult(file, decode.JSON, "")
+func decodeJSON(file string, data []byte, home string) *fileResult {
+	r := newFileResult(file, decode.JSON, home)
 	w := &jsonWalker{r: r, dec: json.NewDecoder(bytes.NewReader(data)), starts: lineStarts(data), order: map[string][]string{}}
 	w.dec.UseNumber()
 	doc, err := w.value("")
@@ -123,6 +123,12 @@ func (r *fileResult) jsonServer(path string, m map[string]any) (s Server, enable
 			return Server{}, false
 		}
 	}
+	if _, both := m["transport"]; both {
+		if _, ok := m["type"]; ok {
+			r.Errorf(decode.KeyPath(path, "transport"), "type and transport both name the transport; keep one")
+		}
+	}
+	r.clientVariables(path, m)
 	return r.server(path, m), true
 }
 

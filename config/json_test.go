@@ -1,11 +1,17 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/switchboardmcp/switchboard/internal/decode"
 )
 
 func TestLoadFileClaudeDesktop(t *testing.T) {
@@ -173,7 +179,7 @@ func TestLoadFileJSONProblems(t *testing.T) {
 			json: "{\"mcpServers\": {\"a\": {\n\"comand\": \"x\",\n\"command\": \"x\",\n\"envFile\": \".env\"\n}}}\n",
 			want: []string{
 				f + `:2: mcpServers.a.comand: unknown key "comand"; did you mean command?`,
-				f + `:4: mcpServers.a.envFile: unknown key "envFile"`,
+				f + `:4: mcpServers.a.envFile: Switchboard reads no .env file: set the variables in env, a secret as {{secrets.NAME}} (switchboard secrets set NAME)`,
 			},
 		},
 		{
@@ -192,10 +198,27 @@ func TestLoadFileJSONProblems(t *testing.T) {
 		},
 		{
 			name: "bad timeouts",
-			json: "{\"mcpServers\": {\n\"a\": {\"command\": \"x\", \"timeout\": \"60s\"},\n\"b\": {\"command\": \"x\", \"timeout\": -1}\n}}\n",
+			json: "{\"mcpServers\": {\n\"a\": {\"command\": \"x\", \"timeout\": true},\n\"b\": {\"command\": \"x\", \"timeout\": -1},\n\"c\": {\"command\": \"x\", \"timeout\": \"soon\", \"connect_timeout\": 30000}\n}}\n",
 			want: []string{
-				f + ":2: mcpServers.a.timeout: must be a number of milliseconds, not a string",
+				f + `:2: mcpServers.a.timeout: must be a number of milliseconds or a duration string such as "90s", not a boolean`,
 				f + ":3: mcpServers.b.timeout: must be a positive number of milliseconds, not -1",
+				f + `:4: mcpServers.c.connect_timeout: must be a duration string such as "90s", not a number`,
+				f + `:4: mcpServers.c.timeout: invalid duration "soon" (want a Go duration such as "90s" or "2m30s")`,
+			},
+		},
+		{
+			name: "type and transport",
+			json: "{\"mcpServers\": {\"a\": {\n\"type\": \"http\",\n\"transport\": \"sse\",\n\"url\": \"https://example.com\"\n}}}\n",
+			want: []string{f + ":3: mcpServers.a.transport: type and transport both name the transport; keep one"},
+		},
+		{
+			name: "Switchboard's keys checked as in TOML",
+			json: "{\"mcpServers\": {\"a\": {\n\"command\": \"x\",\n\"max_concurrency\": 1.5,\n\"tools_allowlist\": [\"t\", \"t\"],\n\"health_interval\": \"often\",\n\"id\": \"b\"\n}}}\n",
+			want: []string{
+				f + `:3: mcpServers.a.max_concurrency: must be a whole number, not 1.5`,
+				f + `:4: mcpServers.a.tools_allowlist[1]: duplicate "t" (also tools_allowlist[0])`,
+				f + `:5: mcpServers.a.health_interval: invalid duration "often" (want a Go duration such as "90s" or "2m30s")`,
+				f + `:6: mcpServers.a.id: in an mcpServers or servers entry the entry's name is the id: remove id, or rename the entry`,
 			},
 		},
 		{
@@ -254,4 +277,161 @@ func TestLoadFileJSONDeep(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("LoadFile(deep) mismatch (-want +got):\n%s", diff)
 	}
+}
+
+// TestLoadFileJSONSwitchboardKeys: an mcpServers entry carries every key of
+// an [[mcp_servers]] table (but id, the entry's name), spelled as in TOML,
+// and means by it what TOML does.
+func TestLoadFileJSONSwitchboardKeys(t *testing.T) {
+	dir := t.TempDir()
+	toml := writeFile(t, dir, "s.toml", `
+[[mcp_servers]]
+id = "mem"
+description = "memory"
+transport = "stdio"
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-memory"]
+env = { NODE_OPTIONS = "--max-old-space-size=512" }
+allow_env = ["NODE_OPTIONS"]
+cwd = "/tmp"
+tools_allowlist = ["read_graph"]
+timeout = "90s"
+connect_timeout = "2m"
+install_timeout = "10m"
+optional = true
+progress_resets_timeout = true
+roots = ["file:///tmp"]
+lazy = true
+health_interval = "off"
+max_concurrency = 4
+max_restarts = 2
+
+[[mcp_servers]]
+id = "web"
+transport = "sse"
+url = "http://127.0.0.1:8080/sse"
+headers = { X-Key = "{{secrets.key}}" }
+allow_local_endpoint = true
+allow_cross_origin_redirects = true
+`)
+	json := writeFile(t, dir, "s.json", `{"mcpServers": {
+  "mem": {
+    "description": "memory", "transport": "stdio", "command": "npx",
+    "args": ["-y", "@modelcontextprotocol/server-memory"],
+    "env": {"NODE_OPTIONS": "--max-old-space-size=512"}, "allow_env": ["NODE_OPTIONS"], "cwd": "/tmp",
+    "tools_allowlist": ["read_graph"], "timeout": "90s", "connect_timeout": "2m", "install_timeout": "10m",
+    "optional": true, "progress_resets_timeout": true, "roots": ["file:///tmp"], "lazy": true,
+    "health_interval": "off", "max_concurrency": 4, "max_restarts": 2
+  },
+  "web": {
+    "type": "sse", "url": "http://127.0.0.1:8080/sse", "headers": {"X-Key": "{{secrets.key}}"},
+    "allow_local_endpoint": true, "allow_cross_origin_redirects": true
+  }
+}}`)
+	want, err := LoadFile(toml)
+	if err != nil {
+		t.Fatalf("LoadFile(TOML): %v", err)
+	}
+	got, err := LoadFile(json)
+	if err != nil {
+		t.Fatalf("LoadFile(JSON): %v", err)
+	}
+	if len(got.Servers) != len(want.Servers) {
+		t.Fatalf("JSON: %d servers, TOML: %d", len(got.Servers), len(want.Servers))
+	}
+	for i := range want.Servers {
+		if !want.Servers[i].Equal(got.Servers[i]) {
+			t.Errorf("server %q differs (-TOML +JSON):\n%s", want.Servers[i].ID,
+				cmp.Diff(want.Servers[i], got.Servers[i], cmpopts.IgnoreFields(Server{}, "Source")))
+		}
+	}
+	// And the table says so: a key TOML has, JSON has (but id).
+	jsonKeys := serverFields.Keys(decode.JSON)
+	for _, k := range serverFields.Keys(decode.TOML) {
+		if k != "id" && !slices.Contains(jsonKeys, k) {
+			t.Errorf("[[mcp_servers]] key %q is not accepted in an mcpServers entry", k)
+		}
+	}
+}
+
+// TestLoadFileClientVariables: the ${…} variables of VS Code, Cursor and
+// Claude Code are expanded, or refused with file, line and field, never
+// passed to a server as literal text.
+func TestLoadFileClientVariables(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "project")
+	path := writeFile(t, ws, filepath.Join(".vscode", "mcp.json"), `{
+  "inputs": [{"type": "promptString", "id": "api-key", "password": true}],
+  "servers": {
+    "fs": {"type": "stdio", "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}", "${userHome}${/}notes", "${workspaceFolderBasename}"],
+      "env": {"GITHUB_TOKEN": "${env:GH_TOKEN}", "API_KEY": "pre-${API_KEY}-post"}},
+    "web": {"type": "http", "url": "https://api.example.com/mcp",
+      "headers": {"Authorization": "Bearer ${env:API_TOKEN}"}}
+  }
+}
+`)
+	c, err := loadWithHome(path, "/home/me")
+	if err != nil {
+		t.Fatalf("LoadFile: %v", err)
+	}
+	fs, web := c.Servers[0], c.Servers[1]
+	wantArgs := []string{"-y", "@modelcontextprotocol/server-filesystem", ws, "/home/me/notes", "project"}
+	if diff := cmp.Diff(wantArgs, fs.Args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	wantEnv := map[string]string{"GITHUB_TOKEN": "{{env.GH_TOKEN}}", "API_KEY": "pre-{{env.API_KEY}}-post"}
+	if diff := cmp.Diff(wantEnv, fs.Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	if got, want := web.Headers["Authorization"], "Bearer {{env.API_TOKEN}}"; got != want {
+		t.Errorf("headers.Authorization = %q, want %q", got, want)
+	}
+
+	const f = "mcp.json"
+	tests := []struct {
+		name, json string
+		want       []string
+	}{
+		{
+			name: "input",
+			json: "{\"servers\": {\"a\": {\"type\": \"http\", \"url\": \"https://example.com/mcp\",\n\"headers\": {\"Authorization\": \"Bearer ${input:api-key}\"}}}}\n",
+			want: []string{f + ":2: servers.a.headers.Authorization: ${input:api-key} asks VS Code to prompt for a value, and Switchboard has no such prompt: store the value with `switchboard secrets set api-key` and write {{secrets.api-key}}"},
+		},
+		{
+			name: "env outside env and headers",
+			json: "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n\"args\": [\"--token\", \"${env:TOKEN}\"],\n\"cwd\": \"${HOME}/x\"}}}\n",
+			want: []string{
+				f + ":2: mcpServers.a.args[1]: ${env:TOKEN} reads the environment, which Switchboard does only in env and headers values (argv, command, cwd and url are visible to every user on this machine): pass the value to the server through env",
+				f + ":3: mcpServers.a.cwd: ${HOME} reads the environment, which Switchboard does only in env and headers values (argv, command, cwd and url are visible to every user on this machine): pass the value to the server through env",
+			},
+		},
+		{
+			name: "default, unknown and no workspace",
+			json: "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n\"env\": {\"A\": \"${A:-none}\", \"B\": \"${config:x.y}\"},\n\"args\": [\"${workspaceFolder}\", \"${cwd}\"]}}}\n",
+			want: []string{
+				f + ":2: mcpServers.a.env.A: ${A:-none} has a default, which Switchboard does not support: write ${A} (or {{env.A}}) and set A",
+				f + ":2: mcpServers.a.env.B: ${config:x.y} is not a variable Switchboard knows: it expands ${env:NAME}, ${NAME}, ${workspaceFolder}, ${workspaceFolderBasename}, ${userHome}, ${pathSeparator} and ${/}; write the value",
+				f + ":3: mcpServers.a.args[0]: ${workspaceFolder} is the folder the editor has open; this file is not in a .vscode or .cursor folder, so there is none: write the path",
+				f + ":3: mcpServers.a.args[1]: ${cwd} is not a variable Switchboard knows: it expands ${env:NAME}, ${NAME}, ${workspaceFolder}, ${workspaceFolderBasename}, ${userHome}, ${pathSeparator} and ${/}; write the value",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, got := loadString(t, f, tt.json)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("LoadFile(%q) problems mismatch (-want +got):\n%s", tt.json, diff)
+			}
+		})
+	}
+}
+
+// loadWithHome is LoadFile with home as the home folder.
+func loadWithHome(path, home string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return build([]*fileResult{decodeFile(path, data, true, home)})
 }

@@ -116,7 +116,7 @@ func LoadFile(path string) (*Config, error) {
 // for in paths.
 func decodeFile(path string, data []byte, allowJSON bool, home string) *fileResult {
 	if allowJSON && isJSON(path, data) {
-		return decodeJSON(path, data)
+		return decodeJSON(path, data, home)
 	}
 	return decodeTOML(path, data, home)
 }

@@ -70,6 +70,9 @@ func TestScripts(t *testing.T) {
 			e.Setenv("XDG_CONFIG_HOME", xdg)
 			e.Setenv("XDG_STATE_HOME", filepath.Join(e.WorkDir, ".state"))
 			e.Setenv("FIXTURE", fixture)
+			// For configs that name it as a bare command found on PATH
+			// (files with ${…} of their own cannot go through envsubst).
+			e.Setenv("FIXTURE_DIR", filepath.Dir(fixture))
 			e.Setenv("EVERYTHING_NODE", everything[0])
 			e.Setenv("EVERYTHING_JS", everything[1])
 			e.Setenv("TS_NODE", tsResourcesOnly[0])

@@ -299,6 +299,13 @@ func (d *Decoder) Count(field string, v any) (int, bool) {
 			return 0, false
 		}
 		n = int64(x)
+	case json.Number: // JSON keeps its numbers as written
+		i, err := x.Int64()
+		if err != nil {
+			d.Errorf(field, "must be a whole number, not %s", x)
+			return 0, false
+		}
+		n = i
 	default:
 		d.Errorf(field, "must be a whole number, not %s", d.TypeName(v))
 		return 0, false
