@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,6 +84,16 @@ type Command struct {
 	// closing its stdin, and again after SIGTERM, before escalating; zero or
 	// negative means [DefaultTerminateGrace].
 	TerminateGrace time.Duration
+	// InstallGrace, when positive, is how long Close waits after SIGTERM
+	// for a child that has not read any of its input yet — a package
+	// runner such as npx still fetching and installing the program that
+	// will — before SIGKILL; zero means TerminateGrace, as for any child.
+	// npm rolls an interrupted install back on SIGTERM once the step it is
+	// in ends (or, as the init of a PID namespace, lets it finish), while
+	// SIGKILL mid-install leaves a half-written package in its cache that
+	// fails every later start. Closing stdin means nothing to such a child,
+	// so SIGTERM is sent at once. See [Command.AwaitingReader].
+	InstallGrace time.Duration
 	// NoPIDNamespace keeps the child in the host's PID namespace on Linux,
 	// for a program that must see its own process ID as the host does or
 	// run set-user-ID programs. Its descendants are then contained as
@@ -214,6 +226,22 @@ func (c *Command) Pid() int {
 	return c.proc.pid
 }
 
+// AwaitingReader reports whether bytes were written to the child's stdin
+// and none of them has been read yet: the program meant to read them is
+// not running yet (a package runner such as npx is still fetching it) or
+// has not begun to read. Once the child has read anything it is false for
+// good; after Close it is what it was when the stop began. known is false
+// where the system cannot tell: only Linux can (FIONREAD on the pipe).
+func (c *Command) AwaitingReader() (awaiting, known bool) {
+	c.mu.Lock()
+	p := c.proc
+	c.mu.Unlock()
+	if p == nil {
+		return false, pipeUnreadKnown
+	}
+	return p.awaitingReader()
+}
+
 // Isolation reports how the started child and its descendants are
 // contained, and why a stronger containment the system offers was refused
 // (nil when none was). Before Connect it returns [IsolationNone], nil.
@@ -292,6 +320,17 @@ type proc struct {
 	stdout     *os.File // read end
 	stderr     *os.File // read end
 
+	installGrace time.Duration
+	// What has been written to stdin, and whether the child has read any
+	// of it (see awaitingReader).
+	written   atomic.Int64
+	readBegun atomic.Bool
+	// stopping is set, with awaitingAtStop, when the stop begins and stdin
+	// is about to close: the pipe cannot be asked after that.
+	stopMu         sync.Mutex
+	stopping       bool
+	awaitingAtStop bool
+
 	exited     chan struct{} // closed after waitErr and state are set
 	waitErr    error
 	state      *os.ProcessState
@@ -310,8 +349,12 @@ type started struct {
 }
 
 func startProc(c *Command, exited chan struct{}) (_ *proc, err error) {
-	path, err := lookPath(c.Path, c.Env)
+	path, err := lookPath(c.Path, c.Env, c.Dir)
 	if err != nil {
+		var nf *NotFoundError
+		if errors.As(err, &nf) {
+			return nil, err // it names the program, and says all there is
+		}
 		return nil, fmt.Errorf("transport: starting %q: %w", c.Path, err)
 	}
 
@@ -375,18 +418,19 @@ func startProc(c *Command, exited chan struct{}) (_ *proc, err error) {
 		grace = DefaultTerminateGrace
 	}
 	p := &proc{
-		name:       c.Path,
-		pid:        cmd.Process.Pid,
-		cmd:        cmd,
-		iso:        st.iso,
-		isoRefused: st.refused,
-		release:    st.release,
-		grace:      grace,
-		stdin:      inW,
-		stdout:     outR,
-		stderr:     errR,
-		exited:     exited,
-		stderrDone: make(chan struct{}),
+		name:         c.Path,
+		pid:          cmd.Process.Pid,
+		cmd:          cmd,
+		iso:          st.iso,
+		isoRefused:   st.refused,
+		release:      st.release,
+		grace:        grace,
+		stdin:        inW,
+		stdout:       outR,
+		stderr:       errR,
+		exited:       exited,
+		stderrDone:   make(chan struct{}),
+		installGrace: c.InstallGrace,
 	}
 	go p.wait()
 	go p.copyStderr(c.Stderr)
@@ -442,14 +486,24 @@ func (p *proc) doStop() error {
 	// so that those that left its process group can be killed once it is
 	// dead (only where no PID namespace does it for us).
 	strays := p.descendants()
+	awaiting, _ := p.awaitingReader()
+	p.stopMu.Lock()
+	p.stopping, p.awaitingAtStop = true, awaiting
+	p.stopMu.Unlock()
 	p.stdin.Close() // the spec's first step: the server sees EOF and exits
-	if !p.waitExit(p.grace) {
+	installing := awaiting && p.installGrace > 0
+	switch {
+	case installing:
+		// A package runner still installing reads no stdin: ask it to
+		// stop now, and give it time to finish or undo the install.
+		p.terminate()
+		if !p.waitExit(p.installGrace) {
+			err = p.kill()
+		}
+	case !p.waitExit(p.grace):
 		p.terminate()
 		if !p.waitExit(p.grace) {
-			signalGroup(p.cmd.Process, syscall.SIGKILL)
-			if !p.waitExit(killWait) {
-				err = fmt.Errorf("transport: %q (pid %d) did not exit %v after SIGKILL", p.name, p.pid, killWait)
-			}
+			err = p.kill()
 		}
 	}
 	strays.kill()
@@ -459,6 +513,46 @@ func (p *proc) doStop() error {
 	p.stderr.SetReadDeadline(time.Now().Add(stderrDrain))
 	<-p.stderrDone
 	return err
+}
+
+// kill is the last step of stopping the child: SIGKILL to its group, and
+// the wait for it to exit.
+func (p *proc) kill() error {
+	signalGroup(p.cmd.Process, syscall.SIGKILL)
+	if !p.waitExit(killWait) {
+		return fmt.Errorf("transport: %q (pid %d) did not exit %v after SIGKILL", p.name, p.pid, killWait)
+	}
+	return nil
+}
+
+// awaitingReader is Command.AwaitingReader.
+func (p *proc) awaitingReader() (awaiting, known bool) {
+	if !pipeUnreadKnown {
+		return false, false
+	}
+	if p.readBegun.Load() {
+		return false, true
+	}
+	p.stopMu.Lock()
+	defer p.stopMu.Unlock()
+	if p.stopping {
+		return p.awaitingAtStop, true
+	}
+	// Written is counted after each write returns: read it first, so that
+	// bytes of a write in progress only make the pipe hold more.
+	written := p.written.Load()
+	if written == 0 {
+		return false, true
+	}
+	unread, ok := pipeUnread(p.stdin)
+	if !ok {
+		return false, false
+	}
+	if unread < written {
+		p.readBegun.Store(true)
+		return false, true
+	}
+	return true, true
 }
 
 // waitExit reports whether the child exited within d.
@@ -483,32 +577,68 @@ func (r procStdout) Close() error               { return nil }
 // procStdin is the connection's writer; closing it stops the child.
 type procStdin struct{ p *proc }
 
-func (w procStdin) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
-func (w procStdin) Close() error                { return w.p.stop() }
+func (w procStdin) Write(b []byte) (int, error) {
+	n, err := w.p.stdin.Write(b)
+	w.p.written.Add(int64(n))
+	return n, err
+}
+func (w procStdin) Close() error { return w.p.stop() }
 
 // lookPath resolves a program name without a slash in the PATH the child
-// will have, falling back to the host's PATH if env has none.
-func lookPath(name string, env []string) (string, error) {
+// will have, falling back to the host's PATH if env has none. A program
+// that does not exist is a [*NotFoundError].
+func lookPath(name string, env []string, dir string) (string, error) {
 	if name == "" {
 		return "", errors.New("empty command")
 	}
 	if strings.ContainsRune(name, os.PathSeparator) || strings.Contains(name, "/") {
+		f := name
+		if !filepath.IsAbs(f) && dir != "" {
+			f = filepath.Join(dir, f) // where exec looks for it
+		}
+		if _, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) {
+			return "", &NotFoundError{Program: name}
+		}
 		return name, nil
 	}
 	path, ok := envLookup(env, "PATH")
 	if !ok {
-		return exec.LookPath(name)
+		path = os.Getenv("PATH")
 	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" || !filepath.IsAbs(dir) {
+	dirs := 0
+	for _, d := range filepath.SplitList(path) {
+		if d == "" || !filepath.IsAbs(d) {
 			continue // relative PATH entries would depend on Dir; exec refuses them too
 		}
-		f := filepath.Join(dir, name)
+		dirs++
+		f := filepath.Join(d, name)
 		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("%w in the child's PATH %q", exec.ErrNotFound, path)
+	return "", &NotFoundError{Program: name, Searched: dirs}
+}
+
+// A NotFoundError is a program that cannot be started because it does not
+// exist: no executable of that name in any folder of the child's PATH, or
+// no file at the path given. Starting it again will not help until it is
+// installed. It matches [exec.ErrNotFound] and [fs.ErrNotExist]. Its text
+// does not quote the PATH, which is long and says nothing a user needs.
+type NotFoundError struct {
+	Program  string // as given
+	Searched int    // the folders of PATH searched; 0 for a path
+}
+
+func (e *NotFoundError) Error() string {
+	if e.Searched > 0 || !strings.Contains(e.Program, "/") {
+		return fmt.Sprintf("%q not found in PATH (%d folders searched)", e.Program, e.Searched)
+	}
+	return fmt.Sprintf("%s: no such file", e.Program)
+}
+
+// Is reports whether target is exec.ErrNotFound or fs.ErrNotExist.
+func (e *NotFoundError) Is(target error) bool {
+	return target == exec.ErrNotFound || target == fs.ErrNotExist
 }
 
 func envLookup(env []string, key string) (string, bool) {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/transport"
 )
 
@@ -586,5 +589,193 @@ func TestCommandCloseUnblocksWrite(t *testing.T) {
 	}
 	if err := <-errc; err == nil {
 		t.Error("Write after Close succeeded")
+	}
+}
+
+// A program that does not exist is a NotFoundError that says so without
+// quoting the PATH searched (long, and of no use to the reader).
+func TestCommandNotFound(t *testing.T) {
+	checkLeaks(t)
+	dir := t.TempDir()
+	pathDirs := []string{"/usr/local/sbin-switchboard-test", "/opt/switchboard-test/bin", dir}
+	for _, tc := range []struct {
+		name, path, dir, want string
+	}{
+		{"in PATH", "switchboard-no-such-binary", "", `"switchboard-no-such-binary" not found in PATH (3 folders searched)`},
+		{"absolute", "/no/such/switchboard-binary", "", `/no/such/switchboard-binary: no such file`},
+		{"relative to dir", "./bin/server", dir, `./bin/server: no such file`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := &transport.Command{Path: tc.path, Dir: tc.dir, Env: []string{"PATH=" + strings.Join(pathDirs, ":")}}
+			_, err := cmd.Connect(t.Context())
+			var nf *transport.NotFoundError
+			if !errors.As(err, &nf) || !errors.Is(err, exec.ErrNotFound) || !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("Connect = %v (%T), want a *NotFoundError matching exec.ErrNotFound and os.ErrNotExist", err, err)
+			}
+			if got := err.Error(); got != tc.want {
+				t.Errorf("error = %q, want %q", got, tc.want)
+			}
+			for _, d := range pathDirs[:2] {
+				if strings.Contains(err.Error(), d) {
+					t.Errorf("error %q quotes the PATH (%s)", err, d)
+				}
+			}
+		})
+	}
+}
+
+// AwaitingReader tells a child that has not read what was written to it
+// (a package runner still installing the server) from one that has.
+func TestCommandAwaitingReader(t *testing.T) {
+	for _, iso := range isolations {
+		t.Run(iso.name, func(t *testing.T) {
+			checkLeaks(t)
+			cmd := child(t, "late-reader")
+			cmd.NoPIDNamespace = iso.noNS
+			if _, known := cmd.AwaitingReader(); known != (runtime.GOOS == "linux") {
+				t.Fatalf("AwaitingReader known = %v on %s", known, runtime.GOOS)
+			}
+			conn, err := cmd.Connect(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			requireIsolation(t, cmd, iso.want)
+			readReady(t, conn, nil)
+			if awaiting, _ := cmd.AwaitingReader(); awaiting {
+				t.Errorf("AwaitingReader = true before anything was written")
+			}
+			if err := conn.Write(t.Context(), &jsonrpc.Request{Method: "notifications/one"}); err != nil {
+				t.Fatal(err)
+			}
+			if awaiting, known := cmd.AwaitingReader(); !awaiting || !known {
+				t.Fatalf("AwaitingReader = %v, %v with a message unread; want true, true", awaiting, known)
+			}
+			// Let it read; nothing tells us when it has but the pipe.
+			syscall.Kill(cmd.Pid(), syscall.SIGUSR1)
+			deadline := time.Now().Add(10 * time.Second)
+			for awaiting, _ := cmd.AwaitingReader(); awaiting; awaiting, _ = cmd.AwaitingReader() {
+				if time.Now().After(deadline) {
+					t.Fatal("AwaitingReader still true 10s after the child began to read")
+				}
+				runtime.Gosched()
+			}
+			// It stays false: more unread input is not a child that has
+			// not started.
+			if err := conn.Write(t.Context(), &jsonrpc.Request{Method: "notifications/two"}); err != nil {
+				t.Fatal(err)
+			}
+			if awaiting, _ := cmd.AwaitingReader(); awaiting {
+				t.Errorf("AwaitingReader = true again after the child had read")
+			}
+		})
+	}
+}
+
+// A child that has not read its input (a package runner installing the
+// server) gets SIGTERM at once and InstallGrace to finish or undo its
+// work; without InstallGrace it is killed after the usual two graces,
+// mid-rollback. One that has read its input is stopped the usual way,
+// stdin first, even with InstallGrace.
+func TestCommandInstallGrace(t *testing.T) {
+	const grace = 200 * time.Millisecond
+	for _, iso := range isolations {
+		for _, tc := range []struct {
+			name         string
+			mode         string
+			installGrace time.Duration
+			write        bool   // write a message the child does not read
+			want         string // how it died; "" for exit status 0
+			stderr       string // what it said, if anything
+		}{
+			{"installing", "installer", 10 * time.Second, true, "", "installer: rolled back"},
+			{"installing without InstallGrace", "installer", 0, true, "signal: killed", ""},
+			{"nothing written", "installer", 10 * time.Second, false, "signal: killed", ""},
+			{"serving", "server", 10 * time.Second, false, "", ""},
+		} {
+			t.Run(iso.name+"/"+tc.name, func(t *testing.T) {
+				checkLeaks(t)
+				var stderr syncBuffer
+				cmd := child(t, tc.mode)
+				cmd.NoPIDNamespace = iso.noNS
+				cmd.TerminateGrace = grace
+				cmd.InstallGrace = tc.installGrace
+				cmd.Stderr = &stderr
+				if tc.mode == "server" {
+					cs := connectClient(t, cmd)
+					requireIsolation(t, cmd, iso.want)
+					if err := cs.Close(); err != nil {
+						t.Errorf("Close: %v", err)
+					}
+				} else {
+					conn, err := cmd.Connect(t.Context())
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer conn.Close()
+					requireIsolation(t, cmd, iso.want)
+					readReady(t, conn, nil)
+					if tc.write {
+						if err := conn.Write(t.Context(), &jsonrpc.Request{Method: "notifications/initialized"}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := conn.Close(); err != nil {
+						t.Errorf("Close: %v", err)
+					}
+				}
+				got := ""
+				if err := cmd.ExitErr(); err != nil {
+					got = err.Error()
+				}
+				if got != tc.want {
+					t.Errorf("child died of %q, want %q (stderr: %q)", got, tc.want, stderr.String())
+				}
+				if tc.stderr != "" && !strings.Contains(stderr.String(), tc.stderr) {
+					t.Errorf("stderr = %q, want it to hold %q", stderr.String(), tc.stderr)
+				}
+				waitGone(t, cmd.Pid(), "child")
+			})
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the Command's stderr goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// The variables every child gets are those secret.PublicEnv names, whose
+// {{env.NAME}} values are not redacted: they hold no credential, and the
+// child has them anyway. Any other variable read through {{env.NAME}} is
+// redacted, so the two lists must agree.
+func TestMinimalEnvIsPublic(t *testing.T) {
+	candidates := []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TERM", "LANG", "LANGUAGE", "TZ",
+		"LC_ALL", "LC_CTYPE", "PWD", "EDITOR", "SSH_AUTH_SOCK", "DISPLAY", "XDG_RUNTIME_DIR", "GITHUB_TOKEN", "OPENAI_API_KEY"}
+	for _, k := range candidates {
+		t.Setenv(k, "value-of-"+k)
+	}
+	got := map[string]bool{}
+	for _, kv := range transport.MinimalEnv(nil) {
+		k, _, _ := strings.Cut(kv, "=")
+		got[k] = true
+	}
+	for _, k := range candidates {
+		if got[k] != secret.PublicEnv(k) {
+			t.Errorf("%s: passed to every child %v, secret.PublicEnv %v", k, got[k], secret.PublicEnv(k))
+		}
 	}
 }

@@ -133,6 +133,27 @@ var children = map[string]func(){
 		os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"ready","params":tru}` + "\n")
 		io.Copy(io.Discard, os.Stdin)
 	},
+	// installer reads no stdin, as a package runner still installing the
+	// server does; on SIGTERM it takes a second to undo its work (as npm
+	// rolls an interrupted install back), says so on stderr, and exits 0.
+	"installer": func() {
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		ready(nil)
+		<-term
+		os.Stderr.WriteString("installer: rolling back\n")
+		time.Sleep(time.Second) // the work a rollback does, not a wait for anything
+		os.Stderr.WriteString("installer: rolled back\n")
+		os.Exit(0)
+	},
+	// late-reader reads no stdin until SIGUSR1, then reads it to its end.
+	"late-reader": func() {
+		usr := make(chan os.Signal, 1)
+		signal.Notify(usr, syscall.SIGUSR1)
+		ready(nil)
+		<-usr
+		io.Copy(io.Discard, os.Stdin)
+	},
 	// stderr-flood writes 8 MiB to stderr and then serves.
 	"stderr-flood": func() {
 		line := strings.Repeat("x", 1023) + "\n"

@@ -36,3 +36,9 @@ func (*strays) kill() {}
 func waitExitedNoReap(int) {}
 
 func afterReap(p *os.Process) { signalGroup(p, syscall.SIGKILL) }
+
+// pipeUnreadKnown: elsewhere FIONREAD on a pipe's write end does not say
+// what its reader has left (BSD answers for the end asked).
+const pipeUnreadKnown = false
+
+func pipeUnread(*os.File) (int64, bool) { return 0, false }

@@ -383,3 +383,24 @@ func waitExitedNoReap(pid int) {
 
 // afterReap has nothing to do on Linux: the group was killed before reaping.
 func afterReap(*os.Process) {}
+
+// pipeUnreadKnown: Linux tells how much of a pipe is unread from either
+// end.
+const pipeUnreadKnown = true
+
+// pipeUnread returns how many bytes written to the pipe whose write end is
+// w are still unread (FIONREAD, which Linux answers on the write end too).
+func pipeUnread(w *os.File) (int64, bool) {
+	rc, err := w.SyscallConn() // not Fd, which would make w blocking
+	if err != nil {
+		return 0, false
+	}
+	var n int32
+	var errno syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	}); err != nil || errno != 0 {
+		return 0, false
+	}
+	return int64(n), true
+}

@@ -15,6 +15,12 @@
 //     or where the kernel refuses, in its own process group ([Isolation]);
 //   - stops the child the MCP specification's way on Close: close stdin, wait
 //     [Command.TerminateGrace], SIGTERM the group, wait again, SIGKILL the group;
+//     a child that has read none of its input yet (a package runner such as
+//     npx still installing the server, [Command.AwaitingReader]) gets SIGTERM
+//     at once and [Command.InstallGrace] to finish or undo its install, since
+//     SIGKILL mid-install leaves npm's cache broken;
+//   - reports a program that does not exist as a [*NotFoundError], which
+//     does not quote the PATH searched;
 //   - drains stderr continuously into [Command.Stderr], so a chatty child
 //     never blocks; [TailBuffer] keeps the last bytes of it for error messages;
 //   - reports how the child died: [Command.Exited], [Command.ExitErr],
