@@ -48,6 +48,18 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 			MaxMessageBytes: s.h.opts.MaxMessageBytes,
 			SkippedLine:     s.stdoutLine,
 		}
+		if _, ok := packageRunner(rs.Command, rs.Args); ok {
+			// Stopped while it installs, it must not be killed mid-install
+			// (install.go).
+			cmd.InstallGrace = installStopGrace
+		}
+		if !inputRequired {
+			// For the start's deadline (install.go) and its errors.
+			s.mu.Lock()
+			s.starting = cmd
+			s.mu.Unlock()
+			s.envKeys.Store(envKeys(cmd.Env))
+		}
 		session, err := client.Connect(ctx, s.tap(cmd), sopts)
 		if err == nil && !inputRequired {
 			s.mu.Lock()

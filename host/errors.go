@@ -81,17 +81,34 @@ type StartError struct {
 	Failed []*ServerError
 }
 
+// Error names every failed server, one a line; a server's error of several
+// lines (a child's last stderr lines) is indented under its first.
 func (e *StartError) Error() string {
 	if len(e.Failed) == 1 {
-		return "starting MCP servers: " + e.Failed[0].Error()
+		return "starting MCP servers: " + indentLines(e.Failed[0].Error(), "  ")
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "starting MCP servers: %d servers failed:", len(e.Failed))
 	for _, f := range e.Failed {
 		b.WriteString("\n  ")
-		b.WriteString(f.Error())
+		b.WriteString(indentLines(f.Error(), "    "))
 	}
 	return b.String()
+}
+
+// indentLines indents every line of s but the first.
+func indentLines(s, indent string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+indent)
+}
+
+// oneLine is s on one line, for a log record: a text handler would quote a
+// value of several lines with its newlines escaped.
+func oneLine(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, " | ")
 }
 
 func (e *StartError) Unwrap() []error {

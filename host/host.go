@@ -292,7 +292,8 @@ func (h *Host) Start(ctx context.Context) error {
 	for _, s := range h.servers {
 		wg.Go(func() {
 			if !s.startLazy() {
-				s.connect(ctx)
+				// A required server's failure is Start's error.
+				s.connect(ctx, !s.cfg.Optional)
 			}
 		})
 	}

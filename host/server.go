@@ -42,11 +42,25 @@ type server struct {
 	done     chan struct{} // closed when the session has ended
 	lastErr  error         // the last error, kept after recovery
 	pid      int           // the stdio child's pid, while it runs
+	detail   string        // what it is doing while it starts (ServerStatus.Detail)
+
+	// The stdio child being started (install.go).
+	starting *transport.Command
+	// missing: the last start failed because the server's program is not
+	// installed, which retrying does not mend (supervise.go).
+	missing bool
+	// lastFailure is the last start failure logged, so that the same one
+	// again is not a warning again.
+	lastFailure string
 
 	// What the host cleaned in what the server declared, and skipped on
 	// its stdout (declared.go).
 	notes         map[string][]string // by listing; s.mu
 	stdoutSkipped atomic.Int64        // stdout lines that were not messages
+
+	// envKeys are the names of the stdio child's environment (stderr.go);
+	// read by explain, which runs with s.mu held.
+	envKeys atomic.Pointer[map[string]bool]
 
 	// Supervision (supervise.go).
 	readyCh     chan struct{} // closed while the server is usable (ready or degraded)
@@ -118,29 +132,53 @@ func newServer(h *Host, cfg config.Server) *server {
 
 // connect connects, initializes and lists the server's tools, within the
 // server's connect timeout. It never returns an error: the outcome is the
-// server's state.
-func (s *server) connect(ctx context.Context) bool {
+// server's state. reported says that the caller reports a failure itself
+// (Start's error names a required server that fails): it is then logged at
+// info level only, so that it is not printed twice.
+func (s *server) connect(ctx context.Context, reported bool) bool {
 	s.setState(StateConnecting, nil)
 	start := time.Now()
 	err := s.connectErr(ctx)
 	if err != nil {
+		var me *missingError
+		missing := errors.As(err, &me)
 		// The error is reported as this server's; drop a prefix that
 		// already names it (config.Resolve's errors do).
 		msg := strings.TrimPrefix(s.h.red.Redact(err.Error()), fmt.Sprintf("server %q: ", s.cfg.ID))
 		err = errors.New(msg)
-		s.log.Warn("server failed to start", "err", err, "after", time.Since(start).Round(time.Millisecond))
+		s.mu.Lock()
+		again := msg == s.lastFailure
+		s.lastFailure = msg
+		s.missing = missing
+		if missing {
+			// Not retried in the background: only a call or Restart asks
+			// again (supervise.go).
+			s.gaveUp = true
+		}
+		s.mu.Unlock()
+		log := s.log.Warn
+		if reported || again || ctx.Err() != nil {
+			log = s.log.Info
+		}
+		log("server failed to start", "err", oneLine(msg), "after", time.Since(start).Round(time.Millisecond))
 		s.setState(StateFailed, err)
 		return false
 	}
 	s.log.Info("server ready", "tools", len(s.tools), "after", time.Since(start).Round(time.Millisecond))
 	s.mu.Lock()
 	s.lastHealthy = time.Now()
+	s.lastFailure, s.missing = "", false
 	s.mu.Unlock()
 	s.setState(StateReady, nil)
 	return true
 }
 
 func (s *server) connectErr(ctx context.Context) error {
+	defer func() {
+		s.mu.Lock()
+		s.starting = nil
+		s.mu.Unlock()
+	}()
 	rs, err := s.cfg.Resolve(s.h.lookupEnv(), s.h.opts.Secrets, s.h.red)
 	if err != nil {
 		return err
@@ -150,13 +188,40 @@ func (s *server) connectErr(ctx context.Context) error {
 			return err
 		}
 	}
+	err = s.startOnce(ctx, rs)
+	if err == nil || rs.Transport != config.TransportStdio || ctx.Err() != nil {
+		return err
+	}
+	// An npx whose cache entry an earlier install, killed half-way, left
+	// broken fails every start until the entry is gone (install.go).
+	rn, _ := packageRunner(rs.Command, rs.Args)
+	s.mu.Lock()
+	cmd := s.starting
+	s.mu.Unlock()
+	dir, broken := s.brokenNPXEntry(rn, cmd, s.stderr.String())
+	if !broken {
+		return err
+	}
+	if rmErr := os.RemoveAll(dir); rmErr != nil {
+		return fmt.Errorf("%w\nnpx's cache entry %s is half-installed (an install was interrupted) and could not be removed: %v; remove it and start again", err, dir, rmErr)
+	}
+	s.log.Warn("npx's cache entry was left half-installed by an interrupted install, and failed the start; removed it, starting again",
+		"entry", dir, "err", oneLine(err.Error()))
+	return s.startOnce(ctx, rs)
+}
 
-	cctx, cancel := context.WithTimeout(ctx, rs.ConnectTimeout)
-	defer cancel()
+// startOnce starts the resolved server once: connect, initialize, list
+// its tools, within the start's deadline (install.go).
+func (s *server) startOnce(ctx context.Context, rs config.Server) error {
+	cctx, done := s.startDeadline(ctx, rs)
+	defer done()
+	rn, _ := packageRunner(rs.Command, rs.Args)
 	session, err := s.dial(cctx, rs)
 	if err != nil {
-		if cctx.Err() != nil && ctx.Err() == nil {
-			err = fmt.Errorf("no answer within %s (connect_timeout): %w", rs.ConnectTimeout, err)
+		if cause := context.Cause(cctx); cctx.Err() != nil && ctx.Err() == nil {
+			err = startTimeoutErr(cause, rs, rn, "", err)
+		} else {
+			err = s.startFailure(rs, err)
 		}
 		return s.explain(err)
 	}
@@ -164,8 +229,8 @@ func (s *server) connectErr(ctx context.Context) error {
 	tools, err := s.listTools(cctx, session)
 	if err != nil {
 		session.Close()
-		if cctx.Err() != nil && ctx.Err() == nil {
-			err = fmt.Errorf("listing tools: no answer within %s (connect_timeout): %w", rs.ConnectTimeout, err)
+		if cause := context.Cause(cctx); cctx.Err() != nil && ctx.Err() == nil {
+			err = startTimeoutErr(cause, rs, rn, "listing tools: ", err)
 		} else {
 			err = fmt.Errorf("listing tools: %w", err)
 		}
@@ -180,10 +245,62 @@ func (s *server) connectErr(ctx context.Context) error {
 	s.tools = tools
 	s.lost = nil
 	s.done = make(chan struct{})
-	done := s.done
+	done2 := s.done
 	s.mu.Unlock()
-	go s.watch(session, done)
+	go s.watch(session, done2)
 	return nil
+}
+
+// A missingError is a start that failed because the server's program, or
+// a program it runs, is not installed: starting again will not help until
+// it is, so the server is not retried in the background.
+type missingError struct{ err error }
+
+func (e *missingError) Error() string { return e.err.Error() }
+func (e *missingError) Unwrap() error { return e.err }
+
+// childExitWait bounds how long a failed start waits to learn how the
+// child died: the connection ends when its stdout closes, an instant
+// before the child is reaped.
+const childExitWait = time.Second
+
+// startFailure says why a stdio start failed in the user's words: a
+// program that is not installed, and what to install; a child that exited
+// before answering, and how it died (instead of the SDK's "connection
+// closed: calling initialize: client is closing: EOF").
+func (s *server) startFailure(rs config.Server, err error) error {
+	var nf *transport.NotFoundError
+	if errors.As(err, &nf) {
+		return &missingError{fmt.Errorf("%w: %s", err, missingProgramHint(nf.Program))}
+	}
+	s.mu.Lock()
+	cmd := s.starting
+	s.mu.Unlock()
+	if cmd == nil || rs.Transport != config.TransportStdio || cmd.Pid() == 0 {
+		return err
+	}
+	t := time.NewTimer(childExitWait)
+	defer t.Stop()
+	select {
+	case <-cmd.Exited():
+	case <-t.C:
+		return err // alive, or stuck: the SDK's error is all there is
+	}
+	how := "exit status 0"
+	if ps := cmd.ProcessState(); ps != nil {
+		how = ps.String()
+	}
+	exited := fmt.Errorf("the server exited before answering (%s)", how)
+	if ps := cmd.ProcessState(); ps != nil && ps.ExitCode() == 127 {
+		// The shell's and env's "command not found": a program the
+		// server's script runs is not installed.
+		hint := "a program it runs is not installed"
+		if m := shebangMissing.FindStringSubmatch(s.stderr.String()); m != nil {
+			hint = fmt.Sprintf("%q is not installed: %s", m[1], missingProgramHint(m[1]))
+		}
+		return &missingError{fmt.Errorf("%w: %s", exited, hint)}
+	}
+	return exited
 }
 
 // noteIsolation logs how a started stdio child is contained, and once per
@@ -227,7 +344,7 @@ func (s *server) watch(session *mcp.ClientSession, done chan struct{}) {
 	if !closing {
 		// Release what the SDK still holds for the dead session.
 		session.Close()
-		s.log.Warn("server connection lost", "err", snap.Err)
+		s.log.Warn("server connection lost", "err", oneLine(snap.Err.Error()))
 		s.announce(snap)
 	}
 }

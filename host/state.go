@@ -16,6 +16,11 @@ type State string
 // The states of a server.
 const (
 	StateConnecting State = "connecting" // starting, or connecting again
+	// StateInstalling: starting through a package runner (npx, uvx, pipx
+	// run, …) that is still fetching or installing the server, which has
+	// not begun to read; ServerStatus.Detail says which runner installs
+	// which package. connect_timeout waits; install_timeout bounds it.
+	StateInstalling State = "installing"
 	StateReady      State = "ready"      // connected and listed
 	StateDegraded   State = "degraded"   // connected, but missed a health ping
 	StateRestarting State = "restarting" // lost; being reconnected
@@ -30,7 +35,11 @@ type ServerStatus struct {
 	Description string // from the configuration
 	Transport   config.Transport
 	State       State
-	Optional    bool
+	// Detail says what a server that is starting is doing, when the host
+	// can tell: "npx is installing @modelcontextprotocol/server-memory"
+	// while StateInstalling; "" otherwise.
+	Detail   string
+	Optional bool
 	// ServerInfo, ProtocolVersion and Instructions are what the server
 	// announced (serverInfo and instructions cleaned and bounded).
 	ServerInfo      *mcp.Implementation
@@ -65,6 +74,7 @@ type StateEvent struct {
 	Time        time.Time `json:"time"`
 	Server      string    `json:"server"`
 	State       State     `json:"state"`
+	Detail      string    `json:"detail,omitempty"`
 	Restarts    int       `json:"restarts"`
 	Tools       int       `json:"tools"`
 	InFlight    int       `json:"in_flight"`
@@ -75,7 +85,7 @@ type StateEvent struct {
 
 // Event is the server:state event for this status, as of now.
 func (st ServerStatus) Event() StateEvent {
-	e := StateEvent{Type: "server:state", Time: time.Now().UTC(), Server: st.ID, State: st.State,
+	e := StateEvent{Type: "server:state", Time: time.Now().UTC(), Server: st.ID, State: st.State, Detail: st.Detail,
 		Restarts: st.Restarts, Tools: st.Tools, InFlight: st.InFlight, LastHealthy: st.LastHealthy}
 	if st.Err != nil {
 		e.Error = st.Err.Error()
@@ -122,6 +132,9 @@ func (s *server) setStateLocked(st State, err error) {
 		s.readyCh = make(chan struct{})
 	}
 	s.state = st
+	if st != StateInstalling {
+		s.detail = ""
+	}
 	if err != nil || st == StateReady {
 		s.err = err
 	}
@@ -155,6 +168,7 @@ func (s *server) statusLocked() ServerStatus {
 		Description: s.cfg.Description,
 		Transport:   s.cfg.Transport,
 		State:       s.state,
+		Detail:      s.detail,
 		Optional:    s.cfg.Optional,
 		Err:         s.err,
 		LastError:   s.lastErr,

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -21,8 +22,20 @@ const (
 	stderrLineBytes = 4 << 10
 )
 
-// explain adds the tail of a stdio child's stderr to err, which is usually
-// where the real reason is.
+const (
+	// tailLines and tailLineBytes bound what of a child's stderr an error
+	// quotes: the last few lines say why it died; a stack trace or an
+	// environment dump would bury the rest of the message.
+	tailLines     = 5
+	tailLineBytes = 300
+)
+
+// explain adds the last lines of a stdio child's stderr to err, which is
+// usually where the real reason is, each on a line of its own after
+// "stderr: ". Lines that only echo the child's environment (KEY=VALUE for
+// a variable it was given, as a server that prints its environment
+// writes) are left out: they are not the reason, and PATH alone can fill
+// the message.
 func (s *server) explain(err error) error {
 	if s.stderr == nil {
 		return err
@@ -38,21 +51,55 @@ func (s *server) explain(err error) error {
 		}
 	}
 	// The child may print the secrets it was given (its environment), and
-	// terminal escapes: the error reaches terminals.
+	// terminal escapes: the error reaches terminals. Redacted whole before
+	// it is cut, so that no cut can split a secret.
 	raw, _ = s.h.lim.cleanText(raw, len(raw))
-	tail := strings.TrimSpace(s.h.red.Redact(raw))
-	if tail == "" {
+	tail := s.h.red.Redact(raw)
+	var env map[string]bool
+	if p := s.envKeys.Load(); p != nil {
+		env = *p
+	}
+	var lines []string
+	for _, line := range strings.Split(tail, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if k, _, ok := strings.Cut(line, "="); ok && (env[k] || shellVars[k]) {
+			continue
+		}
+		if jsStackFrame.MatchString(line) {
+			continue // the error above it says more
+		}
+		if len(line) > tailLineBytes {
+			line = strings.ToValidUTF8(line[:tailLineBytes], "") + "…"
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
 		return err
 	}
-	if i := strings.LastIndexByte(tail, '\n'); i >= 0 && len(tail)-i < 200 {
-		// Keep the last few lines only.
-		lines := strings.Split(tail, "\n")
-		if len(lines) > 5 {
-			lines = lines[len(lines)-5:]
+	lines = lines[max(0, len(lines)-tailLines):]
+	return fmt.Errorf("%w\nstderr: %s", err, strings.Join(lines, "\nstderr: "))
+}
+
+// jsStackFrame matches a line of a JavaScript stack trace ("at f
+// (file.js:1:2)"), which fills the last lines of a Node server's crash.
+var jsStackFrame = regexp.MustCompile(`^at .+:\d+:\d+\)?( \{)?$`)
+
+// shellVars are the variables a shell sets in its own environment, which
+// a child run through sh prints with the ones it was given.
+var shellVars = map[string]bool{"PWD": true, "OLDPWD": true, "SHLVL": true, "_": true}
+
+// envKeys are the names of the variables of env (KEY=VALUE entries).
+func envKeys(env []string) *map[string]bool {
+	m := make(map[string]bool, len(env))
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			m[k] = true
 		}
-		tail = strings.Join(lines, "\n")
 	}
-	return fmt.Errorf("%w\nstderr: %s", err, tail)
+	return &m
 }
 
 // lineLogger logs a child's stderr line by line, each line bounded.

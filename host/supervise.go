@@ -26,7 +26,13 @@ import (
 //   - It is pinged every HealthInterval; one missed ping makes it degraded,
 //     healthMisses in a row get it reconnected.
 //   - A lazy server with cached tools is lazy-idle until a call wants it.
+//   - A server whose program is not installed (missingError) is failed at
+//     once, not retried with backoff: its error would repeat every time. It
+//     is tried again every missingRetry, quietly, so that a server of a
+//     long-running host comes up once the program is installed, or when a
+//     call or Host.Restart asks.
 const (
+	missingRetry  = 5 * time.Minute
 	backoffMin    = 500 * time.Millisecond
 	backoffMax    = 30 * time.Second
 	healthyReset  = 10 * time.Minute
@@ -109,9 +115,24 @@ func (s *server) supervise() {
 				failures = append(failures, time.Now())
 				break
 			}
+			s.mu.Lock()
+			missing := s.missing
+			s.mu.Unlock()
+			var retry <-chan time.Time
+			var t *time.Timer
+			if missing {
+				t = time.NewTimer(missingRetry)
+				retry = t.C
+			}
 			select {
 			case <-s.demand:
+			case <-retry:
 			case <-ctx.Done():
+			}
+			if t != nil {
+				t.Stop()
+			}
+			if ctx.Err() != nil {
 				return
 			}
 			s.mu.Lock()
@@ -148,9 +169,15 @@ func (s *server) supervise() {
 				return
 			}
 		}
-		if !s.connect(ctx) {
+		if !s.connect(ctx, false) {
 			if ctx.Err() != nil {
 				return
+			}
+			s.mu.Lock()
+			missing := s.missing
+			s.mu.Unlock()
+			if missing {
+				continue // failed, left alone but for missingRetry
 			}
 			failures = append(failures, time.Now())
 			if state != StateFailed || !s.cfg.Optional {

@@ -69,6 +69,10 @@
 //	                     own, as a daemonising helper does, and write
 //	                     "setsid-grandchild=PID" to stderr
 //	-slow-start MS       wait MS milliseconds before reading stdin
+//	-term-delay MS       on SIGTERM, write "testserver: SIGTERM: finishing" to stderr, take
+//	                     MS milliseconds to finish, write "testserver: SIGTERM: finished"
+//	                     and exit 0, as npm rolls an interrupted install back (with
+//	                     -slow-start, a package runner stopped while it installs)
 //	-exit-after MS       exit with status 4 MS milliseconds after starting to serve
 //	-print-env           write the environment to stderr at start, one KEY=VALUE a line
 //	-stderr-line N       write one stderr line of N bytes at start and on each tools/call
@@ -161,6 +165,7 @@ type config struct {
 	rawTools                             stringList
 	slowStart                            time.Duration
 	exitAfter                            time.Duration
+	termDelay                            time.Duration
 	protocolVersions                     stringList
 	without                              stringList
 	elicitSchema                         string
@@ -198,6 +203,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.spawnGrandchild, "spawn-grandchild", false, "start \"sleep 1000\" in the same process group, print grandchild=PID to stderr")
 	fs.BoolVar(&c.spawnSetsidGrandchild, "spawn-setsid-grandchild", false, "start \"sleep 1000\" in a session of its own, print setsid-grandchild=PID to stderr")
 	slowStart := fs.Int("slow-start", 0, "wait `MS` milliseconds before serving")
+	termDelay := fs.Int("term-delay", 0, "on SIGTERM, take `MS` milliseconds to finish, then exit 0")
 	exitAfter := fs.Int("exit-after", 0, "exit with status 4 `MS` milliseconds after starting to serve (a flapping server)")
 	fs.BoolVar(&c.printEnv, "print-env", false, "write the environment to stderr at start")
 	fs.StringVar(&c.leak, "leak", "", "put the value of environment variable `VAR` in every field a server can fill")
@@ -229,6 +235,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	c.slowStart = time.Duration(*slowStart) * time.Millisecond
 	c.exitAfter = time.Duration(*exitAfter) * time.Millisecond
+	c.termDelay = time.Duration(*termDelay) * time.Millisecond
 	return &c, nil
 }
 
@@ -270,6 +277,17 @@ func run(args []string, stdin io.ReadCloser, stdout io.Writer, stderr io.Writer)
 	}
 	if c.ignoreSigterm {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if c.termDelay > 0 {
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		go func() {
+			<-term
+			fmt.Fprintln(stderr, "testserver: SIGTERM: finishing")
+			time.Sleep(c.termDelay) // the misbehaviour itself: work that takes this long
+			fmt.Fprintln(stderr, "testserver: SIGTERM: finished")
+			os.Exit(0)
+		}()
 	}
 	if c.slowStart > 0 {
 		time.Sleep(c.slowStart) // the misbehaviour itself, not synchronisation
