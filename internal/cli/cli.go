@@ -85,6 +85,9 @@ type env struct {
 	// wroteJSON: a --json document (or line) reached stdout, so a
 	// failure is not written as a second one (exit.go).
 	wroteJSON bool
+	// reportsAll: the command prints every server's state, errors and
+	// warnings itself (servers), so the log does not repeat them unless -v.
+	reportsAll bool
 
 	red *secret.Redactor
 
@@ -217,6 +220,8 @@ func indent(s string) string {
 func (e *env) logger() *slog.Logger {
 	level := slog.LevelWarn
 	switch {
+	case e.reportsAll && e.verbose == 0:
+		level = slog.LevelError
 	case e.verbose == 1:
 		level = slog.LevelInfo
 	case e.verbose >= 2:
@@ -374,18 +379,19 @@ func serverIDs(cfg *config.Config) string {
 	return "configured: " + strings.Join(ids, ", ")
 }
 
-// startProgress shows, on a terminal, which servers are still starting.
+// startProgress shows, on a terminal, which servers are still starting,
+// and what one is doing when the host can tell (npx installing it).
 type progress struct {
 	e       *env
 	mu      sync.Mutex
-	pending map[string]bool
+	pending map[string]string // id → what it is doing, if known
 	shown   bool
 }
 
 func (e *env) startProgress(servers []config.Server) *progress {
-	p := &progress{e: e, pending: map[string]bool{}}
+	p := &progress{e: e, pending: map[string]string{}}
 	for _, s := range servers {
-		p.pending[s.ID] = true
+		p.pending[s.ID] = ""
 	}
 	return p
 }
@@ -415,11 +421,17 @@ func (p *progress) update(st host.ServerStatus) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if st.State != host.StateConnecting {
+	switch st.State {
+	case host.StateConnecting, host.StateInstalling:
+		p.pending[st.ID] = st.Detail
+	default:
 		delete(p.pending, st.ID)
 	}
 	ids := make([]string, 0, len(p.pending))
-	for id := range p.pending {
+	for id, detail := range p.pending {
+		if detail != "" {
+			id += " (" + detail + ")"
+		}
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)

@@ -48,6 +48,7 @@ status, how many tools it offers, the tools it skipped and why, and its error.
 Exits 1 when a server that is not optional failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			e.reportsAll = true // its table has every error and warning
 			h, cfg, err := e.startHost(cmd.Context(), true, "")
 			if err != nil {
 				return err
