@@ -218,7 +218,10 @@ func (s *server) startOnce(ctx context.Context, rs config.Server) error {
 	rn, _ := packageRunner(rs.Command, rs.Args)
 	session, err := s.dial(cctx, rs)
 	if err != nil {
-		if cause := context.Cause(cctx); cctx.Err() != nil && ctx.Err() == nil {
+		if ctx.Err() != nil {
+			return err // stopped: how the child then died is no news
+		}
+		if cause := context.Cause(cctx); cctx.Err() != nil {
 			err = startTimeoutErr(cause, rs, rn, "", err)
 		} else {
 			err = s.startFailure(rs, err)
@@ -229,7 +232,10 @@ func (s *server) startOnce(ctx context.Context, rs config.Server) error {
 	tools, err := s.listTools(cctx, session)
 	if err != nil {
 		session.Close()
-		if cause := context.Cause(cctx); cctx.Err() != nil && ctx.Err() == nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		if cause := context.Cause(cctx); cctx.Err() != nil {
 			err = startTimeoutErr(cause, rs, rn, "listing tools: ", err)
 		} else {
 			err = fmt.Errorf("listing tools: %w", err)

@@ -151,8 +151,8 @@ func (s *server) supervise() {
 			s.gaveUp = true
 			last := s.lastErr
 			s.mu.Unlock()
-			err := fmt.Errorf("failed %d times within %s; not restarting until asked (last error: %v)", len(failures), restartWindow, last)
-			s.log.Warn("server marked failed", "err", err)
+			err := fmt.Errorf("failed %d times within %s; not restarting until asked; the last error:\n%v", len(failures), restartWindow, last)
+			s.log.Warn("server marked failed", "err", oneLine(err.Error()))
 			s.setState(StateFailed, err)
 			failures = nil
 			continue

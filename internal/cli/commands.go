@@ -19,6 +19,7 @@ type serverJSON struct {
 	ID              string        `json:"id"`
 	Transport       string        `json:"transport"`
 	Status          string        `json:"status"`
+	Detail          string        `json:"detail,omitempty"` // what a starting server is doing ("npx is installing …")
 	Optional        bool          `json:"optional"`
 	Tools           int           `json:"tools"`
 	Skipped         []skippedJSON `json:"skipped"`
@@ -65,7 +66,7 @@ Exits 1 when a server that is not optional failed.`,
 				if st.State == host.StateFailed && !opt {
 					requiredFailed = true
 				}
-				j := serverJSON{ID: st.ID, Transport: string(st.Transport), Status: string(st.State), Optional: opt,
+				j := serverJSON{ID: st.ID, Transport: string(st.Transport), Status: string(st.State), Detail: st.Detail, Optional: opt,
 					Tools: st.Tools, Skipped: []skippedJSON{}, Warnings: append([]string{}, st.Warnings...), ProtocolVersion: st.ProtocolVersion}
 				for _, sk := range st.Skipped {
 					j.Skipped = append(j.Skipped, skippedJSON{Tool: sk.Tool, Reason: sk.Reason})
