@@ -9,8 +9,11 @@
 //  3. the file named by --config or SWITCHBOARD_CONFIG ([LoadOptions.File])
 //
 // The explicitly named file, or one read with [LoadFile], may also be the
-// "mcpServers" JSON used by Claude Desktop and Cursor, or VS Code's
-// "servers" JSON.
+// "mcpServers" JSON used by Claude Desktop, Cursor and Claude Code, or VS
+// Code's "servers" JSON: an entry has the clients' keys and every key of
+// [[mcp_servers]] but id, spelled as in TOML, and the clients' ${…}
+// variables are expanded (${env:NAME} becomes {{env.NAME}}) or refused
+// with file, line and field (${input:ID}), never passed on as text.
 //
 // A server is one [[mcp_servers]] table:
 //
