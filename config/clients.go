@@ -356,11 +356,20 @@ func (f ClientFile) rewrite(r *fileResult, field, s string, inValue bool, home s
 		name := ref[2 : len(ref)-1]
 		switch name {
 		case "userHome":
+			if home == "" {
+				r.Errorf(field, "%s is the home folder, and there is none (HOME is not set)", ref)
+				return ref
+			}
 			return home
-		case "workspaceFolder":
+		case "workspaceFolder", "workspaceFolderBasename":
+			if f.dir == "" {
+				r.Errorf(field, "%s is the folder the editor has open, and this file is in no .vscode or .cursor folder: write the path", ref)
+				return ref
+			}
+			if name == "workspaceFolderBasename" {
+				return filepath.Base(f.dir)
+			}
 			return f.dir
-		case "workspaceFolderBasename":
-			return filepath.Base(f.dir)
 		case "pathSeparator", "/":
 			return sep
 		}

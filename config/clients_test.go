@@ -130,11 +130,11 @@ func TestReadClientFile(t *testing.T) {
 		got = append(got, entrySummary(e, dir))
 	}
 	want := []string{
-		`mcp.servers.gh (line 8): {"ID":"gh","Description":"","Transport":"stdio","Command":"npx","Args":["-y","@modelcontextprotocol/server-github","` + project + `/src","/home/me"],"Env":{"GITHUB_TOKEN":"{{env.GH_TOKEN}}","URL":"https://x.example/a//b"},"Cwd":"","AllowEnv":null,"URL":"","Headers":null,"AllowLocalEndpoint":false,"AllowCrossOriginRedirects":false,"ToolsAllowlist":null,"Timeout":0,"ConnectTimeout":0,"Optional":false,"ProgressResetsTimeout":false,"Roots":null,"Lazy":false,"HealthInterval":0,"MaxConcurrency":0,"MaxRestarts":0,"Source":{"File":"` + settings + `","Line":8,"Field":"mcp.servers.gh"}}`,
+		`mcp.servers.gh (line 8): {"ID":"gh","Description":"","Transport":"stdio","Command":"npx","Args":["-y","@modelcontextprotocol/server-github","` + project + `/src","/home/me"],"Env":{"GITHUB_TOKEN":"{{env.GH_TOKEN}}","URL":"https://x.example/a//b"},"Cwd":"","InstallTimeout":0,"AllowEnv":null,"URL":"","Headers":null,"AllowLocalEndpoint":false,"AllowCrossOriginRedirects":false,"ToolsAllowlist":null,"Timeout":0,"ConnectTimeout":0,"Optional":false,"ProgressResetsTimeout":false,"Roots":null,"Lazy":false,"HealthInterval":0,"MaxConcurrency":0,"MaxRestarts":0,"Source":{"File":"` + settings + `","Line":8,"Field":"mcp.servers.gh"}}`,
 		"mcp.servers.asks (line 14): settings.json:14: mcp.servers.asks.env.KEY: ${input:api-key} asks VS Code's user for a value, and Switchboard asks no one: store it with `switchboard secrets set api-key` and write {{secrets.api-key}}",
 		"mcp.servers.argvar (line 15): settings.json:15: mcp.servers.argvar.args[0]: ${env:TOK}: Switchboard puts variables only in env and headers values (argv is readable by every user on this machine)",
 		"mcp.servers.default (line 16): settings.json:16: mcp.servers.default.env.A: ${env:A:-1} has a default, which {{env.A}} cannot keep",
-		`mcp.servers.envfile (line 17): settings.json:17: mcp.servers.envfile.envFile: unknown key "envFile"`,
+		`mcp.servers.envfile (line 17): settings.json:17: mcp.servers.envfile.envFile: Switchboard reads no .env file: set the variables in env, a secret as {{secrets.NAME}} (switchboard secrets set NAME)`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("VS Code settings (-want +got):\n%s", diff)

@@ -58,7 +58,7 @@ const (
   "argkey": {"command": "srv", "args": ["--api-key", "k-1234567890"]},
   "search": {"type": "http", "url": "https://search.example.com/mcp", "headers": {"Authorization": "Bearer abcdef0123456789"}},
   "off": {"command": "x", "disabled": true},
-  "broken": {"command": "x", "timeout": "90s"}
+  "broken": {"command": "x", "timeout": "soon"}
 }}`
 	cursorJSON = `{"mcpServers": {
   "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]},
@@ -83,7 +83,7 @@ func TestPlanImport(t *testing.T) {
 		"- argkey (claude-desktop) secret: args[1] looks like a credential written out (it follows --api-key), and Switchboard writes none into a config file; a command line and a URL are no place for one (argv is readable by every user on this machine): if the server can read it from an environment variable, add it with `switchboard add argkey --env NAME={{secrets.NAME}} …` after `switchboard secrets set NAME`",
 		"- search (claude-desktop) secret: headers.Authorization holds a credential written out (its name says so), and Switchboard writes none into a config file: re-run with --move-secrets to keep it in the secret store as {{secrets.search_authorization}}",
 		"- off (claude-desktop) disabled: disabled in Claude Desktop",
-		`- broken (claude-desktop) invalid: claude-desktop.json:8: mcpServers.broken.timeout: must be a number of milliseconds, not a string`,
+		`- broken (claude-desktop) invalid: claude-desktop.json:8: mcpServers.broken.timeout: invalid duration "soon" (want a Go duration such as "90s" or "2m30s")`,
 		"- everything (cursor) duplicate: the same as everything from Claude Desktop (claude-desktop.json)",
 		"- github (cursor) secret: env.GITHUB_TOKEN holds a credential written out (it looks like a GitHub token), and Switchboard writes none into a config file: re-run with --move-secrets to keep it in the secret store as {{secrets.github_token}}",
 		"- memory (cursor) clash: memory is already configured differently (config.toml:7: args differ); to take this one too: switchboard import --from cursor --only memory --rename memory=memory-2",
@@ -103,7 +103,7 @@ func TestPlanImport(t *testing.T) {
 		"+ search (claude-desktop): https://search.example.com/mcp [] env=map[] headers=map[Authorization:Bearer {{secrets.search_authorization}}] local=false",
 		"- argkey (claude-desktop) secret: args[1] looks like a credential written out (it follows --api-key), and Switchboard writes none into a config file; a command line and a URL are no place for one (argv is readable by every user on this machine): if the server can read it from an environment variable, add it with `switchboard add argkey --env NAME={{secrets.NAME}} …` after `switchboard secrets set NAME`",
 		"- off (claude-desktop) disabled: disabled in Claude Desktop",
-		`- broken (claude-desktop) invalid: claude-desktop.json:8: mcpServers.broken.timeout: must be a number of milliseconds, not a string`,
+		`- broken (claude-desktop) invalid: claude-desktop.json:8: mcpServers.broken.timeout: invalid duration "soon" (want a Go duration such as "90s" or "2m30s")`,
 		"- everything (cursor) duplicate: the same as everything from Claude Desktop (claude-desktop.json)",
 		"- github (cursor) clash: github from Claude Desktop (claude-desktop.json) is another server with this id (args differ); to take this one too: switchboard import --from cursor --only github --rename github=github-2",
 		"- memory (cursor) clash: memory is already configured differently (config.toml:7: args differ); to take this one too: switchboard import --from cursor --only memory --rename memory=memory-2",

@@ -56,6 +56,10 @@ func decodeJSON(file string, data []byte, home string) *fileResult {
 	}
 	found := false
 	ids := map[string]string{} // id → entry field path
+	// The clients' variables, as import reads them (ReadClientFile): those
+	// of the client the file's name says, ${workspaceFolder} the folder that
+	// holds its .vscode or .cursor folder.
+	vars := ClientFile{Client: clientOf(file), Path: file, dir: workspaceOf(file)}
 	for _, key := range []string{"mcpServers", "servers"} {
 		v, ok := top[key]
 		if !ok {
@@ -73,6 +77,10 @@ func decodeJSON(file string, data []byte, home string) *fileResult {
 			if !ok {
 				r.Errorf(path, "must be an object, not %s", r.TypeName(entries[name]))
 				continue
+			}
+			if d, ok := m["disabled"].(bool); !ok || !d {
+				// The clients' ${…}, never passed to a server as text.
+				vars.rewriteVars(r, path, m, home)
 			}
 			s, enabled := r.jsonServer(path, m)
 			if !enabled {
@@ -128,7 +136,6 @@ func (r *fileResult) jsonServer(path string, m map[string]any) (s Server, enable
 			r.Errorf(decode.KeyPath(path, "transport"), "type and transport both name the transport; keep one")
 		}
 	}
-	r.clientVariables(path, m)
 	return r.server(path, m), true
 }
 

@@ -354,9 +354,11 @@ allow_cross_origin_redirects = true
 	}
 }
 
-// TestLoadFileClientVariables: the ${…} variables of VS Code, Cursor and
-// Claude Code are expanded, or refused with file, line and field, never
-// passed to a server as literal text.
+// TestLoadFileClientVariables: a file named with --config has the ${…}
+// variables of the client its name says (VS Code's and Cursor's project
+// files, Claude Code's .mcp.json; any other file: VS Code's) expanded as
+// import expands them, or refused with file, line and field, never passed
+// to a server as literal text.
 func TestLoadFileClientVariables(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "project")
@@ -365,7 +367,7 @@ func TestLoadFileClientVariables(t *testing.T) {
   "servers": {
     "fs": {"type": "stdio", "command": "npx",
       "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}", "${userHome}${/}notes", "${workspaceFolderBasename}"],
-      "env": {"GITHUB_TOKEN": "${env:GH_TOKEN}", "API_KEY": "pre-${API_KEY}-post"}},
+      "env": {"GITHUB_TOKEN": "${env:GH_TOKEN}", "API_KEY": "pre-${env:API_KEY}-post"}},
     "web": {"type": "http", "url": "https://api.example.com/mcp",
       "headers": {"Authorization": "Bearer ${env:API_TOKEN}"}}
   }
@@ -388,6 +390,16 @@ func TestLoadFileClientVariables(t *testing.T) {
 		t.Errorf("headers.Authorization = %q, want %q", got, want)
 	}
 
+	// Claude Code's project file: ${NAME} is an environment variable.
+	cc := writeFile(t, ws, ".mcp.json", `{"mcpServers": {"a": {"command": "x", "env": {"KEY": "${API_KEY}"}}}}`)
+	c, err = LoadFile(cc)
+	if err != nil {
+		t.Fatalf("LoadFile(.mcp.json): %v", err)
+	}
+	if got := c.Servers[0].Env["KEY"]; got != "{{env.API_KEY}}" {
+		t.Errorf(".mcp.json: env.KEY = %q, want {{env.API_KEY}}", got)
+	}
+
 	const f = "mcp.json"
 	tests := []struct {
 		name, json string
@@ -396,24 +408,20 @@ func TestLoadFileClientVariables(t *testing.T) {
 		{
 			name: "input",
 			json: "{\"servers\": {\"a\": {\"type\": \"http\", \"url\": \"https://example.com/mcp\",\n\"headers\": {\"Authorization\": \"Bearer ${input:api-key}\"}}}}\n",
-			want: []string{f + ":2: servers.a.headers.Authorization: ${input:api-key} asks VS Code to prompt for a value, and Switchboard has no such prompt: store the value with `switchboard secrets set api-key` and write {{secrets.api-key}}"},
+			want: []string{f + ":2: servers.a.headers.Authorization: ${input:api-key} asks VS Code's user for a value, and Switchboard asks no one: store it with `switchboard secrets set api-key` and write {{secrets.api-key}}"},
 		},
 		{
 			name: "env outside env and headers",
-			json: "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n\"args\": [\"--token\", \"${env:TOKEN}\"],\n\"cwd\": \"${HOME}/x\"}}}\n",
-			want: []string{
-				f + ":2: mcpServers.a.args[1]: ${env:TOKEN} reads the environment, which Switchboard does only in env and headers values (argv, command, cwd and url are visible to every user on this machine): pass the value to the server through env",
-				f + ":3: mcpServers.a.cwd: ${HOME} reads the environment, which Switchboard does only in env and headers values (argv, command, cwd and url are visible to every user on this machine): pass the value to the server through env",
-			},
+			json: "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n\"args\": [\"--token\", \"${env:TOKEN}\"]}}}\n",
+			want: []string{f + ":2: mcpServers.a.args[1]: ${env:TOKEN}: Switchboard puts variables only in env and headers values (argv is readable by every user on this machine)"},
 		},
 		{
 			name: "default, unknown and no workspace",
-			json: "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n\"env\": {\"A\": \"${A:-none}\", \"B\": \"${config:x.y}\"},\n\"args\": [\"${workspaceFolder}\", \"${cwd}\"]}}}\n",
+			json: "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n\"env\": {\"A\": \"${env:A:-none}\", \"B\": \"${config:x.y}\"},\n\"args\": [\"${workspaceFolder}\"]}}}\n",
 			want: []string{
-				f + ":2: mcpServers.a.env.A: ${A:-none} has a default, which Switchboard does not support: write ${A} (or {{env.A}}) and set A",
-				f + ":2: mcpServers.a.env.B: ${config:x.y} is not a variable Switchboard knows: it expands ${env:NAME}, ${NAME}, ${workspaceFolder}, ${workspaceFolderBasename}, ${userHome}, ${pathSeparator} and ${/}; write the value",
-				f + ":3: mcpServers.a.args[0]: ${workspaceFolder} is the folder the editor has open; this file is not in a .vscode or .cursor folder, so there is none: write the path",
-				f + ":3: mcpServers.a.args[1]: ${cwd} is not a variable Switchboard knows: it expands ${env:NAME}, ${NAME}, ${workspaceFolder}, ${workspaceFolderBasename}, ${userHome}, ${pathSeparator} and ${/}; write the value",
+				f + ":2: mcpServers.a.env.A: ${env:A:-none} has a default, which {{env.A}} cannot keep",
+				f + ":2: mcpServers.a.env.B: ${config:x.y}: a variable Switchboard does not know",
+				f + ":3: mcpServers.a.args[0]: ${workspaceFolder} is the folder the editor has open, and this file is in no .vscode or .cursor folder: write the path",
 			},
 		},
 	}

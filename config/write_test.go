@@ -23,6 +23,8 @@ func everyField() Server {
 		Env:         map[string]string{"TOKEN": "{{secrets.tok}}", "PLAIN": "x=y;z", "LONG_VALUE": strings.Repeat("v", 90)},
 		Cwd:         "/tmp/work dir",
 		AllowEnv:    []string{"NODE_OPTIONS"},
+		// For stdio servers only; the round trip does not mind.
+		InstallTimeout: 10 * time.Minute,
 		// The network fields on a stdio server fail validation, but not the
 		// round trip, which is what this server is for.
 		URL:                       "https://mcp.example.com/mcp?q=1",
