@@ -22,6 +22,13 @@
 // whose name hides characters, or a tool without an object input schema, is
 // not offered. [ServerStatus.Warnings] says what was changed.
 //
+// A server started through a package runner (npx, uvx, pipx run, …) that
+// is still downloading it is [StateInstalling], not failed: its
+// connect_timeout counts from when the server itself begins to read, the
+// install gets install_timeout, and it is never killed mid-install (see
+// install.go). A server whose program is not installed fails at once,
+// saying what to install, and is not retried with backoff.
+//
 // A tool's own failure is a result with IsError set; a protocol, transport,
 // validation or timeout failure is a Go error of type [*CallError].
 package host

@@ -200,7 +200,9 @@ func (s *server) watchInstall(ctx context.Context, rs config.Server, rn runner, 
 	start := time.Now()
 	deadline := time.NewTimer(rs.ConnectTimeout)
 	defer deadline.Stop()
-	poll := time.NewTicker(installPoll)
+	// Often enough that connect_timeout, however short, is moved on
+	// before it runs out while the runner installs.
+	poll := time.NewTicker(min(installPoll, max(rs.ConnectTimeout/4, time.Millisecond)))
 	defer poll.Stop()
 	installing, warned := false, false
 	for {
