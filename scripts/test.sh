@@ -38,10 +38,24 @@ go vet ./...
 
 step "go test"
 pkgs=(./...)
+progress=()
 for arg in "$@"; do
-  case "$arg" in ./*|github.com/*) pkgs=() ;; esac
+  case "$arg" in
+    ./*|github.com/*) pkgs=() ;;
+    -v|-v=true|-test.v|-test.v=true) progress=(-v) ;;
+  esac
 done
-go test -race -count=1 -timeout 30m "$@" ${pkgs[@]+"${pkgs[@]}"}
+# go test -race is quiet for minutes at a time (it builds before it runs,
+# and the slow packages take minutes each): its -json stream goes through
+# internal/testprogress, which prints go test's own line for each package
+# as it ends, the whole output of every failed test, build errors, a line
+# after each quiet minute naming what is running, and the counts. pipefail
+# keeps go test's exit status.
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/testprogress" ./internal/testprogress
+go test -json -race -count=1 -timeout 30m "$@" ${pkgs[@]+"${pkgs[@]}"} |
+  "$tmp/testprogress" ${progress[@]+"${progress[@]}"}
 
 # A short run of every fuzz target (the seed corpus already ran above as
 # ordinary tests), bounded by a count of executions, not by time: with a

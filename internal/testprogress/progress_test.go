@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestFixture runs the real go test -json on testdata/fixture, a module
+// with a package of each kind (passing, failing, panicking, not compiling,
+// without tests, timing out), and checks that the summary says what go
+// test says, shows failed tests' output whole and hides passing tests'.
+func TestFixture(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hang package blocks until -timeout kills its test binary.
+	cmd := exec.Command(goBin, "test", "-json", "-count=1", "-timeout=5s", "./...")
+	cmd.Dir = "testdata/fixture"
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	events, err := cmd.Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("go test -json on the fixture: %v, want exit status 1\n%s", err, stderr.Bytes())
+	}
+
+	var out bytes.Buffer
+	counts, err := Summarize(bytes.NewReader(events), &out, &Options{Every: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	t.Logf("summary:\n%s", got)
+
+	want := Counts{Packages: 6, PackagesFailed: 4, BuildsFailed: 1, Passed: 4, Failed: 4, Skipped: 1}
+	if diff := cmp.Diff(want, counts); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	if counts.OK() {
+		t.Error("counts.OK() = true with failures")
+	}
+	for _, s := range []string{
+		"ok  \texample.com/fixture/pass\t",
+		"?   \texample.com/fixture/notests\t[no test files]\n",
+		// A build error, whole, and the package's verdict.
+		"broken.go:5:13: cannot use \"not a number\"",
+		"FAIL\texample.com/fixture/broken [build failed]\n",
+		// A failed test's log and error, a failed subtest's, the verdict.
+		"FAILING-LOG: shown with the failure",
+		"FAILING-ERROR",
+		"--- FAIL: TestFails",
+		"SUB-FAILING-ERROR",
+		"--- FAIL: TestParent/fails",
+		"FAIL\texample.com/fixture/fail\t",
+		// A panic: the log before it and the stack.
+		"PANIC-LOG: before the panic",
+		"panic: KABOOM",
+		"FAIL\texample.com/fixture/panics\t",
+		// A test that never ended: its log, the timeout and its stack.
+		"HANG-LOG: before blocking",
+		"panic: test timed out after 5s",
+		"hang_test.go:9",
+		"FAIL\texample.com/fixture/hang\t",
+		"6 packages: 2 ok, 4 failed (1 did not build)\ntests: 4 passed, 4 failed, 1 skipped\n",
+	} {
+		if !strings.Contains(got, s) {
+			t.Errorf("the summary lacks %q", s)
+		}
+	}
+	for _, s := range []string{"PASSING-LOG", "PASSING-SUB-LOG", "SKIP-REASON", "=== RUN   TestPasses", `"Action"`} {
+		if strings.Contains(got, s) {
+			t.Errorf("the summary shows %q, from a test that passed or skipped or raw JSON", s)
+		}
+	}
+	// The closing line is the one CI reads: "tests: N passed, N failed, N skipped".
+	if lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n"); lines[len(lines)-1] != "tests: 4 passed, 4 failed, 1 skipped" {
+		t.Errorf("last line %q", lines[len(lines)-1])
+	}
+}
+
+// TestOnePackageAtATime: a package's line is written when it ends, not
+// when go test does.
+func TestOnePackageAtATime(t *testing.T) {
+	r, w := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan Counts)
+	go func() {
+		c, _ := Summarize(r, outW, &Options{Every: -1})
+		outW.Close()
+		done <- c
+	}()
+	lines := bufio.NewScanner(outR)
+	io.WriteString(w, `{"Action":"start","Package":"example.com/a"}
+{"Action":"run","Package":"example.com/a","Test":"TestA"}
+{"Action":"output","Package":"example.com/a","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"pass","Package":"example.com/a","Test":"TestA","Elapsed":0.5}
+{"Action":"output","Package":"example.com/a","Output":"PASS\n"}
+{"Action":"output","Package":"example.com/a","Output":"ok  \texample.com/a\t0.512s\n"}
+{"Action":"pass","Package":"example.com/a","Elapsed":0.512}
+{"Action":"start","Package":"example.com/b"}
+`)
+	// The pipe is still open: b is running.
+	if !lines.Scan() || lines.Text() != "ok  \texample.com/a\t0.512s" {
+		t.Fatalf("first line %q, want a's ok line", lines.Text())
+	}
+	io.WriteString(w, "not json, passed on\n")
+	if !lines.Scan() || lines.Text() != "not json, passed on" {
+		t.Fatalf("line %q, want the non-JSON line", lines.Text())
+	}
+	w.Close() // go test stopped with b running
+	var rest []string
+	for lines.Scan() {
+		rest = append(rest, lines.Text())
+	}
+	want := []string{
+		"FAIL\texample.com/b\t(no result: go test stopped before it ended)",
+		"2 packages: 1 ok, 1 failed",
+		"tests: 1 passed, 0 failed, 0 skipped",
+	}
+	if diff := cmp.Diff(want, rest); diff != "" {
+		t.Errorf("after go test stopped (-want +got):\n%s", diff)
+	}
+	if c := <-done; c.OK() {
+		t.Errorf("counts %+v: OK with a package that never ended", c)
+	}
+}
+
+// TestVerbose: -v writes every output line as it comes, and a package's
+// line once.
+func TestVerbose(t *testing.T) {
+	in := `{"Action":"start","Package":"example.com/a"}
+{"Action":"output","Package":"example.com/a","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"output","Package":"example.com/a","Test":"TestA","Output":"    a_test.go:9: a log\n"}
+{"Action":"output","Package":"example.com/a","Test":"TestA","Output":"--- PASS: TestA (0.00s)\n"}
+{"Action":"pass","Package":"example.com/a","Test":"TestA"}
+{"Action":"output","Package":"example.com/a","Output":"ok  \texample.com/a\t0.1s\n"}
+{"Action":"pass","Package":"example.com/a","Elapsed":0.1}
+`
+	var out bytes.Buffer
+	if _, err := Summarize(strings.NewReader(in), &out, &Options{Verbose: true, Every: -1}); err != nil {
+		t.Fatal(err)
+	}
+	want := "=== RUN   TestA\n    a_test.go:9: a log\n--- PASS: TestA (0.00s)\nok  \texample.com/a\t0.1s\n" +
+		"1 packages: 1 ok\ntests: 1 passed, 0 failed, 0 skipped\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("-v output (-want +got):\n%s", diff)
+	}
+}
+
+// TestQuietSpell: after a minute without a line, one line says what is
+// going on; not before, and not again until the next quiet minute.
+func TestQuietSpell(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, w := io.Pipe()
+		var out lockedBuffer
+		done := make(chan struct{})
+		go func() {
+			Summarize(r, &out, nil)
+			close(done)
+		}()
+		defer func() { w.Close(); <-done }() // also after a t.Fatal
+
+		time.Sleep(61 * time.Second) // the go command builds: no event yet; a line at 60s
+		synctest.Wait()
+		if got, want := out.String(), "... 1m0s in: building\n"; got != want {
+			t.Fatalf("after a quiet minute: %q, want %q", got, want)
+		}
+		io.WriteString(w, `{"Action":"start","Package":"example.com/slow"}`+"\n")
+		time.Sleep(50 * time.Second) // slow started at 61s
+		synctest.Wait()
+		if got := out.String(); strings.Count(got, "\n") != 1 {
+			t.Fatalf("a line before the next quiet minute:\n%s", got)
+		}
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if got, want := out.String(), "... 1m0s in: building\n... 2m0s in: running example.com/slow (59s)\n"; got != want {
+			t.Fatalf("after two quiet minutes:\n%s\nwant:\n%s", got, want)
+		}
+		io.WriteString(w, `{"Action":"output","Package":"example.com/slow","Output":"ok  \texample.com/slow\t65s\n"}
+{"Action":"pass","Package":"example.com/slow","Elapsed":65}
+`)
+		time.Sleep(59 * time.Second) // the ok line restarted the quiet spell
+		synctest.Wait()
+		if got := out.String(); strings.Count(got, "...") != 2 {
+			t.Fatalf("a progress line within a minute of the last line:\n%s", got)
+		}
+	})
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
