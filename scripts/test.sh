@@ -26,6 +26,11 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 
+step "Dockerfile lint"
+# No Docker engine runs here to build the image: the linter of VS Code's
+# Docker extension checks each instruction, TestDockerfile the invariants.
+npx --yes dockerfile-utils@0.16.3 lint Dockerfile
+
 step "go mod tidy"
 if ! tidy="$(go mod tidy -diff 2>&1)"; then
   echo "go.mod/go.sum are not tidy: run go mod tidy" >&2
@@ -84,6 +89,15 @@ if [ "$#" -eq 0 ] && [ "$fuzztime" != "0" ]; then
     # minimisation is reported as a failure though nothing failed.
     go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" -fuzzminimizetime 0 "$2"
   done
+fi
+
+# The release build of this platform's binary, twice from two clones of
+# HEAD, compared byte for byte (scripts/build.sh). Its first run compiles
+# everything again (-trimpath builds are cached apart): minutes. Set
+# SWITCHBOARD_BUILDCHECK=0 to skip.
+if [ "$#" -eq 0 ] && [ "${SWITCHBOARD_BUILDCHECK:-1}" != "0" ]; then
+  step "release build ($(go env GOOS)/$(go env GOARCH)), reproducible"
+  scripts/build.sh -o "$tmp/dist" "$(go env GOOS)/$(go env GOARCH)"
 fi
 
 step "all checks passed in $((SECONDS - t_start))s"
