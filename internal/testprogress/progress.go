@@ -65,7 +65,11 @@ type pkgState struct {
 	started time.Time
 	lines   []line
 	ended   map[string]string // test → its end action
+	inRace  bool              // within a race detector's report
 }
+
+// raceRule opens and closes a race detector's report.
+const raceRule = "==================\n"
 
 type line struct {
 	test, text string
@@ -142,7 +146,24 @@ func (s *summary) handle(b []byte) {
 		if s.opts.Verbose {
 			s.write(ev.Output)
 		}
-		p.lines = append(p.lines, line{ev.Test, ev.Output})
+		test := ev.Test
+		// The race detector writes its reports straight to the test
+		// binary's stderr, unframed, so test2json gives them to whichever
+		// test it last saw start: with parallel tests, often one that
+		// passes. A report is kept as the package's own output, as go test
+		// without -json always shows it.
+		switch {
+		case ev.Output == "WARNING: DATA RACE\n":
+			p.inRace = true
+			if n := len(p.lines); n > 0 && p.lines[n-1].text == raceRule {
+				p.lines[n-1].test = ""
+			}
+			test = ""
+		case p.inRace:
+			test = ""
+			p.inRace = ev.Output != raceRule
+		}
+		p.lines = append(p.lines, line{test, ev.Output})
 	case "pass", "skip", "fail":
 		if ev.Test == "" {
 			s.endPackage(ev, p)

@@ -16,9 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestFixture runs the real go test -json on testdata/fixture, a module
-// with a package of each kind (passing, failing, panicking, not compiling,
-// without tests, timing out), and checks that the summary says what go
+// TestFixture runs the real go test -race -json on testdata/fixture, a
+// module with a package of each kind (passing, failing, panicking, not
+// compiling, without tests, timing out, racing), and checks that the summary says what go
 // test says, shows failed tests' output whole and hides passing tests'.
 func TestFixture(t *testing.T) {
 	goBin, err := exec.LookPath("go")
@@ -26,7 +26,7 @@ func TestFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The hang package blocks until -timeout kills its test binary.
-	cmd := exec.Command(goBin, "test", "-json", "-count=1", "-timeout=5s", "./...")
+	cmd := exec.Command(goBin, "test", "-race", "-json", "-count=1", "-timeout=5s", "./...")
 	cmd.Dir = "testdata/fixture"
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
 	var stderr bytes.Buffer
@@ -45,7 +45,7 @@ func TestFixture(t *testing.T) {
 	got := out.String()
 	t.Logf("summary:\n%s", got)
 
-	want := Counts{Packages: 6, PackagesFailed: 4, BuildsFailed: 1, Passed: 4, Failed: 4, Skipped: 1}
+	want := Counts{Packages: 7, PackagesFailed: 5, BuildsFailed: 1, Passed: 4, Failed: 5, Skipped: 1}
 	if diff := cmp.Diff(want, counts); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
@@ -74,7 +74,12 @@ func TestFixture(t *testing.T) {
 		"panic: test timed out after 5s",
 		"hang_test.go:9",
 		"FAIL\texample.com/fixture/hang\t",
-		"6 packages: 2 ok, 4 failed (1 did not build)\ntests: 4 passed, 4 failed, 1 skipped\n",
+		// A data race: the report and the failure it causes.
+		"WARNING: DATA RACE\nWrite at ",
+		"race_test.go:",
+		"race detected during execution of test",
+		"FAIL\texample.com/fixture/race\t",
+		"7 packages: 2 ok, 5 failed (1 did not build)\ntests: 4 passed, 5 failed, 1 skipped\n",
 	} {
 		if !strings.Contains(got, s) {
 			t.Errorf("the summary lacks %q", s)
@@ -86,7 +91,7 @@ func TestFixture(t *testing.T) {
 		}
 	}
 	// The closing line is the one CI reads: "tests: N passed, N failed, N skipped".
-	if lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n"); lines[len(lines)-1] != "tests: 4 passed, 4 failed, 1 skipped" {
+	if lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n"); lines[len(lines)-1] != "tests: 4 passed, 5 failed, 1 skipped" {
 		t.Errorf("last line %q", lines[len(lines)-1])
 	}
 }
@@ -135,6 +140,45 @@ func TestOnePackageAtATime(t *testing.T) {
 	}
 	if c := <-done; c.OK() {
 		t.Errorf("counts %+v: OK with a package that never ended", c)
+	}
+}
+
+// TestRaceReportKept: the race detector writes its reports to the test
+// binary's stderr unframed, and test2json gives each to the test it last
+// saw start, with parallel tests often one that passes: the report is
+// shown all the same (go test without -json always shows it), and the rest
+// of that passing test's output is not.
+func TestRaceReportKept(t *testing.T) {
+	in := `{"Action":"start","Package":"example.com/p"}
+{"Action":"output","Package":"example.com/p","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"output","Package":"example.com/p","Test":"TestA","Output":"=== PAUSE TestA\n"}
+{"Action":"output","Package":"example.com/p","Test":"TestB","Output":"=== RUN   TestB\n"}
+{"Action":"output","Package":"example.com/p","Test":"TestB","Output":"    p_test.go:20: B-LOG\n"}
+{"Action":"output","Package":"example.com/p","Test":"TestB","Output":"==================\n"}
+{"Action":"output","Package":"example.com/p","Test":"TestB","Output":"WARNING: DATA RACE\n"}
+{"Action":"output","Package":"example.com/p","Test":"TestB","Output":"Write at 0x00c000094198 by goroutine 9:\n"}
+{"Action":"output","Package":"example.com/p","Test":"TestB","Output":"  example.com/p.TestA.func1()\n"}
+{"Action":"output","Package":"example.com/p","Test":"TestB","Output":"==================\n"}
+{"Action":"output","Package":"example.com/p","Test":"TestB","Output":"    p_test.go:21: B-LOG-AFTER\n"}
+{"Action":"output","Package":"example.com/p","Test":"TestB","Output":"--- PASS: TestB (0.00s)\n"}
+{"Action":"pass","Package":"example.com/p","Test":"TestB"}
+{"Action":"output","Package":"example.com/p","Test":"TestA","Output":"    testing.go:1617: race detected during execution of test\n"}
+{"Action":"output","Package":"example.com/p","Test":"TestA","Output":"--- FAIL: TestA (0.00s)\n"}
+{"Action":"fail","Package":"example.com/p","Test":"TestA"}
+{"Action":"output","Package":"example.com/p","Output":"FAIL\n"}
+{"Action":"output","Package":"example.com/p","Output":"FAIL\texample.com/p\t0.1s\n"}
+{"Action":"fail","Package":"example.com/p","Elapsed":0.1}
+`
+	var out bytes.Buffer
+	if _, err := Summarize(strings.NewReader(in), &out, &Options{Every: -1}); err != nil {
+		t.Fatal(err)
+	}
+	want := "=== RUN   TestA\n=== PAUSE TestA\n" +
+		"==================\nWARNING: DATA RACE\nWrite at 0x00c000094198 by goroutine 9:\n  example.com/p.TestA.func1()\n==================\n" +
+		"    testing.go:1617: race detected during execution of test\n--- FAIL: TestA (0.00s)\nFAIL\nFAIL\texample.com/p\t0.1s\n" +
+		"1 packages: 0 ok, 1 failed\ntests: 1 passed, 1 failed, 0 skipped\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 }
 
