@@ -58,14 +58,20 @@ type summary struct {
 }
 
 // pkgState is what is kept of a package until it ends: its lines, each
-// with the test that printed it ("" for the package's own), dropped as
-// soon as their test passes or is skipped, since go test shows only
-// failing tests' output.
+// with the test that printed it ("" for the package's own); a test's log
+// is dropped as soon as it passes or is skipped, since go test shows only
+// failing tests' logs.
 type pkgState struct {
 	started time.Time
 	lines   []line
 	ended   map[string]string // test → its end action
 	inRace  bool              // within a race detector's report
+}
+
+// testingOwn says whether a line of output is the testing package's: its
+// === and --- lines, and t.Log's lines, indented (nested subtests' more).
+func testingOwn(text string) bool {
+	return strings.HasPrefix(text, "=== ") || strings.HasPrefix(text, "--- ") || strings.HasPrefix(text, "    ")
 }
 
 // raceRule opens and closes a race detector's report.
@@ -179,7 +185,15 @@ func (s *summary) handle(b []byte) {
 			s.counts.Failed++
 		}
 		if ev.Action != "fail" {
-			p.lines = slices.DeleteFunc(p.lines, func(l line) bool { return l.test == ev.Test })
+			// go test without -json hides a passing test's log, but shows
+			// what the code under test wrote to stdout or stderr itself,
+			// should the package fail.
+			p.lines = slices.DeleteFunc(p.lines, func(l line) bool { return l.test == ev.Test && testingOwn(l.text) })
+			for i := range p.lines {
+				if p.lines[i].test == ev.Test {
+					p.lines[i].test = ""
+				}
+			}
 		}
 	}
 }
