@@ -14,6 +14,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 step() { printf '\n=== %s\n' "$*" >&2; }
 t_start=$SECONDS
+# A whole run (no arguments) also runs the fuzz smoke and the release build.
+whole=false
+[ "$#" -eq 0 ] && whole=true
 
 step "install pinned MCP test peers"
 go run ./internal/interop/cmd/install
@@ -69,7 +72,7 @@ go test -json -race -count=1 -timeout 30m "$@" ${pkgs[@]+"${pkgs[@]}"} |
 # fixed in Go 1.27). Set SWITCHBOARD_FUZZTIME=0 to skip, or higher (a count
 # like 1000000x, or a duration) to dig.
 fuzztime="${SWITCHBOARD_FUZZTIME:-20000x}"
-if [ "$#" -eq 0 ] && [ "$fuzztime" != "0" ]; then
+if $whole && [ "$fuzztime" != "0" ]; then
   step "fuzz smoke ($fuzztime per target)"
   for target in \
     "FuzzDecode ./config" \
@@ -95,7 +98,7 @@ fi
 # HEAD, compared byte for byte (scripts/build.sh). Its first run compiles
 # everything again (-trimpath builds are cached apart): minutes. Set
 # SWITCHBOARD_BUILDCHECK=0 to skip.
-if [ "$#" -eq 0 ] && [ "${SWITCHBOARD_BUILDCHECK:-1}" != "0" ]; then
+if $whole && [ "${SWITCHBOARD_BUILDCHECK:-1}" != "0" ]; then
   step "release build ($(go env GOOS)/$(go env GOARCH)), reproducible"
   scripts/build.sh -o "$tmp/dist" "$(go env GOOS)/$(go env GOARCH)"
 fi
