@@ -64,8 +64,7 @@ type summary struct {
 type pkgState struct {
 	started time.Time
 	lines   []line
-	ended   map[string]string // test → its end action
-	inRace  bool              // within a race detector's report
+	inRace  bool // within a race detector's report
 }
 
 // testingOwn says whether a line of output is the testing package's: its
@@ -144,7 +143,7 @@ func (s *summary) handle(b []byte) {
 	}
 	p := s.pkgs[ev.Package]
 	if p == nil {
-		p = &pkgState{started: s.now(), ended: map[string]string{}}
+		p = &pkgState{started: s.now()}
 		s.pkgs[ev.Package] = p
 	}
 	switch ev.Action {
@@ -175,7 +174,6 @@ func (s *summary) handle(b []byte) {
 			s.endPackage(ev, p)
 			return
 		}
-		p.ended[ev.Test] = ev.Action
 		switch ev.Action {
 		case "pass":
 			s.counts.Passed++
@@ -234,7 +232,7 @@ func (s *summary) endPackage(ev event, p *pkgState) {
 
 // failureOutput is what go test shows of a failed package: its own output
 // and that of the tests that did not pass or skip (failed, or running when
-// it died); passing tests' lines are already gone.
+// it died); passing tests' logs are already gone.
 func (p *pkgState) failureOutput() string {
 	var b strings.Builder
 	for _, l := range p.lines {
