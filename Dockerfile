@@ -39,7 +39,8 @@ FROM debian:${DEBIAN}-slim AS slim
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates tini \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --create-home --uid 10001 --user-group --shell /usr/sbin/nologin switchboard
+    && groupadd --gid 10001 switchboard \
+    && useradd --uid 10001 --gid 10001 --create-home --shell /usr/sbin/nologin switchboard
 COPY --from=build /out/switchboard /usr/local/bin/switchboard
 USER 10001:10001
 WORKDIR /home/switchboard
@@ -51,7 +52,8 @@ FROM node:${NODE_VERSION}-${DEBIAN}-slim AS node
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates tini \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --create-home --uid 10001 --user-group --shell /usr/sbin/nologin switchboard
+    && groupadd --gid 10001 switchboard \
+    && useradd --uid 10001 --gid 10001 --create-home --shell /usr/sbin/nologin switchboard
 COPY --from=build /out/switchboard /usr/local/bin/switchboard
 USER 10001:10001
 WORKDIR /home/switchboard
