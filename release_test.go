@@ -2,6 +2,7 @@ package switchboard_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"go/version"
 	"os"
@@ -342,5 +343,53 @@ func TestShellWords(t *testing.T) {
 		if got := shellWords(tc.in); !slices.Equal(got, tc.want) {
 			t.Errorf("shellWords(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestDeadCodeElimination: the linker leaves out the methods a program
+// cannot call, unless a reachable function calls reflect's Method or
+// MethodByName with a name it cannot know (text/template executing a
+// template, for one): then it keeps every exported method of every type in
+// the binary, which made switchboard 8 MB larger (cobra's
+// SetVersionTemplate; docs/size.md). The go command's -dumpdep flag to the
+// linker marks such functions <ReflectMethod>; none may be reachable from
+// main, and the failure shows the path from main to the first.
+func TestDeadCodeElimination(t *testing.T) {
+	bin := t.TempDir() + "/switchboard"
+	cmd := exec.Command("go", "build", "-ldflags=-dumpdep", "-o", bin, "./cmd/switchboard")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	var deps bytes.Buffer
+	cmd.Stderr = &deps
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go build -ldflags=-dumpdep: %v\n%.2000s", err, deps.Bytes())
+	}
+	// Lines are "from -> to", in the order the linker reached them; the
+	// first edge to a symbol is how it was reached.
+	parent := map[string]string{}
+	var first string
+	for _, l := range strings.Split(deps.String(), "\n") {
+		from, to, ok := strings.Cut(l, " -> ")
+		if !ok {
+			continue
+		}
+		name := func(s string) string { n, _, _ := strings.Cut(strings.TrimSpace(s), " <"); return n }
+		if _, seen := parent[name(to)]; !seen {
+			parent[name(to)] = name(from)
+		}
+		if first == "" && strings.Contains(to, "<ReflectMethod>") {
+			first = name(to)
+		}
+	}
+	if len(parent) < 1000 {
+		t.Fatalf("go build -ldflags=-dumpdep printed %d edges: not the linker's dependency dump?", len(parent))
+	}
+	if first != "" {
+		path := []string{first}
+		for s := first; parent[s] != "" && parent[s] != "_" && len(path) < 30; s = parent[s] {
+			path = append(path, parent[s])
+		}
+		slices.Reverse(path)
+		t.Errorf("the linker keeps every exported method of every type: %s calls reflect's Method or MethodByName, reached through\n\t%s",
+			first, strings.Join(path, "\n\t"))
 	}
 }

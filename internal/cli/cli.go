@@ -161,9 +161,23 @@ Exit codes:
   130  interrupted (Ctrl-C)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version.Read().String(),
 	}
-	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
+	// --version prints what `switchboard version` prints, but not through
+	// cobra's Version field: its output format needs SetVersionTemplate, a
+	// text/template, and executing a template calls
+	// reflect.Value.MethodByName, after which the linker keeps every
+	// exported method of every type in the binary, used or not (8 MB more:
+	// docs/size.md; TestDeadCodeElimination). Without a Version, cobra
+	// answers flags given to the root command, which runs nothing, with its
+	// help function: --version is seen there.
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if v, _ := c.Flags().GetBool("version"); v && c == root {
+			e.printf("switchboard %s\n", version.Read())
+			return
+		}
+		help(c, args)
+	})
 	pf := root.PersistentFlags()
 	pf.StringVarP(&e.configFile, "config", "c", "", "config file (TOML or mcpServers JSON); default $SWITCHBOARD_CONFIG")
 	pf.BoolVar(&e.jsonOut, "json", false, "print the result as JSON")
