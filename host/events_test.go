@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -106,4 +107,52 @@ func TestWatchSeesTheStart(t *testing.T) {
 	start(t, []config.Server{fixture(t, "a")}, nil, st)
 	st.await(t, "a", host.StateConnecting)
 	st.await(t, "a", host.StateReady)
+}
+
+// TestStartOffersEachServerWhenReady: during Start, a server that is up is
+// offered (its tools in the catalog, EventCatalog to the watchers) while a
+// slower one is still starting, not once the slowest is up: a face
+// published before Start serves what is there (issue 13 §2).
+func TestStartOffersEachServerWhenReady(t *testing.T) {
+	before := runtime.NumGoroutine()
+	kidsBefore := children(t)
+	h, err := host.New([]config.Server{fixture(t, "fast"), fixture(t, "slow", "-slow-start", "4000")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := h.Watch(0)
+	started := make(chan error, 1)
+	go func() { started <- h.Start(context.Background()) }()
+	t.Cleanup(func() {
+		<-started
+		h.Close()
+		checkNoLeaks(t, before, kidsBefore)
+	})
+	ev := awaitEvent(t, w, host.EventCatalog, "fast")
+	select {
+	case err := <-started:
+		started <- err
+		t.Fatalf("the fast server's tools were announced only when Start returned (%v)", err)
+	default:
+	}
+	if ev.Change != host.ToolsChanged {
+		t.Errorf("first catalog event of fast: %s, want tools", ev.Change)
+	}
+	if _, ok := h.Tool("mcp_fast_echo"); !ok {
+		t.Error("fast is announced but its tools are not offered")
+	}
+	if _, ok := h.Tool("mcp_slow_echo"); ok {
+		t.Error("slow's tools are offered before it is up")
+	}
+	if st := h.Servers()[1].State; st != host.StateConnecting {
+		t.Errorf("slow is %s while fast is offered, want connecting", st)
+	}
+	awaitEvent(t, w, host.EventCatalog, "slow")
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	started <- nil
+	if _, ok := h.Tool("mcp_slow_echo"); !ok {
+		t.Error("slow's tools are not offered once it joined")
+	}
 }

@@ -284,10 +284,15 @@ func New(servers []config.Server, opts *Options) (*Host, error) {
 
 // Start connects to the servers concurrently, within ctx (which bounds the
 // start only; the connections live until Close), then supervises them. A
-// host starts once.
+// host starts once. Each server's tools are offered as soon as it is ready,
+// before Start returns, and watchers learn of it ([EventCatalog]): a face
+// made over the host before Start can serve the servers that are up while
+// others are still starting.
 //
-// When a server that is not optional fails, Start closes the host and
-// returns a [*StartError] naming every failed server.
+// When a server that is not optional fails, Start closes the host once
+// every server has had its first attempt (an install in progress is not cut
+// short for another server's failure) and returns a [*StartError] naming
+// every failed server.
 func (h *Host) Start(ctx context.Context) error {
 	if !h.started.CompareAndSwap(false, true) {
 		return errors.New("host: already started")
@@ -298,9 +303,12 @@ func (h *Host) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for _, s := range h.servers {
 		wg.Go(func() {
-			if !s.startLazy() {
-				// A required server's failure is Start's error.
-				s.connect(ctx, !s.cfg.Optional)
+			// Each server is offered as soon as it is up, not when the
+			// slowest is: a face that publishes the host while it starts
+			// (the daemon's gateway) serves it at once. A required
+			// server's failure is Start's error.
+			if s.startLazy() || s.connect(ctx, !s.cfg.Optional) {
+				h.joined(s)
 			}
 		})
 	}
@@ -317,17 +325,23 @@ func (h *Host) Start(ctx context.Context) error {
 		h.Close()
 		return &StartError{Failed: failed}
 	}
-	h.rebuildCatalog()
-	// Watchers made before the start learn what the servers offer.
-	for _, s := range h.servers {
-		if st := s.status().State; st == StateReady || st == StateLazy {
-			for _, k := range []ChangeKind{ToolsChanged, ResourcesChanged, PromptsChanged} {
-				h.changed(Change{Server: s.cfg.ID, Kind: k})
-			}
-		}
-	}
+	h.catalogMu.Lock()
+	h.rebuildCatalog() // there is a catalog, if empty, when none came up
+	h.catalogMu.Unlock()
 	h.superviseAll()
 	return nil
+}
+
+// joined installs a catalog with s's tools, now that s is ready (or lazily
+// idle with its cached tools), and tells the watchers that what s offers
+// changed: at the start, after a restart, when it joins late or wakes.
+func (h *Host) joined(s *server) {
+	h.catalogMu.Lock()
+	h.rebuildCatalog()
+	h.catalogMu.Unlock()
+	for _, k := range []ChangeKind{ToolsChanged, ResourcesChanged, PromptsChanged} {
+		h.changed(Change{Server: s.cfg.ID, Kind: k})
+	}
 }
 
 // sessionOptions are the options of every connection to a server.

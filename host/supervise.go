@@ -192,14 +192,9 @@ func (s *server) supervise() {
 		s.restarts++
 		s.mu.Unlock()
 		s.brk.reset() // a fresh connection gets a fresh chance
-		s.h.catalogMu.Lock()
-		s.h.rebuildCatalog()
-		s.h.catalogMu.Unlock()
 		// A server back (or joining late, or woken from lazy) may offer
 		// other tools, resources and prompts than before.
-		for _, k := range []ChangeKind{ToolsChanged, ResourcesChanged, PromptsChanged} {
-			s.h.changed(Change{Server: s.cfg.ID, Kind: k})
-		}
+		s.h.joined(s)
 	}
 }
 
