@@ -280,6 +280,13 @@ func (g *Gateway) follow(w *host.Watcher) {
 	}
 }
 
+// MetaKeyError is the _meta key of a tool result the gateway made from a
+// call that failed on the way (invalid arguments, a timeout, a server
+// unavailable) rather than in the tool: its value is the error as a
+// [host.ErrorJSON], which host.ErrorJSON.Err turns back into the error the
+// host returned.
+const MetaKeyError = "switchboard/error"
+
 // upstreamProtocolVersion is the version the gateway offers upstreams
 // unless host.Options.ProtocolVersion says otherwise (see HostOptions).
 const upstreamProtocolVersion = "2025-11-25"
@@ -591,8 +598,10 @@ func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, opts *h
 		if errors.As(err, &ce) && ctx.Err() == nil {
 			// The call failed on the way (invalid arguments, timeout, a lost
 			// server): tell the model, which can correct itself, as a tool
-			// error rather than a protocol error.
-			r := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+			// error rather than a protocol error, and a client that knows
+			// (the CLI over the daemon's socket) what the error was.
+			r := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}},
+				Meta: mcp.Meta{MetaKeyError: host.NewErrorJSON(err)}}
 			return r, nil
 		}
 		return nil, err

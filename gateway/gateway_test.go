@@ -131,6 +131,15 @@ func TestToolsThroughGateway(t *testing.T) {
 			if !r.IsError || !strings.Contains(textOf(r), "/a") {
 				t.Errorf("invalid args = %v %q, want an error naming /a", r.IsError, textOf(r))
 			}
+			// ... and _meta says what the error was, for a client that
+			// reports it as the host would (the CLI over the daemon).
+			var ej host.ErrorJSON
+			raw, _ := json.Marshal(r.Meta[gateway.MetaKeyError])
+			if err := json.Unmarshal(raw, &ej); err != nil || ej.Message == "" {
+				t.Errorf("_meta[%s] = %s (%v), want the error", gateway.MetaKeyError, raw, err)
+			} else if err := ej.Err(); !errors.Is(err, host.ErrInvalidArguments) || err.Error() != textOf(r) {
+				t.Errorf("_meta's error = %q (invalid arguments: %v), want %q", err, errors.Is(err, host.ErrInvalidArguments), textOf(r))
+			}
 			// Every content kind, structuredContent and _meta survive.
 			r = call(t, cs, "mcp_fx_content", map[string]any{})
 			kinds := map[string]bool{}
