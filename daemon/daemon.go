@@ -1,22 +1,32 @@
 // Package daemon is Switchboard's long-running process, what `switchboard
 // serve` runs: one [host.Host] over the configured servers, the faces
 // mounted on one HTTP mux (the MCP gateway at /mcp, /sse, /message and /ws;
-// the REST API and web UI later, beside them), the state store, and a
-// graceful shutdown.
+// the REST API and web UI later, beside them), the state store, a local
+// socket for CLI commands, and a graceful shutdown.
 //
-// A daemon starts in order and listens early:
+// A daemon starts in order, listens early and serves at once:
 //
 //	ln, err := daemon.Listen("", cfg.Gateway) // bind first: the address is known at once, a busy port fails fast
-//	d, err := daemon.New(ln, &daemon.Options{Config: cfg, Host: hostOpts})
-//	err = d.Run(ctx) // start the servers, serve until ctx ends, shut down
+//	d, err := daemon.New(ln, &daemon.Options{Config: cfg, Host: hostOpts, OnReady: ...})
+//	err = d.Run(ctx) // serve, start the servers meanwhile, serve until ctx ends, shut down
 //
-// Run connects the servers, publishes them through the gateway and serves
-// HTTP until ctx ends. Then requests in flight, over every transport, get
-// one grace period ([gateway] shutdown_grace); past it they are cancelled,
-// upstream too; then every connection, the gateway, the host (with its
-// child processes) and the store are closed, and Run returns.
-// [Daemon.ServeStdio] serves one client over a pair of streams instead, for
-// clients that start a process (Claude Desktop, Cursor).
+// Run serves HTTP before the servers are up: a client's initialize is
+// answered at once, and each server is published as it comes up (clients
+// get list_changed). Options.OnReady says when every server that is not
+// optional is up; a required server that fails its first start fails Run
+// (after every server has had its first attempt). When ctx ends, requests
+// in flight, over every transport, get one grace period ([gateway]
+// shutdown_grace); past it they are cancelled, upstream too; then every
+// connection, the gateway, the host (with its child processes) and the
+// store are closed, and Run returns. [Daemon.ServeStdio] serves one client
+// over a pair of streams instead, for clients that start a process (Claude
+// Desktop, Cursor), the same way.
+//
+// With Options.Socket (see [SocketPath]) the daemon also serves the CLI
+// commands of its own configuration on a unix socket only its user can
+// reach, so that they use its running servers instead of starting their
+// own: [DialLocal] returns a [Client] that offers what a host offers its
+// caller.
 //
 // The servers are the configuration's (all, or [gateway] servers) and the
 // servers added at run time, kept in the state store; a configured server
@@ -70,6 +80,18 @@ type Options struct {
 	// OnHost, when set, is called with the host before it starts, to
 	// watch it (host.Host.Watch) from the first event on.
 	OnHost func(*host.Host)
+	// OnReady, when set, is called once, when every server that is not
+	// optional is up (ready, or lazily idle with its cached tools), with
+	// every server's status then: optional servers may still be starting,
+	// or have failed (they are retried in the background and join when
+	// they come up). It is not called when the start fails.
+	OnReady func(servers []host.ServerStatus)
+	// Socket is the path of the local socket to serve CLI commands on as
+	// well ([SocketPath]): the gateway's MCP endpoint without a token, and
+	// what a host tells its caller (see [Client]); owner-only, in an
+	// owner-only folder. "" serves none. A socket another daemon answers
+	// on is left to it; a stale one (its daemon gone) is replaced.
+	Socket string
 }
 
 // Daemon is one running Switchboard. Make it with [New].
@@ -83,10 +105,11 @@ type Daemon struct {
 	servers []config.Server
 	mux     *http.ServeMux
 
-	mu   sync.Mutex
-	h    *host.Host
-	g    *gateway.Gateway
-	used bool // Run or ServeStdio was called
+	mu     sync.Mutex
+	h      *host.Host
+	g      *gateway.Gateway
+	used   bool   // Run or ServeStdio was called
+	socket string // the local socket served, once listening
 
 	closeOnce sync.Once
 	closeErr  error
@@ -229,8 +252,8 @@ func DecodeStored(rec store.ServerRecord, where string) (config.Server, error) {
 // (/mcp, /sse, /message, /ws). Call it before Run.
 func (d *Daemon) Handle(pattern string, h http.Handler) { d.mux.Handle(pattern, h) }
 
-// Host is the daemon's host, once Run or ServeStdio has made it; nil
-// before.
+// Host is the daemon's host, once Run or ServeStdio has made it (before
+// its servers are up); nil before.
 func (d *Daemon) Host() *host.Host {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -240,6 +263,15 @@ func (d *Daemon) Host() *host.Host {
 // Store is the daemon's state store.
 func (d *Daemon) Store() *store.Store { return d.store }
 
+// Socket is the local socket the daemon serves CLI commands on, once it
+// listens there; "" before, or when it does not (none asked for, another
+// daemon's, or no private folder to put it in: logged).
+func (d *Daemon) Socket() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.socket
+}
+
 // Addr is where the daemon listens; nil for stdio.
 func (d *Daemon) Addr() net.Addr {
 	if d.ln == nil {
@@ -248,12 +280,14 @@ func (d *Daemon) Addr() net.Addr {
 	return d.ln.Addr()
 }
 
-// start makes and starts the host and the gateway over it.
-func (d *Daemon) start(ctx context.Context, gwOpts *gateway.Options) (*gateway.Gateway, error) {
+// build makes the host and the gateway over it, without starting the
+// host: the gateway serves at once what the host offers, and follows it as
+// its servers come up.
+func (d *Daemon) build(gwOpts *gateway.Options) (*gateway.Gateway, *host.Host, error) {
 	d.mu.Lock()
 	if d.used {
 		d.mu.Unlock()
-		return nil, errors.New("daemon: already run")
+		return nil, nil, errors.New("daemon: already run")
 	}
 	d.used = true
 	d.mu.Unlock()
@@ -264,42 +298,107 @@ func (d *Daemon) start(ctx context.Context, gwOpts *gateway.Options) (*gateway.G
 	}
 	h, err := host.New(d.servers, ho)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d.mu.Lock()
 	d.h = h
 	d.mu.Unlock()
-	d.logStates(h)
 	if d.opts.OnHost != nil {
 		d.opts.OnHost(h)
 	}
-	if err := h.Start(ctx); err != nil {
-		return nil, err
-	}
 	g, err := gateway.New(h, gwOpts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d.mu.Lock()
 	d.g = g
 	d.mu.Unlock()
-	return g, nil
+	d.watch(h, g)
+	return g, h, nil
 }
 
-// logStates logs every server:state change, for the life of the host: a
-// long-running gateway's log says when each server came and went.
-func (d *Daemon) logStates(h *host.Host) {
+// starting is a host's start, run in the background while the faces
+// serve.
+type starting struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error // once done
+}
+
+// startHost starts h on a goroutine of its own, within ctx.
+func startHost(ctx context.Context, h *host.Host) *starting {
+	ctx, cancel := context.WithCancel(ctx)
+	st := &starting{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(st.done)
+		st.err = h.Start(ctx)
+	}()
+	return st
+}
+
+// stop cancels the start if it is still running and waits for it: the
+// host must not be closed while Start is connecting its servers.
+func (st *starting) stop() {
+	st.cancel()
+	<-st.done
+}
+
+// watch logs every server:state change, for the life of the host (a
+// long-running gateway's log says when each server came and went), and
+// calls Options.OnReady when every required server is first up and the
+// gateway publishes what they offer.
+func (d *Daemon) watch(h *host.Host, g *gateway.Gateway) {
 	w := h.Watch(0)
+	ready := false
+	check := func() {
+		if ready {
+			return
+		}
+		sts := h.Servers()
+		for _, st := range sts {
+			if !st.Optional && !up(st.State) {
+				return
+			}
+		}
+		ready = true
+		// Ready means served: a client that lists the tools now gets
+		// theirs.
+		if err := g.Sync(context.Background()); err != nil {
+			return // closed meanwhile
+		}
+		sts = h.Servers()
+		var ids []string
+		for _, st := range sts {
+			if up(st.State) {
+				ids = append(ids, st.ID)
+			}
+		}
+		d.log.Info("ready", "servers", ids)
+		if d.opts.OnReady != nil {
+			d.opts.OnReady(sts)
+		}
+	}
 	go func() {
 		defer w.Close()
+		check()                                          // nothing required: ready at once
 		for ev := range w.Events(context.Background()) { // ends when the host closes
-			if ev.Kind != host.EventState {
-				continue
+			switch ev.Kind {
+			case host.EventState:
+				e := ev.Status.Event()
+				d.log.Info("server:state", "server", e.Server, "state", e.State, "restarts", e.Restarts, "error", e.Error)
+			case host.EventCatalog, host.EventDropped:
+				// A server's tools are in the catalog once it says so
+				// (after its state says it is ready).
+				check()
 			}
-			e := ev.Status.Event()
-			d.log.Info("server:state", "server", e.Server, "state", e.State, "restarts", e.Restarts, "error", e.Error)
 		}
 	}()
+}
+
+// up reports whether a server in state st offers its tools: ready, or
+// lazily idle with its cached ones.
+func up(st host.State) bool {
+	return st == host.StateReady || st == host.StateDegraded || st == host.StateLazy
 }
 
 // gatewayOptions are the gateway's options from [gateway].

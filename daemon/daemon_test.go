@@ -42,13 +42,16 @@ func openStore(t *testing.T) *store.Store {
 
 // running is a daemon serving HTTP on loopback until the test ends.
 type running struct {
-	d    *daemon.Daemon
-	url  string
-	stop context.CancelFunc
-	done chan error
+	d     *daemon.Daemon
+	url   string
+	stop  context.CancelFunc
+	done  chan error
+	ready chan []host.ServerStatus // OnReady's
 }
 
-func run(t *testing.T, cfg *config.Config, st *store.Store, mount func(*daemon.Daemon)) *running {
+// run runs a daemon over cfg. opts, when given, is the base of its
+// options (Config, Store and OnReady are the test's).
+func run(t *testing.T, cfg *config.Config, st *store.Store, mount func(*daemon.Daemon), opts ...daemon.Options) *running {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	kids := interop.Children(os.Getpid())
@@ -56,7 +59,14 @@ func run(t *testing.T, cfg *config.Config, st *store.Store, mount func(*daemon.D
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.New(ln, &daemon.Options{Config: cfg, Store: st})
+	ready := make(chan []host.ServerStatus, 1)
+	var o daemon.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o.Config, o.Store = cfg, st
+	o.OnReady = func(sts []host.ServerStatus) { ready <- sts }
+	d, err := daemon.New(ln, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +74,7 @@ func run(t *testing.T, cfg *config.Config, st *store.Store, mount func(*daemon.D
 		mount(d)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{d: d, url: "http://" + ln.Addr().String(), stop: cancel, done: make(chan error, 1)}
+	r := &running{d: d, url: "http://" + ln.Addr().String(), stop: cancel, done: make(chan error, 1), ready: ready}
 	go func() { r.done <- d.Run(ctx) }()
 	t.Cleanup(func() {
 		r.shutdown(t)
@@ -84,6 +94,24 @@ func run(t *testing.T, cfg *config.Config, st *store.Store, mount func(*daemon.D
 	})
 	return r
 }
+
+// awaitReady waits for OnReady and returns what it was given.
+func (r *running) awaitReady(t *testing.T) []host.ServerStatus {
+	t.Helper()
+	select {
+	case sts := <-r.ready:
+		return sts
+	case err := <-r.done:
+		r.done <- err
+		t.Fatalf("Run returned before the daemon was ready: %v", err)
+	case <-time.After(testTimeout):
+		t.Fatal("the daemon was never ready")
+	}
+	return nil
+}
+
+// testTimeout bounds each wait of a test.
+const testTimeout = 30 * time.Second
 
 func (r *running) shutdown(t *testing.T) {
 	t.Helper()
@@ -139,6 +167,7 @@ func TestRun(t *testing.T) {
 	r := run(t, cfg, openStore(t), func(d *daemon.Daemon) {
 		d.Handle("/hello", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "beside the gateway") }))
 	})
+	r.awaitReady(t)
 	cs := connect(t, r.url)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "through the daemon"}})
 	if err != nil || res.IsError {
@@ -184,6 +213,7 @@ func TestStoredServers(t *testing.T) {
 	add("fx", true, map[string]any{"command": bin, "args": []string{"-tool-name", "from_the_store"}})
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
 	r := run(t, cfg, st, nil)
+	r.awaitReady(t)
 	names := strings.Join(toolNames(t, connect(t, r.url)), " ")
 	if !strings.Contains(names, "mcp_added_only_added") {
 		t.Errorf("the stored server's tools are not served: %s", names)
@@ -229,7 +259,8 @@ func TestListenBeyondLoopbackNeedsToken(t *testing.T) {
 // daemon.
 func TestServeStdio(t *testing.T) {
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
-	d, err := daemon.New(nil, &daemon.Options{Config: cfg, Store: openStore(t)})
+	ready := make(chan struct{})
+	d, err := daemon.New(nil, &daemon.Options{Config: cfg, Store: openStore(t), OnReady: func([]host.ServerStatus) { close(ready) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,6 +273,7 @@ func TestServeStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	<-ready
 	if names := toolNames(t, cs); !slices.Contains(names, "mcp_fx_echo") {
 		t.Errorf("tools over stdio: %v", names)
 	}
@@ -265,6 +297,7 @@ func TestShutdownWithACallInFlight(t *testing.T) {
 	cfg.Servers[0].Timeout = time.Minute
 	cfg.Gateway.ShutdownGrace = 300 * time.Millisecond
 	r := run(t, cfg, openStore(t), nil)
+	r.awaitReady(t)
 	cs := connect(t, r.url)
 	type result struct {
 		res *mcp.CallToolResult

@@ -8,10 +8,12 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/host"
 )
 
-// What `switchboard serve` does: listen first, then serve the configured
-// servers until interrupted, and shut down gracefully.
+// What `switchboard serve` does: listen first, serve at once while the
+// servers start, say when they are up, and shut down gracefully when
+// interrupted.
 func Example() {
 	cfg, err := config.Load(&config.LoadOptions{File: "switchboard.toml"})
 	if err != nil {
@@ -24,7 +26,12 @@ func Example() {
 		return
 	}
 	fmt.Printf("serving MCP at http://%s/mcp\n", ln.Addr())
-	d, err := daemon.New(ln, &daemon.Options{Config: cfg})
+	socket, _ := daemon.SocketPath(cfg, os.Getenv) // CLI commands of cfg find the daemon there
+	d, err := daemon.New(ln, &daemon.Options{
+		Config:  cfg,
+		Socket:  socket,
+		OnReady: func(servers []host.ServerStatus) { fmt.Printf("ready: %d servers\n", len(servers)) },
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -33,5 +40,29 @@ func Example() {
 	defer stop()
 	if err := d.Run(ctx); err != nil {
 		fmt.Println(err)
+	}
+}
+
+// A CLI command of the same configuration uses the running daemon's
+// servers: no server starts, and the answer is the daemon's host's.
+func ExampleDialLocal() {
+	cfg, err := config.Load(&config.LoadOptions{File: "switchboard.toml"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	socket, err := daemon.SocketPath(cfg, os.Getenv)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := daemon.DialLocal(context.Background(), socket, nil)
+	if err != nil {
+		fmt.Println(err) // daemon.ErrNoDaemon: start a host instead
+		return
+	}
+	defer c.Close()
+	for _, t := range c.Tools() {
+		fmt.Println(t.Name)
 	}
 }

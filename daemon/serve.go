@@ -36,10 +36,16 @@ const readHeaderTimeout = 10 * time.Second
 // in flight, not idle.
 const idleConnTimeout = 2 * time.Minute
 
-// Run starts the servers, publishes them and serves HTTP on the daemon's
-// listener until ctx ends, then shuts down gracefully (see the package
-// doc) and closes the daemon. It returns nil after a shutdown asked for by
-// ctx; an error when the start failed or serving did.
+// Run serves HTTP on the daemon's listener (and its local socket, when
+// Options.Socket names one) at once, and starts the servers meanwhile:
+// each is published as it comes up, and clients learn of it
+// (notifications/tools/list_changed and the like). It serves until ctx
+// ends, then shuts down gracefully (see the package doc) and closes the
+// daemon. It returns nil after a shutdown asked for by ctx; an error when
+// serving failed, or when a server that is not optional failed to start
+// (once every server has had its first attempt; the clients served
+// meanwhile are cut off). A server that fails after it was up once is
+// supervision's: it is restarted, and serve goes on.
 func (d *Daemon) Run(ctx context.Context) error {
 	defer d.Close()
 	if d.ln == nil {
@@ -50,8 +56,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	gwOpts := d.gatewayOptions()
-	g, err := d.start(ctx, gwOpts)
+	g, h, err := d.build(d.gatewayOptions())
 	if err != nil {
 		return err
 	}
@@ -65,60 +70,134 @@ func (d *Daemon) Run(ctx context.Context) error {
 		JSONResponse:      gw.JSONResponse,
 		Logger:            d.opts.Logger,
 	}))
+	faces := []*httpFace{d.serveHTTP(d.ln, d.mux)}
+	if local := d.serveLocal(g, h); local != nil {
+		faces = append(faces, local)
+	}
+	st := startHost(ctx, h)
+	defer st.stop()
+	failed := d.await(ctx, st, faces)
+	st.stop()
+	grace := d.grace()
+	if failed != nil {
+		grace = 0 // the host is closed: nothing in flight can finish
+	}
+	d.shutdown(g, grace, faces)
+	if failed != nil {
+		d.Close()
+		return failed
+	}
+	return d.Close()
+}
 
+// await returns when ctx ends (nil), serving fails, or the start fails
+// (their error).
+func (d *Daemon) await(ctx context.Context, st *starting, faces []*httpFace) error {
+	served := make(chan error, len(faces))
+	for _, f := range faces {
+		go func() {
+			select {
+			case <-f.served:
+				served <- f.err
+			case <-ctx.Done():
+			}
+		}()
+	}
+	started := st.done
+	for {
+		select {
+		case err := <-served:
+			return fmt.Errorf("serve: %w", err)
+		case <-started:
+			if st.err != nil && ctx.Err() == nil {
+				return st.err
+			}
+			started = nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// An httpFace is an HTTP server of the daemon's on one listener.
+type httpFace struct {
+	srv        *http.Server
+	posts      *requests
+	served     chan struct{} // closed when Serve has returned
+	err        error         // Serve's, once served is closed
+	endStreams context.CancelFunc
+}
+
+// serveHTTP serves h on ln until shutdown.
+func (d *Daemon) serveHTTP(ln net.Listener, h http.Handler) *httpFace {
 	streams, endStreams := context.WithCancel(context.Background())
-	defer endStreams()
 	errLog := d.opts.HTTPErrorLog
 	if errLog == nil {
 		errLog = log.New(io.Discard, "", 0)
 	}
 	posts := &requests{}
-	srv := &http.Server{
-		Handler:           posts.track(d.mux),
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       idleConnTimeout,
-		// Streams (GET /mcp, GET /sse) live on this context, so that a
-		// shutdown can end them once the requests in flight are done.
-		BaseContext: func(net.Listener) context.Context { return streams },
-		ErrorLog:    errLog,
+	f := &httpFace{
+		posts: posts,
+		srv: &http.Server{
+			Handler:           posts.track(h),
+			ReadHeaderTimeout: readHeaderTimeout,
+			IdleTimeout:       idleConnTimeout,
+			// Streams (GET /mcp, GET /sse) live on this context, so that a
+			// shutdown can end them once the requests in flight are done.
+			BaseContext: func(net.Listener) context.Context { return streams },
+			ErrorLog:    errLog,
+		},
+		served:     make(chan struct{}),
+		endStreams: endStreams,
 	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(d.ln) }()
+	go func() {
+		defer close(f.served)
+		f.err = f.srv.Serve(ln)
+	}()
+	return f
+}
 
-	select {
-	case err := <-serveErr:
-		endStreams()
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	// One grace period for everything: requests in flight, over every
-	// transport, get until the deadline; then the gateway cancels those
-	// left (upstream too), their answers get answerTime to go out, and
-	// every connection is closed.
-	grace := d.grace()
+// shutdown is one grace period for everything: requests in flight, over
+// every transport and listener, get until the deadline; then the gateway
+// cancels those left (upstream too), their answers get answerTime to go
+// out, and every connection is closed.
+func (d *Daemon) shutdown(g *gateway.Gateway, grace time.Duration, faces []*httpFace) {
 	d.log.Info("shutting down", "grace", grace)
 	deadline := time.Now().Add(grace)
 	hctx, hcancel := context.WithDeadline(context.Background(), deadline.Add(answerTime))
 	defer hcancel()
-	closed := make(chan error, 1)
-	go func() { closed <- srv.Shutdown(hctx) }() // no new connections from now on
+	closed := make(chan error, len(faces))
+	for _, f := range faces {
+		go func() { closed <- f.srv.Shutdown(hctx) }() // no new connections from now on
+	}
 	gctx, gcancel := context.WithDeadline(context.Background(), deadline)
 	if g.Shutdown(gctx) != nil {
 		d.log.Warn("shutdown: cancelled the requests still in flight", "grace", grace)
 	}
 	gcancel()
-	// The gateway counts a request done when its handler returns; its
-	// answer is written to the HTTP stream after that. Let those writes
-	// finish (bounded by answerTime) before the streams are ended.
-	posts.wait(hctx)
-	// Streams never become idle: end them, now that no request needs them.
-	endStreams()
-	if err := <-closed; err != nil {
-		d.log.Warn("shutdown: closing the connections still open", "err", err)
-		srv.Close()
+	for _, f := range faces {
+		// The gateway counts a request done when its handler returns; its
+		// answer is written to the HTTP stream after that. Let those
+		// writes finish (bounded by answerTime) before the streams are
+		// ended.
+		f.posts.wait(hctx)
 	}
-	<-serveErr
-	return d.Close()
+	for _, f := range faces {
+		// Streams never become idle: end them, now that no request needs
+		// them.
+		f.endStreams()
+	}
+	for range faces {
+		if err := <-closed; err != nil {
+			d.log.Warn("shutdown: closing the connections still open", "err", err)
+			for _, f := range faces {
+				f.srv.Close()
+			}
+		}
+	}
+	for _, f := range faces {
+		<-f.served
+	}
 }
 
 // requests counts the HTTP requests in flight that are not streams (GET):
@@ -171,10 +250,14 @@ func (rq *requests) wait(ctx context.Context) {
 
 // ServeStdio serves one client over in and out (stdin and stdout of a
 // process a client started) until the client leaves or ctx ends, then
-// shuts down like Run and closes the daemon. The client's first message is
-// read before the servers start: its initialize says what it can answer,
-// and the servers are offered only that (a 2026-07-28 client sends no
-// initialize: then everything). out is not closed.
+// shuts down like Run and closes the daemon; the local socket is served as
+// well when Options.Socket names one. The client's first message is read
+// before anything starts: its initialize says what it can answer, and the
+// servers are offered only that (a 2026-07-28 client sends no initialize:
+// then everything). Then the client is answered at once and the servers
+// start meanwhile, joining as they come up (the client gets list_changed).
+// A server that is not optional and fails to start ends the session with
+// an error, like Run. out is not closed.
 func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	defer d.Close()
 	gwOpts := d.gatewayOptions()
@@ -187,25 +270,44 @@ func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		return fmt.Errorf("serving over stdio: reading the first message: %w", err)
 	}
 	gwOpts.OnlyClient = initializeCapabilities(first)
-	g, err := d.start(ctx, gwOpts)
+	g, h, err := d.build(gwOpts)
 	if err != nil {
 		return err
 	}
+	var faces []*httpFace
+	if local := d.serveLocal(g, h); local != nil {
+		faces = append(faces, local)
+	}
+	st := startHost(ctx, h)
+	defer st.stop()
 	// The session is closed once its requests are done or cancelled:
 	// closing it first would wait for them, however long they hang.
 	run, endRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer endRun()
 	grace := d.grace()
-	stop := context.AfterFunc(ctx, func() {
-		d.log.Info("shutting down", "grace", grace)
-		sctx, cancel := context.WithTimeout(context.Background(), grace)
-		defer cancel()
-		if g.Shutdown(sctx) != nil {
-			d.log.Warn("shutdown: cancelled the requests still in flight", "grace", grace)
-		}
-		endRun()
-	})
+	var once sync.Once
+	shutdown := func(grace time.Duration) {
+		once.Do(func() {
+			d.shutdown(g, grace, faces)
+			endRun()
+		})
+	}
+	stop := context.AfterFunc(ctx, func() { shutdown(grace) })
 	defer stop()
+	var failed error // a failed start, once watched is closed
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-st.done:
+		case <-run.Done():
+			return
+		}
+		if st.err != nil && ctx.Err() == nil && run.Err() == nil {
+			failed = st.err
+			shutdown(0) // the host is closed: nothing in flight can finish
+		}
+	}()
 	var closer io.Closer = io.NopCloser(nil)
 	if c, ok := in.(io.Closer); ok {
 		closer = c
@@ -217,6 +319,16 @@ func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}{io.MultiReader(bytes.NewReader(first), rd), closer},
 		Writer: nopWriteCloser{out},
 	})
+	endRun()
+	<-watched
+	stop()
+	st.stop()
+	if len(faces) > 0 {
+		shutdown(grace) // the client left; CLI commands over the socket get the grace
+	}
+	if failed != nil {
+		return failed
+	}
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("serving over stdio: %w", err)
 	}

@@ -98,6 +98,7 @@ type Gateway struct {
 	waiting   int                      // of them, those that have asked (Options.MaxWaitingCalls)
 	syncing   map[host.ChangeKind]bool // a resync is running
 	dirty     map[host.ChangeKind]bool // another resync is wanted
+	synced    []chan struct{}          // closed when no resync runs (Sync)
 	exposed   map[string]bool          // nil: every server
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -448,13 +449,27 @@ func (g *Gateway) exposes(server string) bool {
 // arriving while a resync runs coalesce into one more.
 func (g *Gateway) resync(kind host.ChangeKind) {
 	g.mu.Lock()
+	start := g.resyncLocked(kind)
+	g.mu.Unlock()
+	if start {
+		g.runResync(kind)
+	}
+}
+
+// resyncLocked marks kind to be republished, and reports whether a resync
+// must start (none runs). g.mu is held.
+func (g *Gateway) resyncLocked(kind host.ChangeKind) bool {
 	if g.syncing[kind] {
 		g.dirty[kind] = true
-		g.mu.Unlock()
-		return
+		return false
 	}
 	g.syncing[kind] = true
-	g.mu.Unlock()
+	return true
+}
+
+// runResync republishes kind on a goroutine, again as long as it is
+// marked dirty meanwhile.
+func (g *Gateway) runResync(kind host.ChangeKind) {
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -478,6 +493,12 @@ func (g *Gateway) resync(kind host.ChangeKind) {
 			g.mu.Lock()
 			if !g.dirty[kind] {
 				g.syncing[kind] = false
+				if !g.syncing[host.ToolsChanged] && !g.syncing[host.ResourcesChanged] && !g.syncing[host.PromptsChanged] {
+					for _, c := range g.synced {
+						close(c)
+					}
+					g.synced = nil
+				}
 				g.mu.Unlock()
 				return
 			}
@@ -485,6 +506,38 @@ func (g *Gateway) resync(kind host.ChangeKind) {
 			g.mu.Unlock()
 		}
 	}()
+}
+
+// Sync republishes what the host offers now — its tools, and the
+// resources and prompts its servers list — as the gateway does when the
+// host says they changed, and returns when that is done, or ctx ends: a
+// client that lists them from then on gets at least what the host had
+// when Sync was called. The daemon calls it before it says it is ready.
+func (g *Gateway) Sync(ctx context.Context) error {
+	kinds := []host.ChangeKind{host.ToolsChanged, host.ResourcesChanged, host.PromptsChanged}
+	c := make(chan struct{})
+	var start []host.ChangeKind
+	g.mu.Lock()
+	// All marked at once, before any runs: c is closed once none runs,
+	// so after each has run (again) from now.
+	for _, k := range kinds {
+		if g.resyncLocked(k) {
+			start = append(start, k)
+		}
+	}
+	g.synced = append(g.synced, c)
+	g.mu.Unlock()
+	for _, k := range start {
+		g.runResync(k)
+	}
+	select {
+	case <-c:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-g.ctx.Done():
+		return errors.New("gateway: closed")
+	}
 }
 
 // syncTools publishes the host's tools: new and changed ones are added (the

@@ -1,0 +1,262 @@
+package daemon
+
+// What the daemon serves on its local socket: the gateway's MCP endpoint,
+// for calls (progress, cancellation and elicitation the MCP way), and, under
+// /local/v1/, what MCP has no words for and a CLI command prints — the
+// servers' states, the host's tools in its own order with their servers and
+// the servers' own names, resources and prompts by server, and the host's
+// errors as they are (host.ErrorJSON). A Client reads both.
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/secret"
+)
+
+// localPrefix is where the local endpoints are; its version changes when
+// their meaning does.
+const localPrefix = "/local/v1/"
+
+// serveLocal serves the local socket, when Options.Socket names one; nil
+// when it does not, or cannot (logged: CLI commands then start their own
+// servers, as without a daemon).
+func (d *Daemon) serveLocal(g *gateway.Gateway, h *host.Host) *httpFace {
+	path := d.opts.Socket
+	if path == "" {
+		return nil
+	}
+	ln, err := listenSocket(path)
+	if errors.Is(err, ErrSocketInUse) {
+		d.log.Info("not serving CLI commands: "+err.Error(), "socket", path)
+		return nil
+	}
+	if err != nil {
+		d.log.Warn("not serving CLI commands on a local socket", "err", err)
+		return nil
+	}
+	d.mu.Lock()
+	d.socket = path
+	d.mu.Unlock()
+	d.log.Info("serving CLI commands of this configuration", "socket", path)
+	gw := d.opts.Config.Gateway
+	mux := http.NewServeMux()
+	// No token: only this user can reach the socket (its folder is 0700).
+	// Host and Origin are checked as on loopback, though no browser can
+	// open a unix socket: a local forwarder someone set up could.
+	mux.Handle("/", g.Handler(&gateway.HTTPOptions{
+		Loopback:          true,
+		SessionTimeout:    gw.SessionTimeout,
+		MaxSessions:       gw.MaxSessions,
+		MaxClientSessions: gw.MaxClientSessions,
+		Logger:            d.opts.Logger,
+	}))
+	l := &local{h: h, red: h.Redactor()}
+	mux.HandleFunc("GET "+localPrefix+"state", l.state)
+	mux.HandleFunc("GET "+localPrefix+"resources", l.resources)
+	mux.HandleFunc("GET "+localPrefix+"templates", l.templates)
+	mux.HandleFunc("GET "+localPrefix+"prompts", l.prompts)
+	mux.HandleFunc("POST "+localPrefix+"read", l.read)
+	mux.HandleFunc("POST "+localPrefix+"prompt", l.prompt)
+	return d.serveHTTP(ln, localOnly(mux))
+}
+
+// localOnly refuses what no CLI command sends: a browser's Origin, or a
+// Host other than the one the Client names (DNS rebinding through a
+// forwarder).
+func localOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") != "" || r.Host != localHost {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// localHost is the Host a Client sends on the socket.
+const localHost = "localhost"
+
+// local answers the local endpoints from the daemon's host.
+type local struct {
+	h   *host.Host
+	red *secret.Redactor
+}
+
+// stateJSON is what GET /local/v1/state answers: the host as a CLI command
+// sees it.
+type stateJSON struct {
+	ToolNameFormat string       `json:"tool_name_format"`
+	Servers        []statusJSON `json:"servers"`
+	Tools          []toolJSON   `json:"tools"`
+}
+
+// statusJSON is a host.ServerStatus.
+type statusJSON struct {
+	ID              string              `json:"id"`
+	Description     string              `json:"description,omitempty"`
+	Transport       string              `json:"transport"`
+	State           host.State          `json:"state"`
+	Optional        bool                `json:"optional"`
+	ServerInfo      *mcp.Implementation `json:"server_info,omitempty"`
+	ProtocolVersion string              `json:"protocol_version,omitempty"`
+	Instructions    string              `json:"instructions,omitempty"`
+	Tools           int                 `json:"tools"`
+	Skipped         []skippedJSON       `json:"skipped,omitempty"`
+	Warnings        []string            `json:"warnings,omitempty"`
+	Err             *host.ErrorJSON     `json:"error,omitempty"`
+	LastError       *host.ErrorJSON     `json:"last_error,omitempty"`
+	Restarts        int                 `json:"restarts"`
+	LastHealthy     time.Time           `json:"last_healthy,omitzero"`
+	InFlight        int                 `json:"in_flight"`
+	PID             int                 `json:"pid,omitempty"`
+}
+
+type skippedJSON struct {
+	Tool   string `json:"tool"`
+	Reason string `json:"reason"`
+}
+
+// toolJSON is a host.Tool.
+type toolJSON struct {
+	Name   string    `json:"name"`
+	Server string    `json:"server"`
+	Tool   *mcp.Tool `json:"tool"`
+}
+
+type resourcesJSON struct {
+	Resources []resourceJSON  `json:"resources"`
+	Error     *host.ErrorJSON `json:"error,omitempty"`
+}
+
+type resourceJSON struct {
+	Server   string        `json:"server"`
+	Resource *mcp.Resource `json:"resource"`
+}
+
+type templatesJSON struct {
+	Templates []templateJSON  `json:"templates"`
+	Error     *host.ErrorJSON `json:"error,omitempty"`
+}
+
+type templateJSON struct {
+	Server   string                `json:"server"`
+	Template *mcp.ResourceTemplate `json:"template"`
+}
+
+type promptsJSON struct {
+	Prompts []promptJSON    `json:"prompts"`
+	Error   *host.ErrorJSON `json:"error,omitempty"`
+}
+
+type promptJSON struct {
+	Server string      `json:"server"`
+	Prompt *mcp.Prompt `json:"prompt"`
+}
+
+type readRequest struct {
+	Server string `json:"server"`
+	URI    string `json:"uri"`
+}
+
+type promptRequest struct {
+	Server    string            `json:"server"`
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments,omitempty"`
+}
+
+// resultJSON is a request's result, or its error.
+type resultJSON[R any] struct {
+	Result R               `json:"result,omitzero"`
+	Error  *host.ErrorJSON `json:"error,omitempty"`
+}
+
+func (l *local) state(w http.ResponseWriter, r *http.Request) {
+	out := stateJSON{ToolNameFormat: l.h.ToolNameFormat(), Servers: []statusJSON{}, Tools: []toolJSON{}}
+	for _, st := range l.h.Servers() {
+		j := statusJSON{ID: st.ID, Description: st.Description, Transport: string(st.Transport), State: st.State,
+			Optional: st.Optional, ServerInfo: st.ServerInfo, ProtocolVersion: st.ProtocolVersion,
+			Instructions: st.Instructions, Tools: st.Tools, Warnings: st.Warnings,
+			Err: host.NewErrorJSON(st.Err), LastError: host.NewErrorJSON(st.LastError), Restarts: st.Restarts,
+			LastHealthy: st.LastHealthy, InFlight: st.InFlight, PID: st.PID}
+		for _, sk := range st.Skipped {
+			j.Skipped = append(j.Skipped, skippedJSON{Tool: sk.Tool, Reason: sk.Reason})
+		}
+		out.Servers = append(out.Servers, j)
+	}
+	for _, t := range l.h.Tools() {
+		out.Tools = append(out.Tools, toolJSON{Name: t.Name, Server: t.Server, Tool: t.Tool})
+	}
+	write(l, w, out)
+}
+
+func (l *local) resources(w http.ResponseWriter, r *http.Request) {
+	rs, err := l.h.Resources(r.Context())
+	out := resourcesJSON{Resources: []resourceJSON{}, Error: host.NewErrorJSON(err)}
+	for _, x := range rs {
+		out.Resources = append(out.Resources, resourceJSON{x.Server, x.Resource})
+	}
+	write(l, w, out)
+}
+
+func (l *local) templates(w http.ResponseWriter, r *http.Request) {
+	ts, err := l.h.ResourceTemplates(r.Context())
+	out := templatesJSON{Templates: []templateJSON{}, Error: host.NewErrorJSON(err)}
+	for _, x := range ts {
+		out.Templates = append(out.Templates, templateJSON{x.Server, x.Template})
+	}
+	write(l, w, out)
+}
+
+func (l *local) prompts(w http.ResponseWriter, r *http.Request) {
+	ps, err := l.h.Prompts(r.Context())
+	out := promptsJSON{Prompts: []promptJSON{}, Error: host.NewErrorJSON(err)}
+	for _, x := range ps {
+		out.Prompts = append(out.Prompts, promptJSON{x.Server, x.Prompt})
+	}
+	write(l, w, out)
+}
+
+func (l *local) read(w http.ResponseWriter, r *http.Request) {
+	var req readRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	res, err := l.h.ReadResource(r.Context(), req.Server, req.URI, nil)
+	write(l, w, resultJSON[*mcp.ReadResourceResult]{Result: res, Error: host.NewErrorJSON(err)})
+}
+
+func (l *local) prompt(w http.ResponseWriter, r *http.Request) {
+	var req promptRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	res, err := l.h.GetPrompt(r.Context(), req.Server, req.Name, req.Arguments, nil)
+	write(l, w, resultJSON[*mcp.GetPromptResult]{Result: res, Error: host.NewErrorJSON(err)})
+}
+
+// maxLocalBody bounds a request to a local endpoint: a URI, a prompt's
+// name and arguments.
+const maxLocalBody = 1 << 20
+
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxLocalBody)).Decode(v); err != nil {
+		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
+// write answers v. What it holds comes from the host, redacted there;
+// the face redacts again, as the gateway does: nothing leaves unredacted.
+func write[T any](l *local, w http.ResponseWriter, v T) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(secret.RedactValue(l.red, v))
+}

@@ -1,0 +1,235 @@
+package daemon_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/interop"
+)
+
+// slowStart is how long the slow fixture waits before it answers: long
+// enough that a test sees the daemon serve before the server is up.
+const slowStart = "3000"
+
+// listChanged returns client options whose tools/list_changed handler
+// signals the channel.
+func listChanged() (*mcp.ClientOptions, chan struct{}) {
+	changed := make(chan struct{}, 16)
+	return &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}}, changed
+}
+
+// awaitTool waits, bounded, for a tools/list_changed after which the
+// client sees tool name.
+func awaitTool(t *testing.T, cs *mcp.ClientSession, changed chan struct{}, name string) {
+	t.Helper()
+	timeout := time.After(testTimeout)
+	for !slices.Contains(toolNames(t, cs), name) {
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("no list_changed brought %s: %v", name, toolNames(t, cs))
+		}
+	}
+}
+
+// TestServesBeforeServersAreUp: the daemon answers initialize while its
+// only server is still starting; the server's tools arrive with
+// notifications/tools/list_changed once it is up; OnReady says so then,
+// and not before.
+func TestServesBeforeServersAreUp(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "slow", "-slow-start", slowStart)}}
+	r := run(t, cfg, openStore(t), nil)
+	opts, changed := listChanged()
+	c := mcp.NewClient(&mcp.Implementation{Name: "early", Version: "1"}, opts)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if st := r.d.Host().Servers()[0].State; st != host.StateConnecting {
+		t.Fatalf("initialize was answered when slow was %s; want it answered while slow starts", st)
+	}
+	select {
+	case <-r.ready:
+		t.Fatal("OnReady was called while the only required server was starting")
+	default:
+	}
+	if names := toolNames(t, cs); slices.Contains(names, "mcp_slow_echo") {
+		t.Fatalf("slow's tools listed before it is up: %v", names)
+	}
+	awaitTool(t, cs, changed, "mcp_slow_echo")
+	sts := r.awaitReady(t)
+	if len(sts) != 1 || sts[0].State != host.StateReady {
+		t.Errorf("OnReady got %+v, want slow ready", sts)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_slow_echo", Arguments: map[string]any{"text": "joined"}})
+	if err != nil || res.IsError {
+		t.Fatalf("echo after joining: %v %v", res, err)
+	}
+}
+
+// TestReadyWithOptionalStillStarting: an optional server does not hold the
+// daemon back: it is ready when the required ones are up, says which
+// optional one is still starting and which failed, and the slow one joins
+// later.
+func TestReadyWithOptionalStillStarting(t *testing.T) {
+	slow := fixture(t, "slow", "-slow-start", slowStart)
+	slow.Optional = true
+	broken := config.Server{ID: "broken", Command: "/nonexistent/switchboard-test-server", Optional: true}
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx"), slow, broken}}
+	r := run(t, cfg, openStore(t), nil)
+	sts := r.awaitReady(t)
+	got := map[string]host.State{}
+	for _, st := range sts {
+		got[st.ID] = st.State
+	}
+	if got["fx"] != host.StateReady || got["slow"] != host.StateConnecting {
+		t.Errorf("at ready: %v; want fx ready and slow still connecting", got)
+	}
+	// The ready daemon serves fx's tools at once.
+	opts, changed := listChanged()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if names := toolNames(t, cs); !slices.Contains(names, "mcp_fx_echo") {
+		t.Errorf("tools when ready: %v, want fx's", names)
+	}
+	awaitTool(t, cs, changed, "mcp_slow_echo")
+	for _, st := range r.d.Host().Servers() {
+		if st.ID == "broken" && st.State != host.StateFailed && st.State != host.StateRestarting {
+			t.Errorf("broken is %s", st.State)
+		}
+	}
+}
+
+// TestRequiredServerFails: a required server that fails to start fails
+// Run, naming it, after the daemon served the others' tools meanwhile;
+// OnReady is never called, and nothing is left behind.
+func TestRequiredServerFails(t *testing.T) {
+	st := openStore(t)
+	before := runtime.NumGoroutine()
+	kids := interop.Children(os.Getpid())
+	bad := fixture(t, "bad", "-hang-init")
+	bad.ConnectTimeout = 2 * time.Second
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx"), bad}}
+	ln, err := daemon.Listen("127.0.0.1:0", cfg.Gateway)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.New(ln, &daemon.Options{Config: cfg, Store: st, OnReady: func([]host.ServerStatus) {
+		t.Error("OnReady called though a required server failed")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(context.Background()) }()
+	opts, changed := listChanged()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitTool(t, cs, changed, "mcp_fx_echo")
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "meanwhile"}})
+	if err != nil || res.IsError {
+		t.Errorf("a call while bad is starting: %v %v", res, err)
+	}
+	select {
+	case err := <-done:
+		var se *host.StartError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), `server "bad"`) || !strings.Contains(err.Error(), "connect_timeout") {
+			t.Errorf("Run = %v, want a StartError naming bad and its connect_timeout", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("Run did not fail")
+	}
+	cs.Close()
+	// The listener is closed: nothing answers any more.
+	if resp, err := http.Get("http://" + ln.Addr().String() + "/mcp"); err == nil {
+		resp.Body.Close()
+		t.Errorf("the daemon still answers after Run failed: %s", resp.Status)
+	}
+	checkNoLeaks(t, before, kids)
+}
+
+// TestServeStdioAnswersAtOnce: over stdio, the client's initialize is
+// answered while the server is still starting; list_changed brings its
+// tools later.
+func TestServeStdioAnswersAtOnce(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "slow", "-slow-start", slowStart)}}
+	ready := make(chan struct{})
+	d, err := daemon.New(nil, &daemon.Options{Config: cfg, Store: openStore(t), OnReady: func([]host.ServerStatus) { close(ready) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- d.ServeStdio(context.Background(), inR, outW) }()
+	opts, changed := listChanged()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts).Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := d.Host().Servers()[0].State; st != host.StateConnecting {
+		t.Errorf("initialize answered when slow was %s; want it answered while slow starts", st)
+	}
+	select {
+	case <-ready:
+		t.Error("ready before the only server is up")
+	default:
+	}
+	awaitTool(t, cs, changed, "mcp_slow_echo")
+	<-ready
+	cs.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("ServeStdio did not return after its client left")
+	}
+	outW.Close()
+}
+
+// checkNoLeaks waits, bounded, for the goroutines to come back to before
+// and checks that no child process is left.
+func checkNoLeaks(t *testing.T, before int, kids map[int]string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Errorf("goroutines: %d before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+	for pid, k := range interop.Children(os.Getpid()) {
+		if _, ok := kids[pid]; !ok {
+			t.Errorf("child process left: %v", k)
+		}
+	}
+}
