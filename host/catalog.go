@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,8 +85,13 @@ func (h *Host) lookup(name string) (*entry, bool) {
 
 // rebuildCatalog names every server's tools and installs a new snapshot.
 // Earlier declarations win collisions: servers in config order, tools in
-// each server's order.
+// each server's order. A server's skipped tools and warnings are logged
+// when they differ from the previous snapshot's, not at every rebuild (one
+// per server that joins or restarts). h.catalogMu is held.
 func (h *Host) rebuildCatalog() {
+	h.mu.RLock()
+	prev := h.catalog
+	h.mu.RUnlock()
 	cat := &catalog{
 		byName:   map[string]*entry{},
 		counts:   map[string]int{},
@@ -146,6 +152,11 @@ func (h *Host) rebuildCatalog() {
 			if !have[n] {
 				cat.warnings[id] = append(cat.warnings[id], fmt.Sprintf("tools_allowlist names %q, which the server does not have", n))
 			}
+		}
+		if prev != nil && slices.Equal(prev.skipped[id], cat.skipped[id]) && slices.Equal(prev.warnings[id], cat.warnings[id]) {
+			// Said already: a rebuild for another server (one that joins
+			// or restarts) changes nothing here.
+			continue
 		}
 		for _, sk := range cat.skipped[id] {
 			if sk.Reason == reasonNotAllowed {

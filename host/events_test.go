@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,5 +155,27 @@ func TestStartOffersEachServerWhenReady(t *testing.T) {
 	started <- nil
 	if _, ok := h.Tool("mcp_slow_echo"); !ok {
 		t.Error("slow's tools are not offered once it joined")
+	}
+}
+
+// TestSkippedToolsLoggedOnce: a server's skipped tools are logged when its
+// listing is read, not again at each catalog rebuild another server
+// causes — one per server that joins during the start, and one per
+// restart of a flapping one.
+func TestSkippedToolsLoggedOnce(t *testing.T) {
+	st := newStates()
+	h, logs := start(t, []config.Server{
+		fixture(t, "a", "-tool-name", "dup.tool", "-tool-name", "dup_tool"),
+		fixture(t, "b"),
+		fixture(t, "c", "-exit-after", "300"),
+	}, nil, st)
+	// c exits and is restarted: a rebuild of the catalog.
+	st.await(t, "c", host.StateRestarting)
+	st.await(t, "c", host.StateReady)
+	if _, ok := h.Tool("mcp_c_echo"); !ok {
+		t.Fatal("c's tools are not offered after its restart")
+	}
+	if n := strings.Count(logs.String(), `msg="tool skipped" server=a tool=dup_tool`); n != 1 {
+		t.Errorf("a's skipped tool logged %d times, want once:\n%s", n, logs)
 	}
 }
