@@ -380,8 +380,10 @@ func (d *Daemon) watch(h *host.Host, g *gateway.Gateway) {
 	}
 	go func() {
 		defer w.Close()
-		check()                                          // nothing required: ready at once
-		for ev := range w.Events(context.Background()) { // ends when the host closes
+		// With nothing required, ready at once.
+		check()
+		// The events end when the host closes.
+		for ev := range w.Events(context.Background()) {
 			switch ev.Kind {
 			case host.EventState:
 				e := ev.Status.Event()

@@ -80,14 +80,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	st.stop()
 	grace := d.grace()
 	if failed != nil {
-		grace = 0 // the host is closed: nothing in flight can finish
+		grace = 0 // the host is closed, or serving failed: nothing to wait for
 	}
 	d.shutdown(g, grace, faces)
-	if failed != nil {
-		d.Close()
-		return failed
+	if err := d.Close(); failed == nil {
+		return err
 	}
-	return d.Close()
+	return failed
 }
 
 // await returns when ctx ends (nil), serving fails, or the start fails

@@ -92,17 +92,22 @@ func socketDir(getenv func(string) string) (string, error) {
 	return filepath.Join(os.TempDir(), "switchboard-"+strconv.Itoa(uid)), nil
 }
 
-// privateDir makes dir (0700) unless it exists, and checks that it is a
-// folder (not a link to one), owned by this user, that no one else may
-// enter: a socket there can have been put there by no one else, and no one
-// else can reach it. An existing folder is not changed.
-func privateDir(dir string) error {
+// makePrivateDir makes dir (0700) unless it exists, and checks it like
+// privateDir. An existing folder is not changed.
+func makePrivateDir(dir string) error {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("local socket folder: %w", err)
 	}
+	return privateDir(dir)
+}
+
+// privateDir checks that dir is a folder (not a link to one), owned by
+// this user, that no one else may enter: a socket there can have been put
+// there by no one else, and no one else can reach it.
+func privateDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return fmt.Errorf("local socket folder: %w", err)
+		return fmt.Errorf("local socket folder: %w", err) // ErrNotExist: no daemon made it
 	}
 	switch {
 	case !fi.IsDir():
@@ -138,7 +143,7 @@ var ErrSocketInUse = errors.New("another switchboard serve of this configuration
 // left there by a daemon that is gone (killed: it could not remove it) is
 // replaced; one another daemon answers on is left to it (ErrSocketInUse).
 func listenSocket(path string) (net.Listener, error) {
-	if err := privateDir(filepath.Dir(path)); err != nil {
+	if err := makePrivateDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	if fi, err := os.Lstat(path); err == nil {

@@ -208,9 +208,16 @@ func TestStaleSocket(t *testing.T) {
 	if tools := dialLocal(t, sock).Tools(); len(tools) == 0 {
 		t.Error("no tools over the replaced socket")
 	}
-	// No socket at all is no daemon too.
+	// No socket at all is no daemon too, and a client makes no folder.
 	if _, err := daemon.DialLocal(context.Background(), sock+".none", nil); !errors.Is(err, daemon.ErrNoDaemon) {
 		t.Errorf("DialLocal with no socket: %v, want ErrNoDaemon", err)
+	}
+	none := filepath.Join(runtimeDir(t), "switchboard")
+	if _, err := daemon.DialLocal(context.Background(), filepath.Join(none, "t.sock"), nil); !errors.Is(err, daemon.ErrNoDaemon) {
+		t.Errorf("DialLocal with no folder: %v, want ErrNoDaemon", err)
+	}
+	if _, err := os.Lstat(none); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a client made the socket folder: %v", err)
 	}
 }
 

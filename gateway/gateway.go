@@ -169,7 +169,7 @@ func HostOptions(o *host.Options, opts *Options) *host.Options {
 	}
 	ho.AdvertiseRoots = ho.AdvertiseRoots || only == nil || only.RootsV2 != nil
 	if ho.ProtocolVersion == "" {
-		ho.ProtocolVersion = upstreamProtocolVersion
+		ho.ProtocolVersion = UpstreamProtocolVersion
 	}
 	return &ho
 }
@@ -288,9 +288,11 @@ func (g *Gateway) follow(w *host.Watcher) {
 // host returned.
 const MetaKeyError = "switchboard/error"
 
-// upstreamProtocolVersion is the version the gateway offers upstreams
+// UpstreamProtocolVersion is the version the gateway offers upstreams
 // unless host.Options.ProtocolVersion says otherwise (see HostOptions).
-const upstreamProtocolVersion = "2025-11-25"
+// The CLI's own hosts offer it too, so that a command's output is the same
+// whether a serve's host answers it or its own.
+const UpstreamProtocolVersion = "2025-11-25"
 
 // Host returns the host the gateway serves.
 func (g *Gateway) Host() *host.Host { return g.h }
@@ -486,7 +488,7 @@ func (g *Gateway) runResync(kind host.ChangeKind) {
 					err = g.syncPrompts(ctx)
 				}
 				cancel()
-				if err != nil {
+				if err != nil && !errors.Is(err, host.ErrClosed) { // closing is no news
 					g.log.Warn("republishing after list_changed", "kind", kind, "err", err)
 				}
 			}
