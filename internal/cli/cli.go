@@ -17,9 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf16"
 
@@ -27,6 +25,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/version"
 	"github.com/switchboardmcp/switchboard/netguard"
@@ -88,6 +87,7 @@ type env struct {
 	// reportsAll: the command prints every server's state, errors and
 	// warnings itself (servers), so the log does not repeat them unless -v.
 	reportsAll bool
+	noDaemon  bool
 
 	red *secret.Redactor
 
@@ -183,6 +183,7 @@ Exit codes:
 	pf.BoolVar(&e.jsonOut, "json", false, "print the result as JSON")
 	pf.CountVarP(&e.verbose, "verbose", "v", "log more to stderr (-v info, -vv debug)")
 	root.Flags().Bool("version", false, "print the version and the commit it was built from")
+	pf.BoolVar(&e.noDaemon, "no-daemon", false, "start the servers here even when a switchboard serve of this configuration runs")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
@@ -244,9 +245,11 @@ func (e *env) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// startHost loads the config and connects to its servers. With allOptional,
-// a failing server does not fail the start (for `servers`, which reports).
-func (e *env) startHost(ctx context.Context, allOptional bool, only string) (*host.Host, *config.Config, error) {
+// startHost loads the config and connects to its servers, or uses those of
+// the running `switchboard serve` of the same configuration (useDaemon).
+// With allOptional, a failing server does not fail the start (for
+// `servers`, which reports).
+func (e *env) startHost(ctx context.Context, allOptional bool, only string) (backend, *config.Config, error) {
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return nil, nil, err
@@ -262,6 +265,9 @@ func (e *env) startHost(ctx context.Context, allOptional bool, only string) (*ho
 	if len(servers) == 0 {
 		return nil, nil, usageErr("no MCP servers configured: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE")
 	}
+	if d := e.useDaemon(ctx, cfg, only); d != nil {
+		return d, cfg, nil
+	}
 	if allOptional {
 		servers = append([]config.Server(nil), servers...)
 		for i := range servers {
@@ -275,6 +281,12 @@ func (e *env) startHost(ctx context.Context, allOptional bool, only string) (*ho
 	// A server may ask the user during any request (a call, a read, a
 	// prompt): a form on a terminal, else declined and said.
 	opts.Elicitation = e.elicitation("")
+	// The generation a serve's host speaks to its servers (the gateway's
+	// choice: under it a server written against the older API can still
+	// ask for input during a call): what a command prints — a result's
+	// _meta, a server's protocol version — is then the same whether a
+	// serve answers it or this host.
+	opts.ProtocolVersion = gateway.UpstreamProtocolVersion
 	h, err := e.connect(ctx, servers, opts)
 	if err != nil {
 		return nil, nil, err
@@ -391,81 +403,6 @@ func serverIDs(cfg *config.Config) string {
 		return "none configured"
 	}
 	return "configured: " + strings.Join(ids, ", ")
-}
-
-// startProgress shows, on a terminal, which servers are still starting,
-// and what one is doing when the host can tell (npx installing it).
-type progress struct {
-	e       *env
-	mu      sync.Mutex
-	pending map[string]string // id → what it is doing, if known
-	shown   bool
-}
-
-func (e *env) startProgress(servers []config.Server) *progress {
-	p := &progress{e: e, pending: map[string]string{}}
-	for _, s := range servers {
-		p.pending[s.ID] = ""
-	}
-	return p
-}
-
-// follow updates the progress line from h's state events until the
-// returned func is called.
-func (p *progress) follow(h *host.Host) (stop func()) {
-	w := h.Watch(0)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.Events(context.Background()) {
-			if ev.Kind == host.EventState {
-				p.update(ev.Status)
-			}
-		}
-	}()
-	return func() {
-		w.Close()
-		<-done
-	}
-}
-
-func (p *progress) update(st host.ServerStatus) {
-	if !p.e.stderrTTY {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch st.State {
-	case host.StateConnecting, host.StateInstalling:
-		p.pending[st.ID] = st.Detail
-	default:
-		delete(p.pending, st.ID)
-	}
-	ids := make([]string, 0, len(p.pending))
-	for id, detail := range p.pending {
-		if detail != "" {
-			id += " (" + detail + ")"
-		}
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	line := ""
-	if len(ids) > 0 {
-		line = "starting: " + strings.Join(ids, ", ")
-		if len(line) > 100 {
-			line = line[:97] + "..."
-		}
-	}
-	fmt.Fprintf(p.e.stderr, "\r\033[K%s", line)
-	p.shown = true
-}
-
-func (p *progress) done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shown {
-		fmt.Fprint(p.e.stderr, "\r\033[K")
-	}
 }
 
 // isTerminal reports whether w is a terminal (x/term asks the kernel; a

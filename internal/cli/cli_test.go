@@ -8,10 +8,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -29,7 +33,12 @@ var update = flag.Bool("update", false, "rewrite the files a script compares wit
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"switchboard": func() {
-			os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+			// As cmd/switchboard: SIGINT and SIGTERM end what runs
+			// gracefully (kill -INT in a script).
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+			stop()
+			os.Exit(code)
 		},
 	})
 }
@@ -44,12 +53,15 @@ func TestMain(m *testing.M) {
 //	                              next TURN: a text, or call:TOOL:ARGS (a tool
 //	                              call with JSON arguments); sets FAKELLM_URL
 //	                              and FAKELLM_KEY
+//	waitfor FILE REGEXP           wait (bounded) until a line of FILE matches REGEXP
+//	                              (a background command's output, written by sh -c '… 2>FILE')
 //
 // and the variables FIXTURE (the testserver binary), EVERYTHING_NODE and
 // EVERYTHING_JS (server-everything's command line), TS_NODE,
 // TS_RESOURCES_ONLY and TS_SDK (interop.TSResourcesOnly's). HOME,
 // XDG_CONFIG_HOME and XDG_STATE_HOME point inside the script's work folder
-// so that no real user config is read.
+// so that no real user config is read; XDG_RUNTIME_DIR (where serve's local
+// socket goes) is a short folder of the script's own.
 func TestScripts(t *testing.T) {
 	fixture := interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver")
 	everything := interop.Everything(t)
@@ -69,6 +81,13 @@ func TestScripts(t *testing.T) {
 			e.Setenv("HOME", home)
 			e.Setenv("XDG_CONFIG_HOME", xdg)
 			e.Setenv("XDG_STATE_HOME", filepath.Join(e.WorkDir, ".state"))
+			// Not in WorkDir: a socket's path is bounded to ~100 bytes.
+			rt, err := os.MkdirTemp("", "sbrt")
+			if err != nil {
+				return err
+			}
+			e.Defer(func() { os.RemoveAll(rt) })
+			e.Setenv("XDG_RUNTIME_DIR", rt)
 			e.Setenv("FIXTURE", fixture)
 			// For configs that name it as a bare command found on PATH
 			// (files with ${…} of their own cannot go through envsubst).
@@ -84,6 +103,7 @@ func TestScripts(t *testing.T) {
 			"envsubst": cmdEnvsubst,
 			"exitcode": cmdExitcode,
 			"fakellm":  cmdFakeLLM,
+			"waitfor":  cmdWaitfor,
 		},
 	})
 }
@@ -155,3 +175,28 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("FAKELLM_URL", f.URL)
 	ts.Setenv("FAKELLM_KEY", f.APIKey)
 }
+
+// cmdWaitfor waits until a line of a file matches a regular expression:
+// for the output of a background command (serve), which testscript holds
+// back until it exits. It polls, bounded: a file has no event to wait on.
+func cmdWaitfor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitfor FILE REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(waitforTimeout)
+	for {
+		b, _ := os.ReadFile(ts.MkAbs(args[0]))
+		if re.Match(b) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfor: no line of %s matched %q within %s:\n%s", args[0], args[1], waitforTimeout, b)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition, bounded
+	}
+}
+
+// waitforTimeout bounds waitfor: a serve's servers start within it.
+const waitforTimeout = time.Minute

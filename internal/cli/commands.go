@@ -228,16 +228,10 @@ tool or arguments its schema refuses.`,
 				return usageErr("%v", err)
 			}
 			opts := &host.CallOptions{Timeout: timeout}
-			if e.stderrTTY {
-				opts.Progress = func(p *mcp.ProgressNotificationParams) {
-					if p.Total > 0 {
-						fmt.Fprintf(e.stderr, "progress: %g/%g %s\n", p.Progress, p.Total, p.Message)
-					} else {
-						fmt.Fprintf(e.stderr, "progress: %g %s\n", p.Progress, p.Message)
-					}
-				}
-			}
+			var endProgress func()
+			opts.Progress, endProgress = e.callProgress(name)
 			res, err := h.CallTool(cmd.Context(), name, args, opts)
+			endProgress()
 			if err != nil {
 				return failed(err)
 			}

@@ -15,7 +15,7 @@ import (
 // resourceOwner is the server that can have uri: the only one that lists
 // it, else the only one with a template it matches, else the only server.
 // Several, or none, is an error saying what to pass (--server).
-func resourceOwner(ctx context.Context, h *host.Host, uri string) (string, error) {
+func resourceOwner(ctx context.Context, h backend, uri string) (string, error) {
 	rs, err1 := h.Resources(ctx)
 	var listed []string
 	for _, r := range rs {
@@ -78,7 +78,7 @@ type promptRoute struct {
 // (mcp_{server}_{prompt}, the tools' format), or as its server names it
 // when only one server has it; server, when set, limits the search to that
 // server.
-func findPrompt(ctx context.Context, h *host.Host, name, server string) (promptRoute, error) {
+func findPrompt(ctx context.Context, h backend, name, server string) (promptRoute, error) {
 	ps, lerr := h.Prompts(ctx)
 	format := h.ToolNameFormat()
 	var raw []promptRoute

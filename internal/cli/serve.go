@@ -7,6 +7,9 @@ import (
 	"io"
 	"log"
 	"net"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,13 +28,29 @@ func (e *env) serveCommand() *cobra.Command {
 prompts as one MCP server: Streamable HTTP at /mcp, the legacy HTTP+SSE
 transport at /sse and WebSocket at /ws, on ` + config.DefaultGatewayListen + ` unless
 --listen or [gateway] listen says otherwise (port 0 picks a free one). The
-first line on stderr is the address actually bound:
+first line on stderr is the address actually bound, printed before the
+servers start; clients are served at once, and each server's tools,
+resources and prompts join as it comes up (clients get list_changed). A
+second line says when every server that is not optional is up, with the
+optional ones still starting or failed (a line for each of those follows
+when it comes up or fails):
 
   switchboard: serving MCP at http://127.0.0.1:7300/mcp (SSE at /sse, WebSocket at /ws)
+  switchboard: ready (1.4s): 3 servers, 42 tools
+
+A server that is not optional and fails to start makes serve exit 1, naming
+it, once every server has had its first attempt; one that fails later is
+restarted.
 
 With --stdio it serves one client over stdin and stdout instead, for clients
 that start a process (Claude Desktop, Cursor); nothing else is written to
-stdout.
+stdout. The client's initialize is answered at once too.
+
+Either way serve also listens on a local socket, owner-only, named by the
+configuration (its files, their contents and the environment variables they
+read): the servers, tools, call, resources, read, prompts and prompt
+commands of the same configuration use its running servers instead of
+starting their own, and answer in milliseconds (--no-daemon opts out).
 
 The [gateway] table chooses the servers exposed, the tool names clients see,
 allowed browser origins and a bearer token (required to listen beyond
@@ -52,6 +71,7 @@ cancelled, upstream too, and serve exits.`,
 }
 
 func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
+	start := time.Now()
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
@@ -74,32 +94,25 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	// After the address line, which must come first: opening the secret
 	// store may warn.
 	hostOpts.Secrets = e.secretStore()
-	var p *progress
-	stopProgress := func() {}
+	socket, err := daemon.SocketPath(cfg, e.getenv)
+	if err != nil {
+		hostOpts.Logger.Info("not serving CLI commands on a local socket", "err", err)
+	}
+	r := &readiness{e: e, start: start}
 	d, err := daemon.New(ln, &daemon.Options{
 		Config:       cfg,
 		Host:         hostOpts,
 		Logger:       hostOpts.Logger,
 		HTTPErrorLog: httpErrorLog(e),
 		Store:        e.stateStore(cfg),
-		OnHost: func(h *host.Host) {
-			var servers []config.Server
-			for _, st := range h.Servers() {
-				servers = append(servers, config.Server{ID: st.ID})
-			}
-			p = e.startProgress(servers)
-			stopProgress = p.follow(h)
-		},
+		Socket:       socket,
+		OnHost:       r.follow,
+		OnReady:      r.ready,
 	})
 	if err != nil {
 		return daemonErr(err)
 	}
-	defer func() {
-		stopProgress()
-		if p != nil {
-			p.done()
-		}
-	}()
+	defer r.done()
 	if stdio {
 		err = d.ServeStdio(ctx, e.stdin, e.stdout)
 	} else {
@@ -112,6 +125,161 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		return daemonErr(err)
 	}
 	return nil
+}
+
+// readiness says on stderr, at every verbosity, when serve is ready —
+// every required server up — with which servers are still starting or
+// failed (optional ones), then once for each of those when it comes up or
+// fails; before that, which servers are still starting (progress).
+type readiness struct {
+	e     *env
+	start time.Time
+
+	mu       sync.Mutex
+	p        *progress
+	stopP    func()
+	stopW    func()
+	isReady  bool
+	pending  map[string]bool // not up at ready: said once when they are
+	starting map[string]bool // of them, those still starting at ready
+	over     bool
+}
+
+// follow watches h from before its start (daemon.Options.OnHost).
+func (r *readiness) follow(h *host.Host) {
+	var servers []config.Server
+	for _, st := range h.Servers() {
+		servers = append(servers, config.Server{ID: st.ID})
+	}
+	r.mu.Lock()
+	r.p = r.e.startProgress(servers)
+	r.stopP = r.p.follow(h)
+	r.mu.Unlock()
+	w := h.Watch(0)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.Events(context.Background()) {
+			if ev.Kind == host.EventState {
+				r.update(ev.Status)
+			}
+		}
+	}()
+	r.stopW = func() {
+		w.Close()
+		<-done
+	}
+}
+
+// ready says serve is ready (daemon.Options.OnReady).
+func (r *readiness) ready(sts []host.ServerStatus) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.over {
+		return
+	}
+	r.endProgressLocked()
+	r.isReady = true
+	r.pending, r.starting = map[string]bool{}, map[string]bool{}
+	var up, starting []string
+	var failed []host.ServerStatus
+	tools := 0
+	for _, st := range sts {
+		tools += st.Tools
+		switch st.State {
+		case host.StateReady, host.StateDegraded, host.StateLazy:
+			up = append(up, st.ID)
+			continue
+		case host.StateFailed:
+			failed = append(failed, st)
+		default:
+			starting = append(starting, st.ID)
+			r.starting[st.ID] = true
+		}
+		r.pending[st.ID] = true
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "switchboard: ready (%s): ", since(r.start))
+	if len(up) == len(sts) {
+		fmt.Fprintf(&b, "%d %s", len(sts), plural(len(sts), "server", "servers"))
+	} else {
+		fmt.Fprintf(&b, "%d of %d servers", len(up), len(sts))
+	}
+	fmt.Fprintf(&b, ", %d %s", tools, plural(tools, "tool", "tools"))
+	if len(starting) > 0 {
+		fmt.Fprintf(&b, "; still starting: %s", strings.Join(starting, ", "))
+	}
+	if len(failed) > 0 {
+		ids := make([]string, len(failed))
+		for i, st := range failed {
+			ids[i] = st.ID
+		}
+		fmt.Fprintf(&b, "; failed: %s", strings.Join(ids, ", "))
+	}
+	b.WriteByte('\n')
+	for _, st := range failed {
+		r.failedLine(&b, st)
+	}
+	fmt.Fprint(r.e.stderr, b.String())
+}
+
+// update says what became of a server that was not up at ready: once,
+// when it comes up, or when one still starting then fails.
+func (r *readiness) update(st host.ServerStatus) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.over || !r.isReady || !r.pending[st.ID] {
+		return
+	}
+	var b strings.Builder
+	switch st.State {
+	case host.StateReady, host.StateDegraded, host.StateLazy:
+		fmt.Fprintf(&b, "switchboard: %s: %s (%s), %d %s\n", st.ID, st.State, since(r.start), st.Tools, plural(st.Tools, "tool", "tools"))
+	case host.StateFailed:
+		if !r.starting[st.ID] {
+			return // said at ready; retried in the background
+		}
+		r.failedLine(&b, st)
+	default:
+		return
+	}
+	delete(r.pending, st.ID)
+	fmt.Fprint(r.e.stderr, b.String())
+}
+
+func (r *readiness) failedLine(b *strings.Builder, st host.ServerStatus) {
+	msg := "failed"
+	if st.Err != nil {
+		msg = "failed: " + st.Err.Error()
+	}
+	fmt.Fprintf(b, "switchboard: %s (optional): %s; retried in the background\n", st.ID, msg)
+}
+
+func (r *readiness) endProgressLocked() {
+	if r.stopP != nil {
+		r.stopP()
+		r.p.done()
+		r.stopP = nil
+	}
+}
+
+// done stops watching.
+func (r *readiness) done() {
+	r.mu.Lock()
+	r.over = true
+	r.endProgressLocked()
+	stopW := r.stopW
+	r.mu.Unlock()
+	if stopW != nil {
+		stopW()
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // daemonErr is the exit of a daemon error: a usage error (an address or a

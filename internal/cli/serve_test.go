@@ -39,9 +39,25 @@ func isolate(t *testing.T) string {
 	t.Setenv("HOME", filepath.Join(dir, "home"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "xdg"))
 	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("XDG_RUNTIME_DIR", runtimeDir(t))
 	t.Setenv("SWITCHBOARD_SECRETS_BACKEND", "env")
 	return dir
 }
+
+// runtimeDir is a short private folder for serve's local socket (a socket
+// path is bounded to about 100 bytes; t.TempDir's are long).
+func runtimeDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sbrt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// readyLine is serve's second line: every required server is up.
+var readyLine = regexp.MustCompile(`(?m)^switchboard: ready \([0-9.]+m?s\): `)
 
 func writeConfig(t *testing.T, dir, body string) string {
 	t.Helper()
@@ -96,10 +112,24 @@ func startServe(t *testing.T, ctx context.Context, args ...string) (base string,
 		}
 	}()
 	t.Cleanup(func() { <-copied })
-	return m[1], done, func() string {
+	stderr = func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		return first + rest.String()
+	}
+	waitForLine(t, stderr, readyLine)
+	return m[1], done, stderr
+}
+
+// waitForLine waits, bounded, until stderr() has a line re matches.
+func waitForLine(t *testing.T, stderr func() string, re *regexp.Regexp) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for !re.MatchString(stderr()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stderr never matched %s:\n%s", re, stderr())
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
 	}
 }
 
@@ -229,12 +259,13 @@ command = "`+interop.Build(t, fixturePkg)+`"
 	defer cancel()
 	cmd := exec.Command(bin, "--config", cfg, "serve", "--stdio")
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir)
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
+	waitForLine(t, stderr.String, readyLine)
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil || len(tools.Tools) == 0 {
 		t.Fatalf("tools/list = %v, %v", tools, err)
@@ -616,6 +647,7 @@ shutdown_grace = "1s"
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
 	defer cs.Close()
+	waitForLine(t, stderr.String, readyLine)
 	go cs.CallTool(callCtx, &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": 600000}})
 	waitFor(t, stderr.String, "slow: started (600000 ms)")
 	start := time.Now()
@@ -694,6 +726,7 @@ args = ["-print-client-capabilities"]
 				t.Fatalf("connect: %v\n%s", err, stderr.String())
 			}
 			waitFor(t, stderr.String, "client capabilities: ")
+			waitForLine(t, stderr.String, readyLine)
 			line := stderr.String()[strings.Index(stderr.String(), "client capabilities: "):]
 			line = line[:strings.IndexByte(line, '\n')]
 			for _, w := range tc.want {

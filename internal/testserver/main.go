@@ -106,6 +106,9 @@
 //	-raw-tool JSON       add this tool object, as written, to the last page of every
 //	                     tools/list result (repeatable), below the SDK: what the SDK would
 //	                     refuse to send, such as "inputSchema": null or no inputSchema
+//	-counter             add tool count, which answers "call N" for its Nth call in this
+//	                     process: two callers see one process (a running serve's) when
+//	                     the second gets "call 2"
 //
 // The PIDs written are those the host sees, also when the fixture runs in a
 // PID namespace of its own (where its own PID is 1).
@@ -169,6 +172,7 @@ type config struct {
 	protocolVersions                     stringList
 	without                              stringList
 	elicitSchema                         string
+	counter                              bool
 }
 
 // intercepts reports whether the stdio byte streams must be filtered.
@@ -216,6 +220,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&c.protocolVersions, "protocol-version", "speak only this protocol `VERSION` (repeatable; default every version the go-sdk speaks)")
 	fs.Var(&c.without, "without", "answer `METHOD` with -32601 method not found (repeatable)")
 	fs.StringVar(&c.elicitSchema, "elicit-schema", "", "the elicit tool asks for this requested schema (`JSON`) instead of its own")
+	fs.BoolVar(&c.counter, "counter", false, "add tool count, which answers how many times this process was called")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

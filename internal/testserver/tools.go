@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -79,6 +80,13 @@ func newServer(c *config) *mcp.Server {
 	s.AddTool(&mcp.Tool{Name: "roots", Description: "Lists the client's roots.", InputSchema: emptyObject}, roots)
 	s.AddTool(&mcp.Tool{Name: "content", Description: "Returns one block of each content kind, structuredContent and _meta.", InputSchema: emptyObject}, content)
 
+	if c.counter {
+		var calls atomic.Int64
+		s.AddTool(&mcp.Tool{Name: "count", Description: "Counts its calls in this process.", InputSchema: emptyObject},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: text("call %d", calls.Add(1))}, nil
+			})
+	}
 	if c.hostileText {
 		addHostileText(s)
 	}

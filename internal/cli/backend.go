@@ -1,0 +1,166 @@
+package cli
+
+// Where a command's servers are: a host it starts itself, or the running
+// `switchboard serve` of the same configuration, reached over its local
+// socket (daemon.Client). A command says, prints and exits the same
+// either way.
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/host"
+)
+
+// backend is what the commands need of their servers: what a started
+// *host.Host offers its caller, which *daemon.Client offers too.
+type backend interface {
+	Servers() []host.ServerStatus
+	ToolNameFormat() string
+	Tools() []host.Tool
+	Tool(name string) (host.Tool, bool)
+	CallTool(ctx context.Context, name string, args json.RawMessage, opts *host.CallOptions) (*mcp.CallToolResult, error)
+	Resources(ctx context.Context) ([]host.Resource, error)
+	ResourceTemplates(ctx context.Context) ([]host.ResourceTemplate, error)
+	ReadResource(ctx context.Context, server, uri string, opts *host.RequestOptions) (*mcp.ReadResourceResult, error)
+	Prompts(ctx context.Context) ([]host.Prompt, error)
+	GetPrompt(ctx context.Context, server, name string, args map[string]string, opts *host.RequestOptions) (*mcp.GetPromptResult, error)
+	Close() error
+}
+
+var (
+	_ backend = (*host.Host)(nil)
+	_ backend = (*daemon.Client)(nil)
+)
+
+// dialTimeout bounds how long a command waits for a running serve to
+// answer before it starts its own servers: a daemon answers in
+// milliseconds, one that does not is hung.
+const dialTimeout = 3 * time.Second
+
+// useDaemon returns the running serve of cfg's configuration, when there is
+// one that can answer for want (the servers a command would start; only
+// names one when the command starts that one alone), and nil otherwise:
+// no serve of this configuration (the socket is named by the configuration
+// files, their contents and the environment they read), --no-daemon, or a
+// serve whose servers would not answer as a start would — one that serves
+// other servers or names tools another way ([gateway] servers,
+// [gateway] tool_name_format, servers added at run time), or one where a
+// server is still starting, restarting, or failed though required (a
+// fresh start then says why).
+func (e *env) useDaemon(ctx context.Context, cfg *config.Config, only string) backend {
+	if e.noDaemon {
+		return nil
+	}
+	log := e.logger()
+	path, err := daemon.SocketPath(cfg, e.getenv)
+	if err != nil {
+		log.Debug("no switchboard serve to use", "err", err)
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	c, err := daemon.DialLocal(ctx, path, &daemon.ClientOptions{Roots: func(id string) []string {
+		s, _ := cfg.Server(id)
+		return s.Roots
+	}})
+	if errors.Is(err, daemon.ErrNoDaemon) {
+		log.Debug("no switchboard serve of this configuration", "socket", path)
+		return nil
+	}
+	if err != nil {
+		log.Info("not using switchboard serve", "socket", path, "err", err)
+		return nil
+	}
+	if why := unlike(c, cfg, only); why != "" {
+		c.Close()
+		log.Info("not using switchboard serve: "+why, "socket", path)
+		return nil
+	}
+	log.Info("using switchboard serve", "socket", path)
+	if only != "" {
+		return onlyServer{c, only}
+	}
+	return c
+}
+
+// unlike says why a serve's servers would not answer as the command's own
+// start would; "" when they would.
+func unlike(c *daemon.Client, cfg *config.Config, only string) string {
+	sts := c.Servers()
+	ids := make([]string, len(sts))
+	for i, st := range sts {
+		ids[i] = st.ID
+	}
+	want := make([]string, len(cfg.Servers))
+	for i, s := range cfg.Servers {
+		want[i] = s.ID
+	}
+	if !slices.Equal(ids, want) {
+		return "it serves other servers ([gateway] servers, or servers added at run time)"
+	}
+	if f := cmp.Or(cfg.ToolNameFormat, config.DefaultToolNameFormat); c.ToolNameFormat() != f {
+		return "it names tools another way ([gateway] tool_name_format)"
+	}
+	for _, st := range sts {
+		if only != "" && st.ID != only {
+			continue
+		}
+		switch {
+		case st.State == host.StateReady || st.State == host.StateDegraded || st.State == host.StateLazy:
+		case st.State == host.StateFailed && st.Optional:
+			// A start would most likely fail it too, and go on without it.
+		default:
+			return "server " + st.ID + " is " + string(st.State) + " there"
+		}
+	}
+	return ""
+}
+
+// onlyServer is a serve's servers as a command that starts one server
+// alone (--server) sees them: that server's status and tools.
+type onlyServer struct {
+	*daemon.Client
+	id string
+}
+
+func (o onlyServer) Servers() []host.ServerStatus {
+	var out []host.ServerStatus
+	for _, st := range o.Client.Servers() {
+		if st.ID == o.id {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func (o onlyServer) Tools() []host.Tool {
+	var out []host.Tool
+	for _, t := range o.Client.Tools() {
+		if t.Server == o.id {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (o onlyServer) Tool(name string) (host.Tool, bool) {
+	t, ok := o.Client.Tool(name)
+	return t, ok && t.Server == o.id
+}
+
+func (o onlyServer) CallTool(ctx context.Context, name string, args json.RawMessage, opts *host.CallOptions) (*mcp.CallToolResult, error) {
+	if _, ok := o.Tool(name); !ok {
+		return nil, fmt.Errorf("%w %q", host.ErrUnknownTool, name)
+	}
+	return o.Client.CallTool(ctx, name, args, opts)
+}
