@@ -13,7 +13,9 @@ import (
 	"net"
 	"net/http"
 	"syscall"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -43,6 +45,10 @@ type Client struct {
 
 // ClientOptions configures a [Client]. Nil means defaults.
 type ClientOptions struct {
+	// Elicitation answers a server's elicitation request during a call
+	// whose CallOptions have no handler of their own, as
+	// host.Options.Elicitation does in process; nil declines.
+	Elicitation host.ElicitationHandler
 	// Roots are a server's configured roots (file:// URIs), the answer to
 	// its roots/list during a call, as the host in process gives it.
 	Roots func(server string) []string
@@ -136,8 +142,9 @@ const callProtocolVersion = "2025-11-25"
 // (ClientOptions.Roots). A call that fails on the way (unknown tool,
 // invalid arguments, a timeout, a server unavailable, a server's protocol
 // error) is the host's error; a tool's own failure a result with IsError.
-// Sampling, Roots and Client in opts, and the RequestOptions, are not
-// carried.
+// opts.Timeout bounds the call instead of its server's timeout, as in
+// process. Sampling, Roots and Client in opts, and the RequestOptions, are
+// not carried.
 func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, opts *host.CallOptions) (*mcp.CallToolResult, error) {
 	t, ok := c.Tool(name)
 	if !ok {
@@ -148,19 +155,29 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 		o = *opts
 	}
 	cerr := func(err error) error {
-		if ctx.Err() != nil {
+		var je *jsonrpc.Error
+		switch {
+		case ctx.Err() != nil:
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err) // as the host says it
+		case errors.As(err, &je):
+			// The server's protocol error, passed on by the gateway: the
+			// host says its message alone after server and tool.
+			err = &protocolError{je}
 		}
-		return &host.CallError{Server: t.Server, Tool: t.Tool.Name, Method: "tools/call", Err: err}
+		return &host.CallError{Server: t.Server, Tool: t.Tool.Name, Method: "tools/call", Timeout: o.Timeout, Err: err}
 	}
 	copts := &mcp.ClientOptions{
 		// Declared always: without a handler the host declines, and so
 		// does this.
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			if o.Elicitation == nil {
+			ask := o.Elicitation
+			if ask == nil {
+				ask = c.opts.Elicitation
+			}
+			if ask == nil {
 				return &mcp.ElicitResult{Action: "decline"}, nil
 			}
-			return o.Elicitation(ctx, t.Server, req.Params)
+			return ask(ctx, t.Server, req.Params)
 		},
 		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}},
 	}
@@ -193,6 +210,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	if o.Progress != nil {
 		p.SetProgressToken("switchboard-cli")
 	}
+	if o.Timeout > 0 {
+		p.Meta = mcp.Meta{gateway.MetaKeyTimeout: float64(o.Timeout) / float64(time.Millisecond)}
+	}
 	res, err := cs.CallTool(ctx, p)
 	if err != nil {
 		return nil, cerr(err)
@@ -209,6 +229,13 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	}
 	return res, nil
 }
+
+// protocolError is a server's protocol error as the host words it: its
+// message; the *jsonrpc.Error stays in the chain.
+type protocolError struct{ je *jsonrpc.Error }
+
+func (e *protocolError) Error() string { return e.je.Message }
+func (e *protocolError) Unwrap() error { return e.je }
 
 func (c *Client) name() string {
 	if c.opts.Name != "" {

@@ -51,6 +51,7 @@ func (d *Daemon) serveLocal(g *gateway.Gateway, h *host.Host) *httpFace {
 	// Host and Origin are checked as on loopback, though no browser can
 	// open a unix socket: a local forwarder someone set up could.
 	mux.Handle("/", g.Handler(&gateway.HTTPOptions{
+		Local:             true,
 		Loopback:          true,
 		SessionTimeout:    gw.SessionTimeout,
 		MaxSessions:       gw.MaxSessions,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -64,7 +65,8 @@ func TestLocalSocket(t *testing.T) {
 	sock := filepath.Join(dir, "switchboard", "t.sock")
 	fx := fixture(t, "fx")
 	fx.Timeout = 500 * time.Millisecond
-	cfg := &config.Config{Servers: []config.Server{fx, fixture(t, "fy", "-tool-name", "zz_first", "-tool-name", "aa_second")}}
+	cfg := &config.Config{Servers: []config.Server{fx, fixture(t, "fy", "-tool-name", "zz_first", "-tool-name", "aa_second"),
+		fixture(t, "pe", "-without", "tools/call", "-without", "resources/read")}}
 	r := run(t, cfg, openStore(t), nil, daemon.Options{Socket: sock})
 	r.awaitReady(t)
 	if got := r.d.Socket(); got != sock {
@@ -145,27 +147,37 @@ func TestLocalSocket(t *testing.T) {
 		t.Errorf("progress call = %v, %v, progress %v; want 3 notifications", res, err, progress)
 	}
 
-	// Errors: the host's, word for word, and of the same kind.
-	for _, tc := range []struct {
-		tool, args string
-		is         error
-	}{
-		{"mcp_fx_nope", `{}`, host.ErrUnknownTool},
-		{"mcp_fx_add", `{"a":"x","b":1}`, host.ErrInvalidArguments},
-		{"mcp_fx_slow", `{"ms":5000}`, host.ErrTimeout},
-	} {
-		_, want := h.CallTool(ctx, tc.tool, json.RawMessage(tc.args), nil)
-		_, got := c.CallTool(ctx, tc.tool, json.RawMessage(tc.args), nil)
-		if want == nil || got == nil || got.Error() != want.Error() || !errors.Is(got, tc.is) {
-			t.Errorf("%s(%s): over the socket %v, in process %v; want the same %v", tc.tool, tc.args, got, want, tc.is)
+	// Errors: the host's, word for word, and of the same kind (a server's
+	// protocol error with its code).
+	sameErr := func(what string, got, want error, is error) {
+		t.Helper()
+		if want == nil || got == nil || got.Error() != want.Error() || (is != nil && !errors.Is(got, is)) {
+			t.Errorf("%s: over the socket %v, in process %v; want the same (%v)", what, got, want, is)
+		}
+		var wantRPC, gotRPC *jsonrpc.Error
+		if errors.As(want, &wantRPC) && (!errors.As(got, &gotRPC) || gotRPC.Code != wantRPC.Code) {
+			t.Errorf("%s: over the socket the protocol error is %v, want %v", what, gotRPC, wantRPC)
 		}
 	}
-	for _, tc := range []struct{ server, uri string }{{"fx", "test://nope"}, {"nope", "test://static/1"}} {
+	for _, tc := range []struct {
+		tool, args string
+		opts       *host.CallOptions
+		is         error
+	}{
+		{"mcp_fx_nope", `{}`, nil, host.ErrUnknownTool},
+		{"mcp_fx_add", `{"a":"x","b":1}`, nil, host.ErrInvalidArguments},
+		{"mcp_fx_slow", `{"ms":5000}`, nil, host.ErrTimeout},
+		{"mcp_fx_slow", `{"ms":5000}`, &host.CallOptions{Timeout: 200 * time.Millisecond}, host.ErrTimeout}, // the call's own
+		{"mcp_pe_echo", `{"text":"x"}`, nil, nil},
+	} {
+		_, want := h.CallTool(ctx, tc.tool, json.RawMessage(tc.args), tc.opts)
+		_, got := c.CallTool(ctx, tc.tool, json.RawMessage(tc.args), tc.opts)
+		sameErr(tc.tool+tc.args, got, want, tc.is)
+	}
+	for _, tc := range []struct{ server, uri string }{{"fx", "test://nope"}, {"nope", "test://static/1"}, {"pe", "test://static/1"}} {
 		_, want := h.ReadResource(ctx, tc.server, tc.uri, nil)
 		_, got := c.ReadResource(ctx, tc.server, tc.uri, nil)
-		if want == nil || got == nil || got.Error() != want.Error() {
-			t.Errorf("read %s %s: over the socket %v, in process %v", tc.server, tc.uri, got, want)
-		}
+		sameErr("read "+tc.server+" "+tc.uri, got, want, nil)
 	}
 	r.shutdown(t)
 	if _, err := os.Lstat(sock); !errors.Is(err, fs.ErrNotExist) {

@@ -281,6 +281,30 @@ func (g *Gateway) follow(w *host.Watcher) {
 	}
 }
 
+// MetaKeyTimeout is the _meta key of a tools/call that bounds the call by
+// its own timeout instead of its server's (host.CallOptions.Timeout), as a
+// number of milliseconds: `switchboard call --timeout` through a serve. It
+// is honoured only on a handler made with HTTPOptions.Local (the daemon's
+// owner-only socket): over the network the operator's timeouts stand.
+const MetaKeyTimeout = "switchboard/timeout_ms"
+
+// localTimeout is the call's own timeout, when it asks for one and came
+// through a Local handler.
+func localTimeout(req *mcp.CallToolRequest) (time.Duration, bool) {
+	if req.Extra == nil || req.Extra.Header.Get(localHeader) == "" {
+		return 0, false
+	}
+	ms, ok := req.Params.GetMeta()[MetaKeyTimeout].(float64)
+	if !ok || ms <= 0 || ms > float64(maxLocalTimeout/time.Millisecond) {
+		return 0, false
+	}
+	return time.Duration(ms * float64(time.Millisecond)), true
+}
+
+// maxLocalTimeout bounds a call's own timeout: a day, far beyond any call
+// a person waits for, short of a duration's overflow.
+const maxLocalTimeout = 24 * time.Hour
+
 // MetaKeyError is the _meta key of a tool result the gateway made from a
 // call that failed on the way (invalid arguments, a timeout, a server
 // unavailable) rather than in the tool: its value is the error as a
@@ -638,6 +662,9 @@ func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, opts *h
 		})
 	}
 	opts.PassThrough = true
+	if d, ok := localTimeout(req); ok {
+		opts.Timeout = d
+	}
 	res, err := g.h.CallTool(ctx, req.Params.Name, req.Params.Arguments, opts)
 	if err != nil {
 		var je *jsonrpc.Error

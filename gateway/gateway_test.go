@@ -692,3 +692,48 @@ func TestRootsOverEveryTransport(t *testing.T) {
 		t.Errorf("b's roots alone = %q, %v; want its own", got, err)
 	}
 }
+
+// TestLocalTimeout: a call's own timeout in _meta bounds it through a
+// Local handler (the daemon's owner-only socket: `call --timeout` through
+// a serve); through any other handler the server's timeout stands, and a
+// client cannot claim to be local with the marker header.
+func TestLocalTimeout(t *testing.T) {
+	g, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
+	local := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Loopback: true, Local: true}))
+	defer local.Close()
+	call := func(base string, header http.Header) (*mcp.CallToolResult, error) {
+		t.Helper()
+		hc := &http.Client{Transport: headers{header, http.DefaultTransport}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		p := &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": 1500}}
+		p.Meta = mcp.Meta{gateway.MetaKeyTimeout: 200}
+		return cs.CallTool(context.Background(), p)
+	}
+	res, err := call(local.URL, nil)
+	if err != nil || !res.IsError || !strings.Contains(textOf(res), "no answer within 200ms") {
+		t.Errorf("through a Local handler: %v %v, want the call timed out after its own 200ms", res, err)
+	}
+	res, err = call(base, http.Header{"Switchboard-Local": {"1"}})
+	if err != nil || res.IsError || textOf(res) != "slept 1500 ms" {
+		t.Errorf("through another handler, claiming to be local: %v %q %v, want the server's timeout to stand", res, textOf(res), err)
+	}
+}
+
+// headers adds headers to every request.
+type headers struct {
+	h  http.Header
+	rt http.RoundTripper
+}
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.h {
+		r.Header[k] = v
+	}
+	return h.rt.RoundTrip(r)
+}

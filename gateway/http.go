@@ -77,6 +77,11 @@ type HTTPOptions struct {
 	ResumeBytes int
 	// Logger receives refused requests; nil discards.
 	Logger *slog.Logger
+	// Local says the handler serves a listener only its owner can reach
+	// (the daemon's unix socket): its clients may set what only the owner
+	// may, such as a call's own timeout (MetaKeyTimeout). Requests through
+	// any other handler cannot claim to be local.
+	Local bool
 }
 
 // Handler serves the gateway over HTTP: Streamable HTTP at /mcp, the legacy
@@ -488,11 +493,21 @@ func (gd *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The gateway never passes a client's credentials upstream: upstream
 	// requests are made by the host with the upstream's own headers.
 	r.Header.Del("Authorization")
+	// Whether the request came through a Local handler is the handler's
+	// word, never the client's.
+	r.Header.Del(localHeader)
+	if gd.opts.Local {
+		r.Header.Set(localHeader, "1")
+	}
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = newTimedBody(w, r.Body, gd.opts.BodyTimeout)
 	}
 	gd.next.ServeHTTP(w, r)
 }
+
+// localHeader marks, for the handlers, a request that came through a
+// Local handler (see HTTPOptions.Local); a client's own is removed.
+const localHeader = "Switchboard-Local"
 
 // refuse answers a request that will not be served without reading its
 // body: "Connection: close" keeps net/http from reading what is left of

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // ErrorJSON is an error of the host's in a form that crosses a process
@@ -11,8 +13,9 @@ import (
 // gateway made from a failed call. [ErrorJSON.Err] turns it back into an
 // error with the same text that matches the same sentinels ([ErrTimeout],
 // [ErrInvalidArguments], …) with errors.Is and, when it was one, is a
-// [*CallError] with the same fields, so that a caller on the other side
-// reports it, and branches on it, as it would in process.
+// [*CallError] with the same fields and carries the server's
+// *jsonrpc.Error, so that a caller on the other side reports it, and
+// branches on it, as it would in process.
 type ErrorJSON struct {
 	// Message is the whole error text; for a call, the text of its Err.
 	Message string `json:"message"`
@@ -20,6 +23,9 @@ type ErrorJSON struct {
 	Is []string `json:"is,omitempty"`
 	// Call is set when the error is a *CallError.
 	Call *CallErrorJSON `json:"call,omitempty"`
+	// RPC is the server's protocol error the error carries, if any: its
+	// code, message and data.
+	RPC *jsonrpc.Error `json:"rpc,omitempty"`
 }
 
 // CallErrorJSON is a [CallError]'s fields but its Err.
@@ -55,6 +61,10 @@ func NewErrorJSON(err error) *ErrorJSON {
 			e.Is = append(e.Is, s.Error())
 		}
 	}
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		e.RPC = je
+	}
 	return e
 }
 
@@ -63,7 +73,7 @@ func (e *ErrorJSON) Err() error {
 	if e == nil {
 		return nil
 	}
-	inner := &remoteError{msg: e.Message}
+	inner := &remoteError{msg: e.Message, rpc: e.RPC}
 	for _, name := range e.Is {
 		for _, s := range sentinels {
 			if s.Error() == name {
@@ -77,14 +87,22 @@ func (e *ErrorJSON) Err() error {
 	return inner
 }
 
-// remoteError is an error that crossed the wire: its text, and the
-// sentinels it matched.
+// remoteError is an error that crossed the wire: its text, the sentinels
+// it matched, and the protocol error it carried.
 type remoteError struct {
 	msg string
 	is  []error
+	rpc *jsonrpc.Error
 }
 
 func (e *remoteError) Error() string { return e.msg }
+
+func (e *remoteError) Unwrap() error {
+	if e.rpc == nil {
+		return nil
+	}
+	return e.rpc
+}
 
 func (e *remoteError) Is(target error) bool {
 	for _, s := range e.is {

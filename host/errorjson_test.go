@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 )
@@ -19,7 +21,7 @@ import (
 func TestErrorJSON(t *testing.T) {
 	fx := fixture(t, "fx")
 	fx.Timeout = 300 * time.Millisecond
-	h, _ := start(t, []config.Server{fx}, nil)
+	h, _ := start(t, []config.Server{fx, fixture(t, "pe", "-without", "tools/call")}, nil)
 	ctx := context.Background()
 	call := func(name, args string) error {
 		_, err := h.CallTool(ctx, name, json.RawMessage(args), nil)
@@ -40,6 +42,7 @@ func TestErrorJSON(t *testing.T) {
 		{"invalid arguments", call("mcp_fx_add", `{"a":"x"}`), []error{host.ErrInvalidArguments}},
 		{"timeout", call("mcp_fx_slow", `{"ms":5000}`), []error{host.ErrTimeout}},
 		{"cancelled", errCancelled, []error{context.Canceled}},
+		{"protocol error", call("mcp_pe_echo", `{"text":"x"}`), nil},
 		{"plain", errors.New("no server answers"), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +68,12 @@ func TestErrorJSON(t *testing.T) {
 			}
 			if !errors.Is(tc.err, host.ErrUnknownTool) && errors.Is(got, host.ErrUnknownTool) {
 				t.Errorf("after the wire, %q matches a sentinel it did not", got)
+			}
+			var wantRPC, haveRPC *jsonrpc.Error
+			if errors.As(tc.err, &wantRPC) {
+				if !errors.As(got, &haveRPC) || haveRPC.Code != wantRPC.Code || haveRPC.Message != wantRPC.Message {
+					t.Errorf("the protocol error after the wire: %v, want %v", haveRPC, wantRPC)
+				}
 			}
 			var want, have *host.CallError
 			if errors.As(tc.err, &want) {

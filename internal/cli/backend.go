@@ -69,10 +69,17 @@ func (e *env) useDaemon(ctx context.Context, cfg *config.Config, only string) ba
 	}
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	c, err := daemon.DialLocal(ctx, path, &daemon.ClientOptions{Roots: func(id string) []string {
-		s, _ := cfg.Server(id)
-		return s.Roots
-	}})
+	c, err := daemon.DialLocal(ctx, path, &daemon.ClientOptions{
+		// As startHost's own host: a form on a terminal, else declined
+		// and said.
+		Elicitation: e.elicitation(""),
+		Roots: func(id string) []string {
+			s, _ := cfg.Server(id)
+			return s.Roots
+		},
+		Name:    "switchboard",
+		Version: host.Version,
+	})
 	if errors.Is(err, daemon.ErrNoDaemon) {
 		log.Debug("no switchboard serve of this configuration", "socket", path)
 		return nil
