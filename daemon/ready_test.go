@@ -233,3 +233,27 @@ func checkNoLeaks(t *testing.T, before int, kids map[int]string) {
 		}
 	}
 }
+
+// TestCallWaitsForTheStart: a client that calls a tool right after
+// initialize, without listing (the MCP inspector's CLI, a script), while
+// the tool's server is still starting, gets its call made once the server
+// is up, not "unknown tool"; a tool no server has is unknown at once
+// after the start.
+func TestCallWaitsForTheStart(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "slow", "-slow-start", slowStart)}}
+	r := run(t, cfg, openStore(t), nil)
+	cs := connect(t, r.url)
+	if st := r.d.Host().Servers()[0].State; st != host.StateConnecting {
+		t.Fatalf("slow is %s at initialize, want connecting", st)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_slow_echo", Arguments: map[string]any{"text": "waited"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "waited" {
+		t.Fatalf("a call made while its server starts: %v %v, want it made once the server is up", res, err)
+	}
+	r.awaitReady(t)
+	start := time.Now()
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_slow_nope"})
+	if err == nil || !strings.Contains(err.Error(), "unknown tool") || time.Since(start) > 5*time.Second {
+		t.Errorf("an unknown tool after the start: %v after %s, want unknown at once", err, time.Since(start))
+	}
+}

@@ -234,7 +234,7 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 		},
 	})
 
-	g.srv.AddReceivingMiddleware(g.loggingMiddleware, ownIdentity)
+	g.srv.AddReceivingMiddleware(g.loggingMiddleware, ownIdentity, g.awaitStart)
 	// Everything a request does runs on its context (see Shutdown).
 	g.srv.AddReceivingMiddleware(g.requestMiddleware)
 	// Last, so outermost: nothing leaves unredacted (redact.go).
@@ -398,6 +398,56 @@ func (g *Gateway) idleLocked() <-chan struct{} {
 		g.idle = make(chan struct{})
 	}
 	return g.idle
+}
+
+// awaitStart holds a request for a tool, prompt or resource the gateway
+// does not publish (yet) while the host is starting, until every server
+// has had its first attempt and what they offer is published: a client
+// served before its servers are up (the daemon serves at once) that calls
+// a tool right after initialize, without listing (the MCP inspector's
+// CLI, scripts), gets its call made once the tool's server is up rather
+// than "unknown tool". Requests for what is published, and every request
+// once the host has started, pass at once.
+func (g *Gateway) awaitStart(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		starting := g.h.Starting()
+		if starting == nil || g.published(req) {
+			return next(ctx, method, req)
+		}
+		select {
+		case <-starting:
+			if err := g.Sync(ctx); err != nil {
+				return nil, err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// published reports whether req is for a tool, prompt or resource the
+// gateway publishes, or is another request.
+func (g *Gateway) published(req mcp.Request) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		return r.Params == nil || g.tools[r.Params.Name]
+	case *mcp.GetPromptRequest:
+		if r.Params == nil {
+			return true
+		}
+		_, ok := g.prompts[r.Params.Name]
+		return ok
+	case *mcp.ReadResourceRequest:
+		if r.Params == nil {
+			return true
+		}
+		_, ok := g.resources[r.Params.URI]
+		return ok
+	}
+	return true
 }
 
 // requestMiddleware counts the downstream requests in flight, refuses new

@@ -122,6 +122,9 @@ func TestStartOffersEachServerWhenReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := h.Watch(0)
+	if h.Starting() != nil {
+		t.Error("Starting() is not nil before Start")
+	}
 	started := make(chan error, 1)
 	go func() { started <- h.Start(context.Background()) }()
 	t.Cleanup(func() {
@@ -148,11 +151,23 @@ func TestStartOffersEachServerWhenReady(t *testing.T) {
 	if st := h.Servers()[1].State; st != host.StateConnecting {
 		t.Errorf("slow is %s while fast is offered, want connecting", st)
 	}
+	starting := h.Starting()
+	if starting == nil {
+		t.Fatal("Starting() is nil while slow starts")
+	}
 	awaitEvent(t, w, host.EventCatalog, "slow")
 	if err := <-started; err != nil {
 		t.Fatal(err)
 	}
 	started <- nil
+	select {
+	case <-starting:
+	default:
+		t.Error("Starting()'s channel is open after Start returned")
+	}
+	if h.Starting() != nil {
+		t.Error("Starting() is not nil after Start")
+	}
 	if _, ok := h.Tool("mcp_slow_echo"); !ok {
 		t.Error("slow's tools are not offered once it joined")
 	}

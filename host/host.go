@@ -188,6 +188,7 @@ type Host struct {
 	spawned   sync.WaitGroup
 	closing   bool
 	started   atomic.Bool
+	starting  atomic.Pointer[chan struct{}] // while Start runs: closed when it returns
 	closeOnce sync.Once
 	closeErr  error
 
@@ -300,6 +301,12 @@ func (h *Host) Start(ctx context.Context) error {
 	if h.ctx.Err() != nil {
 		return ErrClosed
 	}
+	done := make(chan struct{})
+	h.starting.Store(&done)
+	defer func() {
+		h.starting.Store(nil)
+		close(done)
+	}()
 	var wg sync.WaitGroup
 	for _, s := range h.servers {
 		wg.Go(func() {
@@ -342,6 +349,17 @@ func (h *Host) joined(s *server) {
 	for _, k := range []ChangeKind{ToolsChanged, ResourcesChanged, PromptsChanged} {
 		h.changed(Change{Server: s.cfg.ID, Kind: k})
 	}
+}
+
+// Starting returns a channel closed when Start returns, while Start runs
+// (every server has not had its first attempt yet); nil before and after.
+// A face that serves while the host starts (the daemon's gateway) waits on
+// it for a tool that may still come.
+func (h *Host) Starting() <-chan struct{} {
+	if ch := h.starting.Load(); ch != nil {
+		return *ch
+	}
+	return nil
 }
 
 // sessionOptions are the options of every connection to a server.
