@@ -51,14 +51,13 @@ func awaitTool(t *testing.T, cs *mcp.ClientSession, changed chan struct{}, name 
 }
 
 // TestServesBeforeServersAreUp: the daemon answers initialize while its
-// only server is still starting; the server's tools arrive with
-// notifications/tools/list_changed once it is up; OnReady says so then,
-// and not before.
+// only server is still starting; a listing waits for that server, which is
+// required (a client that lists once gets what the configuration
+// requires); OnReady says it is up then, and not before.
 func TestServesBeforeServersAreUp(t *testing.T) {
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "slow", "-slow-start", slowStart)}}
 	r := run(t, cfg, openStore(t), nil)
-	opts, changed := listChanged()
-	c := mcp.NewClient(&mcp.Implementation{Name: "early", Version: "1"}, opts)
+	c := mcp.NewClient(&mcp.Implementation{Name: "early", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
@@ -72,10 +71,9 @@ func TestServesBeforeServersAreUp(t *testing.T) {
 		t.Fatal("OnReady was called while the only required server was starting")
 	default:
 	}
-	if names := toolNames(t, cs); slices.Contains(names, "mcp_slow_echo") {
-		t.Fatalf("slow's tools listed before it is up: %v", names)
+	if names := toolNames(t, cs); !slices.Contains(names, "mcp_slow_echo") {
+		t.Fatalf("tools/list answered %v while the required slow server started; want it to wait for slow's tools", names)
 	}
-	awaitTool(t, cs, changed, "mcp_slow_echo")
 	sts := r.awaitReady(t)
 	if len(sts) != 1 || sts[0].State != host.StateReady {
 		t.Errorf("OnReady got %+v, want slow ready", sts)
@@ -112,8 +110,10 @@ func TestReadyWithOptionalStillStarting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if names := toolNames(t, cs); !slices.Contains(names, "mcp_fx_echo") {
-		t.Errorf("tools when ready: %v, want fx's", names)
+	// A listing does not wait for an optional server: list_changed brings
+	// it when it joins.
+	if names := toolNames(t, cs); !slices.Contains(names, "mcp_fx_echo") || slices.Contains(names, "mcp_slow_echo") {
+		t.Errorf("tools when ready: %v, want fx's and not yet slow's", names)
 	}
 	awaitTool(t, cs, changed, "mcp_slow_echo")
 	for _, st := range r.d.Host().Servers() {
@@ -124,15 +124,19 @@ func TestReadyWithOptionalStillStarting(t *testing.T) {
 }
 
 // TestRequiredServerFails: a required server that fails to start fails
-// Run, naming it, after the daemon served the others' tools meanwhile;
+// Run, naming it, after the daemon served the others' tools meanwhile
+// (calls; a listing waits for every required server, and ends with the
+// shutdown);
 // OnReady is never called, and nothing is left behind.
 func TestRequiredServerFails(t *testing.T) {
 	st := openStore(t)
 	before := runtime.NumGoroutine()
 	kids := interop.Children(os.Getpid())
 	bad := fixture(t, "bad", "-hang-init")
-	bad.ConnectTimeout = 2 * time.Second
-	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx"), bad}}
+	bad.ConnectTimeout = 5 * time.Second
+	// fx comes up after the client has its session (so it is told), and
+	// long before bad gives up.
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx", "-slow-start", "1000"), bad}}
 	ln, err := daemon.Listen("127.0.0.1:0", cfg.Gateway)
 	if err != nil {
 		t.Fatal(err)
@@ -151,10 +155,26 @@ func TestRequiredServerFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	awaitTool(t, cs, changed, "mcp_fx_echo")
+	// A listing waits for every required server; the call of a tool
+	// published meanwhile does not.
+	listed := make(chan error, 1)
+	go func() {
+		_, err := cs.ListTools(context.Background(), nil)
+		listed <- err
+	}()
+	select {
+	case <-changed:
+	case <-time.After(testTimeout):
+		t.Fatal("no list_changed when fx came up")
+	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "meanwhile"}})
 	if err != nil || res.IsError {
 		t.Errorf("a call while bad is starting: %v %v", res, err)
+	}
+	select {
+	case err := <-listed:
+		t.Errorf("tools/list answered (%v) while a required server was starting", err)
+	default:
 	}
 	select {
 	case err := <-done:
@@ -164,6 +184,9 @@ func TestRequiredServerFails(t *testing.T) {
 		}
 	case <-time.After(testTimeout):
 		t.Fatal("Run did not fail")
+	}
+	if err := <-listed; err == nil || !strings.Contains(err.Error(), "shutting down") {
+		t.Errorf("the listing waiting at the failure: %v, want it ended by the shutdown", err)
 	}
 	cs.Close()
 	// The listener is closed: nothing answers any more.

@@ -99,7 +99,9 @@ type Gateway struct {
 	syncing   map[host.ChangeKind]bool // a resync is running
 	dirty     map[host.ChangeKind]bool // another resync is wanted
 	synced    []chan struct{}          // closed when no resync runs (Sync)
-	exposed   map[string]bool          // nil: every server
+	required  chan struct{}            // closed once every required server is up (awaitStart)
+	reqOnce   sync.Once
+	exposed   map[string]bool // nil: every server
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	ownsHost  bool // made by Start: Close closes the host too
@@ -190,6 +192,7 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 		pending:   map[string]*pendingCall{},
 		syncing:   map[host.ChangeKind]bool{},
 		dirty:     map[host.ChangeKind]bool{},
+		required:  make(chan struct{}),
 	}
 	if opts != nil {
 		g.opts = *opts
@@ -254,6 +257,7 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 	if err := g.syncPrompts(ctx); err != nil {
 		g.log.Warn("listing upstream prompts", "err", err)
 	}
+	g.checkRequired()
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -270,9 +274,12 @@ func (g *Gateway) follow(w *host.Watcher) {
 		switch ev.Kind {
 		case host.EventCatalog:
 			g.resync(ev.Change)
+			g.checkRequired() // the catalog has the server that changed
+
 		case host.EventResourceUpdated:
 			g.resourceUpdated(ev.Server, ev.Resource)
 		case host.EventDropped:
+			g.checkRequired()
 			// Changes were lost: republish everything.
 			for _, k := range []host.ChangeKind{host.ToolsChanged, host.ResourcesChanged, host.PromptsChanged} {
 				g.resync(k)
@@ -400,30 +407,74 @@ func (g *Gateway) idleLocked() <-chan struct{} {
 	return g.idle
 }
 
-// awaitStart holds a request for a tool, prompt or resource the gateway
-// does not publish (yet) while the host is starting, until every server
-// has had its first attempt and what they offer is published: a client
-// served before its servers are up (the daemon serves at once) that calls
-// a tool right after initialize, without listing (the MCP inspector's
-// CLI, scripts), gets its call made once the tool's server is up rather
-// than "unknown tool". Requests for what is published, and every request
-// once the host has started, pass at once.
+// awaitStart holds requests that the servers still starting could answer
+// otherwise, while the host starts (a daemon serves before its servers are
+// up, and answers initialize at once):
+//
+//   - a listing (tools, prompts, resources, templates) waits until every
+//     server that is not optional is up and published: a client that
+//     lists once after initialize and does not follow list_changed (the
+//     MCP inspector's CLI) gets what the configuration requires; optional
+//     servers join later, with list_changed;
+//   - a request for a tool, prompt or resource the gateway does not
+//     publish (yet) waits until every server has had its first attempt
+//     and is published: a client that calls right after initialize,
+//     without listing, gets its call made once the tool's server is up
+//     rather than "unknown tool".
+//
+// Everything else, and every request once the host has started, passes at
+// once.
 func (g *Gateway) awaitStart(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		starting := g.h.Starting()
-		if starting == nil || g.published(req) {
+		if starting == nil {
 			return next(ctx, method, req)
 		}
-		select {
-		case <-starting:
-			if err := g.Sync(ctx); err != nil {
-				return nil, err
+		var enough <-chan struct{} // what the request waits for, besides the start
+		switch method {
+		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			enough = g.required
+		default:
+			if g.published(req) {
+				return next(ctx, method, req)
 			}
+			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
+				if t, ok := g.h.Tool(r.Params.Name); ok && g.exposes(t.Server) {
+					enough = closedChan // the host has it: only its publication is due
+				}
+			}
+		}
+		select {
+		case <-enough:
+		case <-starting:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+		if err := g.Sync(ctx); err != nil {
+			return nil, err
+		}
 		return next(ctx, method, req)
 	}
+}
+
+// closedChan is a channel that is closed.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// checkRequired closes g.required once every server that is not optional
+// is up (ready, or lazily idle with its cached tools) in the host's
+// catalog.
+func (g *Gateway) checkRequired() {
+	for _, st := range g.h.Servers() {
+		up := st.State == host.StateReady || st.State == host.StateDegraded || st.State == host.StateLazy
+		if !st.Optional && !up {
+			return
+		}
+	}
+	g.reqOnce.Do(func() { close(g.required) })
 }
 
 // published reports whether req is for a tool, prompt or resource the
