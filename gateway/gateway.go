@@ -100,8 +100,8 @@ type Gateway struct {
 	dirty     map[host.ChangeKind]bool // another resync is wanted
 	synced    []chan struct{}          // closed when no resync runs (Sync)
 	required  chan struct{}            // closed once every required server is up (awaitStart)
-	reqOnce   sync.Once
-	exposed   map[string]bool // nil: every server
+	reqOnce   sync.Once                // for required
+	exposed   map[string]bool          // nil: every server
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	ownsHost  bool // made by Start: Close closes the host too
