@@ -87,7 +87,7 @@ type env struct {
 	// reportsAll: the command prints every server's state, errors and
 	// warnings itself (servers), so the log does not repeat them unless -v.
 	reportsAll bool
-	noDaemon  bool
+	noDaemon   bool
 
 	red *secret.Redactor
 

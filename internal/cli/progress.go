@@ -42,9 +42,9 @@ type progress struct {
 
 	mu      sync.Mutex
 	pending map[string]string // id → what it is doing, if known
-	shown   bool        // terminal: a line is drawn
-	told    bool        // plain: the start was said to be slow
-	timer   *time.Timer // plain: the next "still starting" line
+	shown   bool              // terminal: a line is drawn
+	told    bool              // plain: the start was said to be slow
+	timer   *time.Timer       // plain: the next "still starting" line
 	over    bool
 }
 
