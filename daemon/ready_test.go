@@ -198,10 +198,13 @@ func TestRequiredServerFails(t *testing.T) {
 }
 
 // TestServeStdioAnswersAtOnce: over stdio, the client's initialize is
-// answered while the server is still starting; list_changed brings its
-// tools later.
+// answered while the servers are still starting; its listing waits for the
+// required one (fx, whose start is made slow too) and not for the
+// optional one, whose tools list_changed brings later.
 func TestServeStdioAnswersAtOnce(t *testing.T) {
-	cfg := &config.Config{Servers: []config.Server{fixture(t, "slow", "-slow-start", slowStart)}}
+	opt := fixture(t, "opt", "-slow-start", "4000")
+	opt.Optional = true
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx", "-slow-start", "1000"), opt}}
 	ready := make(chan struct{})
 	d, err := daemon.New(nil, &daemon.Options{Config: cfg, Store: openStore(t), OnReady: func([]host.ServerStatus) { close(ready) }})
 	if err != nil {
@@ -217,14 +220,18 @@ func TestServeStdioAnswersAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st := d.Host().Servers()[0].State; st != host.StateConnecting {
-		t.Errorf("initialize answered when slow was %s; want it answered while slow starts", st)
+		t.Errorf("initialize answered when fx was %s; want it answered while fx starts", st)
 	}
 	select {
 	case <-ready:
-		t.Error("ready before the only server is up")
+		t.Error("ready before the required server is up")
 	default:
 	}
-	awaitTool(t, cs, changed, "mcp_slow_echo")
+	names := toolNames(t, cs)
+	if !slices.Contains(names, "mcp_fx_echo") || slices.Contains(names, "mcp_opt_echo") {
+		t.Errorf("the first listing: %v; want fx's tools (it waited for fx) and not yet opt's", names)
+	}
+	awaitTool(t, cs, changed, "mcp_opt_echo")
 	<-ready
 	cs.Close()
 	select {

@@ -11,7 +11,9 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -328,10 +330,22 @@ func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	if failed != nil {
 		return failed
 	}
-	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+	if err != nil && ctx.Err() == nil && !clientLeft(err) {
 		return fmt.Errorf("serving over stdio: %w", err)
 	}
 	return d.Close()
+}
+
+// clientLeft reports whether a stdio session ended because its client
+// left: its input ended, or its output was closed while something was
+// being written (a notification, say that a server joined, can go out at
+// any moment).
+func clientLeft(err error) bool {
+	// EPIPE: a write to stdout after the client closed it (SIGPIPE is
+	// ignored while serving stdio). os.ErrClosed, io.ErrClosedPipe: the
+	// read the session had pending on stdin (an os.File, or an io.Pipe in
+	// process), after the session closed stdin when that write failed.
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
 }
 
 // nopWriteCloser keeps the session from closing out, which belongs to the

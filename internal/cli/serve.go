@@ -7,8 +7,10 @@ import (
 	"io"
 	"log"
 	"net"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -114,6 +116,10 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	}
 	defer r.done()
 	if stdio {
+		// A client that has left while a notification is written to
+		// stdout is a write error (EPIPE) to end the session on, not a
+		// SIGPIPE that kills the process before it stops its servers.
+		signal.Ignore(syscall.SIGPIPE)
 		err = d.ServeStdio(ctx, e.stdin, e.stdout)
 	} else {
 		err = d.Run(ctx)
