@@ -1,0 +1,29 @@
+// Package workflow runs durable, multi-step workflows over the host's tools,
+// agents and people, and publishes them as MCP tools.
+//
+// A workflow is a YAML file (see [Parse] for the format; [Dirs], [Find] and
+// [List] look in ./workflows/ and $XDG_CONFIG_HOME/switchboard/workflows/,
+// like agent files). Its steps form a DAG (needs): a tool call through the
+// host, an agent run, a gate that asks a person, a for_each over a list, or
+// another workflow. Templates in Go's text/template syntax refer to the
+// run's inputs, earlier steps' results and vars; every reference is checked
+// when the file is loaded, not when a run meets it.
+//
+// An [Engine] runs workflows on DBOS: each run is a durable DBOS workflow and
+// each step a durable step, so a run survives a crash of the process (kill
+// -9) and resumes from its last completed step without running a completed
+// step again; a gate is a durable receive with a timeout, and still waits
+// after a restart. The engine's database is a SQLite file by default (the
+// state store's) or PostgreSQL.
+//
+// Every run emits [Event]s (run:started, step:started, step:completed,
+// step:failed, gate:waiting, gate:answered, run:completed, run:failed,
+// run:cancelled) with sequence numbers; secrets never appear in them.
+//
+// [Engine.InProcess] publishes workflows as tools of an in-process MCP
+// server of the host, so that every face (the gateway, the CLI) sees them
+// with no knowledge of workflows: a call starts a run, reports each step as
+// progress and returns the run's outputs; a gate reaches the person through
+// the calling client (elicitation, or an input-required result for
+// 2026-07-28 clients).
+package workflow
