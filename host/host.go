@@ -150,8 +150,9 @@ type InProcessServer struct {
 	ToolsAllowlist []string      // nil means every tool
 }
 
-// transportInProcess marks an in-process server; config files cannot name it.
-const transportInProcess config.Transport = "in-process"
+// TransportInProcess is an in-process server's transport (ServerStatus.Transport);
+// config files cannot name it.
+const TransportInProcess config.Transport = "in-process"
 
 // An ElicitationHandler answers a server's elicitation request.
 type ElicitationHandler func(ctx context.Context, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error)
@@ -276,7 +277,7 @@ func New(servers []config.Server, opts *Options) (*Host, error) {
 			return nil, fmt.Errorf("in-process server %q: a configured server has that id too; rename the configured one", ip.ID)
 		}
 		seen[ip.ID] = true
-		s := newServer(h, config.Server{ID: ip.ID, Transport: transportInProcess, Timeout: ip.Timeout, ToolsAllowlist: ip.ToolsAllowlist})
+		s := newServer(h, config.Server{ID: ip.ID, Transport: TransportInProcess, Timeout: ip.Timeout, ToolsAllowlist: ip.ToolsAllowlist})
 		s.inproc = ip.Server
 		h.servers = append(h.servers, s)
 	}

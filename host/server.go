@@ -183,7 +183,7 @@ func (s *server) connectErr(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if rs.Transport != config.TransportStdio && rs.Transport != transportInProcess {
+	if rs.Transport != config.TransportStdio && rs.Transport != TransportInProcess {
 		if err := s.h.opts.Network.CheckURL(rs.URL, rs.AllowLocalEndpoint); err != nil {
 			return err
 		}
