@@ -151,6 +151,10 @@ func (w *Workflows) InProcess() (host.InProcessServer, bool, error) {
 			return next(ctx, method, req)
 		}
 	})
+	// Published as [gateway] workflow_tool_format names them
+	// (workflow_{id}), not as mcp_workflows_…: the format is the
+	// operator's choice of the name clients see.
+	ip.OwnNames = true
 	// A run waiting on a gate lasts as long as the person takes: the
 	// call is not bounded by a server's default timeout.
 	ip.Timeout = maxCallTimeout

@@ -148,6 +148,11 @@ type InProcessServer struct {
 	Server         *mcp.Server
 	Timeout        time.Duration // per call; 0 means config.DefaultTimeout
 	ToolsAllowlist []string      // nil means every tool
+	// OwnNames: its tools are offered under their own names, not named by
+	// Options.ToolNameFormat (the names are the server's choice, such as
+	// [gateway] workflow_tool_format's). A name a configured server's
+	// tool already has is skipped, as any collision is.
+	OwnNames bool
 }
 
 // TransportInProcess is an in-process server's transport (ServerStatus.Transport);
@@ -279,6 +284,7 @@ func New(servers []config.Server, opts *Options) (*Host, error) {
 		seen[ip.ID] = true
 		s := newServer(h, config.Server{ID: ip.ID, Transport: TransportInProcess, Timeout: ip.Timeout, ToolsAllowlist: ip.ToolsAllowlist})
 		s.inproc = ip.Server
+		s.ownNames = ip.OwnNames
 		h.servers = append(h.servers, s)
 	}
 	return h, nil

@@ -29,6 +29,8 @@ type server struct {
 
 	stderr *transport.TailBuffer // stdio only
 	inproc *mcp.Server           // in-process only
+	// ownNames: the tools keep their own names (InProcessServer.OwnNames)
+	ownNames bool
 
 	mu       sync.Mutex
 	state    State
