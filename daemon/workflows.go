@@ -202,3 +202,31 @@ func (w *Workflows) Close() error {
 	err := w.Engine.Close()
 	return errors.Join(err, w.Executor.Close())
 }
+
+// ErrLiveElsewhere: the run is executed by another live process (a
+// serve, or a CLI command's engine), which keeps it.
+var ErrLiveElsewhere = errors.New("in another live process (a switchboard serve, or a workflow run): it is not resumed here")
+
+// Resume resumes run id here: a cancelled run from its last completed
+// step, or a pending one whose process is gone (adopted). An ended run is
+// left as it is; one a live process executes is ErrLiveElsewhere.
+func (w *Workflows) Resume(ctx context.Context, id string) error {
+	st, err := w.Engine.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.State == workflow.RunCancelled:
+		return w.Engine.Resume(ctx, id)
+	case st.State.Ended():
+		return nil
+	}
+	ids, err := w.Engine.Adopt(ctx, w.Executor.Alive, id)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return fmt.Errorf("run %s is %s %w", id, st.State, ErrLiveElsewhere)
+	}
+	return nil
+}

@@ -59,6 +59,20 @@ const dialTimeout = 3 * time.Second
 // server is still starting, restarting, or failed though required (a
 // fresh start then says why).
 func (e *env) useDaemon(ctx context.Context, cfg *config.Config, only string) backend {
+	c := e.dialDaemon(ctx, cfg, only)
+	if c == nil {
+		return nil
+	}
+	// The servers a start of the command would have: the configuration's
+	// (or the one named), not the serve's own in-process ones.
+	return served{c, func(st host.ServerStatus) bool {
+		return !ownServer(st) && (only == "" || st.ID == only)
+	}}
+}
+
+// dialDaemon is useDaemon's serve, as a daemon.Client; nil when there is
+// none to use.
+func (e *env) dialDaemon(ctx context.Context, cfg *config.Config, only string) *daemon.Client {
 	if e.noDaemon {
 		return nil
 	}
@@ -95,11 +109,7 @@ func (e *env) useDaemon(ctx context.Context, cfg *config.Config, only string) ba
 		return nil
 	}
 	log.Info("using switchboard serve", "socket", path)
-	// The servers a start of the command would have: the configuration's
-	// (or the one named), not the serve's own in-process ones.
-	return served{c, func(st host.ServerStatus) bool {
-		return !ownServer(st) && (only == "" || st.ID == only)
-	}}
+	return c
 }
 
 // ownServer reports whether st is one a serve runs for itself rather than

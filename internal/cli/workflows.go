@@ -65,25 +65,74 @@ func (a workflowAgents) RunAgent(ctx context.Context, name, prompt string) (*wor
 		"input_tokens": r.Usage.InputTokens, "output_tokens": r.Usage.OutputTokens}}, nil
 }
 
-// engineHere is a workflow engine in this process.
+// runner is what the commands need of a workflow engine: the one of a
+// running serve of the same configuration (daemon.WorkflowClient), so
+// that a run lives in the daemon, or one in this process (engineRuns).
+type runner interface {
+	Start(ctx context.Context, id string, inputs map[string]any, opts *workflow.StartOptions) (string, error)
+	Get(ctx context.Context, runID string) (*workflow.RunStatus, error)
+	Runs(ctx context.Context, f *workflow.RunFilter) ([]*workflow.RunStatus, error)
+	Events(ctx context.Context, runID string, afterSeq int64) ([]workflow.Event, error)
+	Follow(ctx context.Context, runID string, afterSeq int64, fn func(workflow.Event) error) error
+	Answer(ctx context.Context, runID, gate string, a workflow.GateAnswer) error
+	Cancel(ctx context.Context, runID string) error
+	// Resume resumes a cancelled run, or adopts one whose process is
+	// gone (daemon.Workflows.Resume).
+	Resume(ctx context.Context, runID string) error
+}
+
+var (
+	_ runner = (*daemon.WorkflowClient)(nil)
+	_ runner = engineRuns{}
+)
+
+// engineRuns is the engine in this process.
+type engineRuns struct {
+	*workflow.Engine
+	wf *daemon.Workflows
+}
+
+func (r engineRuns) Resume(ctx context.Context, runID string) error { return r.wf.Resume(ctx, runID) }
+
+// engineHere is the workflow engine a command uses: a running serve's, or
+// one in this process.
 type engineHere struct {
 	cfg   *config.Config
 	wfs   []*workflow.Workflow
+	runs  runner
+	c     *daemon.Client // a serve's
 	wf    *daemon.Workflows
 	steps *agent.Steps
 	h     *host.Host
 }
 
 func (x *engineHere) Close() {
-	x.wf.Close()
+	if x.c != nil {
+		x.c.Close()
+	}
+	if x.wf != nil {
+		x.wf.Close()
+	}
 	if x.h != nil {
 		x.h.Close()
 	}
 }
 
-// openEngine opens the engine on the configuration's database; with run,
-// it also starts the configuration's servers and launches the engine over
-// them, so that it runs workflows.
+// workflow returns the workflow id, or nil.
+func (x *engineHere) workflow(id string) *workflow.Workflow {
+	for _, w := range x.wfs {
+		if w.ID == id {
+			return w
+		}
+	}
+	return nil
+}
+
+// openEngine returns the engine of the running serve of the configuration
+// when there is one that runs the same workflows (its runs then live in
+// it), and otherwise opens one in this process on the configuration's
+// database; with run, that one also starts the configuration's servers
+// and is launched over them, so that it runs workflows.
 func (e *env) openEngine(ctx context.Context, run bool) (*engineHere, error) {
 	cfg, err := e.loadConfig()
 	if err != nil {
@@ -93,12 +142,24 @@ func (e *env) openEngine(ctx context.Context, run bool) (*engineHere, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &engineHere{cfg: cfg, wfs: wfs, steps: e.agentSteps(cfg)}
+	x := &engineHere{cfg: cfg, wfs: wfs}
+	if c := e.dialDaemon(ctx, cfg, ""); c != nil {
+		wc, have, err := c.Workflows(ctx)
+		if why := unlikeWorkflows(have, err, wfs); why != "" {
+			c.Close()
+			e.logger().Info("not using switchboard serve for workflows: " + why)
+		} else {
+			x.runs, x.c = wc, c
+			return x, nil
+		}
+	}
+	x.steps = e.agentSteps(cfg)
 	x.wf, err = daemon.OpenWorkflows(ctx, &daemon.WorkflowOptions{Config: cfg, Workflows: wfs, Kind: "cli",
 		Agents: workflowAgents{x.steps}, Redactor: e.red, Logger: e.logger()})
 	if err != nil {
 		return nil, failed(err)
 	}
+	x.runs = engineRuns{x.wf.Engine, x.wf}
 	if !run {
 		return x, nil
 	}
@@ -119,6 +180,23 @@ func (e *env) openEngine(ctx context.Context, run bool) (*engineHere, error) {
 		return nil, failed(err)
 	}
 	return x, nil
+}
+
+// unlikeWorkflows says why a serve's workflows (id → digest, or err) are
+// not the command's; "" when they are the same.
+func unlikeWorkflows(have map[string]string, err error, wfs []*workflow.Workflow) string {
+	if err != nil {
+		return "it runs no workflows (" + err.Error() + ")"
+	}
+	if len(have) != len(wfs) {
+		return "it runs other workflows (found in its ./workflows, or changed since it started)"
+	}
+	for _, w := range wfs {
+		if have[w.ID] != w.Digest {
+			return "it runs another version of workflow " + w.ID + " (changed since it started, or another file)"
+		}
+	}
+	return ""
 }
 
 type workflowJSON struct {
@@ -240,7 +318,7 @@ func (e *env) workflowRun(ctx context.Context, id, argsJSON string, kvs []string
 		return err
 	}
 	defer x.Close()
-	wf := x.wf.Workflow(id)
+	wf := x.workflow(id)
 	if wf == nil {
 		var ids []string
 		for _, w := range x.wfs {
@@ -261,7 +339,7 @@ func (e *env) workflowRun(ctx context.Context, id, argsJSON string, kvs []string
 		}
 		inputs = plainNumbers(inputs).(map[string]any)
 	}
-	rid, err := x.wf.Engine.Start(ctx, wf.ID, inputs, &workflow.StartOptions{RunID: runID})
+	rid, err := x.runs.Start(ctx, wf.ID, inputs, &workflow.StartOptions{RunID: runID})
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -299,7 +377,7 @@ func plainNumbers(v any) any {
 // follow prints the run's events until it ends, answers its gates on a
 // terminal, and exits as the run ended. Ctrl-C cancels the run.
 func (e *env) follow(ctx context.Context, x *engineHere, rid string) error {
-	eng := x.wf.Engine
+	eng := x.runs
 	why := e.notTerminal()
 	var ask host.ElicitationHandler
 	if why == "" {
@@ -440,7 +518,7 @@ func (e *env) runsCommand() *cobra.Command {
 				return err
 			}
 			defer x.Close()
-			runs, err := x.wf.Engine.Runs(cmd.Context(), nil)
+			runs, err := x.runs.Runs(cmd.Context(), nil)
 			if err != nil {
 				return failed(err)
 			}
@@ -471,11 +549,11 @@ func (e *env) runsCommand() *cobra.Command {
 				return err
 			}
 			defer x.Close()
-			st, err := x.wf.Engine.Get(cmd.Context(), a[0])
+			st, err := x.runs.Get(cmd.Context(), a[0])
 			if err != nil {
 				return runErr(err)
 			}
-			evs, err := x.wf.Engine.Events(cmd.Context(), a[0], 0)
+			evs, err := x.runs.Events(cmd.Context(), a[0], 0)
 			if err != nil {
 				return failed(err)
 			}
@@ -508,7 +586,7 @@ func (e *env) runsCommand() *cobra.Command {
 				return err
 			}
 			defer x.Close()
-			if err := x.wf.Engine.Cancel(cmd.Context(), a[0]); err != nil {
+			if err := x.runs.Cancel(cmd.Context(), a[0]); err != nil {
 				return runErr(err)
 			}
 			fmt.Fprintf(e.stderr, "switchboard: run %s cancelled\n", a[0])
@@ -530,22 +608,8 @@ follows the run as workflow run does.`,
 				return err
 			}
 			defer x.Close()
-			st, err := x.wf.Engine.Get(ctx, a[0])
-			if err != nil {
+			if err := x.runs.Resume(ctx, a[0]); err != nil {
 				return runErr(err)
-			}
-			if st.State == workflow.RunCancelled {
-				if err := x.wf.Engine.Resume(ctx, a[0]); err != nil {
-					return failed(err)
-				}
-			} else if !st.State.Ended() {
-				ids, err := x.wf.Engine.Adopt(ctx, x.wf.Executor.Alive, a[0])
-				if err != nil {
-					return failed(err)
-				}
-				if len(ids) == 0 {
-					return usageErr("run %s is %s in another live process (a switchboard serve, or a workflow run): it is not resumed here", a[0], st.State)
-				}
 			}
 			return e.follow(ctx, x, a[0])
 		},
@@ -575,7 +639,7 @@ follows the run as workflow run does.`,
 				return err
 			}
 			defer x.Close()
-			if err := x.wf.Engine.Answer(cmd.Context(), a[0], a[1], ans); err != nil {
+			if err := x.runs.Answer(cmd.Context(), a[0], a[1], ans); err != nil {
 				return runErr(err)
 			}
 			fmt.Fprintf(e.stderr, "switchboard: gate %s of run %s answered (%s)\n", a[1], a[0], ans.Action)
@@ -591,7 +655,7 @@ follows the run as workflow run does.`,
 // runErr is the exit of an engine error about a run: an unknown run, a
 // gate not waiting or an answer its schema refuses are the user's (2).
 func runErr(err error) error {
-	if errors.Is(err, workflow.ErrNoRun) || errors.Is(err, workflow.ErrNotWaiting) || strings.Contains(err.Error(), "the answer") {
+	if errors.Is(err, workflow.ErrNoRun) || errors.Is(err, workflow.ErrNotWaiting) || errors.Is(err, daemon.ErrLiveElsewhere) || strings.Contains(err.Error(), "the answer") {
 		return usageErr("%v", err)
 	}
 	return failed(err)
