@@ -106,6 +106,11 @@ type Config struct {
 	Limits Limits
 	// State is the [state] table (see [State]), merged like Network.
 	State State
+	// Workflows lists the workflow files named by the files' top-level
+	// workflows keys (relative paths resolved against the config file's
+	// folder), every file's in order, each once. The workflow package
+	// reads them; this package does not.
+	Workflows []string
 	// Files lists the files that were read, in order.
 	Files []string
 }

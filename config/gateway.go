@@ -33,6 +33,8 @@ const DefaultGatewayListen = "127.0.0.1:7300"
 //	max_sessions     = 256                        # sessions at once; the idlest makes room
 //	max_client_sessions = 64                      # sessions one client address holds
 //	shutdown_grace   = "5s"                       # SIGTERM: calls get this long, then are cancelled
+//	workflows        = ["triage"]                 # workflows published as tools (ids); default none
+//	workflow_tool_format = "workflow_{id}"        # their tool names; {id} is the workflow's id
 //
 // The zero value means the defaults. A later file's keys override an
 // earlier file's one by one. Listening beyond loopback needs auth_token.
@@ -70,6 +72,14 @@ type Gateway struct {
 	// (upstream too) and the process exits. 0 means
 	// [DefaultGatewayShutdownGrace].
 	ShutdownGrace time.Duration
+	// Workflows lists the ids of the workflows published as tools (opt-in
+	// per workflow); nil means none. That each names a workflow is checked
+	// where workflows are loaded (the workflow package, `switchboard
+	// validate`), not here.
+	Workflows []string
+	// WorkflowToolFormat names a published workflow's tool: {id} is
+	// replaced by its id. "" means [DefaultWorkflowToolFormat].
+	WorkflowToolFormat string
 
 	// Source is where the last [gateway] table was declared; zero when none
 	// was.
@@ -82,7 +92,57 @@ const (
 	DefaultGatewayMaxSessions       = 256
 	DefaultGatewayMaxClientSessions = 64
 	DefaultGatewayShutdownGrace     = 5 * time.Second
+	DefaultWorkflowToolFormat       = "workflow_{id}"
 )
+
+// maxToolNameBytes bounds a published workflow's tool name: clients such as
+// Claude Desktop and the OpenAI API refuse longer names.
+const maxToolNameBytes = 64
+
+// WorkflowToolName is the name of the tool that publishes workflow id.
+func (g Gateway) WorkflowToolName(id string) string {
+	f := g.WorkflowToolFormat
+	if f == "" {
+		f = DefaultWorkflowToolFormat
+	}
+	return strings.ReplaceAll(f, "{id}", id)
+}
+
+// checkWorkflowToolFormat checks a workflow_tool_format: {id} in it, no
+// other placeholder, and the name of a workflow with the longest id (32
+// bytes) a valid tool name of at most 64 bytes (A-Z a-z 0-9 _ -, the
+// host's tool names' alphabet).
+func checkWorkflowToolFormat(f string) string {
+	if f == "" {
+		return ""
+	}
+	if !strings.Contains(f, "{id}") {
+		return "must contain {id}"
+	}
+	rest := strings.ReplaceAll(f, "{id}", "")
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if !decode.IsIDByte(c) {
+			return fmt.Sprintf("%q is not allowed in a tool name (use A-Z a-z 0-9 _ - and {id})", string(c))
+		}
+	}
+	if n := len(Gateway{WorkflowToolFormat: f}.WorkflowToolName(strings.Repeat("x", 32))); n > maxToolNameBytes {
+		return fmt.Sprintf("a workflow with a 32-character id would get a %d-byte tool name; at most %d", n, maxToolNameBytes)
+	}
+	return ""
+}
+
+// checkGatewayWorkflow checks one id of [gateway] workflows.
+func checkGatewayWorkflow(ids []string, i int) string {
+	id := ids[i]
+	if len(id) > 32 || !decode.IsBareKey(id) {
+		return fmt.Sprintf("invalid workflow id %q: 1 to 32 characters of A-Z a-z 0-9 _ -", id)
+	}
+	if j := slices.Index(ids[:i], id); j >= 0 {
+		return fmt.Sprintf("duplicate %q (also workflows[%d])", id, j)
+	}
+	return ""
+}
 
 // gatewayTable declares [gateway]. Its fields are checked once merged:
 // servers names servers any file may declare.
@@ -112,6 +172,8 @@ var gatewayTable = mergedTable[Gateway]{
 		decode.AtLeastOne("max_sessions", decode.TOML, func(g *Gateway) *int { return &g.MaxSessions }),
 		decode.AtLeastOne("max_client_sessions", decode.TOML, func(g *Gateway) *int { return &g.MaxClientSessions }),
 		decode.Duration("shutdown_grace", decode.TOML, func(g *Gateway) *time.Duration { return &g.ShutdownGrace }),
+		decode.StringList("workflows", decode.TOML, func(g *Gateway) *[]string { return &g.Workflows }, checkGatewayWorkflow),
+		decode.String("workflow_tool_format", decode.TOML, func(g *Gateway) *string { return &g.WorkflowToolFormat }, checkWorkflowToolFormat),
 	},
 	config: func(c *Config) *Gateway { return &c.Gateway },
 	source: func(g *Gateway) *Position { return &g.Source },

@@ -31,6 +31,8 @@ session_timeout = "5m"
 max_sessions = 100
 max_client_sessions = 10
 shutdown_grace = "30s"
+workflows = ["triage", "sums"]
+workflow_tool_format = "wf-{id}"
 `)
 	c, err := Load(&LoadOptions{File: file, Dir: dir, Getenv: getenv(nil)})
 	if err != nil {
@@ -41,10 +43,18 @@ shutdown_grace = "30s"
 		AllowedOrigins: []string{"https://app.example.com", "http://localhost:3000"},
 		AuthToken:      "{{secrets.gw}}", JSONResponse: true, SessionTimeout: 5 * time.Minute,
 		MaxSessions: 100, MaxClientSessions: 10, ShutdownGrace: 30 * time.Second,
+		Workflows: []string{"triage", "sums"}, WorkflowToolFormat: "wf-{id}",
 		Source: Position{File: file, Line: 9, Field: "gateway"},
 	}
 	if diff := cmp.Diff(want, c.Gateway); diff != "" {
 		t.Errorf("Gateway (-want +got):\n%s", diff)
+	}
+
+	if got := c.Gateway.WorkflowToolName("triage"); got != "wf-triage" {
+		t.Errorf("WorkflowToolName = %q, want wf-triage", got)
+	}
+	if got := (Gateway{}).WorkflowToolName("triage"); got != "workflow_triage" {
+		t.Errorf("default WorkflowToolName = %q, want workflow_triage", got)
 	}
 
 	red := secret.NewRedactor()
@@ -127,6 +137,21 @@ auth_token = "{{secret.x}}"
 `, []string{
 			`g.toml:2: gateway.auth_token: ` + parseErr(t, "{{secret.x}}"),
 		}},
+		{"workflows", `[gateway]
+workflows = ["a", "b c", "a"]
+`, []string{
+			`g.toml:2: gateway.workflows[1]: invalid workflow id "b c": 1 to 32 characters of A-Z a-z 0-9 _ -`,
+			`g.toml:2: gateway.workflows[2]: duplicate "a" (also workflows[0])`,
+		}},
+		{"workflow_tool_format without {id}", `[gateway]
+workflow_tool_format = "wf"
+`, []string{`g.toml:2: gateway.workflow_tool_format: must contain {id}`}},
+		{"workflow_tool_format with a bad character", `[gateway]
+workflow_tool_format = "wf.{id}"
+`, []string{`g.toml:2: gateway.workflow_tool_format: "." is not allowed in a tool name (use A-Z a-z 0-9 _ - and {id})`}},
+		{"workflow_tool_format too long", `[gateway]
+workflow_tool_format = "a_very_long_prefix_for_every_workflow_{id}"
+`, []string{`g.toml:2: gateway.workflow_tool_format: a workflow with a 32-character id would get a 70-byte tool name; at most 64`}},
 		{"beyond loopback without a token", `[gateway]
 listen = "0.0.0.0:7300"
 `, []string{

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/switchboardmcp/switchboard/internal/decode"
 )
@@ -150,6 +151,11 @@ func build(results []*fileResult) (*Config, error) {
 		if r.toolNameFormatLine > 0 {
 			c.ToolNameFormat = r.toolNameFormat
 			v.tnfPos = Position{File: r.File, Line: r.toolNameFormatLine}
+		}
+		for _, w := range r.workflows {
+			if !slices.Contains(c.Workflows, w) {
+				c.Workflows = append(c.Workflows, w)
+			}
 		}
 		for name, p := range r.providers {
 			if c.Providers == nil {

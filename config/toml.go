@@ -15,6 +15,7 @@ var tomlTop = append(decode.Table[fileResult]{
 	decode.Func("tool_name_format", decode.TOML, (*fileResult).tomlToolNameFormat),
 	decode.Func("mcp_servers", decode.TOML, (*fileResult).tomlServers),
 	decode.Func("providers", decode.TOML, (*fileResult).tomlProviders),
+	decode.Func("workflows", decode.TOML, (*fileResult).tomlWorkflows),
 }, mergedTopFields()...)
 
 func mergedTopFields() []decode.Field[fileResult] {
@@ -53,6 +54,29 @@ func (r *fileResult) tomlToolNameFormat(path string, v any) {
 	if s, ok := r.String(path, v); ok {
 		r.toolNameFormat = s
 		r.toolNameFormatLine = max(r.LineOf(path), 1)
+	}
+}
+
+// tomlWorkflows decodes workflows = ["path", ...]: workflow files, relative
+// to this file's folder.
+func (r *fileResult) tomlWorkflows(path string, v any) {
+	l, ok := r.StringList(path, v)
+	if !ok {
+		return
+	}
+	for i, p := range l {
+		f := decode.IndexPath(path, i)
+		switch {
+		case strings.TrimSpace(p) == "":
+			r.Errorf(f, "empty path")
+			continue
+		case hasPlaceholder(p):
+			r.Errorf(f, "%s", placeholderMsg)
+			continue
+		}
+		if abs, ok := r.Path(f, p); ok {
+			r.workflows = append(r.workflows, abs)
+		}
 	}
 }
 
