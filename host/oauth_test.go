@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testauth"
@@ -199,5 +201,83 @@ func TestOAuthLoginRefreshLogout(t *testing.T) {
 	st := h3.Servers()[0]
 	if st.State != host.StateFailed || st.Err == nil || !strings.Contains(st.Err.Error(), "switchboard auth login remote") {
 		t.Errorf("after logout: state %s, error %v; want failed, naming the login command", st.State, st.Err)
+	}
+}
+
+// TestOAuthBadInput: metadata that points at a cloud metadata address, an
+// authorization server whose metadata names another issuer, protected
+// resource metadata for another resource, and a redirect URI that is not
+// loopback: each is refused (the go-sdk falls back to the 2025-03-26
+// discovery on the server's own origin when the protected resource
+// metadata is refused), no browser is sent to the bad address, and no
+// token request is made.
+func TestOAuthBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts testauth.Options
+		// redirect, when set, is the sign-in's redirect URI.
+		redirect string
+		want     string
+	}{
+		{
+			name: "authorization server at the metadata address",
+			opts: testauth.Options{PRM: func(m map[string]any) { m["authorization_servers"] = []string{"http://169.254.169.254/latest"} }},
+			want: "no browser here",
+		},
+		{
+			name: "token endpoint at the metadata address",
+			opts: testauth.Options{Metadata: func(m map[string]any) { m["token_endpoint"] = "http://169.254.169.254/token" }},
+			want: "169.254.169.254",
+		},
+		{
+			name: "issuer of another origin",
+			opts: testauth.Options{Metadata: func(m map[string]any) { m["issuer"] = "https://evil.example" }},
+			want: "issuer",
+		},
+		{
+			name: "metadata for another resource",
+			opts: testauth.Options{PRM: func(m map[string]any) { m["resource"] = "https://evil.example/mcp" }},
+			want: "no browser here",
+		},
+		{
+			name:     "redirect URI not loopback",
+			redirect: "http://evil.example/callback",
+			want:     "not a loopback http URL",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newOAuthEnv(t, &tc.opts)
+			redirect := tc.redirect
+			if redirect == "" {
+				redirect = "http://127.0.0.1:1/callback"
+			}
+			var visited []string
+			h, err := host.New([]config.Server{e.srv}, &host.Options{
+				Secrets: e.vault, Network: loopback, OAuthTokens: e.tokens,
+				OAuthRedirectURL: redirect,
+				OAuthLogin: func(_ context.Context, a *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+					visited = append(visited, a.URL)
+					return nil, errors.New("no browser here")
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err = h.Start(ctx)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("start: %v; want an error naming %q", err, tc.want)
+			}
+			for _, u := range visited {
+				if strings.Contains(u, "169.254") || strings.Contains(u, "evil.example/authorize") {
+					t.Errorf("the browser was sent to %s", u)
+				}
+			}
+			if n := len(e.as.Resources()); n != 0 {
+				t.Errorf("%d token requests made; want none", n)
+			}
+		})
 	}
 }

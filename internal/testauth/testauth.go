@@ -183,7 +183,11 @@ func (s *Server) protect(next http.Handler) http.Handler {
 		}
 		ti, err := s.manager.LoadAccessToken(r.Context(), tok)
 		if !ok || err != nil || ti.GetAccessCreateAt().Add(ti.GetAccessExpiresIn()).Before(time.Now()) {
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata=%q, scope=%q`, meta, strings.Join(scopes, " ")))
+			ch := fmt.Sprintf(`Bearer resource_metadata=%q`, meta)
+			if len(scopes) > 0 {
+				ch += fmt.Sprintf(`, scope=%q`, strings.Join(scopes, " "))
+			}
+			w.Header().Set("WWW-Authenticate", ch)
 			http.Error(w, "invalid or missing token", http.StatusUnauthorized)
 			return
 		}
