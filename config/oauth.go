@@ -37,6 +37,11 @@ type OAuth struct {
 	// ClientMetadataURL is the https URL of a client ID metadata document
 	// that describes Switchboard to authorization servers that accept one.
 	ClientMetadataURL string
+	// PrivateKey is a PEM private key (EC P-256/P-384, RSA or Ed25519) a
+	// client_credentials client authenticates with instead of a secret
+	// (private_key_jwt, RFC 7523): a {{secrets.NAME}} placeholder, never
+	// the key itself.
+	PrivateKey string
 }
 
 var oauthFields = decode.Table[OAuth]{
@@ -45,6 +50,7 @@ var oauthFields = decode.Table[OAuth]{
 	decode.StringList("scopes", every, func(o *OAuth) *[]string { return &o.Scopes }, checkScope),
 	decode.String("grant", every, func(o *OAuth) *string { return &o.Grant }, checkGrant),
 	decode.String("client_metadata_url", every, func(o *OAuth) *string { return &o.ClientMetadataURL }, checkClientMetadataURL),
+	decode.String("private_key", every, func(o *OAuth) *string { return &o.PrivateKey }, checkClientSecret),
 }
 
 // readOAuth reads a server's oauth table, each key checked at its line.
@@ -120,8 +126,11 @@ func (sc *serverCheck) checkOAuth(o *OAuth) {
 		if o.ClientID == "" {
 			sc.errorf("oauth.client_id", "required for grant %s", GrantClientCredentials)
 		}
-		if o.ClientSecret == "" {
-			sc.errorf("oauth.client_secret", "required for grant %s: a {{secrets.NAME}} placeholder", GrantClientCredentials)
+		if o.ClientSecret == "" && o.PrivateKey == "" {
+			sc.errorf("oauth.client_secret", "required for grant %s: a {{secrets.NAME}} placeholder (or private_key)", GrantClientCredentials)
+		}
+		if o.ClientSecret != "" && o.PrivateKey != "" {
+			sc.errorf("oauth.private_key", "set with client_secret: use one or the other")
 		}
 		if o.ClientMetadataURL != "" {
 			sc.errorf("oauth.client_metadata_url", "not for grant %s, which needs a pre-registered client", GrantClientCredentials)
@@ -129,6 +138,9 @@ func (sc *serverCheck) checkOAuth(o *OAuth) {
 	}
 	if o.ClientSecret != "" && o.ClientID == "" {
 		sc.errorf("oauth.client_secret", "set with client_id (a pre-registered client)")
+	}
+	if o.PrivateKey != "" && o.Grant != GrantClientCredentials {
+		sc.errorf("oauth.private_key", "only for grant %s", GrantClientCredentials)
 	}
 	for k := range sc.s.Headers {
 		if strings.EqualFold(k, "Authorization") {

@@ -50,7 +50,37 @@ grant = "client_credentials"
 `,
 			want: []string{
 				`switchboard.toml:6: mcp_servers[0].oauth.client_id: required for grant client_credentials`,
-				`switchboard.toml:6: mcp_servers[0].oauth.client_secret: required for grant client_credentials: a {{secrets.NAME}} placeholder`,
+				`switchboard.toml:6: mcp_servers[0].oauth.client_secret: required for grant client_credentials: a {{secrets.NAME}} placeholder (or private_key)`,
+			},
+		},
+		{
+			name: "private key",
+			toml: `
+[[mcp_servers]]
+id = "jwt"
+url = "https://a.example/mcp"
+oauth = { grant = "client_credentials", client_id = "m2m", private_key = "{{secrets.m2m_key}}" }
+
+[[mcp_servers]]
+id = "both"
+url = "https://a.example/mcp"
+oauth = { grant = "client_credentials", client_id = "m2m", client_secret = "{{secrets.s}}", private_key = "{{secrets.k}}" }
+
+[[mcp_servers]]
+id = "literal"
+url = "https://a.example/mcp"
+oauth = { grant = "client_credentials", client_id = "m2m", private_key = "-----BEGIN EC PRIVATE KEY-----" }
+
+[[mcp_servers]]
+id = "code"
+url = "https://a.example/mcp"
+oauth = { client_id = "c", private_key = "{{secrets.k}}" }
+`,
+			want: []string{
+				`switchboard.toml:10: mcp_servers[1].oauth.private_key: set with client_secret: use one or the other`,
+				`switchboard.toml:15: mcp_servers[2].oauth.private_key: must be a {{secrets.NAME}} placeholder (switchboard secrets set NAME), not the secret itself`,
+				`switchboard.toml:15: mcp_servers[2].oauth.client_secret: required for grant client_credentials: a {{secrets.NAME}} placeholder (or private_key)`,
+				`switchboard.toml:20: mcp_servers[3].oauth.private_key: only for grant client_credentials`,
 			},
 		},
 		{

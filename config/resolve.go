@@ -59,6 +59,9 @@ func (s Server) Resolve(getenv func(string) (string, bool), secrets secret.Store
 		if o.ClientSecret != "" {
 			o.ClientSecret = expand("oauth", map[string]string{"client_secret": o.ClientSecret})["client_secret"]
 		}
+		if o.PrivateKey != "" {
+			o.PrivateKey = expand("oauth", map[string]string{"private_key": o.PrivateKey})["private_key"]
+		}
 		out.OAuth = &o
 	}
 	if len(errs) > 0 {

@@ -386,6 +386,13 @@ func (t *issuerTap) RoundTrip(req *http.Request) (*http.Response, error) {
 // newClientCredentials is the go-sdk's client credentials handler: no
 // login, no stored token (a new one is asked for when needed).
 func newClientCredentials(c *config.OAuth, o Options) (auth.OAuthHandler, error) {
+	if c.PrivateKey != "" {
+		h, err := newJWTHandler(c.ClientID, c.PrivateKey, o.HTTPClient)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: oauth.%w", o.Server, err)
+		}
+		return h, nil
+	}
 	h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
 		Credentials: &oauthex.ClientCredentials{
 			ClientID:         c.ClientID,
