@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -92,16 +93,20 @@ func (e *oauthEnv) host(t *testing.T, login bool) (*host.Host, error) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { l.Close() })
-		errc := make(chan error, 1)
+		// Room for a sign-in and a step-up's.
+		errc := make(chan error, 4)
 		l.Show = func(u string) { go func() { errc <- testauth.Authorize(context.Background(), u) }() }
 		opts.OAuthLogin, opts.OAuthRedirectURL = l.Fetch, l.RedirectURL
 		t.Cleanup(func() {
-			select {
-			case err := <-errc:
-				if err != nil {
-					t.Errorf("driving the authorization URL: %v", err)
+			for {
+				select {
+				case err := <-errc:
+					if err != nil {
+						t.Errorf("driving the authorization URL: %v", err)
+					}
+				default:
+					return
 				}
-			default:
 			}
 		})
 	}
@@ -201,6 +206,51 @@ func TestOAuthLoginRefreshLogout(t *testing.T) {
 	st := h3.Servers()[0]
 	if st.State != host.StateFailed || st.Err == nil || !strings.Contains(st.Err.Error(), "switchboard auth login remote") {
 		t.Errorf("after logout: state %s, error %v; want failed, naming the login command", st.State, st.Err)
+	}
+}
+
+// TestOAuthStepUp: a server that starts requiring a scope the stored
+// token lacks answers a call 403 insufficient_scope (RFC 6750 §3.1). A host
+// that can sign in asks for the wider scopes and the call goes through; a
+// host that cannot (a serve) fails the call once, naming the command to
+// run, without the token.
+func TestOAuthStepUp(t *testing.T) {
+	e := newOAuthEnv(t, &testauth.Options{Scopes: []string{"tools"}})
+	h, err := e.host(t, true)
+	if err != nil {
+		t.Fatalf("start with a login: %v", err)
+	}
+	if err := callWhoami(t, h); err != nil {
+		t.Fatalf("call before the step-up: %v", err)
+	}
+	e.as.RequireScopes("tools", "admin")
+
+	// No browser: the call fails saying what to run.
+	h2, err := e.host(t, false)
+	if err == nil {
+		err = callWhoami(t, h2)
+	}
+	if err == nil || !strings.Contains(err.Error(), "insufficient_scope") || !strings.Contains(err.Error(), "switchboard auth login remote") {
+		t.Errorf("call needing more scopes without a browser: %v; want insufficient_scope and the login command", err)
+	}
+	h2.Close()
+
+	// With one: a new authorization for the wider scopes, then the call.
+	if err := callWhoami(t, h); err != nil {
+		t.Fatalf("call after the step-up: %v", err)
+	}
+	rec, _ := e.tokens.Load(e.as.URL, e.as.ClientID)
+	if rec == nil || !slices.Contains(rec.Scopes, "admin") || !slices.Contains(rec.Scopes, "tools") {
+		var got []string
+		if rec != nil {
+			got = rec.Scopes
+		}
+		t.Errorf("stored scopes after the step-up = %v, want tools and admin", got)
+	}
+	for _, tok := range e.as.TokensSeen() {
+		if strings.Contains(e.logs.String(), tok) {
+			t.Fatalf("an access token is in the logs")
+		}
 	}
 }
 

@@ -4,7 +4,10 @@
 // protects on another, each an httptest server on 127.0.0.1:0. The MCP
 // server publishes its protected resource metadata (RFC 9728), answers a
 // request without a valid token 401 with a WWW-Authenticate that points at
-// it, and one whose token lacks a required scope 403 insufficient_scope.
+// it, and one whose token lacks a required scope 403 with error
+// "insufficient_scope" and the scopes needed (RFC 6750 §3.1, the MCP spec's
+// step-up), which the go-sdk's auth.RequireBearerToken never sends: it is
+// why the MCP server here checks tokens itself.
 // The authorization server approves every request at once (there is no
 // user to ask): a test drives the authorization URL with an HTTP client
 // and follows the redirect to the client's loopback callback.
