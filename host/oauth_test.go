@@ -331,3 +331,49 @@ func TestOAuthBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestOAuthOtherTransports: a server on legacy SSE or WebSocket, which the
+// go-sdk gives no OAuth handler, signs in through oauth.Transport: the 401
+// of the SSE stream's GET or the WebSocket handshake starts the sign-in,
+// the token is stored under that endpoint's URL, and a later host without
+// a browser connects and calls with it.
+func TestOAuthOtherTransports(t *testing.T) {
+	for _, tc := range []struct {
+		transport config.Transport
+		url       func(*testauth.Server) string
+	}{
+		{config.TransportSSE, func(s *testauth.Server) string { return s.SSEURL }},
+		{config.TransportWebSocket, func(s *testauth.Server) string { return s.WebSocketURL }},
+	} {
+		t.Run(string(tc.transport), func(t *testing.T) {
+			e := newOAuthEnv(t, &testauth.Options{Scopes: []string{"tools"}})
+			e.srv.Transport, e.srv.URL = tc.transport, tc.url(e.as)
+			if _, err := e.host(t, false); err == nil || !strings.Contains(err.Error(), "switchboard auth login remote") {
+				t.Fatalf("start before login: %v, want the login command", err)
+			}
+			h, err := e.host(t, true)
+			if err != nil {
+				t.Fatalf("start with a login: %v", err)
+			}
+			if err := callWhoami(t, h); err != nil {
+				t.Fatalf("call after login: %v", err)
+			}
+			h.Close()
+			if rec, _ := e.tokens.Load(e.srv.URL, e.as.ClientID); rec == nil {
+				t.Fatalf("no login stored under %s", e.srv.URL)
+			}
+			h2, err := e.host(t, false)
+			if err != nil {
+				t.Fatalf("start with the stored login: %v", err)
+			}
+			if err := callWhoami(t, h2); err != nil {
+				t.Fatalf("call with the stored login: %v", err)
+			}
+			for _, tok := range e.as.TokensSeen() {
+				if strings.Contains(e.logs.String(), tok) {
+					t.Fatalf("an access token is in the logs")
+				}
+			}
+		})
+	}
+}

@@ -33,6 +33,8 @@ import (
 	"github.com/go-oauth2/oauth2/v4/server"
 	"github.com/go-oauth2/oauth2/v4/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/transport"
 )
 
 // Options configures [Start].
@@ -52,9 +54,11 @@ type Options struct {
 
 // Server is the authorization server and the MCP server it protects.
 type Server struct {
-	// URL is the MCP endpoint; Issuer the authorization server's.
-	URL    string
-	Issuer string
+	// URL is the MCP endpoint (Streamable HTTP); Issuer the authorization
+	// server's. SSEURL and WebSocketURL serve the same server over legacy
+	// SSE and WebSocket, each its own protected resource.
+	URL, SSEURL, WebSocketURL string
+	Issuer                    string
 	// ClientID and ClientSecret are a pre-registered confidential client.
 	ClientID, ClientSecret string
 
@@ -146,11 +150,14 @@ func Start(t testing.TB, o *Options) *Server {
 	mcp.AddTool(mcpSrv, &mcp.Tool{Name: "whoami", Description: "says who called"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "user-1"}}}, nil, nil
 	})
-	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
+	getServer := func(*http.Request) *mcp.Server { return mcpSrv }
+	streamable := mcp.NewStreamableHTTPHandler(getServer, nil)
 	rs := http.NewServeMux()
-	rs.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+	// One protected resource per endpoint: /mcp (Streamable HTTP), /sse
+	// (legacy SSE) and /ws (WebSocket, whose handshake is an http request).
+	rs.HandleFunc("GET /.well-known/oauth-protected-resource/{endpoint}", func(w http.ResponseWriter, r *http.Request) {
 		prm := map[string]any{
-			"resource":              s.URL,
+			"resource":              strings.TrimSuffix(s.URL, "/mcp") + "/" + r.PathValue("endpoint"),
 			"authorization_servers": []string{s.Issuer},
 			"scopes_supported":      s.Scopes(),
 		}
@@ -159,10 +166,17 @@ func Start(t testing.TB, o *Options) *Server {
 		}
 		writeJSON(w, prm)
 	})
-	rs.Handle("/mcp", s.protect(streamable))
+	rs.Handle("/mcp", s.protect("mcp", streamable))
+	sse := mcp.NewSSEHandler(getServer, nil)
+	rs.Handle("/sse", s.protect("sse", sse))
+	ws := transport.NewWebSocketHandler(getServer, nil)
+	t.Cleanup(func() { ws.Close() })
+	rs.Handle("/ws", s.protect("ws", ws))
 	rsh := httptest.NewServer(rs)
 	t.Cleanup(rsh.Close)
 	s.URL = rsh.URL + "/mcp"
+	s.SSEURL = rsh.URL + "/sse"
+	s.WebSocketURL = "ws" + strings.TrimPrefix(rsh.URL, "http") + "/ws"
 	return s
 }
 
@@ -174,9 +188,9 @@ func writeJSON(w http.ResponseWriter, v any) {
 // protect answers 401 without a valid token and 403 insufficient_scope
 // for one without every required scope, as the MCP authorization spec
 // says.
-func (s *Server) protect(next http.Handler) http.Handler {
+func (s *Server) protect(endpoint string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		meta := strings.TrimSuffix(s.URL, "/mcp") + "/.well-known/oauth-protected-resource/mcp"
+		meta := strings.TrimSuffix(s.URL, "/mcp") + "/.well-known/oauth-protected-resource/" + endpoint
 		scopes := s.Scopes()
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if ok {
