@@ -173,6 +173,7 @@ type config struct {
 	without                              stringList
 	elicitSchema                         string
 	counter                              bool
+	callLog                              string
 }
 
 // intercepts reports whether the stdio byte streams must be filtered.
@@ -221,6 +222,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&c.without, "without", "answer `METHOD` with -32601 method not found (repeatable)")
 	fs.StringVar(&c.elicitSchema, "elicit-schema", "", "the elicit tool asks for this requested schema (`JSON`) instead of its own")
 	fs.BoolVar(&c.counter, "counter", false, "add tool count, which answers how many times this process was called")
+	fs.StringVar(&c.callLog, "call-log", "", "append a line `TOOL ARGUMENTS` to this file for every tools/call, before answering it")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -44,6 +44,18 @@ func newServer(c *config) *mcp.Server {
 	}
 	s := mcp.NewServer(info, opts)
 
+	if c.callLog != "" {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+					if err := appendLine(c.callLog, p.Name+" "+string(p.Arguments)); err != nil {
+						return nil, err
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	if c.stderrLine > 0 {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -352,4 +364,18 @@ func content(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error)
 		},
 		StructuredContent: map[string]any{"kinds": []string{"text", "image", "audio", "resource", "resource_link"}},
 	}, nil
+}
+
+// appendLine appends line to the file at path, in one write (O_APPEND:
+// lines of concurrent calls do not interleave).
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(strings.ReplaceAll(line, "\n", " ") + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
