@@ -425,8 +425,23 @@ func (e *Engine) Resume(ctx context.Context, runID string) error {
 	if err := e.events.withdraw(ctx, runID); err != nil {
 		return err
 	}
-	if _, err := dbos.ResumeWorkflow[runOutput](e.dbos, runID); err != nil {
-		return fmt.Errorf("run %s: resuming: %w", runID, err)
+	return e.resume(runID)
+}
+
+// resume resumes a cancelled workflow and, first, its cancelled children
+// (Cancel cancelled them with it; a replayed parent waits on them again).
+func (e *Engine) resume(id string) error {
+	children, err := dbos.ListWorkflows(e.dbos, dbos.WithFilterParentWorkflowID(id), dbos.WithFilterStatus(dbos.WorkflowStatusCancelled))
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		if err := e.resume(c.ID); err != nil {
+			return err
+		}
+	}
+	if _, err := dbos.ResumeWorkflow[any](e.dbos, id); err != nil {
+		return fmt.Errorf("run %s: resuming: %w", id, err)
 	}
 	return nil
 }

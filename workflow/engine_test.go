@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -163,4 +164,217 @@ func TestDAG(t *testing.T) {
 	}
 	b, _ := json.Marshal(evs)
 	t.Logf("events: %s", b)
+}
+
+// agentFunc runs agent steps in tests: the Agents edge the CLI provides.
+type agentFunc func(ctx context.Context, name, prompt string) (*AgentResult, error)
+
+func (f agentFunc) RunAgent(ctx context.Context, name, prompt string) (*AgentResult, error) {
+	return f(ctx, name, prompt)
+}
+
+func TestStepKinds(t *testing.T) {
+	child := &Workflow{ID: "child", Inputs: []Input{{Name: "x", Type: "string", Required: true}},
+		Steps:   []*Step{echo("say", "child got {{.inputs.x}}")},
+		Outputs: []Output{{Name: "said", Value: tpl("{{.steps.say.result}}")}}}
+	parent := &Workflow{ID: "parent", Concurrency: 2,
+		Steps: []*Step{
+			{ID: "list", Kind: StepTool, Tool: "mcp_fx_echo", Arguments: val(map[string]any{"text": `["a","b","c"]`})},
+			{ID: "each", Kind: StepForEach, Needs: []string{"list"}, ForEach: &ForEach{Items: tpl("{{.steps.list.result}}"), As: "letter", Concurrency: 2,
+				Step: &Step{ID: "inner", Kind: StepTool, Tool: "mcp_fx_echo", Arguments: val(map[string]any{"text": "{{.index}}={{.letter}}"})}}},
+			{ID: "nested", Kind: StepWorkflow, Workflow: "child", With: val(map[string]any{"x": "{{index .steps.each.result 2}}"}), Needs: []string{"each"}},
+			{ID: "think", Kind: StepAgent, Agent: "helper", Prompt: tpl("summarise {{.steps.nested.result.said}}"), Needs: []string{"nested"}},
+			{ID: "flaky", Kind: StepTool, Tool: "mcp_fx_fail", Idempotent: true, Retry: &Retry{Attempts: 3, Backoff: time.Millisecond},
+				OnError: OnErrorContinue, Default: "fallback"},
+			{ID: "unmarked", Kind: StepTool, Tool: "mcp_fx_fail", Retry: &Retry{Attempts: 3}, OnError: OnErrorContinue, Default: 1},
+		},
+		Outputs: []Output{{Name: "answer", Value: tpl("{{.steps.think.result.text}}")}, {Name: "flaky", Value: tpl("{{.steps.flaky.result}}")}},
+	}
+	var prompts []string
+	agents := agentFunc(func(ctx context.Context, name, prompt string) (*AgentResult, error) {
+		prompts = append(prompts, name+": "+prompt)
+		return &AgentResult{Text: "summary of " + prompt, Usage: map[string]any{"output_tokens": 3}}, nil
+	})
+	r := newRig(t, &EngineOptions{Agents: agents}, parent, child)
+	st := r.run(t, "parent", nil)
+	if st.State != RunCompleted {
+		t.Fatalf("state = %s, error %v", st.State, st.Error)
+	}
+	if got, want := st.Outputs["answer"], "summary of summarise child got 2=c"; got != want {
+		t.Errorf("outputs.answer = %q, want %q", got, want)
+	}
+	if got := st.Outputs["flaky"]; got != "fallback" {
+		t.Errorf("outputs.flaky = %q, want the default", got)
+	}
+	count := map[string]int{}
+	for _, c := range r.calls(t) {
+		count[strings.Fields(c)[0]]++
+	}
+	// list, 3 items, the child's say; fail: 3 attempts (idempotent) + 1 (not marked).
+	if count["echo"] != 5 || count["fail"] != 4 {
+		t.Errorf("calls = %v, want echo 5, fail 4", count)
+	}
+	var failed []string
+	for _, ev := range r.events(t, st.ID) {
+		if ev.Type == EventStepFailed {
+			failed = append(failed, ev.Step+"#"+strconv.Itoa(ev.Attempt)+map[bool]string{true: " continued"}[ev.Continued])
+		}
+	}
+	if want := []string{"flaky#1", "flaky#2", "flaky#3 continued", "unmarked#1 continued"}; !slices.Equal(sorted(failed), want) {
+		t.Errorf("step:failed events = %q, want %q", failed, want)
+	}
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+
+// TestFailure: a step that fails ends the run at that step, and the steps
+// that depend on it never run.
+func TestFailure(t *testing.T) {
+	wf := &Workflow{ID: "f", Steps: []*Step{
+		{ID: "boom", Kind: StepTool, Tool: "mcp_fx_fail"},
+		echo("after", "never", "boom"),
+	}}
+	r := newRig(t, nil, wf)
+	st := r.run(t, "f", nil)
+	if st.State != RunFailed || st.Error == nil || st.Error.Code != ErrToolError || st.Error.Step != "boom" {
+		t.Fatalf("status = %s %+v, want failed at boom with tool_error", st.State, st.Error)
+	}
+	if calls := r.calls(t); len(calls) != 1 {
+		t.Errorf("calls = %q, want only boom's", calls)
+	}
+	evs := r.events(t, st.ID)
+	if last := evs[len(evs)-1]; last.Type != EventRunFailed || last.Step != "boom" {
+		t.Errorf("last event = %+v", last)
+	}
+}
+
+func TestIdempotentRunID(t *testing.T) {
+	wf := &Workflow{ID: "once", Steps: []*Step{echo("a", "x")}}
+	r := newRig(t, nil, wf, &Workflow{ID: "other"})
+	ctx := context.Background()
+	for range 2 {
+		id, err := r.e.Start(ctx, "once", nil, &StartOptions{RunID: "fixed"})
+		if err != nil || id != "fixed" {
+			t.Fatalf("Start = %q, %v", id, err)
+		}
+		if _, err := r.e.Wait(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls := r.calls(t); len(calls) != 1 {
+		t.Errorf("calls = %q, want one", calls)
+	}
+	if _, err := r.e.Start(ctx, "other", nil, &StartOptions{RunID: "fixed"}); err == nil {
+		t.Error("the same run id for another workflow was accepted")
+	}
+	if _, err := r.e.Start(ctx, "once", map[string]any{"bogus": 1}, nil); err == nil {
+		t.Error("an unknown input was accepted")
+	}
+}
+
+// waitFor polls the run's status until ok (there is no event for "DBOS
+// has recorded it"), with a deadline.
+func waitFor(t testing.TB, e *Engine, runID string, ok func(*RunStatus) bool) *RunStatus {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := e.Get(context.Background(), runID)
+		if err == nil && ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s: status %+v, err %v", runID, st, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func gateWorkflow(onDecline GatePolicy) *Workflow {
+	return &Workflow{ID: "approve", Steps: []*Step{
+		echo("before", "before"),
+		{ID: "ok", Kind: StepGate, Needs: []string{"before"}, Gate: &Gate{Message: tpl("Deploy {{.steps.before.result}}?"),
+			Schema: json.RawMessage(`{"type":"object","properties":{"who":{"type":"string"}},"required":["who"]}`), OnDecline: onDecline}},
+		echo("after", "approved by {{.steps.ok.result.who}}", "ok"),
+	}, Outputs: []Output{{Name: "after", Value: tpl("{{.steps.after.result}}")}}}
+}
+
+func TestGate(t *testing.T) {
+	r := newRig(t, nil, gateWorkflow(GateFail))
+	ctx := context.Background()
+	id, err := r.e.Start(ctx, "approve", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, r.e, id, func(st *RunStatus) bool { return st.State == RunWaiting })
+	if st.Gate.Step != "ok" || st.Gate.Text != "Deploy before?" {
+		t.Errorf("gate = %+v", st.Gate)
+	}
+	if err := r.e.Answer(ctx, id, "nope", GateAnswer{Action: "accept"}); err == nil {
+		t.Error("an answer to a gate the run does not wait on was accepted")
+	}
+	if err := r.e.Answer(ctx, id, "ok", GateAnswer{Action: "accept", Content: map[string]any{"who": 5}}); err == nil {
+		t.Error("an answer against the gate's schema was accepted")
+	}
+	if err := r.e.Answer(ctx, id, "ok", GateAnswer{Action: "accept", Content: map[string]any{"who": "ana"}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err = r.e.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != RunCompleted || st.Outputs["after"] != "approved by ana" {
+		t.Fatalf("status = %s %v %v", st.State, st.Outputs, st.Error)
+	}
+	// Declined, with on_decline fail.
+	id, _ = r.e.Start(ctx, "approve", nil, nil)
+	waitFor(t, r.e, id, func(st *RunStatus) bool { return st.State == RunWaiting })
+	if err := r.e.Answer(ctx, id, "ok", GateAnswer{Action: "decline"}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = r.e.Wait(ctx, id)
+	if st.State != RunFailed || st.Error.Code != ErrGateDeclined {
+		t.Errorf("declined: status = %s %+v", st.State, st.Error)
+	}
+}
+
+func TestGateTimeoutSkipRest(t *testing.T) {
+	wf := gateWorkflow(GateFail)
+	wf.Steps[1].Gate.Timeout = 50 * time.Millisecond
+	wf.Steps[1].Gate.OnTimeout = GateSkipRest
+	r := newRig(t, nil, wf)
+	st := r.run(t, "approve", nil)
+	if st.State != RunCompleted {
+		t.Fatalf("status = %s %+v", st.State, st.Error)
+	}
+	if calls := r.calls(t); len(calls) != 1 {
+		t.Errorf("calls = %q, want only before's", calls)
+	}
+}
+
+func TestCancelResume(t *testing.T) {
+	r := newRig(t, nil, gateWorkflow(GateFail))
+	ctx := context.Background()
+	id, _ := r.e.Start(ctx, "approve", nil, nil)
+	waitFor(t, r.e, id, func(st *RunStatus) bool { return st.State == RunWaiting })
+	if err := r.e.Cancel(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, r.e, id, func(st *RunStatus) bool { return st.State == RunCancelled })
+	if err := r.e.Answer(ctx, id, "ok", GateAnswer{Action: "accept", Content: map[string]any{"who": "x"}}); err == nil {
+		t.Error("a cancelled run's gate took an answer")
+	}
+	if err := r.e.Resume(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, r.e, id, func(st *RunStatus) bool { return st.State == RunWaiting })
+	if err := r.e.Answer(ctx, id, "ok", GateAnswer{Action: "accept", Content: map[string]any{"who": "bo"}}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = r.e.Wait(ctx, id)
+	if st.State != RunCompleted || st.Outputs["after"] != "approved by bo" {
+		t.Fatalf("status = %s %v %+v", st.State, st.Outputs, st.Error)
+	}
+	if calls := r.calls(t); len(calls) != 2 {
+		t.Errorf("calls = %q, want before once and after once", calls)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -169,7 +171,7 @@ type forEachState struct {
 
 type flight struct {
 	t     task
-	ch    <-chan dbos.StepOutcome[any]
+	ch    <-chan dbos.StepOutcome[outcome]
 	child string // the child workflow it waits on, if any
 	gate  bool
 }
@@ -181,6 +183,7 @@ func (r *run) schedule() (runOutput, error) {
 	each := map[string]*forEachState{}
 	var inFlight []*flight
 	var settledNow []outcomeOf // outcomes known without a step (templates that failed)
+	arrived := map[string]outcome{}
 	skipRest := false
 	limit := wf.Concurrency
 	if limit <= 0 {
@@ -303,31 +306,31 @@ func (r *run) schedule() (runOutput, error) {
 			t, o = settledNow[0].t, settledNow[0].o
 			settledNow = settledNow[1:]
 		case len(inFlight) > 0:
-			chans := make([]<-chan dbos.StepOutcome[any], len(inFlight))
-			for i, f := range inFlight {
-				chans[i] = f.ch
-			}
-			v, err := r.ctx.Select(r.ctx, chans)
+			key, err := dbos.RunAsStep(r.ctx, func(sctx context.Context) (string, error) {
+				return r.next(sctx, inFlight, arrived)
+			}, dbos.WithStepName("switchboard.next"))
 			if err != nil {
 				// The run itself was interrupted: cancelled, timed out, or
 				// the engine is closing (then it resumes at the next start).
 				return r.interrupted(err)
 			}
-			if err := decode(v, &o); err != nil {
-				return runOutput{}, fmt.Errorf("run %s: a step's outcome: %w", r.id, err)
-			}
-			found := -1
-			for i, f := range inFlight {
-				if f.t.key() == taskKey(o.Step, o.Item) {
-					found = i
-					break
-				}
-			}
+			found := slices.IndexFunc(inFlight, func(f *flight) bool { return f.t.key() == key })
 			if found < 0 {
-				return runOutput{}, fmt.Errorf("run %s: an outcome for %s, which is not running", r.id, taskKey(o.Step, o.Item))
+				return runOutput{}, fmt.Errorf("run %s: the next step recorded is %s, which is not running", r.id, key)
 			}
-			t = inFlight[found].t
-			inFlight = append(inFlight[:found], inFlight[found+1:]...)
+			f := inFlight[found]
+			inFlight = slices.Delete(inFlight, found, found+1)
+			var ok bool
+			if o, ok = arrived[key]; ok {
+				delete(arrived, key)
+			} else {
+				so := <-f.ch // a replay: the step's recorded outcome
+				if so.Err != nil {
+					return r.interrupted(so.Err)
+				}
+				o = so.Result
+			}
+			t = f.t
 		default:
 			return r.complete()
 		}
@@ -591,7 +594,7 @@ func (r *run) goRaw(ctx dbos.Context, t task, name string, fn func(context.Conte
 	if t.step.Kind == StepTool || t.step.Kind == StepAgent {
 		r.emit("step:started/"+t.key(), Event{Type: EventStepStarted, Step: t.owner.ID, Item: t.itemPtr(), Attempt: 1})
 	}
-	ch, err := ctx.Go(ctx, func(sctx context.Context) (any, error) {
+	ch, err := dbos.Go(ctx, func(sctx context.Context) (outcome, error) {
 		start := time.Now()
 		res, rerr := fn(sctx)
 		o := outcome{Step: t.owner.ID, Item: t.item, Result: res, Error: rerr, Attempt: 1, DurationMS: time.Since(start).Milliseconds()}
@@ -604,12 +607,37 @@ func (r *run) goRaw(ctx dbos.Context, t task, name string, fn func(context.Conte
 		return o, nil
 	}, dbos.WithStepName(name), dbos.WithStepMaxRetries(0))
 	if err != nil {
-		c := make(chan dbos.StepOutcome[any], 1)
-		c <- dbos.StepOutcome[any]{Result: outcome{Step: t.owner.ID, Item: t.item, Error: &RunError{Code: ErrCallFailed, Message: err.Error()}}}
+		c := make(chan dbos.StepOutcome[outcome], 1)
+		c <- dbos.StepOutcome[outcome]{Result: outcome{Step: t.owner.ID, Item: t.item, Error: &RunError{Code: ErrCallFailed, Message: err.Error()}}}
 		close(c)
 		ch = c
 	}
 	return &flight{t: t, ch: ch}
+}
+
+// next waits for one of the steps in flight to end and returns its key.
+// It runs as a DBOS step: the choice is recorded, and a replay takes the
+// steps' outcomes in the order they were first taken, whatever order they
+// come back in. The outcome received is left in arrived.
+func (r *run) next(ctx context.Context, inFlight []*flight, arrived map[string]outcome) (string, error) {
+	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())}}
+	for _, f := range inFlight {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(f.ch)})
+	}
+	i, v, ok := reflect.Select(cases)
+	if i == 0 {
+		return "", context.Cause(ctx)
+	}
+	f := inFlight[i-1]
+	if !ok {
+		return "", fmt.Errorf("step %s: no outcome", f.t.key())
+	}
+	so := v.Interface().(dbos.StepOutcome[outcome])
+	if so.Err != nil {
+		return "", so.Err
+	}
+	arrived[f.t.key()] = so.Result
+	return f.t.key(), nil
 }
 
 // settle applies a task's outcome: its events, and the result the DAG
