@@ -378,3 +378,24 @@ func TestCancelResume(t *testing.T) {
 		t.Errorf("calls = %q, want before once and after once", calls)
 	}
 }
+
+// TestEventsRedacted: a secret that reaches a tool's arguments and result
+// never appears in an event.
+func TestEventsRedacted(t *testing.T) {
+	const secretValue = "s3cr3t-value-0042"
+	wf := &Workflow{ID: "leak", Inputs: []Input{{Name: "token", Type: "string"}}, Steps: []*Step{echo("a", "token={{.inputs.token}}")},
+		Outputs: []Output{{Name: "out", Value: tpl("{{.steps.a.result}}")}}}
+	r := newRig(t, nil, wf)
+	r.h.Redactor().Add(secretValue)
+	st := r.run(t, "leak", map[string]any{"token": secretValue})
+	if st.State != RunCompleted {
+		t.Fatalf("state %s %v", st.State, st.Error)
+	}
+	b, _ := json.Marshal(r.events(t, st.ID))
+	if strings.Contains(string(b), secretValue) {
+		t.Errorf("events hold the secret: %s", b)
+	}
+	if !strings.Contains(string(b), "[REDACTED]") {
+		t.Errorf("events show no redaction: %s", b)
+	}
+}
