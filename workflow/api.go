@@ -47,7 +47,7 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 	}
 	if st, err := e.dbosStatus(ctx, runID); err == nil {
 		var in runInput
-		if decode(st.Input, &in) == nil && in.Workflow != id {
+		if convert(st.Input, &in) == nil && in.Workflow != id {
 			return "", fmt.Errorf("run %s: already a run of workflow %q, not %q", runID, in.Workflow, id)
 		}
 		return runID, nil
@@ -92,7 +92,7 @@ func applyInputs(wf *Workflow, inputs map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflow %q: inputs: %w", wf.ID, err)
 	}
-	sch, err := schema.Compile(inputSchema(wf))
+	sch, err := schema.Compile(wf.InputSchema())
 	if err != nil {
 		return nil, fmt.Errorf("workflow %q: inputs: %w", wf.ID, err)
 	}
@@ -160,7 +160,7 @@ func (e *Engine) Get(ctx context.Context, runID string) (*RunStatus, error) {
 
 func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 	var in runInput
-	decode(st.Input, &in)
+	convert(st.Input, &in)
 	rs := &RunStatus{ID: st.ID, Workflow: in.Workflow, Digest: in.Digest, Started: st.CreatedAt}
 	switch st.Status {
 	case dbos.WorkflowStatusEnqueued, dbos.WorkflowStatusDelayed:
@@ -169,7 +169,7 @@ func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 		rs.State = RunRunning
 	case dbos.WorkflowStatusSuccess:
 		var out runOutput
-		decode(st.Output, &out)
+		convert(st.Output, &out)
 		rs.Outputs, rs.Error = out.Outputs, out.Error
 		rs.State = RunCompleted
 		if out.Error != nil {

@@ -27,9 +27,22 @@ type rig struct {
 	callLog string
 }
 
-func tpl(s string) *Template { return &Template{src: s} }
+// tpl and val build a workflow's templates in Go, as a library user would.
+func tpl(s string) *Template {
+	t, err := ParseTemplate(s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
 
-func val(v any) *Value { return &Value{v: v} }
+func val(v any) *Value {
+	x, err := NewValue(v)
+	if err != nil {
+		panic(err)
+	}
+	return x
+}
 
 // digested gives each workflow a digest and returns the registry.
 func registry(wfs ...*Workflow) map[string]*Workflow {

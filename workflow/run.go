@@ -120,7 +120,7 @@ func (e *Engine) runWorkflow(ctx dbos.Context, in runInput) (runOutput, error) {
 	r.emit("run:started", Event{Type: EventRunStarted, Workflow: wf.ID, Digest: wf.Digest, Inputs: e.events.value(in.Inputs)})
 	r.scope = &Scope{Inputs: in.Inputs, Steps: map[string]any{}, Vars: map[string]any{}}
 	for name, t := range wf.Vars {
-		v, err := evalTemplate(t, r.scope)
+		v, err := t.Eval(r.scope)
 		if err != nil {
 			return r.fail("", &RunError{Code: ErrTemplate, Message: fmt.Sprintf("vars.%s: %v", name, err)})
 		}
@@ -257,7 +257,7 @@ func (r *run) schedule() (runOutput, error) {
 					continue
 				}
 				if s.If != nil {
-					ok, err := truth(s.If, r.scope)
+					ok, err := s.If.Truth(r.scope)
 					if err != nil {
 						return abort(s.ID, &RunError{Code: ErrTemplate, Message: fmt.Sprintf("step %s: if: %v", s.ID, err)})
 					}
@@ -384,7 +384,7 @@ func forEachLimit(s *Step) int {
 
 // items renders a for_each's list.
 func (r *run) items(s *Step) ([]any, error) {
-	v, err := evalTemplate(s.ForEach.Items, r.scope)
+	v, err := s.ForEach.Items.Eval(r.scope)
 	if err != nil {
 		return nil, err
 	}
@@ -416,9 +416,9 @@ func (r *run) complete() (runOutput, error) {
 		var v any
 		var err error
 		if o.Type == "" || o.Type == "string" {
-			v, err = renderText(o.Value, r.scope)
+			v, err = render(o.Value, r.scope)
 		} else {
-			v, err = evalTemplate(o.Value, r.scope)
+			v, err = o.Value.Eval(r.scope)
 		}
 		if err != nil {
 			return r.fail("", &RunError{Code: ErrTemplate, Message: fmt.Sprintf("outputs.%s: %v", o.Name, err)})
@@ -454,7 +454,7 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 	}
 	switch s.Kind {
 	case StepTool:
-		args, err := evalValue(s.Arguments, scope)
+		args, err := s.Arguments.Eval(scope)
 		if err != nil {
 			return failed("arguments: %v", err)
 		}
@@ -469,7 +469,7 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 			return r.callTool(sctx, s, raw)
 		}), outcome{}
 	case StepAgent:
-		prompt, err := renderText(s.Prompt, scope)
+		prompt, err := render(s.Prompt, scope)
 		if err != nil {
 			return failed("prompt: %v", err)
 		}
@@ -477,7 +477,7 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 			return r.runAgent(sctx, s, prompt)
 		}), outcome{}
 	case StepWorkflow:
-		with, err := evalValue(s.With, scope)
+		with, err := s.With.Eval(scope)
 		if err != nil {
 			return failed("with: %v", err)
 		}
@@ -521,7 +521,7 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 		f.child = child
 		return f, outcome{}
 	case StepGate:
-		msg, err := renderText(s.Gate.Message, scope)
+		msg, err := render(s.Gate.Message, scope)
 		if err != nil {
 			return failed("message: %v", err)
 		}
@@ -718,7 +718,7 @@ func (r *run) callTool(ctx context.Context, s *Step, args json.RawMessage) (any,
 	}
 	if res.StructuredContent != nil {
 		var v any
-		if err := decode(res.StructuredContent, &v); err == nil {
+		if err := convert(res.StructuredContent, &v); err == nil {
 			return v, nil
 		}
 	}
@@ -755,15 +755,15 @@ func (r *run) runAgent(ctx context.Context, s *Step, prompt string) (any, *RunEr
 		return nil, &RunError{Code: code, Message: fmt.Sprintf("agent %s: %v", s.Agent, err)}
 	}
 	var v any
-	if err := decode(res, &v); err != nil {
+	if err := convert(res, &v); err != nil {
 		return nil, &RunError{Code: ErrAgentFailed, Message: err.Error()}
 	}
 	return v, nil
 }
 
-// decode converts v (a live value, or what DBOS decoded from its record)
+// convert converts v (a live value, or what DBOS decoded from its record)
 // into out, through JSON.
-func decode(v any, out any) error {
+func convert(v any, out any) error {
 	var b []byte
 	switch x := v.(type) {
 	case json.RawMessage:
@@ -851,7 +851,7 @@ func (e *Engine) awaitChild(ctx context.Context, id string, out any) error {
 			if err != nil {
 				return err
 			}
-			return decode(v, out)
+			return convert(v, out)
 		case dbos.WorkflowStatusError, dbos.WorkflowStatusMaxRecoveryAttemptsExceeded:
 			if st.Error != nil {
 				return st.Error
@@ -875,4 +875,13 @@ func (e *Engine) awaitChild(ctx context.Context, id string, out any) error {
 			return context.Cause(ctx)
 		}
 	}
+}
+
+// render is [Template.Render] where a missing template (a Workflow built in
+// Go rather than parsed, with no prompt or message) renders as "".
+func render(t *Template, s *Scope) (string, error) {
+	if t == nil {
+		return "", nil
+	}
+	return t.Render(s)
 }

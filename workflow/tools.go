@@ -43,7 +43,7 @@ func (e *Engine) InProcess(ids []string, format string) (host.InProcessServer, e
 			return host.InProcessServer{}, fmt.Errorf("workflows: %q is not a workflow", id)
 		}
 		name := strings.ReplaceAll(format, "{id}", id)
-		srv.AddTool(&mcp.Tool{Name: name, Description: wf.Description, InputSchema: inputSchema(wf), OutputSchema: outputSchema(wf)},
+		srv.AddTool(&mcp.Tool{Name: name, Description: wf.Description, InputSchema: wf.InputSchema(), OutputSchema: wf.OutputSchema()},
 			e.toolHandler(wf))
 	}
 	return host.InProcessServer{ID: InProcessServerID, Server: srv}, nil
