@@ -70,7 +70,9 @@ func (e *Engine) verifyState(ctx context.Context, s string) (gateState, error) {
 		return gateState{}, err
 	}
 	p, sig, ok := strings.Cut(s, ".")
-	got, err := base64.RawURLEncoding.DecodeString(sig)
+	// Strict: the signature's last character carries 2 unused bits that a
+	// lenient decoder ignores, so that 4 spellings of one state would verify.
+	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(p))
 	if !ok || err != nil || !hmac.Equal(got, m.Sum(nil)) {
