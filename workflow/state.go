@@ -84,7 +84,7 @@ func (e *Engine) verifyState(ctx context.Context, s string) (gateState, error) {
 		return gateState{}, fmt.Errorf("%w: %v", errBadState, err)
 	}
 	if time.Now().Unix() > st.Expires {
-		return gateState{}, fmt.Errorf("%w: expired; answer with `switchboard runs answer %s %s --value JSON`", errBadState, st.Run, st.Gate)
+		return gateState{}, fmt.Errorf("%w: expired; %s", errBadState, answerHint(st.Run, st.Gate))
 	}
 	return st, nil
 }

@@ -101,6 +101,12 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 			case ev.Type != EventGateWaiting || answered[gate]:
 				return nil
 			}
+			if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
+				// Nobody to ask (a 2026-07-28 client says what it can do
+				// in each request's _meta): the run waits for another way.
+				stuck = toolError("workflow %s: the client of this call cannot answer (it has no elicitation): %s", wf.ID, answerHint(id, gate))
+				return errStop
+			}
 			sch := ev.Schema
 			if len(sch) == 0 {
 				sch = json.RawMessage(`{"type":"object","properties":{}}`)
@@ -111,7 +117,10 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 			}
 			// An input-required result: the go-sdk asks a client of an
 			// older protocol by elicitation and calls again with its answer.
-			stuck = &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"gate": &mcp.ElicitParams{Message: ev.Text, RequestedSchema: sch}},
+			// Its _meta tells the host that a client unable to answer must
+			// not decline for the person (see host.MetaKeyAnswerElsewhere).
+			stuck = &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"gate": &mcp.ElicitParams{Message: ev.Text, RequestedSchema: sch,
+				Meta: mcp.Meta{host.MetaKeyAnswerElsewhere: answerHint(id, gate)}}},
 				RequestState: state}
 			return errStop
 		})
@@ -164,6 +173,11 @@ func progressMessage(ev Event) string {
 		return "gate " + step + " " + ev.Action
 	}
 	return ""
+}
+
+// answerHint names the way to answer a gate without the calling client.
+func answerHint(run, gate string) string {
+	return fmt.Sprintf("run %s keeps waiting at gate %s; answer it with `switchboard runs answer %s %s --value JSON`", run, gate, run, gate)
 }
 
 func toolError(format string, args ...any) *mcp.CallToolResult {

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,12 @@ import (
 // server next to the fixture, and launches the engine on that host.
 func publish(t *testing.T, wfs ...*Workflow) (*host.Host, *Engine) {
 	t.Helper()
+	return publishWith(t, nil, wfs...)
+}
+
+// publishWith is publish with the host's options (InProcess is set).
+func publishWith(t *testing.T, hopts *host.Options, wfs ...*Workflow) (*host.Host, *Engine) {
+	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
 	e, err := New(ctx, &EngineOptions{Database: filepath.Join(dir, "state.db"), Workflows: registry(wfs...)})
@@ -35,8 +42,13 @@ func publish(t *testing.T, wfs ...*Workflow) (*host.Host, *Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var o host.Options
+	if hopts != nil {
+		o = *hopts
+	}
+	o.InProcess = []host.InProcessServer{ip}
 	h, err := host.New([]config.Server{{ID: "fx", Transport: config.TransportStdio, Command: interop.Build(t, fixturePkg),
-		Args: []string{"-call-log", filepath.Join(dir, "calls.log")}}}, &host.Options{InProcess: []host.InProcessServer{ip}})
+		Args: []string{"-call-log", filepath.Join(dir, "calls.log")}}}, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,24 +121,47 @@ func TestToolCallFailure(t *testing.T) {
 	}
 }
 
-// TestToolCallElicitationRefused: a client that cannot answer a gate gets
-// an error and the run keeps waiting, answerable another way.
+// TestToolCallElicitationRefused: a call whose client cannot answer a gate
+// (its handler refuses, or it has none) ends in a tool error naming the run,
+// the gate and the CLI way to answer; the gate is not declined and the run
+// keeps waiting, answerable that way. Over both generations of the host's
+// connection to the in-process server: 2026-07-28, where the host's client
+// asks its handler for the input-required result, and 2025-11-25, where the
+// go-sdk's server turns the result into an elicitation request.
 func TestToolCallElicitationRefused(t *testing.T) {
-	h, e := publish(t, gateWorkflow(GateFail))
-	_, err := h.CallTool(context.Background(), "mcp_workflows_workflow_approve", nil, &host.CallOptions{
-		Elicitation: func(ctx context.Context, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			return nil, &jsonrpcMethodNotFound{}
-		},
-	})
-	if err == nil {
-		t.Fatal("the call succeeded without an answer")
+	refuse := func(ctx context.Context, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return nil, &jsonrpcMethodNotFound{}
 	}
-	runs, err := e.Runs(context.Background(), nil)
-	if err != nil || len(runs) != 1 || runs[0].State != RunWaiting {
-		t.Fatalf("runs = %+v, %v: want one, waiting", runs, err)
-	}
-	if err := e.Answer(context.Background(), runs[0].ID, "ok", GateAnswer{Action: "accept", Content: map[string]any{"who": "cli"}}); err != nil {
-		t.Fatal(err)
+	for _, version := range []string{"", "2025-11-25"} {
+		for _, handler := range []struct {
+			name string
+			h    host.ElicitationHandler
+		}{{"refusing handler", refuse}, {"no handler", nil}} {
+			t.Run(cmp.Or(version, "newest")+"/"+handler.name, func(t *testing.T) {
+				h, e := publishWith(t, &host.Options{ProtocolVersion: version}, gateWorkflow(GateFail))
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				res, err := h.CallTool(ctx, "mcp_workflows_workflow_approve", nil, &host.CallOptions{Elicitation: handler.h})
+				if err != nil {
+					t.Fatalf("err = %v, want a tool error", err)
+				}
+				runs, err := e.Runs(ctx, nil)
+				if err != nil || len(runs) != 1 || runs[0].State != RunWaiting {
+					t.Fatalf("runs = %+v, %v: want one, waiting", runs, err)
+				}
+				want := "switchboard runs answer " + runs[0].ID + " ok --value JSON"
+				if text := resultText(res); !res.IsError || !strings.Contains(text, want) {
+					t.Errorf("result = %v %q, want an error naming %q", res.IsError, text, want)
+				}
+				if err := e.Answer(ctx, runs[0].ID, "ok", GateAnswer{Action: "accept", Content: map[string]any{"who": "cli"}}); err != nil {
+					t.Fatal(err)
+				}
+				st, err := e.Wait(ctx, runs[0].ID)
+				if err != nil || st.State != RunCompleted || st.Outputs["after"] != "approved by cli" {
+					t.Errorf("after the CLI's answer: %+v, %v", st, err)
+				}
+			})
+		}
 	}
 }
 
