@@ -94,7 +94,13 @@ func newRig(t testing.TB, opts *EngineOptions, wfs ...*Workflow) *rig {
 // calls returns the tool calls the fixture received, one "TOOL ARGS" a line.
 func (r *rig) calls(t testing.TB) []string {
 	t.Helper()
-	b, err := os.ReadFile(r.callLog)
+	return calls(t, r.callLog)
+}
+
+// calls returns the tool calls the fixture logged to callLog.
+func calls(t testing.TB, callLog string) []string {
+	t.Helper()
+	b, err := os.ReadFile(callLog)
 	if os.IsNotExist(err) {
 		return nil
 	}
