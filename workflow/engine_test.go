@@ -418,3 +418,28 @@ func TestEventsRedacted(t *testing.T) {
 		t.Errorf("events show no redaction: %s", b)
 	}
 }
+
+// TestWaitPrompt: Wait returns as soon as the run's end is recorded, not
+// at its next poll (childPoll): DBOS records a run's status after the
+// run's function returns, and a waiter that looked in between slept a
+// second (half the runs of the benchmark did).
+func TestWaitPrompt(t *testing.T) {
+	r := newRig(t, nil, &Workflow{ID: "one", Steps: []*Step{echo("a", "a")}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 10 {
+		id, err := r.e.Start(ctx, "one", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.e.Wait(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		returned := time.Now()
+		evs := r.events(t, id)
+		// Half a second: far more than a loaded machine needs, half the poll.
+		if late := returned.Sub(evs[len(evs)-1].Time); late > childPoll/2 {
+			t.Errorf("run %d: Wait returned %v after run:completed", i, late)
+		}
+	}
+}
