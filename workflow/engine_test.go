@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbos-inc/dbos-transact-golang/dbos"
+
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/interop"
@@ -440,6 +442,36 @@ func TestWaitPrompt(t *testing.T) {
 		// Half a second: far more than a loaded machine needs, half the poll.
 		if late := returned.Sub(evs[len(evs)-1].Time); late > childPoll/2 {
 			t.Errorf("run %d: Wait returned %v after run:completed", i, late)
+		}
+	}
+}
+
+// TestChainRecordsNoChoice: a step that is alone in flight is taken
+// without recording a choice (switchboard.next), so that a chain costs one
+// DBOS step per step; where several are in flight the choice is recorded.
+func TestChainRecordsNoChoice(t *testing.T) {
+	wfs := benchWorkflows()
+	r := newRig(t, nil, wfs...)
+	for _, c := range []struct {
+		id          string
+		wantChoices bool
+	}{{"short", false}, {"wide", true}} {
+		st := r.run(t, c.id, nil)
+		if st.State != RunCompleted {
+			t.Fatalf("%s: %+v", c.id, st)
+		}
+		steps, err := dbos.GetWorkflowSteps(r.e.dbos, st.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		choices := 0
+		for _, s := range steps {
+			if s.StepName == "switchboard.next" {
+				choices++
+			}
+		}
+		if got := choices > 0; got != c.wantChoices {
+			t.Errorf("%s: %d recorded choices in %d steps, want some: %v", c.id, choices, len(steps), c.wantChoices)
 		}
 	}
 }
