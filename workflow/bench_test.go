@@ -32,7 +32,9 @@ func benchWorkflows() []*Workflow {
 			short.Steps = append(short.Steps, echo(id, "x", needs...))
 		}
 	}
-	return []*Workflow{chain, wide, short}
+	nested := &Workflow{ID: "nested", Steps: []*Step{{ID: "inner", Kind: StepWorkflow, Workflow: "short"}}}
+	gate := &Workflow{ID: "gate", Steps: []*Step{{ID: "ok", Kind: StepGate, Gate: &Gate{Message: tpl("ok?")}}}}
+	return []*Workflow{chain, wide, short, nested, gate}
 }
 
 // BenchmarkEngine measures the engine's own overhead per step on SQLite:
@@ -98,6 +100,45 @@ func BenchmarkEngine(b *testing.B) {
 	measure("chain", func(b *testing.B) { run(b, "chain") })
 	measure("direct-wide", func(b *testing.B) { direct(b, true) })
 	measure("wide", func(b *testing.B) { run(b, "wide") })
+	// A nested run of the 5-step chain, against the chain run directly:
+	// what waiting on a child workflow costs.
+	measure("short", func(b *testing.B) { run(b, "short") })
+	b.Run("nested", func(b *testing.B) {
+		start := time.Now()
+		for b.Loop() {
+			run(b, "nested")
+		}
+		b.ReportMetric(float64(time.Since(start)/time.Duration(b.N)-perOp["short"])/float64(time.Millisecond), "ms-over-short")
+	})
+	// From a gate's answer to the run's end: the gate's child workflow
+	// receives the answer, ends, and the run sees it.
+	b.Run("gate-answer", func(b *testing.B) {
+		var total time.Duration
+		for b.Loop() {
+			runID, err := e.Start(ctx, "gate", nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			err = e.Follow(ctx, runID, 0, func(ev Event) error {
+				if ev.Type == EventGateWaiting {
+					return errStop
+				}
+				return nil
+			})
+			if err != errStop {
+				b.Fatalf("no gate: %v", err)
+			}
+			answered := time.Now()
+			if err := e.Answer(ctx, runID, "ok", GateAnswer{Action: "accept"}); err != nil {
+				b.Fatal(err)
+			}
+			if st, err := e.Wait(ctx, runID); err != nil || st.State != RunCompleted {
+				b.Fatalf("run %s: %+v, %v", runID, st, err)
+			}
+			total += time.Since(answered)
+		}
+		b.ReportMetric(float64(total/time.Duration(b.N))/float64(time.Millisecond), "ms-answer-to-end")
+	})
 	b.Run("concurrent-50", func(b *testing.B) {
 		const runs = 50
 		start := time.Now()
