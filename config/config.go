@@ -144,6 +144,9 @@ type Server struct {
 	// another origin (each hop still checked); the configured headers,
 	// Authorization and Cookie never follow it.
 	AllowCrossOriginRedirects bool
+	// OAuth, when set, signs in to the server as the MCP authorization
+	// spec describes (the oauth package); nil: no OAuth.
+	OAuth *OAuth
 
 	// common.
 	ToolsAllowlist []string      // nil: every tool; empty but set: none

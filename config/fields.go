@@ -53,6 +53,7 @@ var serverFields = decode.Table[Server]{
 	decode.String("url", every, func(s *Server) *string { return &s.URL }, noPlaceholder).Only(forNetwork),
 	decode.StringMap("headers", every, func(s *Server) *map[string]string { return &s.Headers }, checkHeaderEntry).Only(forNetwork),
 	decode.Bool("allow_local_endpoint", every, func(s *Server) *bool { return &s.AllowLocalEndpoint }).Only(forNetwork),
+	decode.Value("oauth", every, func(s *Server) **OAuth { return &s.OAuth }, readOAuth).Only(forNetwork),
 	decode.Bool("allow_cross_origin_redirects", every, func(s *Server) *bool { return &s.AllowCrossOriginRedirects }).Only(forNetwork),
 	decode.StringList("tools_allowlist", every, func(s *Server) *[]string { return &s.ToolsAllowlist }, checkToolName),
 	decode.Duration("timeout", native, func(s *Server) *time.Duration { return &s.Timeout }),

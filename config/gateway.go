@@ -110,7 +110,8 @@ func (g Gateway) WorkflowToolName(id string) string {
 
 // checkWorkflowToolFormat checks a workflow_tool_format: {id} in it, no
 // other placeholder, and the name of a workflow with the longest id (32
-// bytes) a valid tool name of at most 64 bytes (A-Z a-z 0-9 _ - .).
+// bytes) a valid tool name of at most 64 bytes (A-Z a-z 0-9 _ -, the
+// host's tool names' alphabet).
 func checkWorkflowToolFormat(f string) string {
 	if f == "" {
 		return ""
@@ -121,8 +122,8 @@ func checkWorkflowToolFormat(f string) string {
 	rest := strings.ReplaceAll(f, "{id}", "")
 	for i := 0; i < len(rest); i++ {
 		c := rest[i]
-		if !decode.IsIDByte(c) && c != '.' {
-			return fmt.Sprintf("%q is not allowed in a tool name (use A-Z a-z 0-9 _ - . and {id})", string(c))
+		if !decode.IsIDByte(c) {
+			return fmt.Sprintf("%q is not allowed in a tool name (use A-Z a-z 0-9 _ - and {id})", string(c))
 		}
 	}
 	if n := len(Gateway{WorkflowToolFormat: f}.WorkflowToolName(strings.Repeat("x", 32))); n > maxToolNameBytes {

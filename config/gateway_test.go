@@ -32,7 +32,7 @@ max_sessions = 100
 max_client_sessions = 10
 shutdown_grace = "30s"
 workflows = ["triage", "sums"]
-workflow_tool_format = "wf.{id}"
+workflow_tool_format = "wf-{id}"
 `)
 	c, err := Load(&LoadOptions{File: file, Dir: dir, Getenv: getenv(nil)})
 	if err != nil {
@@ -43,15 +43,15 @@ workflow_tool_format = "wf.{id}"
 		AllowedOrigins: []string{"https://app.example.com", "http://localhost:3000"},
 		AuthToken:      "{{secrets.gw}}", JSONResponse: true, SessionTimeout: 5 * time.Minute,
 		MaxSessions: 100, MaxClientSessions: 10, ShutdownGrace: 30 * time.Second,
-		Workflows: []string{"triage", "sums"}, WorkflowToolFormat: "wf.{id}",
+		Workflows: []string{"triage", "sums"}, WorkflowToolFormat: "wf-{id}",
 		Source: Position{File: file, Line: 9, Field: "gateway"},
 	}
 	if diff := cmp.Diff(want, c.Gateway); diff != "" {
 		t.Errorf("Gateway (-want +got):\n%s", diff)
 	}
 
-	if got := c.Gateway.WorkflowToolName("triage"); got != "wf.triage" {
-		t.Errorf("WorkflowToolName = %q, want wf.triage", got)
+	if got := c.Gateway.WorkflowToolName("triage"); got != "wf-triage" {
+		t.Errorf("WorkflowToolName = %q, want wf-triage", got)
 	}
 	if got := (Gateway{}).WorkflowToolName("triage"); got != "workflow_triage" {
 		t.Errorf("default WorkflowToolName = %q, want workflow_triage", got)
@@ -147,8 +147,8 @@ workflows = ["a", "b c", "a"]
 workflow_tool_format = "wf"
 `, []string{`g.toml:2: gateway.workflow_tool_format: must contain {id}`}},
 		{"workflow_tool_format with a bad character", `[gateway]
-workflow_tool_format = "wf {id}"
-`, []string{`g.toml:2: gateway.workflow_tool_format: " " is not allowed in a tool name (use A-Z a-z 0-9 _ - . and {id})`}},
+workflow_tool_format = "wf.{id}"
+`, []string{`g.toml:2: gateway.workflow_tool_format: "." is not allowed in a tool name (use A-Z a-z 0-9 _ - and {id})`}},
 		{"workflow_tool_format too long", `[gateway]
 workflow_tool_format = "a_very_long_prefix_for_every_workflow_{id}"
 `, []string{`g.toml:2: gateway.workflow_tool_format: a workflow with a 32-character id would get a 70-byte tool name; at most 64`}},

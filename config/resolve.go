@@ -53,6 +53,17 @@ func (s Server) Resolve(getenv func(string) (string, bool), secrets secret.Store
 	}
 	out.Env = expand("env", s.Env)
 	out.Headers = expand("headers", s.Headers)
+	if s.OAuth != nil {
+		o := *s.OAuth
+		o.Scopes = slices.Clone(s.OAuth.Scopes)
+		if o.ClientSecret != "" {
+			o.ClientSecret = expand("oauth", map[string]string{"client_secret": o.ClientSecret})["client_secret"]
+		}
+		if o.PrivateKey != "" {
+			o.PrivateKey = expand("oauth", map[string]string{"private_key": o.PrivateKey})["private_key"]
+		}
+		out.OAuth = &o
+	}
 	if len(errs) > 0 {
 		return Server{}, errors.Join(errs...)
 	}

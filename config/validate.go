@@ -246,6 +246,9 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 	if t == TransportStdio {
 		sc.checkEnvGuard()
 	}
+	if s.OAuth != nil && isNetwork(t) {
+		sc.checkOAuth(s.OAuth)
+	}
 
 	if isNetwork(t) && s.URL != "" && !hasPlaceholder(s.URL) {
 		scheme := urlScheme(s.URL)

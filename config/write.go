@@ -88,6 +88,8 @@ func tomlValue(v any) string {
 		return "[" + strings.Join(parts, ", ") + "]"
 	case map[string]string:
 		return inlineTable(x)
+	case *OAuth:
+		return oauthTOML(x)
 	}
 	// A kind the table gained that this writer does not know: a test
 	// (TestServerTOMLEveryField) fails before it reaches a user.

@@ -31,6 +31,7 @@ func everyField() Server {
 		Headers:                   map[string]string{"Authorization": "Bearer {{secrets.t}}", "X.Odd-Name": "v"},
 		AllowLocalEndpoint:        true,
 		AllowCrossOriginRedirects: true,
+		OAuth:                     &OAuth{ClientID: "cli \"1\"", ClientSecret: "{{secrets.gh_secret}}", Scopes: []string{"repo", "read:org"}, Grant: GrantClientCredentials, ClientMetadataURL: "https://example.com/client.json"},
 		ToolsAllowlist:            []string{},
 		Timeout:                   90 * time.Second,
 		ConnectTimeout:            150 * time.Second,

@@ -75,6 +75,13 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 			HTTPClient:   s.httpClient(rs, rec),
 			MaxEventSize: s.h.opts.MaxMessageBytes,
 		}
+		if rs.OAuth != nil {
+			oh, err := s.oauthHandler(rs)
+			if err != nil {
+				return nil, err
+			}
+			t.OAuthHandler = oh
+		}
 		// Not s.tap: wrapping the SDK's Streamable HTTP connection would
 		// hide its unexported session hooks (the standalone stream and the
 		// protocol-version header); its progress is read from the response
@@ -91,7 +98,9 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 		// initialize POST is the last one of a failed connect (a
 		// 2026-07-28 offer's server/discover probe comes first, and any
 		// answer to it makes the SDK fall back to initialize).
-		if code := rec.last(); code >= 400 && code < 500 && ctx.Err() == nil && !inputRequired {
+		// Not for a server that signs in with OAuth: its 401 is the
+		// sign-in's, not an old server's.
+		if code := rec.last(); code >= 400 && code < 500 && ctx.Err() == nil && !inputRequired && rs.OAuth == nil {
 			s.log.Info("Streamable HTTP refused; trying the legacy SSE transport", "status", code)
 			session, err2 := s.dialSSE(ctx, rs, client)
 			if err2 == nil {
@@ -110,10 +119,14 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 		}
 		return client.Connect(ctx, s.tap(ct), sopts)
 	case config.TransportWebSocket:
+		hc, err := s.oauthClient(rs, s.httpClient(rs, nil))
+		if err != nil {
+			return nil, err
+		}
 		t := &transport.WebSocket{
 			URL:             rs.URL,
 			Header:          headerOf(rs.Headers),
-			HTTPClient:      s.httpClient(rs, nil),
+			HTTPClient:      hc,
 			MaxMessageBytes: int64(s.h.opts.MaxMessageBytes),
 		}
 		return client.Connect(ctx, s.tap(t), sopts)
@@ -124,9 +137,13 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 // dialSSE connects client to a legacy HTTP+SSE server, offering at most
 // legacySSEVersion.
 func (s *server) dialSSE(ctx context.Context, rs config.Server, client *mcp.Client) (*mcp.ClientSession, error) {
+	hc, err := s.oauthClient(rs, s.httpClient(rs, nil))
+	if err != nil {
+		return nil, err
+	}
 	t := detachedConnect{&mcp.SSEClientTransport{
 		Endpoint:     rs.URL,
-		HTTPClient:   s.httpClient(rs, nil),
+		HTTPClient:   hc,
 		MaxEventSize: s.h.opts.MaxMessageBytes,
 	}}
 	v := s.h.opts.ProtocolVersion

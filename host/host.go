@@ -45,11 +45,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/internal/version"
 	"github.com/switchboardmcp/switchboard/netguard"
+	"github.com/switchboardmcp/switchboard/oauth"
 	"github.com/switchboardmcp/switchboard/secret"
 )
 
@@ -124,6 +126,18 @@ type Options struct {
 	// list, and an explicit proxy (HTTP_PROXY and HTTPS_PROXY are ignored).
 	// Nil means none: the block list alone, no proxy.
 	Network *netguard.Network
+
+	// OAuthTokens keeps the tokens of servers with an oauth table (loaded
+	// at each connect, written back at each refresh). Nil: such a server
+	// fails to start, saying so.
+	OAuthTokens *oauth.Tokens
+	// OAuthLogin, when set, runs the browser part of a sign-in a server
+	// needs (switchboard auth login, the conformance client), with
+	// OAuthRedirectURL its loopback callback. Nil: a server that needs a
+	// sign-in fails to start with an oauth.LoginRequiredError naming the
+	// command to run, and is not retried in the background.
+	OAuthLogin       auth.AuthorizationCodeFetcher
+	OAuthRedirectURL string
 }
 
 // Change says what changed on a server.

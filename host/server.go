@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/oauth"
 	"github.com/switchboardmcp/switchboard/schema"
 	"github.com/switchboardmcp/switchboard/transport"
 )
@@ -220,6 +221,13 @@ func (s *server) startOnce(ctx context.Context, rs config.Server) error {
 	rn, _ := packageRunner(rs.Command, rs.Args)
 	session, err := s.dial(cctx, rs)
 	if err != nil {
+		var le *oauth.LoginRequiredError
+		if errors.As(err, &le) {
+			// Its error would repeat at every attempt: failed at once,
+			// tried again quietly like a missing program (supervise.go),
+			// and at once by a call or Host.Restart after the sign-in.
+			return &missingError{le}
+		}
 		if ctx.Err() != nil {
 			return err // stopped: how the child then died is no news
 		}

@@ -370,6 +370,14 @@ func (v *fileVault) Lookup(name string) (string, bool) {
 	return v.env.Lookup(name)
 }
 
+// Reload makes the next lookup read the file again: another process
+// (a refresh of OAuth tokens) may have written it since.
+func (v *fileVault) Reload() {
+	v.mu.Lock()
+	v.loaded = false
+	v.mu.Unlock()
+}
+
 func (v *fileVault) Hint(name string) string {
 	v.mu.Lock()
 	err := v.load()

@@ -58,10 +58,21 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 		dctx, cancel = dbos.WithTimeout(e.dbos, wf.Timeout)
 		defer cancel() // the deadline is recorded with the run: DBOS enforces it
 	}
-	_, err = dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs}, dbos.WithWorkflowID(runID))
+	h, err := dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs}, dbos.WithWorkflowID(runID))
 	if err != nil {
 		return "", fmt.Errorf("workflow %q: starting run %s: %w", id, runID, err)
 	}
+	// The run's function wakes the waiters as it returns, but DBOS
+	// records its status after that: a waiter that looked in between
+	// would sleep until its next poll (childPoll, a second: half the runs
+	// of the benchmark did). The handle of a run started here says when
+	// the status is recorded; wake them again then.
+	e.watchers.Add(1)
+	go func() {
+		defer e.watchers.Done()
+		h.GetResult() // ends at Close too: DBOS's context ends
+		e.wake()
+	}()
 	return runID, nil
 }
 
@@ -234,6 +245,7 @@ func itemOf(ev *Event) int {
 
 // Wait waits for the run to end and returns its status.
 func (e *Engine) Wait(ctx context.Context, runID string) (*RunStatus, error) {
+	fast := 0
 	for {
 		kick := e.kicked()
 		st, err := e.dbosStatus(ctx, runID)
@@ -248,9 +260,18 @@ func (e *Engine) Wait(ctx context.Context, runID string) (*RunStatus, error) {
 			}
 			return e.status(st, events), nil
 		}
+		// A wake comes just before a run's status is written (a run this
+		// process did not start, such as a recovered one): look again a
+		// few times quickly, as awaitChild does.
+		wait := childPoll
+		if fast > 0 {
+			fast--
+			wait = 2 * time.Millisecond
+		}
 		select {
 		case <-kick:
-		case <-time.After(childPoll):
+			fast = 20
+		case <-time.After(wait):
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

@@ -108,7 +108,10 @@ func (w *Workflow) OutputSchema() json.RawMessage {
 		if t == "" {
 			t = "string"
 		}
-		p := map[string]any{"type": t}
+		// null too: an output over a step that was skipped (its if was
+		// false, a gate's skip_rest) is null, and a client that checks
+		// structuredContent against the schema must accept it.
+		p := map[string]any{"type": []string{t, "null"}}
 		if o.Description != "" {
 			p["description"] = o.Description
 		}

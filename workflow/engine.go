@@ -114,6 +114,10 @@ type Engine struct {
 	// process ends, so that steps waiting on one look again at once.
 	kick chan struct{}
 
+	// watchers are the goroutines that wake waiters when a run started
+	// here has its status recorded (Start).
+	watchers sync.WaitGroup
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -234,6 +238,7 @@ func (e *Engine) Close() error {
 		e.closed = true
 		e.mu.Unlock()
 		e.closeErr = dbos.Shutdown(e.dbos, shutdownTimeout)
+		e.watchers.Wait()
 		if err := e.events.close(); err != nil && e.closeErr == nil {
 			e.closeErr = err
 		}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbos-inc/dbos-transact-golang/dbos"
+
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/interop"
@@ -94,7 +96,13 @@ func newRig(t testing.TB, opts *EngineOptions, wfs ...*Workflow) *rig {
 // calls returns the tool calls the fixture received, one "TOOL ARGS" a line.
 func (r *rig) calls(t testing.TB) []string {
 	t.Helper()
-	b, err := os.ReadFile(r.callLog)
+	return calls(t, r.callLog)
+}
+
+// calls returns the tool calls the fixture logged to callLog.
+func calls(t testing.TB, callLog string) []string {
+	t.Helper()
+	b, err := os.ReadFile(callLog)
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -410,5 +418,60 @@ func TestEventsRedacted(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "[REDACTED]") {
 		t.Errorf("events show no redaction: %s", b)
+	}
+}
+
+// TestWaitPrompt: Wait returns as soon as the run's end is recorded, not
+// at its next poll (childPoll): DBOS records a run's status after the
+// run's function returns, and a waiter that looked in between slept a
+// second (half the runs of the benchmark did).
+func TestWaitPrompt(t *testing.T) {
+	r := newRig(t, nil, &Workflow{ID: "one", Steps: []*Step{echo("a", "a")}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 10 {
+		id, err := r.e.Start(ctx, "one", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.e.Wait(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		returned := time.Now()
+		evs := r.events(t, id)
+		// Half a second: far more than a loaded machine needs, half the poll.
+		if late := returned.Sub(evs[len(evs)-1].Time); late > childPoll/2 {
+			t.Errorf("run %d: Wait returned %v after run:completed", i, late)
+		}
+	}
+}
+
+// TestChainRecordsNoChoice: a step that is alone in flight is taken
+// without recording a choice (switchboard.next), so that a chain costs one
+// DBOS step per step; where several are in flight the choice is recorded.
+func TestChainRecordsNoChoice(t *testing.T) {
+	wfs := benchWorkflows()
+	r := newRig(t, nil, wfs...)
+	for _, c := range []struct {
+		id          string
+		wantChoices bool
+	}{{"short", false}, {"wide", true}} {
+		st := r.run(t, c.id, nil)
+		if st.State != RunCompleted {
+			t.Fatalf("%s: %+v", c.id, st)
+		}
+		steps, err := dbos.GetWorkflowSteps(r.e.dbos, st.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		choices := 0
+		for _, s := range steps {
+			if s.StepName == "switchboard.next" {
+				choices++
+			}
+		}
+		if got := choices > 0; got != c.wantChoices {
+			t.Errorf("%s: %d recorded choices in %d steps, want some: %v", c.id, choices, len(steps), c.wantChoices)
+		}
 	}
 }

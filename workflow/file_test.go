@@ -405,8 +405,8 @@ func TestSchemas(t *testing.T) {
 		"$schema": "https://json-schema.org/draft/2020-12/schema",
 		"type":    "object",
 		"properties": map[string]any{
-			"summary": map[string]any{"type": "string"},
-			"count":   map[string]any{"type": "integer", "description": "How many labels"},
+			"summary": map[string]any{"type": []any{"string", "null"}},
+			"count":   map[string]any{"type": []any{"integer", "null"}, "description": "How many labels"},
 		},
 	}
 	if diff := cmp.Diff(wantOut, out); diff != "" {

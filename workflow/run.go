@@ -305,6 +305,33 @@ func (r *run) schedule() (runOutput, error) {
 		case len(settledNow) > 0:
 			t, o = settledNow[0].t, settledNow[0].o
 			settledNow = settledNow[1:]
+		case len(inFlight) == 1:
+			// One step in flight: there is nothing to choose, and a replay
+			// meets the same single step (what is in flight follows from
+			// the choices recorded so far), so no choice is recorded: a
+			// chain of steps costs one DBOS step each, not two.
+			f := inFlight[0]
+			inFlight = inFlight[:0]
+			key := f.t.key()
+			var ok bool
+			if o, ok = arrived[key]; ok {
+				delete(arrived, key)
+			} else {
+				var so dbos.StepOutcome[outcome]
+				select {
+				case so, ok = <-f.ch:
+					if !ok {
+						return runOutput{}, fmt.Errorf("run %s: step %s: no outcome", r.id, key)
+					}
+				case <-r.ctx.Done():
+					return r.interrupted(context.Cause(r.ctx))
+				}
+				if so.Err != nil {
+					return r.interrupted(so.Err)
+				}
+				o = so.Result
+			}
+			t = f.t
 		case len(inFlight) > 0:
 			key, err := dbos.RunAsStep(r.ctx, func(sctx context.Context) (string, error) {
 				return r.next(sctx, inFlight, arrived)

@@ -30,6 +30,28 @@ var required = []struct {
 		"tools_call",
 		"elicitation-sep1034-client-defaults",
 		"sse-retry",
+		// OAuth: every scenario the go-sdk's client passes, and client
+		// credentials (secret and private_key_jwt), which it does not.
+		"auth/metadata-default",
+		"auth/metadata-var1",
+		"auth/metadata-var2",
+		"auth/metadata-var3",
+		"auth/basic-cimd",
+		"auth/scope-from-www-authenticate",
+		"auth/scope-from-scopes-supported",
+		"auth/scope-omitted-when-undefined",
+		"auth/scope-step-up",
+		"auth/scope-retry-limit",
+		"auth/token-endpoint-auth-basic",
+		"auth/token-endpoint-auth-post",
+		"auth/token-endpoint-auth-none",
+		"auth/pre-registration",
+		"auth/2025-03-26-oauth-endpoint-fallback",
+		"auth/resource-mismatch",
+		"auth/offline-access-scope",
+		"auth/offline-access-not-supported",
+		"auth/client-credentials-basic",
+		"auth/client-credentials-jwt",
 	}},
 	{interop.ConformanceNext, []string{
 		"request-metadata",
@@ -39,6 +61,17 @@ var required = []struct {
 		"http-invalid-tool-headers",
 		"json-schema-ref-no-deref",
 		"json-schema-2020-12-preservation",
+		// OAuth scenarios new in 0.2 (those of 0.1.16 run there), and the
+		// one 0.1.16 fails for both clients.
+		"auth/2025-03-26-oauth-metadata-backcompat",
+		"auth/authorization-server-migration",
+		"auth/iss-supported",
+		"auth/iss-not-advertised",
+		"auth/iss-supported-missing",
+		"auth/iss-wrong-issuer",
+		"auth/iss-unexpected",
+		"auth/iss-normalized",
+		"auth/metadata-issuer-mismatch",
 	}},
 }
 

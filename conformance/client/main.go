@@ -13,8 +13,8 @@
 // 0.2.0-alpha.12 that the host API can drive (request-metadata,
 // sep-2322-client-request-state, http-standard-headers, http-custom-headers,
 // http-invalid-tool-headers, json-schema-ref-no-deref,
-// json-schema-2020-12-preservation). OAuth scenarios come with a later issue
-// and fail here with a clear message. docs/conformance.md has the results.
+// json-schema-2020-12-preservation), and the OAuth scenarios (auth.go).
+// docs/conformance.md has the results.
 package main
 
 import (
@@ -38,6 +38,10 @@ const serverID = "conformance"
 // scenario runs one conformance scenario against a started host.
 type scenario struct {
 	opts func(*host.Options)
+	// server, when set, completes the server's configuration and the
+	// host's options from the context (OAuth); cleanup runs after the
+	// host is closed.
+	server func(srv *config.Server, o *host.Options, cc conformanceContext) (cleanup func(), err error)
 	// run drives the scenario; cc is MCP_CONFORMANCE_CONTEXT (nil if unset).
 	run func(ctx context.Context, h *host.Host, cc conformanceContext) error
 }
@@ -49,6 +53,13 @@ type conformanceContext struct {
 		Name      string         `json:"name"`
 		Arguments map[string]any `json:"arguments"`
 	} `json:"toolCalls"`
+	// ClientID and ClientSecret are a pre-registered OAuth client
+	// (auth/pre-registration, auth/client-credentials-basic);
+	// PrivateKeyPEM its key for private_key_jwt
+	// (auth/client-credentials-jwt).
+	ClientID      string `json:"client_id"`
+	ClientSecret  string `json:"client_secret"`
+	PrivateKeyPEM string `json:"private_key_pem"`
 }
 
 // connectOnly is for scenarios whose checks are all made on the way
@@ -195,6 +206,9 @@ func main() {
 	name := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	sc, ok := scenarios[name]
 	if !ok {
+		sc, ok = authScenario(name)
+	}
+	if !ok {
 		fmt.Fprintf(os.Stderr, "client: scenario %q is not supported\n", name)
 		os.Exit(1)
 	}
@@ -223,7 +237,7 @@ func run(ctx context.Context, url string, sc scenario, cc conformanceContext) er
 	if sc.opts != nil {
 		sc.opts(opts)
 	}
-	servers := []config.Server{{
+	srv := config.Server{
 		ID:        serverID,
 		Transport: config.TransportHTTP,
 		URL:       url,
@@ -231,8 +245,15 @@ func run(ctx context.Context, url string, sc scenario, cc conformanceContext) er
 		AllowLocalEndpoint: true,
 		Timeout:            20 * time.Second,
 		ConnectTimeout:     20 * time.Second,
-	}}
-	h, err := host.Start(ctx, servers, opts)
+	}
+	if sc.server != nil {
+		cleanup, err := sc.server(&srv, opts, cc)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+	}
+	h, err := host.Start(ctx, []config.Server{srv}, opts)
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,11 @@ import (
 
 	"github.com/switchboardmcp/switchboard/agent"
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/workflow"
 )
 
 // finding is what a start check found: a problem (validate exits 2), or
@@ -26,11 +28,12 @@ type finding struct {
 
 // startChecks are what validate runs beyond the configuration's own checks:
 // each finds, without starting anything, what would fail when something
-// starts. Workflow files will add their check here.
+// starts.
 var startChecks = []func(e *env, cfg *config.Config) []finding{
 	(*env).checkCommands,
 	(*env).checkPlaceholders,
 	(*env).checkAgents,
+	(*env).checkWorkflows,
 }
 
 // startFindings runs the start checks, leaving out the servers the
@@ -262,4 +265,106 @@ func (e *env) checkAgents(cfg *config.Config) []finding {
 		}
 	}
 	return out
+}
+
+// checkWorkflows loads every workflow file (./workflows, the user's
+// folder, and the config's workflows = [...]) and checks them together:
+// each file's own problems, those across files (ids, workflow steps,
+// cycles), that [gateway] workflows names workflows that exist, that each
+// agent step's agent loads, and that each tool step's tool belongs to a
+// configured server, as far as the tool name format tells (the servers'
+// own tools are not known without starting them).
+func (e *env) checkWorkflows(cfg *config.Config) []finding {
+	ws, err := workflow.List(workflow.Dirs(e.getenv), cfg.Workflows...)
+	var out []finding
+	add := func(err error) {
+		for _, d := range problemDetails(err) {
+			out = append(out, finding{Problem: &config.Problem{Pos: config.Position{File: d.File, Line: d.Line}, Field: d.Path, Msg: d.Message}})
+		}
+	}
+	add(err)
+	add(workflow.CheckAll(ws))
+	ids := make([]string, len(ws))
+	for i, w := range ws {
+		ids[i] = w.ID
+	}
+	for i, id := range cfg.Gateway.Workflows {
+		if !slices.Contains(ids, id) {
+			msg := fmt.Sprintf("no workflow %q", id)
+			if s := decode.Suggest(id, ids); s != "" && decode.EditDistance(s, id) <= 2 {
+				msg += "; did you mean " + s + "?"
+			}
+			out = append(out, finding{Problem: &config.Problem{Pos: config.Position{File: cfg.Gateway.Source.File, Line: cfg.Gateway.Source.Line},
+				Field: decode.IndexPath("gateway.workflows", i), Msg: msg}})
+		}
+	}
+	agentDirs := agent.Dirs(e.getenv)
+	for _, w := range ws {
+		forEachStep(w, func(s *workflow.Step, field string) {
+			at := func(key, format string, args ...any) {
+				out = append(out, finding{Problem: &config.Problem{Pos: config.Position{File: w.File, Line: s.Line},
+					Field: decode.KeyPath(field, key), Msg: fmt.Sprintf(format, args...)}})
+			}
+			switch s.Kind {
+			case workflow.StepAgent:
+				if _, err := agent.Find(s.Agent, agentDirs); err != nil {
+					if errors.Is(err, agent.ErrNotFound) {
+						at("agent", "%v", err)
+					} else {
+						at("agent", "agent %s does not load: %v", s.Agent, err)
+					}
+				}
+			case workflow.StepTool:
+				if msg := toolServerProblem(cfg, s.Tool); msg != "" {
+					at("tool", "%s", msg)
+				}
+			}
+		})
+	}
+	return out
+}
+
+// forEachStep calls f on every step of w with its field path, a for_each's
+// step after its for_each.
+func forEachStep(w *workflow.Workflow, f func(s *workflow.Step, field string)) {
+	for i, s := range w.Steps {
+		field := decode.IndexPath("steps", i)
+		f(s, field)
+		if s.ForEach != nil && s.ForEach.Step != nil {
+			f(s.ForEach.Step, field+".for_each.step")
+		}
+	}
+}
+
+// toolServerProblem says why no configured server can have a tool called
+// name: its name does not fit the tool name format for any server, or the
+// server's tools_allowlist leaves it out. "" when one can, or when the
+// format does not tell (no {server} in it, or a name cut to 64
+// characters).
+func toolServerProblem(cfg *config.Config, name string) string {
+	format := cfg.ToolNameFormat
+	if format == "" {
+		format = config.DefaultToolNameFormat
+	}
+	before, after, ok := strings.Cut(format, "{tool}")
+	if !ok || !strings.Contains(format, "{server}") || len(name) >= host.MaxToolNameLength {
+		return ""
+	}
+	var servers []string
+	for _, s := range cfg.Servers {
+		servers = append(servers, s.ID)
+		pre, suf := host.ToolName(before, s.ID, ""), host.ToolName(after, s.ID, "")
+		if !strings.HasPrefix(name, pre) || !strings.HasSuffix(name, suf) || len(name) <= len(pre)+len(suf) {
+			continue
+		}
+		own := name[len(pre) : len(name)-len(suf)]
+		if s.ToolsAllowlist == nil || slices.ContainsFunc(s.ToolsAllowlist, func(t string) bool { return host.ToolName("{tool}", "", t) == own }) {
+			return ""
+		}
+		return fmt.Sprintf("server %s's tools_allowlist does not have %q", s.ID, own)
+	}
+	if len(servers) == 0 {
+		return fmt.Sprintf("no server is configured, so no tool is called %s", name)
+	}
+	return fmt.Sprintf("%s is not a tool name of any configured server (%s) under tool_name_format %q", name, strings.Join(servers, ", "), format)
 }

@@ -197,6 +197,7 @@ Exit codes:
 		e.promptCommand(),
 		e.validateCommand(),
 		e.secretsCommand(),
+		e.authCommand(),
 		e.runCommand(),
 		e.workflowsCommand(),
 		e.workflowCommand(),
@@ -335,6 +336,7 @@ func (e *env) hostOptions(cfg *config.Config) (*host.Options, error) {
 		Network:             n,
 		MaxDescriptionBytes: cfg.Limits.MaxDescriptionBytes,
 		MaxNameBytes:        cfg.Limits.MaxNameBytes,
+		OAuthTokens:         e.oauthTokens(),
 	}, nil
 }
 

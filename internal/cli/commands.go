@@ -598,7 +598,9 @@ what would fail at start: a server's command that is not on PATH or not
 executable, a placeholder that resolves to nothing ({{secrets.NAME}} in
 neither the secret store nor the environment, {{env.NAME}} unset), an agent
 file that does not load or names a server or provider the configuration
-lacks. What an optional server or an unused provider lacks is a warning.
+lacks, a workflow file that does not load or refers to a workflow, agent or
+tool that does not exist. What an optional server or an unused provider
+lacks is a warning.
 
 Exits 2 when there is any problem. --json reports each as fields: file,
 line (0 when not known), path and message.`,

@@ -1,0 +1,207 @@
+package oauth_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/internal/testauth"
+	"github.com/switchboardmcp/switchboard/netguard"
+	"github.com/switchboardmcp/switchboard/oauth"
+	"github.com/switchboardmcp/switchboard/secret"
+)
+
+var loopback = &netguard.Network{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+
+// Environment of a refreshing child process (TestRefreshChild).
+const (
+	childEnv    = "SWITCHBOARD_OAUTH_REFRESH_CHILD" // the store's folder
+	childURLEnv = "SWITCHBOARD_OAUTH_REFRESH_URL"   // the resource
+	childIDEnv  = "SWITCHBOARD_OAUTH_REFRESH_CLIENT"
+	childSecEnv = "SWITCHBOARD_OAUTH_REFRESH_SECRET"
+)
+
+func openTokens(t testing.TB, dir string) *oauth.Tokens {
+	t.Helper()
+	v, err := secret.OpenStore(&secret.StoreOptions{Dir: dir, Backend: secret.BackendFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &oauth.Tokens{Vault: v, LockPath: filepath.Join(dir, "oauth.lock")}
+}
+
+func tokenHash(tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(sum[:8])
+}
+
+// TestTwoProcessesRefresh: two processes find the stored access token
+// expired at the same moment. The lock beside the store makes one refresh
+// and the other take the token it wrote: the refresh token (rotated, the
+// old one revoked at its first use) is spent once, and both end with the
+// same valid token.
+func TestTwoProcessesRefresh(t *testing.T) {
+	as := testauth.Start(t, nil)
+	dir := t.TempDir()
+	tokens := openTokens(t, dir)
+
+	// A login, as auth login stores it: a code grant through the real
+	// authorization server, then the access token taken for expired.
+	login(t, as, tokens)
+	rec, err := tokens.Load(as.URL, as.ClientID)
+	if err != nil || rec == nil {
+		t.Fatalf("no stored login: %v", err)
+	}
+	rec.Expiry = time.Now().Add(-time.Minute)
+	if err := tokens.Save(*rec); err != nil {
+		t.Fatal(err)
+	}
+	before := as.Refreshes()
+
+	type child struct {
+		cmd   *exec.Cmd
+		in    io.WriteCloser
+		lines *bufio.Scanner
+	}
+	var children []child
+	for range 2 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestRefreshChild$", "-test.v")
+		cmd.Env = append(os.Environ(), childEnv+"="+dir, childURLEnv+"="+as.URL, childIDEnv+"="+as.ClientID, childSecEnv+"="+as.ClientSecret)
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		children = append(children, child{cmd, in, bufio.NewScanner(out)})
+	}
+	// Both ready (store opened, expired token loaded), then both go.
+	for _, c := range children {
+		if !waitLine(c.lines, "ready") {
+			t.Fatal("a child never said ready")
+		}
+	}
+	for _, c := range children {
+		fmt.Fprintln(c.in, "go")
+	}
+	var got []string
+	for i, c := range children {
+		var tok string
+		for c.lines.Scan() {
+			if h, ok := strings.CutPrefix(c.lines.Text(), "token "); ok {
+				tok = h
+			}
+		}
+		if err := c.cmd.Wait(); err != nil || tok == "" {
+			t.Fatalf("child %d: %v, token hash %q", i, err, tok)
+		}
+		got = append(got, tok)
+	}
+	if n := as.Refreshes() - before; n != 1 {
+		t.Errorf("refresh_token grants = %d, want 1 (the refresh token spent once)", n)
+	}
+	stored, _ := openTokens(t, dir).Load(as.URL, as.ClientID)
+	if stored == nil || got[0] != tokenHash(stored.AccessToken) || got[1] != got[0] {
+		t.Errorf("children's tokens %v, stored %v: want both the one stored", got, stored != nil)
+	}
+	if stored != nil && !stored.Token().Valid() {
+		t.Errorf("the stored token is not valid")
+	}
+	// The server accepts it.
+	req, _ := http.NewRequest(http.MethodPost, as.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer "+stored.AccessToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		t.Errorf("the MCP server refused the refreshed token: %s", resp.Status)
+	}
+}
+
+func waitLine(sc *bufio.Scanner, want string) bool {
+	for sc.Scan() {
+		if sc.Text() == want {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRefreshChild is one process of TestTwoProcessesRefresh.
+func TestRefreshChild(t *testing.T) {
+	dir := os.Getenv(childEnv)
+	if dir == "" {
+		t.Skip("run by TestTwoProcessesRefresh")
+	}
+	tokens := openTokens(t, dir)
+	d := &netguard.Dialer{}
+	h, err := oauth.NewHandler(os.Getenv(childURLEnv), &config.OAuth{ClientID: os.Getenv(childIDEnv), ClientSecret: os.Getenv(childSecEnv)},
+		oauth.Options{Server: "remote", Tokens: tokens, HTTPClient: oauth.GuardedClient(d, loopback)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := h.TokenSource(context.Background())
+	if err != nil || ts == nil {
+		t.Fatalf("no stored token: %v", err)
+	}
+	fmt.Println("ready")
+	if !waitLine(bufio.NewScanner(os.Stdin), "go") {
+		t.Fatal("no go")
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("token " + tokenHash(tok.AccessToken))
+}
+
+// login signs in through the authorization server, driving the
+// authorization URL as a browser would, and stores the tokens.
+func login(t *testing.T, as *testauth.Server, tokens *oauth.Tokens) {
+	t.Helper()
+	l, err := oauth.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	errc := make(chan error, 1)
+	l.Show = func(u string) { go func() { errc <- testauth.Authorize(context.Background(), u) }() }
+	h, err := oauth.NewHandler(as.URL, &config.OAuth{ClientID: as.ClientID, ClientSecret: as.ClientSecret}, oauth.Options{
+		Server: "remote", Tokens: tokens, HTTPClient: oauth.GuardedClient(&netguard.Dialer{}, loopback),
+		Fetch: l.Fetch, RedirectURL: l.RedirectURL,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server's 401, as a request without a token gets it.
+	resp, err := http.Post(as.URL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, as.URL, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.Authorize(ctx, req, resp); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("driving the authorization URL: %v", err)
+	}
+}
