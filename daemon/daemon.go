@@ -44,6 +44,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,6 +53,7 @@ import (
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
+	"github.com/switchboardmcp/switchboard/workflow"
 )
 
 // Options configures a [Daemon]. Config is required.
@@ -92,6 +94,15 @@ type Options struct {
 	// owner-only folder. "" serves none. A socket another daemon answers
 	// on is left to it; a stale one (its daemon gone) is replaced.
 	Socket string
+	// Workflows are the workflows to run (LoadWorkflows): with any, the
+	// daemon runs a durable engine on the state database, launched once
+	// the host is started (it then adopts the runs left pending by
+	// processes that are gone), publishes [gateway] workflows as tools
+	// and serves them to CLI commands on the local socket.
+	Workflows []*workflow.Workflow
+	// Agents runs the workflows' agent steps (over the host OnHost
+	// gives); nil fails them.
+	Agents workflow.Agents
 }
 
 // Daemon is one running Switchboard. Make it with [New].
@@ -110,6 +121,7 @@ type Daemon struct {
 	g      *gateway.Gateway
 	used   bool   // Run or ServeStdio was called
 	socket string // the local socket served, once listening
+	wf     *Workflows
 
 	closeOnce sync.Once
 	closeErr  error
@@ -187,6 +199,17 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		return nil, &UsageError{"no MCP servers to serve: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE"}
 	}
 	d.servers = servers
+	if len(opts.Workflows) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		wf, err := OpenWorkflows(ctx, &WorkflowOptions{Config: opts.Config, Workflows: opts.Workflows, Kind: "serve",
+			Agents: opts.Agents, Redactor: d.red, Logger: d.opts.Logger})
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		d.wf = wf
+	}
 	return d, nil
 }
 
@@ -296,6 +319,16 @@ func (d *Daemon) build(gwOpts *gateway.Options) (*gateway.Gateway, *host.Host, e
 	if gw.ToolNameFormat != "" {
 		ho.ToolNameFormat = gw.ToolNameFormat
 	}
+	if d.wf != nil {
+		ip, ok, err := d.wf.InProcess()
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			ho.InProcess = append(slices.Clone(ho.InProcess), ip)
+		}
+		gwOpts.HideTools = append(gwOpts.HideTools, d.wf.Hidden()...)
+	}
 	h, err := host.New(d.servers, ho)
 	if err != nil {
 		return nil, nil, err
@@ -325,13 +358,20 @@ type starting struct {
 	err    error // once done
 }
 
-// startHost starts h on a goroutine of its own, within ctx.
-func startHost(ctx context.Context, h *host.Host) *starting {
+// startHost starts h on a goroutine of its own, within ctx; then, with
+// workflows, launches their engine over it (which resumes the runs left
+// pending).
+func (d *Daemon) startHost(ctx context.Context, h *host.Host) *starting {
 	ctx, cancel := context.WithCancel(ctx)
 	st := &starting{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(st.done)
 		st.err = h.Start(ctx)
+		if st.err == nil && d.wf != nil {
+			if err := d.wf.Launch(ctx, h, true); err != nil {
+				d.log.Error("workflows: the engine did not launch", "err", err)
+			}
+		}
 	}()
 	return st
 }
@@ -424,6 +464,10 @@ func (d *Daemon) Close() error {
 		var errs []error
 		if g != nil {
 			errs = append(errs, g.Close())
+		}
+		if d.wf != nil {
+			// Before the host: a run's steps call its tools.
+			errs = append(errs, d.wf.Close())
 		}
 		if h != nil {
 			errs = append(errs, h.Close())

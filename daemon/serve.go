@@ -76,7 +76,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if local := d.serveLocal(g, h); local != nil {
 		faces = append(faces, local)
 	}
-	st := startHost(ctx, h)
+	st := d.startHost(ctx, h)
 	defer st.stop()
 	failed := d.await(ctx, st, faces)
 	st.stop()
@@ -279,7 +279,7 @@ func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	if local := d.serveLocal(g, h); local != nil {
 		faces = append(faces, local)
 	}
-	st := startHost(ctx, h)
+	st := d.startHost(ctx, h)
 	defer st.stop()
 	// The session is closed once its requests are done or cancelled:
 	// closing it first would wait for them, however long they hang.

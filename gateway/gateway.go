@@ -73,6 +73,11 @@ type Options struct {
 	// passes [gateway] max_sessions, as such a call is state held for a
 	// client between its requests, like a session.
 	MaxWaitingCalls int
+	// HideTools are host tool names left out of the gateway's tools (the
+	// tools a published workflow with hide_tools calls): clients neither
+	// list nor call them, while the host still offers them to its own
+	// callers (the workflow engine).
+	HideTools []string
 }
 
 // Gateway is an MCP server over a host's servers. Its methods are safe for
@@ -102,6 +107,7 @@ type Gateway struct {
 	required  chan struct{}            // closed once every required server is up (awaitStart)
 	reqOnce   sync.Once                // for required
 	exposed   map[string]bool          // nil: every server
+	hidden    map[string]bool          // tool names left out (Options.HideTools)
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	ownsHost  bool // made by Start: Close closes the host too
@@ -208,6 +214,10 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 	}
 	if g.opts.MaxWaitingCalls <= 0 {
 		g.opts.MaxWaitingCalls = DefaultMaxSessions
+	}
+	g.hidden = map[string]bool{}
+	for _, name := range g.opts.HideTools {
+		g.hidden[name] = true
 	}
 	if g.opts.Servers != nil {
 		g.exposed = map[string]bool{}
@@ -439,7 +449,7 @@ func (g *Gateway) awaitStart(next mcp.MethodHandler) mcp.MethodHandler {
 				return next(ctx, method, req)
 			}
 			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
-				if t, ok := g.h.Tool(r.Params.Name); ok && g.exposes(t.Server) {
+				if t, ok := g.h.Tool(r.Params.Name); ok && g.exposes(t.Server) && !g.hidden[t.Name] {
 					enough = closedChan // the host has it: only its publication is due
 				}
 			}
@@ -672,7 +682,7 @@ func (g *Gateway) Sync(ctx context.Context) error {
 func (g *Gateway) syncTools() {
 	want := map[string]bool{}
 	for _, t := range g.h.Tools() {
-		if !g.exposes(t.Server) {
+		if !g.exposes(t.Server) || g.hidden[t.Name] {
 			continue
 		}
 		want[t.Name] = true

@@ -64,7 +64,7 @@ func specHash(s config.Server) string {
 }
 
 func (s *server) cache() ToolCache {
-	if s.cfg.Transport == transportInProcess {
+	if s.cfg.Transport == TransportInProcess {
 		return nil
 	}
 	return s.h.opts.ToolCache

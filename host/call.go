@@ -73,6 +73,12 @@ type call struct {
 	srv   *server
 	opts  CallOptions
 	reset func() // restarts the timeout; nil unless progress resets it
+
+	mu sync.Mutex
+	// unanswered says why a question of the server's that can be answered
+	// another way (MetaKeyAnswerElsewhere) went unanswered, and that way:
+	// set, the call's failure is that, not the server's.
+	unanswered string
 }
 
 type callKey struct{}
@@ -167,6 +173,15 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	start := time.Now()
 	res, err := session.CallTool(context.WithValue(cctx, callKey{}, c), params)
 	d := time.Since(start)
+	if err != nil && ctx.Err() == nil {
+		if u := c.unansweredWhy(); u != "" {
+			// The server asked what this call's client cannot answer, and
+			// said how else it can be: the server did not fail, and the
+			// caller (a model, a client) is told the way as a tool error.
+			s.brk.record(time.Now(), true)
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s (%s): %s", e.Name, s.cfg.ID, u)}}}, nil
+		}
+	}
 	if err != nil {
 		err = h.callFailure(s, ir, ctx, cctx, err)
 		if ctx.Err() == nil && !errors.Is(err, ErrUnavailable) {

@@ -139,6 +139,9 @@ func (h *Host) rebuildCatalog() {
 				continue
 			}
 			name := ToolName(h.opts.ToolNameFormat, id, t.Name)
+			if s.ownNames {
+				name = ToolName("{tool}", id, t.Name)
+			}
 			if prev, dup := cat.byName[name]; dup {
 				skip(fmt.Sprintf("name %q collides with tool %q of server %q, declared earlier", name, prev.Tool.Tool.Name, prev.Server))
 				continue

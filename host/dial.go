@@ -111,7 +111,7 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 		return nil, err
 	case config.TransportSSE:
 		return s.dialSSE(ctx, rs, client)
-	case transportInProcess:
+	case TransportInProcess:
 		ct, st := mcp.NewInMemoryTransports()
 		// The server session ends when the client closes the connection.
 		if _, err := s.inproc.Connect(context.WithoutCancel(ctx), st, nil); err != nil {

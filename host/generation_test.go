@@ -202,3 +202,64 @@ func TestInputRequiredConnectionLost(t *testing.T) {
 		t.Errorf("the host's own connection: %s after %d restarts, want ready, never restarted", st.State, st.Restarts)
 	}
 }
+
+// asker is an in-process server whose tool "ask" asks a question by an
+// input-required result, with MetaKeyAnswerElsewhere when hint is set, and
+// reports the answer's action on the retry.
+func asker(hint string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Params.RequestState == "asked" {
+			r, _ := req.Params.InputResponses["q"].(*mcp.ElicitResult)
+			if r == nil {
+				return nil, errors.New("no answer to q")
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Action}}}, nil
+		}
+		p := &mcp.ElicitParams{Message: "Proceed?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)}
+		if hint != "" {
+			p.Meta = mcp.Meta{host.MetaKeyAnswerElsewhere: hint}
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": p}, RequestState: "asked"}, nil
+	})
+	return srv
+}
+
+// TestAnswerElsewhere: a question that says how else it can be answered is
+// not declined for want of a handler, nor lost in a handler's refusal: the
+// call ends in a tool error naming the server, the question, why and that
+// way. Without that _meta, the host declines as before. Over both
+// generations of the host's connection (2026-07-28: the host's client
+// answers the input-required result; 2025-11-25: the go-sdk's server turns
+// it into an elicitation request).
+func TestAnswerElsewhere(t *testing.T) {
+	const hint = "answer it with `tool answer 42`"
+	refuse := func(ctx context.Context, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return nil, errors.New("this client cannot ask")
+	}
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("version "+version, func(t *testing.T) {
+			h, _ := start(t, nil, &host.Options{ProtocolVersion: version, InProcess: []host.InProcessServer{
+				{ID: "el", Server: asker(hint)}, {ID: "plain", Server: asker("")}}})
+			for _, c := range []struct {
+				name    string
+				handler host.ElicitationHandler
+				why     string
+			}{{"no handler", nil, "no elicitation handler"}, {"refusing handler", refuse, "this client cannot ask"}} {
+				res, err := h.CallTool(context.Background(), "mcp_el_ask", nil, &host.CallOptions{Elicitation: c.handler})
+				if err != nil {
+					t.Fatalf("%s: err = %v, want a tool error", c.name, err)
+				}
+				got := text(res)
+				for _, want := range []string{"mcp_el_ask (el)", "Proceed?", c.why, hint} {
+					if !res.IsError || !strings.Contains(got, want) {
+						t.Errorf("%s: result = %v %q, want an error with %q", c.name, res.IsError, got, want)
+					}
+				}
+			}
+			if got := callText(t, h, "mcp_plain_ask", `{}`, nil); got != "decline" {
+				t.Errorf("a question without the hint, no handler: %q, want decline", got)
+			}
+		})
+	}
+}

@@ -162,10 +162,16 @@ type InProcessServer struct {
 	Server         *mcp.Server
 	Timeout        time.Duration // per call; 0 means config.DefaultTimeout
 	ToolsAllowlist []string      // nil means every tool
+	// OwnNames: its tools are offered under their own names, not named by
+	// Options.ToolNameFormat (the names are the server's choice, such as
+	// [gateway] workflow_tool_format's). A name a configured server's
+	// tool already has is skipped, as any collision is.
+	OwnNames bool
 }
 
-// transportInProcess marks an in-process server; config files cannot name it.
-const transportInProcess config.Transport = "in-process"
+// TransportInProcess is an in-process server's transport (ServerStatus.Transport);
+// config files cannot name it.
+const TransportInProcess config.Transport = "in-process"
 
 // An ElicitationHandler answers a server's elicitation request.
 type ElicitationHandler func(ctx context.Context, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error)
@@ -290,8 +296,9 @@ func New(servers []config.Server, opts *Options) (*Host, error) {
 			return nil, fmt.Errorf("in-process server %q: a configured server has that id too; rename the configured one", ip.ID)
 		}
 		seen[ip.ID] = true
-		s := newServer(h, config.Server{ID: ip.ID, Transport: transportInProcess, Timeout: ip.Timeout, ToolsAllowlist: ip.ToolsAllowlist})
+		s := newServer(h, config.Server{ID: ip.ID, Transport: TransportInProcess, Timeout: ip.Timeout, ToolsAllowlist: ip.ToolsAllowlist})
 		s.inproc = ip.Server
+		s.ownNames = ip.OwnNames
 		h.servers = append(h.servers, s)
 	}
 	return h, nil

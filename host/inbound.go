@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -72,7 +73,11 @@ func (s *server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				break
 			}
 			if c := s.route(ctx, func(c *call) bool { return c.opts.Elicitation != nil }); c != nil && c.opts.PassThrough {
-				return c.opts.Elicitation(ctx, s.cfg.ID, r.Params)
+				res, err := c.opts.Elicitation(ctx, s.cfg.ID, r.Params)
+				if err != nil {
+					s.noteUnanswered(ctx, c, r.Params, err)
+				}
+				return res, err
 			}
 		}
 		return next(ctx, method, req)
@@ -106,14 +111,80 @@ func (s *server) route(ctx context.Context, has func(*call) bool) *call {
 }
 
 func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	if c := s.route(ctx, func(c *call) bool { return c.opts.Elicitation != nil }); c != nil {
-		return c.opts.Elicitation(ctx, s.cfg.ID, req.Params)
+	c := s.route(ctx, func(c *call) bool { return c.opts.Elicitation != nil })
+	var res *mcp.ElicitResult
+	var err error
+	switch {
+	case c != nil:
+		res, err = c.opts.Elicitation(ctx, s.cfg.ID, req.Params)
+	case s.h.opts.Elicitation != nil:
+		res, err = s.h.opts.Elicitation(ctx, s.cfg.ID, req.Params)
+	case answerElsewhere(req.Params) != "":
+		// Declining is an answer (a gate fails on it); nobody asked.
+		err = errNoAnswerer
+	default:
+		s.log.Info("declining elicitation: no handler", "message", req.Params.Message)
+		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
-	if s.h.opts.Elicitation != nil {
-		return s.h.opts.Elicitation(ctx, s.cfg.ID, req.Params)
+	if err != nil {
+		s.noteUnanswered(ctx, c, req.Params, err)
 	}
-	s.log.Info("declining elicitation: no handler", "message", req.Params.Message)
-	return &mcp.ElicitResult{Action: "decline"}, nil
+	return res, err
+}
+
+// MetaKeyAnswerElsewhere, in the _meta of a server's elicitation request,
+// says how else the question can be answered (a workflow's gate: the
+// `switchboard runs answer` command), and that it must not be declined
+// for want of someone to ask: a call whose client cannot answer it (no
+// handler, or a client without elicitation behind the gateway) ends in a
+// tool error that names that way, and the server is told that nobody
+// could answer rather than that the person declined.
+const MetaKeyAnswerElsewhere = "switchboard/answer_elsewhere"
+
+// maxAnswerElsewhereBytes bounds the server's text that reaches the
+// call's result.
+const maxAnswerElsewhereBytes = 512
+
+// errNoAnswerer is what a server whose question must not be declined is
+// told when the call has nobody to ask.
+var errNoAnswerer = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "elicitation/create: nobody can answer here (the call has no elicitation handler)"}
+
+// answerElsewhere returns the request's MetaKeyAnswerElsewhere, or "".
+func answerElsewhere(p *mcp.ElicitParams) string {
+	if p == nil {
+		return ""
+	}
+	v, _ := p.Meta[MetaKeyAnswerElsewhere].(string)
+	return v
+}
+
+// noteUnanswered records on the call a question it could not answer, when
+// the question says how else it can be (see MetaKeyAnswerElsewhere). c is
+// the call the question was routed to, nil when none had a handler: then
+// the call whose request carries it, or the server's only call in flight.
+func (s *server) noteUnanswered(ctx context.Context, c *call, p *mcp.ElicitParams, err error) {
+	hint := answerElsewhere(p)
+	if hint == "" {
+		return
+	}
+	if c == nil {
+		if c = s.route(ctx, func(*call) bool { return true }); c == nil {
+			return
+		}
+	}
+	// The server's text reaches models and clients: cleaned and bounded
+	// like a description (declared.go), the way within a bound of its own.
+	hint, _ = s.h.lim.cleanText(s.h.redact(hint), maxAnswerElsewhereBytes)
+	why, _ := s.h.lim.cleanText(s.h.redact(fmt.Sprintf("the question %q could not be answered here (%v); %s", p.Message, err, hint)), s.h.lim.desc)
+	c.mu.Lock()
+	c.unanswered = why
+	c.mu.Unlock()
+}
+
+func (c *call) unansweredWhy() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unanswered
 }
 
 func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {

@@ -30,6 +30,8 @@ type server struct {
 
 	stderr *transport.TailBuffer // stdio only
 	inproc *mcp.Server           // in-process only
+	// ownNames: the tools keep their own names (InProcessServer.OwnNames)
+	ownNames bool
 
 	mu       sync.Mutex
 	state    State
@@ -184,7 +186,7 @@ func (s *server) connectErr(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if rs.Transport != config.TransportStdio && rs.Transport != transportInProcess {
+	if rs.Transport != config.TransportStdio && rs.Transport != TransportInProcess {
 		if err := s.h.opts.Network.CheckURL(rs.URL, rs.AllowLocalEndpoint); err != nil {
 			return err
 		}

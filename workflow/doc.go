@@ -16,6 +16,10 @@
 // after a restart. The engine's database is a SQLite file by default (the
 // state store's) or PostgreSQL.
 //
+// [Run] runs one workflow for a Go program, on an engine of its own (a
+// temporary database unless told otherwise), with an event callback and
+// gates answered in code.
+//
 // Every run emits [Event]s (run:started, step:started, step:completed,
 // step:failed, gate:waiting, gate:answered, run:completed, run:failed,
 // run:cancelled) with sequence numbers; secrets never appear in them.

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -67,6 +68,17 @@ const EventValueBytes = 4 << 10
 type RunError struct {
 	Code    ErrorCode `json:"code"`
 	Message string    `json:"message"`
+	// Step is the step the run failed at, if any.
+	Step string `json:"step,omitempty"`
+
+	attempt int // the attempt that failed, from 1
+}
+
+func (e *RunError) Error() string {
+	if e.Step != "" {
+		return fmt.Sprintf("step %s: %s: %s", e.Step, e.Code, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
 }
 
 // ErrorCode says why a step or run failed; callers branch on it.

@@ -1,10 +1,73 @@
 package workflow_test
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
+
+// A Go program runs a workflow over a host's tools, with its events and a
+// gate answered in code (add and the gate run at once: the order of their
+// lines varies). The server here is the project's test
+// fixture, built and run by `go run`; any stdio or HTTP server configures
+// the same way.
+func Example() {
+	wf, err := workflow.Parse("greet.yaml", []byte(`
+id: greet
+inputs:
+  who: {type: string, required: true}
+outputs:
+  greeting: "{{ .steps.hello.result }}"
+  sum: {value: "{{ .steps.add.result.sum }}", type: number}
+steps:
+  - id: add
+    tool: mcp_fx_add
+    arguments: {a: 40, b: 2}
+  - id: ok
+    gate: {message: "Greet {{ .inputs.who }}?"}
+  - id: hello
+    needs: [add, ok]
+    tool: mcp_fx_echo
+    arguments: {text: "hello {{ .inputs.who }}, {{ .steps.add.result.sum }}"}
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	h, err := host.Start(ctx, []config.Server{{ID: "fx", Transport: config.TransportStdio,
+		Command: "go", Args: []string{"run", "github.com/switchboardmcp/switchboard/internal/testserver"}}}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer h.Close()
+	st, err := workflow.Run(ctx, wf, map[string]any{"who": "Ada"}, &workflow.RunOptions{
+		Host: h,
+		OnEvent: func(ev workflow.Event) {
+			if ev.Type == workflow.EventStepCompleted {
+				fmt.Println("completed", ev.Step)
+			}
+		},
+		Answer: func(ctx context.Context, gate workflow.Event) (workflow.GateAnswer, error) {
+			fmt.Println("asked:", gate.Text)
+			return workflow.GateAnswer{Action: "accept"}, nil
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(st.State, st.Outputs["greeting"], st.Outputs["sum"])
+	// Unordered output:
+	// completed add
+	// asked: Greet Ada?
+	// completed hello
+	// completed hello Ada, 42 42
+}
 
 func ExampleParse() {
 	w, err := workflow.Parse("greet.yaml", []byte(`

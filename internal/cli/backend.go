@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/workflow"
 )
 
 // backend is what the commands need of their servers: what a started
@@ -58,6 +59,20 @@ const dialTimeout = 3 * time.Second
 // server is still starting, restarting, or failed though required (a
 // fresh start then says why).
 func (e *env) useDaemon(ctx context.Context, cfg *config.Config, only string) backend {
+	c := e.dialDaemon(ctx, cfg, only)
+	if c == nil {
+		return nil
+	}
+	// The servers a start of the command would have: the configuration's
+	// (or the one named), not the serve's own in-process ones.
+	return served{c, func(st host.ServerStatus) bool {
+		return !ownServer(st) && (only == "" || st.ID == only)
+	}}
+}
+
+// dialDaemon is useDaemon's serve, as a daemon.Client; nil when there is
+// none to use.
+func (e *env) dialDaemon(ctx context.Context, cfg *config.Config, only string) *daemon.Client {
 	if e.noDaemon {
 		return nil
 	}
@@ -94,19 +109,26 @@ func (e *env) useDaemon(ctx context.Context, cfg *config.Config, only string) ba
 		return nil
 	}
 	log.Info("using switchboard serve", "socket", path)
-	if only != "" {
-		return onlyServer{c, only}
-	}
 	return c
+}
+
+// ownServer reports whether st is one a serve runs for itself rather than
+// from the configuration: the workflow engine's in-process server, which
+// publishes [gateway] workflows.
+func ownServer(st host.ServerStatus) bool {
+	return st.Transport == host.TransportInProcess && st.ID == workflow.InProcessServerID
 }
 
 // unlike says why a serve's servers would not answer as the command's own
 // start would; "" when they would.
 func unlike(c *daemon.Client, cfg *config.Config, only string) string {
-	sts := c.Servers()
-	ids := make([]string, len(sts))
-	for i, st := range sts {
-		ids[i] = st.ID
+	var sts []host.ServerStatus
+	var ids []string
+	for _, st := range c.Servers() {
+		if !ownServer(st) {
+			sts = append(sts, st)
+			ids = append(ids, st.ID)
+		}
 	}
 	want := make([]string, len(cfg.Servers))
 	for i, s := range cfg.Servers {
@@ -133,39 +155,49 @@ func unlike(c *daemon.Client, cfg *config.Config, only string) string {
 	return ""
 }
 
-// onlyServer is a serve's servers as a command that starts one server
-// alone (--server) sees them: that server's status and tools.
-type onlyServer struct {
+// served is a serve's servers as a command sees them: those keep keeps
+// (the configuration's, or the one server a command starts alone with
+// --server), their statuses and their tools.
+type served struct {
 	*daemon.Client
-	id string
+	keep func(host.ServerStatus) bool
 }
 
-func (o onlyServer) Servers() []host.ServerStatus {
+func (o served) Servers() []host.ServerStatus {
 	var out []host.ServerStatus
 	for _, st := range o.Client.Servers() {
-		if st.ID == o.id {
+		if o.keep(st) {
 			out = append(out, st)
 		}
 	}
 	return out
 }
 
-func (o onlyServer) Tools() []host.Tool {
+func (o served) kept(server string) bool {
+	for _, st := range o.Client.Servers() {
+		if st.ID == server {
+			return o.keep(st)
+		}
+	}
+	return false
+}
+
+func (o served) Tools() []host.Tool {
 	var out []host.Tool
 	for _, t := range o.Client.Tools() {
-		if t.Server == o.id {
+		if o.kept(t.Server) {
 			out = append(out, t)
 		}
 	}
 	return out
 }
 
-func (o onlyServer) Tool(name string) (host.Tool, bool) {
+func (o served) Tool(name string) (host.Tool, bool) {
 	t, ok := o.Client.Tool(name)
-	return t, ok && t.Server == o.id
+	return t, ok && o.kept(t.Server)
 }
 
-func (o onlyServer) CallTool(ctx context.Context, name string, args json.RawMessage, opts *host.CallOptions) (*mcp.CallToolResult, error) {
+func (o served) CallTool(ctx context.Context, name string, args json.RawMessage, opts *host.CallOptions) (*mcp.CallToolResult, error) {
 	if _, ok := o.Tool(name); !ok {
 		return nil, fmt.Errorf("%w %q", host.ErrUnknownTool, name)
 	}

@@ -58,7 +58,8 @@ func TestMain(m *testing.M) {
 //
 // and the variables FIXTURE (the testserver binary), EVERYTHING_NODE and
 // EVERYTHING_JS (server-everything's command line), TS_NODE,
-// TS_RESOURCES_ONLY and TS_SDK (interop.TSResourcesOnly's). HOME,
+// TS_RESOURCES_ONLY and TS_SDK (interop.TSResourcesOnly's), EXAMPLES (the
+// repository's examples folder, to copy from). HOME,
 // XDG_CONFIG_HOME and XDG_STATE_HOME point inside the script's work folder
 // so that no real user config is read; XDG_RUNTIME_DIR (where serve's local
 // socket goes) is a short folder of the script's own.
@@ -66,6 +67,10 @@ func TestScripts(t *testing.T) {
 	fixture := interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver")
 	everything := interop.Everything(t)
 	tsResourcesOnly := interop.TSResourcesOnly(t)
+	examples, err := filepath.Abs(filepath.Join("..", "..", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                filepath.Join("testdata", "script"),
 		RequireUniqueNames: true,
@@ -97,6 +102,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("TS_NODE", tsResourcesOnly[0])
 			e.Setenv("TS_RESOURCES_ONLY", tsResourcesOnly[1])
 			e.Setenv("TS_SDK", tsResourcesOnly[2])
+			e.Setenv("EXAMPLES", examples)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -37,6 +37,13 @@ func (e *env) elicitation(why string) host.ElicitationHandler {
 	}
 	if why != "" {
 		return func(ctx context.Context, server string, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			if _, ok := req.Meta[host.MetaKeyAnswerElsewhere].(string); ok {
+				// Declining is an answer (a workflow's gate fails on it);
+				// nobody was asked. The call ends in a tool error naming
+				// the other way to answer (host.MetaKeyAnswerElsewhere).
+				fmt.Fprintf(e.stderr, "switchboard: server %q asks: %s\nswitchboard: not answered: %s\n", server, shown(oneLine(req.Message)), why)
+				return nil, errors.New(why)
+			}
 			fmt.Fprintf(e.stderr, "switchboard: server %q asks: %s\nswitchboard: declined: %s\n", server, shown(oneLine(req.Message)), why)
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		}

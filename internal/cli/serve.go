@@ -100,16 +100,29 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	if err != nil {
 		hostOpts.Logger.Info("not serving CLI commands on a local socket", "err", err)
 	}
+	wfs, err := e.loadWorkflows(cfg)
+	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return err
+	}
+	steps := e.agentSteps(cfg)
 	r := &readiness{e: e, start: start}
 	d, err := daemon.New(ln, &daemon.Options{
+		Workflows:    wfs,
+		Agents:       workflowAgents{steps},
 		Config:       cfg,
 		Host:         hostOpts,
 		Logger:       hostOpts.Logger,
 		HTTPErrorLog: httpErrorLog(e),
 		Store:        e.stateStore(cfg),
 		Socket:       socket,
-		OnHost:       r.follow,
-		OnReady:      r.ready,
+		OnHost: func(h *host.Host) {
+			steps.Host = h
+			r.follow(h)
+		},
+		OnReady: r.ready,
 	})
 	if err != nil {
 		return daemonErr(err)

@@ -89,6 +89,10 @@
 //	                     servers that implement part of a capability do (repeatable)
 //	-elicit-schema JSON  the elicit tool asks for this requested schema instead of its
 //	                     own (enums, formats, bounds, required fields: a client's form)
+//	-elicit-answer-elsewhere TEXT
+//	                     the elicit tool's question says, in its _meta
+//	                     (switchboard/answer_elsewhere), that it can be answered
+//	                     another way, TEXT (as a workflow's gate does)
 //	-print-client-capabilities
 //	                     when initialized, write "testserver: client capabilities: JSON"
 //	                     to stderr: what its client (a host, the gateway) declared
@@ -172,7 +176,9 @@ type config struct {
 	protocolVersions                     stringList
 	without                              stringList
 	elicitSchema                         string
+	elicitElsewhere                      string
 	counter                              bool
+	callLog                              string
 }
 
 // intercepts reports whether the stdio byte streams must be filtered.
@@ -220,7 +226,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&c.protocolVersions, "protocol-version", "speak only this protocol `VERSION` (repeatable; default every version the go-sdk speaks)")
 	fs.Var(&c.without, "without", "answer `METHOD` with -32601 method not found (repeatable)")
 	fs.StringVar(&c.elicitSchema, "elicit-schema", "", "the elicit tool asks for this requested schema (`JSON`) instead of its own")
+	fs.StringVar(&c.elicitElsewhere, "elicit-answer-elsewhere", "", "the elicit tool's question says in its _meta it can be answered this other way (`TEXT`)")
 	fs.BoolVar(&c.counter, "counter", false, "add tool count, which answers how many times this process was called")
+	fs.StringVar(&c.callLog, "call-log", "", "append a line `TOOL ARGUMENTS` to this file for every tools/call, before answering it")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -44,6 +44,18 @@ func newServer(c *config) *mcp.Server {
 	}
 	s := mcp.NewServer(info, opts)
 
+	if c.callLog != "" {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+					if err := appendLine(c.callLog, p.Name+" "+string(p.Arguments)); err != nil {
+						return nil, err
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	if c.stderrLine > 0 {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -74,7 +86,7 @@ func newServer(c *config) *mcp.Server {
 	if c.elicitSchema != "" {
 		form = json.RawMessage(c.elicitSchema)
 	}
-	s.AddTool(&mcp.Tool{Name: "elicit", Description: "Asks the user for a form with defaults and returns the answer.", InputSchema: emptyObject}, elicit(form))
+	s.AddTool(&mcp.Tool{Name: "elicit", Description: "Asks the user for a form with defaults and returns the answer.", InputSchema: emptyObject}, elicit(form, c.elicitElsewhere))
 	mcp.AddTool(s, &mcp.Tool{Name: "ask_briefly", Description: "Asks the client for a name during the call (2025-11-25), gives up after ms milliseconds, cancelling its request, works then_ms more, and says which happened."}, askBriefly)
 	s.AddTool(&mcp.Tool{Name: "sample", Description: "Asks the client's LLM for a completion and returns its text.", InputSchema: emptyObject}, sample)
 	s.AddTool(&mcp.Tool{Name: "roots", Description: "Lists the client's roots.", InputSchema: emptyObject}, roots)
@@ -287,8 +299,9 @@ func askBriefly(ctx context.Context, req *mcp.CallToolRequest, in askBrieflyIn) 
 	return nil, nil, err
 }
 
-// elicit asks for form, then returns the answer.
-func elicit(form json.RawMessage) mcp.ToolHandler {
+// elicit asks for form, then returns the answer. elsewhere, when set, is
+// the question's switchboard/answer_elsewhere _meta.
+func elicit(form json.RawMessage, elsewhere string) mcp.ToolHandler {
 	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if res, ok := req.Params.InputResponses["form"].(*mcp.ElicitResult); ok && res != nil {
 			out := map[string]any{"action": res.Action, "content": res.Content}
@@ -298,9 +311,13 @@ func elicit(form json.RawMessage) mcp.ToolHandler {
 			}
 			return &mcp.CallToolResult{Content: text("%s", data), StructuredContent: out}, nil
 		}
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
-			"form": &mcp.ElicitParams{Message: "Please fill in the form.", RequestedSchema: form},
-		}}, nil
+		p := &mcp.ElicitParams{Message: "Please fill in the form.", RequestedSchema: form}
+		if elsewhere != "" {
+			// The key is host.MetaKeyAnswerElsewhere, spelled out: the
+			// fixture depends on nothing of switchboard's.
+			p.Meta = mcp.Meta{"switchboard/answer_elsewhere": elsewhere}
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"form": p}}, nil
 	}
 }
 
@@ -352,4 +369,18 @@ func content(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error)
 		},
 		StructuredContent: map[string]any{"kinds": []string{"text", "image", "audio", "resource", "resource_link"}},
 	}, nil
+}
+
+// appendLine appends line to the file at path, in one write (O_APPEND:
+// lines of concurrent calls do not interleave).
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(strings.ReplaceAll(line, "\n", " ") + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

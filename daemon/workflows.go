@@ -1,0 +1,232 @@
+package daemon
+
+// Workflows in a daemon or a CLI command: the workflow files found, the
+// durable engine on the configuration's database with an executor id of
+// this process's own, agent steps over the running host, and the engine's
+// in-process server that publishes [gateway] workflows as tools.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/workflow"
+)
+
+// LoadWorkflows finds cfg's workflows: the files in workflow.Dirs(getenv)
+// and those the configuration lists (workflows = [...]), checked across
+// files (ids, nested workflows, cycles), and every id [gateway] workflows
+// publishes defined. Every problem is in the error, each with its file and
+// line.
+func LoadWorkflows(cfg *config.Config, getenv func(string) string) ([]*workflow.Workflow, error) {
+	wfs, err := workflow.List(workflow.Dirs(getenv), cfg.Workflows...)
+	errs := []error{err}
+	if err := workflow.CheckAll(wfs); err != nil {
+		errs = append(errs, err)
+	}
+	for _, id := range cfg.Gateway.Workflows {
+		if !slices.ContainsFunc(wfs, func(w *workflow.Workflow) bool { return w.ID == id }) {
+			var ids []string
+			for _, w := range wfs {
+				ids = append(ids, w.ID)
+			}
+			known := "none found"
+			if len(ids) > 0 {
+				sort.Strings(ids)
+				known = "found: " + fmt.Sprint(ids)
+			}
+			errs = append(errs, fmt.Errorf("[gateway] workflows: no workflow %q (%s)", id, known))
+		}
+	}
+	return wfs, errors.Join(errs...)
+}
+
+// WorkflowOptions configures [OpenWorkflows].
+type WorkflowOptions struct {
+	// Config gives the database ([state] database), the agents' servers
+	// and [gateway] workflows.
+	Config *config.Config
+	// Workflows are the workflows the engine runs (LoadWorkflows).
+	Workflows []*workflow.Workflow
+	// Kind names the process in its executor id: "serve", "cli".
+	Kind string
+	// Agents runs agent steps (the CLI's, over agent.Steps: the daemon
+	// knows no LLM); nil fails them.
+	Agents workflow.Agents
+	// Redactor redacts the engine's events; nil means the host's.
+	Redactor *secret.Redactor
+	Logger   *slog.Logger
+}
+
+// Workflows is a process's workflow engine. Open it with [OpenWorkflows],
+// give it its host with Launch once the host is started, and Close it
+// before the host.
+type Workflows struct {
+	Engine   *workflow.Engine
+	Executor *workflow.Executor
+	cfg      *config.Config
+	byID     map[string]*workflow.Workflow
+	launched chan struct{}
+	once     sync.Once
+}
+
+// OpenWorkflows opens the engine on the configuration's database (the
+// state store's file: DBOS's tables and the engine's beside the store's)
+// under a new executor of kind, without launching it.
+func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) {
+	db := o.Config.State.Database
+	dir, err := workflow.ExecutorDir(db)
+	if err != nil {
+		return nil, err
+	}
+	x, err := workflow.NewExecutor(dir, o.Kind)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workflows{Executor: x, cfg: o.Config, byID: map[string]*workflow.Workflow{}, launched: make(chan struct{})}
+	for _, wf := range o.Workflows {
+		w.byID[wf.ID] = wf
+	}
+	e, err := workflow.New(ctx, &workflow.EngineOptions{
+		Database:   db,
+		Agents:     o.Agents,
+		Workflows:  w.byID,
+		AppVersion: workflow.AppVersion,
+		ExecutorID: x.ID,
+		Redactor:   o.Redactor,
+		Logger:     o.Logger,
+	})
+	if err != nil {
+		x.Close()
+		return nil, err
+	}
+	w.Engine = e
+	return w, nil
+}
+
+// Workflow returns the workflow id, or nil.
+func (w *Workflows) Workflow(id string) *workflow.Workflow { return w.byID[id] }
+
+// List returns the workflows, by id.
+func (w *Workflows) List() []*workflow.Workflow {
+	out := make([]*workflow.Workflow, 0, len(w.byID))
+	for _, wf := range w.byID {
+		out = append(out, wf)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// InProcess is the server that publishes [gateway] workflows as tools,
+// for host.Options.InProcess; ok false when none is published. A call
+// that comes before Launch waits for it.
+func (w *Workflows) InProcess() (host.InProcessServer, bool, error) {
+	ids := w.cfg.Gateway.Workflows
+	if len(ids) == 0 {
+		return host.InProcessServer{}, false, nil
+	}
+	ip, err := w.Engine.InProcess(ids, w.cfg.Gateway.WorkflowToolName("{id}"))
+	if err != nil {
+		return host.InProcessServer{}, false, err
+	}
+	ip.Server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				select {
+				case <-w.launched:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	// Published as [gateway] workflow_tool_format names them
+	// (workflow_{id}), not as mcp_workflows_…: the format is the
+	// operator's choice of the name clients see.
+	ip.OwnNames = true
+	// A run waiting on a gate lasts as long as the person takes: the
+	// call is not bounded by a server's default timeout.
+	ip.Timeout = maxCallTimeout
+	return ip, true, nil
+}
+
+// maxCallTimeout bounds a call of a published workflow: a run that waits
+// on a gate keeps the call open while the person answers.
+const maxCallTimeout = 7 * 24 * time.Hour
+
+// Hidden returns the host tool names the published workflows with
+// hide_tools call: what the gateway leaves out of its tools.
+func (w *Workflows) Hidden() []string {
+	var out []string
+	for _, id := range w.cfg.Gateway.Workflows {
+		if wf := w.byID[id]; wf != nil && wf.HideTools {
+			for _, t := range wf.Tools() {
+				if !slices.Contains(out, t) {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Launch gives the engine its started host and launches it; with adopt,
+// it also takes over the pending runs of executors that are gone.
+func (w *Workflows) Launch(ctx context.Context, h *host.Host, adopt bool) error {
+	if err := w.Engine.Launch(ctx, h); err != nil {
+		return err
+	}
+	w.once.Do(func() { close(w.launched) })
+	if adopt {
+		if _, err := w.Engine.Adopt(ctx, w.Executor.Alive); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes the engine (runs in flight stop where they are, to be
+// resumed) and then says the executor is gone.
+func (w *Workflows) Close() error {
+	err := w.Engine.Close()
+	return errors.Join(err, w.Executor.Close())
+}
+
+// ErrLiveElsewhere: the run is executed by another live process (a
+// serve, or a CLI command's engine), which keeps it.
+var ErrLiveElsewhere = errors.New("in another live process (a switchboard serve, or a workflow run): it is not resumed here")
+
+// Resume resumes run id here: a cancelled run from its last completed
+// step, or a pending one whose process is gone (adopted). An ended run is
+// left as it is; one a live process executes is ErrLiveElsewhere.
+func (w *Workflows) Resume(ctx context.Context, id string) error {
+	st, err := w.Engine.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.State == workflow.RunCancelled:
+		return w.Engine.Resume(ctx, id)
+	case st.State.Ended():
+		return nil
+	}
+	ids, err := w.Engine.Adopt(ctx, w.Executor.Alive, id)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return fmt.Errorf("run %s is %s %w", id, st.State, ErrLiveElsewhere)
+	}
+	return nil
+}

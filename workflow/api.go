@@ -1,0 +1,468 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dbos-inc/dbos-transact-golang/dbos"
+
+	"github.com/switchboardmcp/switchboard/schema"
+)
+
+// StartOptions configures [Engine.Start]. Nil means defaults.
+type StartOptions struct {
+	// RunID is the run's id; "" means a random one. Starting a run id that
+	// exists starts nothing and returns it: a caller that retries after a
+	// lost answer gets the same run.
+	RunID string
+}
+
+// Start validates inputs against workflow id's inputs (applying their
+// defaults) and starts a run. The run lives on the engine, not on ctx.
+func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, opts *StartOptions) (string, error) {
+	if err := e.ready(); err != nil {
+		return "", err
+	}
+	wf := e.workflows[id]
+	if wf == nil {
+		return "", fmt.Errorf("workflow %q: not defined", id)
+	}
+	inputs, err := applyInputs(wf, inputs)
+	if err != nil {
+		return "", err
+	}
+	runID := ""
+	if opts != nil {
+		runID = opts.RunID
+	}
+	if runID == "" {
+		runID = newRunID()
+	} else if strings.Contains(runID, "/") {
+		return "", fmt.Errorf("run id %q: may not contain /", runID)
+	}
+	if st, err := e.dbosStatus(ctx, runID); err == nil {
+		var in runInput
+		if convert(st.Input, &in) == nil && in.Workflow != id {
+			return "", fmt.Errorf("run %s: already a run of workflow %q, not %q", runID, in.Workflow, id)
+		}
+		return runID, nil
+	}
+	dctx := e.dbos
+	if wf.Timeout > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = dbos.WithTimeout(e.dbos, wf.Timeout)
+		defer cancel() // the deadline is recorded with the run: DBOS enforces it
+	}
+	h, err := dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs}, dbos.WithWorkflowID(runID))
+	if err != nil {
+		return "", fmt.Errorf("workflow %q: starting run %s: %w", id, runID, err)
+	}
+	// The run's function wakes the waiters as it returns, but DBOS
+	// records its status after that: a waiter that looked in between
+	// would sleep until its next poll (childPoll, a second: half the runs
+	// of the benchmark did). The handle of a run started here says when
+	// the status is recorded; wake them again then.
+	e.watchers.Add(1)
+	go func() {
+		defer e.watchers.Done()
+		h.GetResult() // ends at Close too: DBOS's context ends
+		e.wake()
+	}()
+	return runID, nil
+}
+
+func (e *Engine) ready() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.closed:
+		return ErrClosed
+	case !e.launched:
+		return errors.New("workflow: the engine is not launched")
+	}
+	return nil
+}
+
+// applyInputs fills in defaults and validates inputs against wf's inputs.
+func applyInputs(wf *Workflow, inputs map[string]any) (map[string]any, error) {
+	out := map[string]any{}
+	for k, v := range inputs {
+		out[k] = v
+	}
+	for _, in := range wf.Inputs {
+		if _, ok := out[in.Name]; !ok && in.Default != nil {
+			out[in.Name] = in.Default
+		}
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %q: inputs: %w", wf.ID, err)
+	}
+	sch, err := schema.Compile(wf.InputSchema())
+	if err != nil {
+		return nil, fmt.Errorf("workflow %q: inputs: %w", wf.ID, err)
+	}
+	v, err := sch.Validate(raw)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %q: inputs: %w", wf.ID, err)
+	}
+	return v, nil
+}
+
+// RunState is where a run is.
+type RunState string
+
+// The states of a run.
+const (
+	RunQueued    RunState = "queued"
+	RunRunning   RunState = "running"
+	RunWaiting   RunState = "waiting" // on a gate
+	RunCompleted RunState = "completed"
+	RunFailed    RunState = "failed"
+	RunCancelled RunState = "cancelled"
+)
+
+// Ended reports whether s is final.
+func (s RunState) Ended() bool { return s == RunCompleted || s == RunFailed || s == RunCancelled }
+
+// RunStatus is a run as [Engine.Get] reports it.
+type RunStatus struct {
+	ID       string    `json:"id"`
+	Workflow string    `json:"workflow"`
+	Digest   string    `json:"digest"`
+	State    RunState  `json:"state"`
+	Started  time.Time `json:"started"`
+	Ended    time.Time `json:"ended,omitzero"`
+	// Outputs of a completed run (whole: not redacted, unlike events).
+	Outputs map[string]any `json:"outputs,omitempty"`
+	Error   *RunError      `json:"error,omitempty"`
+	// Gate is the gate:waiting event of the gate the run waits on.
+	Gate *Event `json:"gate,omitempty"`
+}
+
+func (e *Engine) dbosStatus(ctx context.Context, runID string) (*dbos.WorkflowStatus, error) {
+	list, err := dbos.ListWorkflows(e.dbos, dbos.WithFilterWorkflowIDs(runID), dbos.WithFilterLoadInput(true), dbos.WithFilterLoadOutput(true))
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNoRun, runID)
+	}
+	return &list[0], nil
+}
+
+// Get returns the run's status.
+func (e *Engine) Get(ctx context.Context, runID string) (*RunStatus, error) {
+	st, err := e.dbosStatus(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	events, err := e.events.list(ctx, runID, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	return e.status(st, events), nil
+}
+
+func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
+	var in runInput
+	convert(st.Input, &in)
+	rs := &RunStatus{ID: st.ID, Workflow: in.Workflow, Digest: in.Digest, Started: st.CreatedAt}
+	switch st.Status {
+	case dbos.WorkflowStatusEnqueued, dbos.WorkflowStatusDelayed:
+		rs.State = RunQueued
+	case dbos.WorkflowStatusPending:
+		rs.State = RunRunning
+	case dbos.WorkflowStatusSuccess:
+		var out runOutput
+		convert(st.Output, &out)
+		rs.Outputs, rs.Error = out.Outputs, out.Error
+		rs.State = RunCompleted
+		if out.Error != nil {
+			rs.State = RunFailed
+		}
+		rs.Ended = st.CompletedAt
+	case dbos.WorkflowStatusCancelled:
+		rs.State, rs.Ended = RunCancelled, st.UpdatedAt
+		rs.Error = &RunError{Code: ErrCancelled, Message: "the run was cancelled"}
+	default:
+		rs.State, rs.Ended = RunFailed, st.UpdatedAt
+		msg := string(st.Status)
+		if st.Error != nil {
+			msg = st.Error.Error()
+		}
+		rs.Error = &RunError{Code: ErrCallFailed, Message: msg}
+	}
+	// What the events say: a gate waiting, or an end DBOS has not
+	// recorded yet.
+	open := map[string]*Event{}
+	for i := range events {
+		ev := &events[i]
+		k := taskKey(ev.Step, itemOf(ev))
+		switch ev.Type {
+		case EventGateWaiting:
+			open[k] = ev
+		case EventGateAnswered:
+			delete(open, k)
+		}
+		if ev.Type.Terminal() && !rs.State.Ended() {
+			switch ev.Type {
+			case EventRunCompleted:
+				rs.State = RunCompleted
+				var o map[string]any
+				json.Unmarshal(ev.Outputs, &o)
+				rs.Outputs = o
+			case EventRunFailed:
+				rs.State, rs.Error = RunFailed, ev.Error
+			case EventRunCancelled:
+				rs.State = RunCancelled
+			}
+			rs.Ended = ev.Time
+		}
+	}
+	if rs.State == RunRunning && len(open) > 0 {
+		for _, ev := range events {
+			if ev.Type == EventGateWaiting && open[taskKey(ev.Step, itemOf(&ev))] != nil {
+				rs.State, rs.Gate = RunWaiting, &ev
+				break
+			}
+		}
+	}
+	return rs
+}
+
+func itemOf(ev *Event) int {
+	if ev.Item == nil {
+		return -1
+	}
+	return *ev.Item
+}
+
+// Wait waits for the run to end and returns its status.
+func (e *Engine) Wait(ctx context.Context, runID string) (*RunStatus, error) {
+	fast := 0
+	for {
+		kick := e.kicked()
+		st, err := e.dbosStatus(ctx, runID)
+		if err != nil {
+			return nil, err
+		}
+		switch st.Status {
+		case dbos.WorkflowStatusSuccess, dbos.WorkflowStatusError, dbos.WorkflowStatusCancelled, dbos.WorkflowStatusMaxRecoveryAttemptsExceeded:
+			events, err := e.events.list(ctx, runID, 0, 0)
+			if err != nil {
+				return nil, err
+			}
+			return e.status(st, events), nil
+		}
+		// A wake comes just before a run's status is written (a run this
+		// process did not start, such as a recovered one): look again a
+		// few times quickly, as awaitChild does.
+		wait := childPoll
+		if fast > 0 {
+			fast--
+			wait = 2 * time.Millisecond
+		}
+		select {
+		case <-kick:
+			fast = 20
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// RunFilter selects runs for [Engine.Runs].
+type RunFilter struct {
+	Workflow string // "" for all
+	Limit    int    // 0: 100
+}
+
+// Runs lists runs, newest first (not a nested workflow's runs, which are
+// their parent's steps).
+func (e *Engine) Runs(ctx context.Context, f *RunFilter) ([]*RunStatus, error) {
+	limit := 100
+	if f != nil && f.Limit > 0 {
+		limit = f.Limit
+	}
+	list, err := dbos.ListWorkflows(e.dbos, dbos.WithFilterName(runWorkflowName), dbos.WithFilterHasParent(false),
+		dbos.WithFilterSortDesc(), dbos.WithFilterLimit(limit), dbos.WithFilterLoadInput(true), dbos.WithFilterLoadOutput(true))
+	if err != nil {
+		return nil, err
+	}
+	var out []*RunStatus
+	for i := range list {
+		events, err := e.events.list(ctx, list[i].ID, 0, 0)
+		if err != nil {
+			return nil, err
+		}
+		rs := e.status(&list[i], events)
+		if f != nil && f.Workflow != "" && rs.Workflow != f.Workflow {
+			continue
+		}
+		out = append(out, rs)
+	}
+	return out, nil
+}
+
+// Events returns the run's events after sequence number afterSeq.
+func (e *Engine) Events(ctx context.Context, runID string, afterSeq int64) ([]Event, error) {
+	return e.events.list(ctx, runID, afterSeq, 0)
+}
+
+// Follow calls fn with each of the run's events after afterSeq, in order,
+// as they happen, until the run's terminal event (delivered too), fn's
+// error, or ctx's end. Events written by another process on the same
+// database are seen within a second.
+func (e *Engine) Follow(ctx context.Context, runID string, afterSeq int64, fn func(Event) error) error {
+	for {
+		kick := e.kicked()
+		evs, err := e.events.list(ctx, runID, afterSeq, 0)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			if err := fn(ev); err != nil {
+				return err
+			}
+			afterSeq = ev.Seq
+			if ev.Type.Terminal() {
+				return nil
+			}
+		}
+		select {
+		case <-kick:
+		case <-time.After(childPoll):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Answer answers the gate gate of run runID. It fails with ErrNotWaiting
+// when the run is not waiting on that gate, and when a is not an accept
+// whose content is valid against the gate's schema, or a decline.
+func (e *Engine) Answer(ctx context.Context, runID, gate string, a GateAnswer) error {
+	rs, err := e.Get(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if rs.Gate == nil || taskKey(rs.Gate.Step, itemOf(rs.Gate)) != gate {
+		// A run may wait on several gates; the status names the first.
+		evs, _ := e.events.list(ctx, runID, 0, 0)
+		if !gateOpen(evs, gate) || rs.State.Ended() {
+			return fmt.Errorf("%w: run %s, gate %s", ErrNotWaiting, runID, gate)
+		}
+	}
+	var sch json.RawMessage
+	if wf := e.workflows[rs.Workflow]; wf != nil {
+		if s := findStep(wf, strings.SplitN(gate, "/", 2)[0]); s != nil {
+			if s.Kind == StepForEach {
+				s = s.ForEach.Step
+			}
+			if s.Gate != nil {
+				sch = s.Gate.Schema
+			}
+		}
+	}
+	switch a.Action {
+	case "accept":
+		if sch != nil {
+			c, err := schema.Compile(sch)
+			if err != nil {
+				return fmt.Errorf("gate %s: its schema: %w", gate, err)
+			}
+			raw, _ := json.Marshal(a.Content)
+			if a.Content == nil {
+				raw = []byte("{}")
+			}
+			if _, err := c.Validate(raw); err != nil {
+				return fmt.Errorf("gate %s: the answer: %w", gate, err)
+			}
+		}
+	case "decline":
+		a.Content = nil
+	default:
+		return fmt.Errorf("gate %s: action %q: want accept or decline", gate, a.Action)
+	}
+	child := gateRunID(runID, gate)
+	// One answer per gate: a second is dropped by its idempotency key.
+	return dbos.Send(e.dbos, child, a, gateTopic, dbos.WithIdempotencyKey(child))
+}
+
+func gateOpen(evs []Event, gate string) bool {
+	open := false
+	for _, ev := range evs {
+		if taskKey(ev.Step, itemOf(&ev)) != gate {
+			continue
+		}
+		switch ev.Type {
+		case EventGateWaiting:
+			open = true
+		case EventGateAnswered:
+			open = false
+		}
+	}
+	return open
+}
+
+func findStep(wf *Workflow, id string) *Step {
+	i := slices.IndexFunc(wf.Steps, func(s *Step) bool { return s.ID == id })
+	if i < 0 {
+		return nil
+	}
+	return wf.Steps[i]
+}
+
+// Cancel cancels the run and its nested runs and gates. A step in flight
+// is interrupted; Resume continues from the last completed step.
+func (e *Engine) Cancel(ctx context.Context, runID string) error {
+	if _, err := e.dbosStatus(ctx, runID); err != nil {
+		return err
+	}
+	if err := dbos.CancelWorkflow(e.dbos, runID, dbos.WithCancelChildren()); err != nil {
+		return fmt.Errorf("run %s: cancelling: %w", runID, err)
+	}
+	_, err := e.events.emit(ctx, "run:end", &Event{Type: EventRunCancelled, RunID: runID})
+	return err
+}
+
+// Resume resumes a cancelled (or failed on the way) run from its last
+// completed step.
+func (e *Engine) Resume(ctx context.Context, runID string) error {
+	st, err := e.dbosStatus(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if st.Status != dbos.WorkflowStatusCancelled {
+		return fmt.Errorf("run %s: %s, not cancelled", runID, strings.ToLower(string(st.Status)))
+	}
+	if err := e.events.withdraw(ctx, runID); err != nil {
+		return err
+	}
+	return e.resume(runID)
+}
+
+// resume resumes a cancelled workflow and, first, its cancelled children
+// (Cancel cancelled them with it; a replayed parent waits on them again).
+func (e *Engine) resume(id string) error {
+	children, err := dbos.ListWorkflows(e.dbos, dbos.WithFilterParentWorkflowID(id), dbos.WithFilterStatus(dbos.WorkflowStatusCancelled))
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		if err := e.resume(c.ID); err != nil {
+			return err
+		}
+	}
+	if _, err := dbos.ResumeWorkflow[any](e.dbos, id); err != nil {
+		return fmt.Errorf("run %s: resuming: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,300 @@
+package workflow
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dbos-inc/dbos-transact-golang/dbos"
+	_ "github.com/dbos-inc/dbos-transact-golang/dbos/driver/sqlite" // DBOS on SQLite (modernc, pure Go)
+
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/store"
+)
+
+// AppVersion is the DBOS application version the engine runs under unless
+// EngineOptions says otherwise. DBOS recovers only the runs of its current
+// application version, and its default is a hash of the binary: an upgraded
+// binary would leave every run it did not start pending forever. The
+// engine checks a run's workflow definition itself (its Digest), so the
+// version only changes when the engine's own recording changes shape.
+const AppVersion = "switchboard-workflows-1"
+
+// appName is the DBOS application name: it owns the rows of the system
+// database this engine writes.
+const appName = "switchboard"
+
+// Names of the DBOS workflows the engine registers. They are what the
+// system database records, so they are part of the stored format.
+const (
+	runWorkflowName  = "switchboard.run"
+	gateWorkflowName = "switchboard.gate"
+)
+
+// gateTopic is the DBOS topic a gate's answer is sent on.
+const gateTopic = "answer"
+
+// ErrClosed is returned by an engine's methods after Close.
+var ErrClosed = errors.New("workflow: engine closed")
+
+// ErrNoRun is returned for a run id the engine does not know.
+var ErrNoRun = errors.New("workflow: no such run")
+
+// ErrNotWaiting is returned by Answer when the run is not waiting on that
+// gate.
+var ErrNotWaiting = errors.New("workflow: the run is not waiting on that gate")
+
+// Agents runs an agent step: the CLI and the daemon provide it, so that
+// this package knows nothing of providers and models.
+type Agents interface {
+	// RunAgent runs the agent named name (found like `switchboard run
+	// NAME`) with prompt and returns its final answer.
+	RunAgent(ctx context.Context, name, prompt string) (*AgentResult, error)
+}
+
+// AgentResult is an agent step's result: templates read it as
+// .steps.ID.result.text and .steps.ID.result.usage.
+type AgentResult struct {
+	Text  string         `json:"text"`
+	Usage map[string]any `json:"usage,omitempty"`
+}
+
+// EngineOptions configures [New]. Nil means defaults.
+type EngineOptions struct {
+	// Database is the engine's database: a SQLite file path ("sqlite:" and
+	// a path also works) or a postgres:// URL. "" means the state store's
+	// default file (store.DefaultPath), which `[state] database` changes.
+	Database string
+	// Host runs tool steps (Host.CallTool: validated and timed out like any
+	// call). Nil: New does not launch; call Launch with the host once it
+	// is started, since the host may need the engine's in-process server
+	// (InProcess) first.
+	Host *host.Host
+	// Agents runs agent steps; nil fails them.
+	Agents Agents
+	// Workflows is the registry, by id. Runs of a workflow not in it, or
+	// whose definition changed since they started, fail with ErrDefinition.
+	Workflows map[string]*Workflow
+	// AppVersion is DBOS's application version; "" means AppVersion.
+	AppVersion string
+	// ExecutorID names this process to DBOS (runs are recovered by the
+	// executor that started them); "" means "local".
+	ExecutorID string
+	// Redactor redacts events; nil means the host's.
+	Redactor *secret.Redactor
+	// Logger receives the engine's and DBOS's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Engine runs workflows durably on DBOS. Its methods are safe for
+// concurrent use.
+type Engine struct {
+	opts      EngineOptions
+	dbos      dbos.Context
+	events    *eventStore
+	workflows map[string]*Workflow
+	logger    *slog.Logger
+
+	mu       sync.Mutex
+	host     *host.Host
+	red      *secret.Redactor
+	launched bool
+	closed   bool
+	// kick is closed and replaced whenever a run or a gate of this
+	// process ends, so that steps waiting on one look again at once.
+	kick chan struct{}
+
+	// watchers are the goroutines that wake waiters when a run started
+	// here has its status recorded (Start).
+	watchers sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New opens the engine's database, applies its migrations and registers
+// the engine with DBOS. With opts.Host set it also launches DBOS, which
+// recovers the runs this executor left pending; otherwise call Launch.
+func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
+	o := EngineOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.AppVersion == "" {
+		o.AppVersion = AppVersion
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	e := &Engine{opts: o, workflows: maps.Clone(o.Workflows), logger: o.Logger, kick: make(chan struct{})}
+	if e.workflows == nil {
+		e.workflows = map[string]*Workflow{}
+	}
+	url, where, err := databaseURL(o.Database)
+	if err != nil {
+		return nil, err
+	}
+	cfg := dbos.Config{
+		AppName:            appName,
+		ApplicationVersion: o.AppVersion,
+		ExecutorID:         o.ExecutorID,
+		Logger:             o.Logger,
+	}
+	var db *sql.DB
+	if strings.HasPrefix(url, "sqlite:") {
+		if db, err = openSQLite(ctx, strings.TrimPrefix(url, "sqlite:")); err != nil {
+			return nil, fmt.Errorf("workflow: database %s: %w", where, err)
+		}
+		cfg.SQLiteSystemDB = db
+	} else {
+		cfg.DatabaseURL = url
+	}
+	d, err := dbos.NewContext(context.WithoutCancel(ctx), cfg)
+	if err != nil {
+		if db != nil {
+			db.Close()
+		}
+		return nil, fmt.Errorf("workflow: database %s: %w", where, err)
+	}
+	e.dbos = d
+	if db == nil {
+		// PostgreSQL: the events live in the same database, on a pool of
+		// their own.
+		if db, err = openPostgres(url); err != nil {
+			dbos.Shutdown(d, time.Second)
+			return nil, fmt.Errorf("workflow: database %s: %w", where, err)
+		}
+	}
+	e.events, err = newEventStore(ctx, db, strings.HasPrefix(url, "sqlite:"))
+	if err != nil {
+		dbos.Shutdown(d, time.Second)
+		db.Close()
+		return nil, fmt.Errorf("workflow: database %s: %w", where, err)
+	}
+	e.events.onInsert = e.wake
+	dbos.RegisterWorkflow(d, e.runWorkflow, dbos.WithWorkflowName(runWorkflowName))
+	dbos.RegisterWorkflow(d, e.gateWorkflow, dbos.WithWorkflowName(gateWorkflowName))
+	if o.Host != nil {
+		if err := e.Launch(ctx, o.Host); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// Launch gives the engine its host and launches DBOS, which recovers the
+// runs this executor left pending (interrupted runs resume from their last
+// completed step; gates that were waiting wait again). It is called once,
+// by New when EngineOptions.Host is set.
+func (e *Engine) Launch(ctx context.Context, h *host.Host) error {
+	if h == nil {
+		return errors.New("workflow: Launch: no host")
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return ErrClosed
+	}
+	if e.launched {
+		e.mu.Unlock()
+		return errors.New("workflow: already launched")
+	}
+	e.host, e.launched = h, true
+	e.red = e.opts.Redactor
+	if e.red == nil {
+		e.red = h.Redactor()
+	}
+	e.events.red = e.red
+	e.mu.Unlock()
+	if err := dbos.Launch(e.dbos); err != nil {
+		return fmt.Errorf("workflow: launching DBOS: %w", err)
+	}
+	return nil
+}
+
+// shutdownTimeout bounds how long Close waits for the runs in flight to
+// stop: they are not lost (DBOS resumes them at the next start), so a
+// slow tool must not hold the process.
+const shutdownTimeout = 10 * time.Second
+
+// Close stops DBOS (runs in flight stop where they are, to be resumed by
+// the next engine on the database) and closes the database. It waits at
+// most shutdownTimeout, is idempotent, and leaves no goroutine the engine
+// started.
+func (e *Engine) Close() error {
+	e.closeOnce.Do(func() {
+		e.mu.Lock()
+		e.closed = true
+		e.mu.Unlock()
+		e.closeErr = dbos.Shutdown(e.dbos, shutdownTimeout)
+		e.watchers.Wait()
+		if err := e.events.close(); err != nil && e.closeErr == nil {
+			e.closeErr = err
+		}
+	})
+	return e.closeErr
+}
+
+// Workflow returns the registered workflow id, or nil.
+func (e *Engine) Workflow(id string) *Workflow { return e.workflows[id] }
+
+// wake tells every waiter of this process to look again.
+func (e *Engine) wake() {
+	e.mu.Lock()
+	close(e.kick)
+	e.kick = make(chan struct{})
+	e.mu.Unlock()
+}
+
+// kicked returns a channel closed at the next wake.
+func (e *Engine) kicked() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.kick
+}
+
+func (e *Engine) hostRedactor() (*host.Host, *secret.Redactor) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.host, e.red
+}
+
+// databaseURL turns EngineOptions.Database into a DBOS URL ("sqlite:PATH"
+// or the postgres URL) and what error messages call it (no credentials).
+func databaseURL(database string) (url, where string, err error) {
+	switch {
+	case strings.HasPrefix(database, "postgres://"), strings.HasPrefix(database, "postgresql://"):
+		where = database
+		if i := strings.Index(where, "@"); i >= 0 {
+			where = "postgres://…" + where[i:]
+		}
+		return database, where, nil
+	case database == "":
+		p, err := store.DefaultPath()
+		if err != nil {
+			return "", "", err
+		}
+		return "sqlite:" + p, p, nil
+	default:
+		p := strings.TrimPrefix(database, "sqlite:")
+		return "sqlite:" + p, p, nil
+	}
+}
+
+// newRunID returns a random run id.
+func newRunID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return "run-" + hex.EncodeToString(b[:])
+}

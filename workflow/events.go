@@ -1,0 +1,224 @@
+package workflow
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for the events table on PostgreSQL
+
+	"github.com/switchboardmcp/switchboard/secret"
+)
+
+// Events are kept in a table of the engine's database, next to DBOS's
+// tables, written as the run goes. An event has a key that names it in the
+// run ("step:completed/fetch", "step:started/fetch#2/3"): a run replayed
+// after a crash emits the same events again, and the key makes each one
+// land once, so sequence numbers are assigned once, in the order events
+// first happened, with no gap and no duplicate. Nothing is inserted after
+// the run's terminal event.
+
+const eventsTable = "switchboard_run_events"
+
+var eventsSchema = []string{
+	`CREATE TABLE IF NOT EXISTS ` + eventsTable + ` (
+		run_id   TEXT    NOT NULL,
+		seq      BIGINT  NOT NULL,
+		key      TEXT    NOT NULL,
+		terminal INTEGER NOT NULL DEFAULT 0,
+		body     TEXT    NOT NULL,
+		PRIMARY KEY (run_id, seq),
+		UNIQUE (run_id, key)
+	)`,
+}
+
+type eventStore struct {
+	db       *sql.DB
+	sqlite   bool
+	red      *secret.Redactor
+	onInsert func()
+}
+
+func newEventStore(ctx context.Context, db *sql.DB, sqlite bool) (*eventStore, error) {
+	for _, q := range eventsSchema {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return nil, fmt.Errorf("creating the events table: %w", err)
+		}
+	}
+	return &eventStore{db: db, sqlite: sqlite}, nil
+}
+
+func (s *eventStore) close() error { return s.db.Close() }
+
+// insertTries bounds the retries of an insert that lost a race for its
+// sequence number (PostgreSQL; SQLite serialises writers).
+const insertTries = 20
+
+// emit stores ev under key unless an event of that key, or a terminal
+// event, is already stored for the run. It reports whether it stored it.
+func (s *eventStore) emit(ctx context.Context, key string, ev *Event) (bool, error) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now().UTC()
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return false, err
+	}
+	terminal := 0
+	if ev.Type.Terminal() {
+		terminal = 1
+	}
+	q := `INSERT INTO ` + eventsTable + ` (run_id, seq, key, terminal, body)
+		SELECT $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM ` + eventsTable + ` WHERE run_id = $1), $2, $3, $4
+		WHERE NOT EXISTS (SELECT 1 FROM ` + eventsTable + ` WHERE run_id = $1 AND (key = $2 OR terminal = 1))`
+	// A run's events are its history: written even when the step that
+	// emits them is being cancelled.
+	ctx = context.WithoutCancel(ctx)
+	for try := 0; ; try++ {
+		res, err := s.db.ExecContext(ctx, q, ev.RunID, key, terminal, string(body))
+		if err != nil {
+			if try < insertTries && !s.sqlite && strings.Contains(err.Error(), "duplicate key") {
+				continue
+			}
+			return false, fmt.Errorf("recording event %s of run %s: %w", ev.Type, ev.RunID, err)
+		}
+		n, _ := res.RowsAffected()
+		if n > 0 && s.onInsert != nil {
+			s.onInsert()
+		}
+		return n > 0, nil
+	}
+}
+
+// list returns the run's events after seq afterSeq, at most limit (0: all).
+func (s *eventStore) list(ctx context.Context, runID string, afterSeq int64, limit int) ([]Event, error) {
+	q := `SELECT seq, body FROM ` + eventsTable + ` WHERE run_id = $1 AND seq > $2 ORDER BY seq`
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, runID, afterSeq)
+	if err != nil {
+		return nil, fmt.Errorf("reading the events of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var seq int64
+		var body string
+		if err := rows.Scan(&seq, &body); err != nil {
+			return nil, err
+		}
+		var ev Event
+		if err := json.Unmarshal([]byte(body), &ev); err != nil {
+			return nil, fmt.Errorf("run %s event %d: %w", runID, seq, err)
+		}
+		ev.Seq = seq
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+// withdraw removes the run's terminal event: a resumed run goes on.
+func (s *eventStore) withdraw(ctx context.Context, runID string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM `+eventsTable+` WHERE run_id = $1 AND terminal = 1`, runID)
+	return err
+}
+
+// value renders v for an event: redacted of secrets, and cut to
+// EventValueBytes (then a JSON string saying so).
+func (s *eventStore) value(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	v = secret.RedactValue(s.red, v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(fmt.Sprintf("(not JSON: %v)", err))
+	}
+	if s.red != nil {
+		// RedactValue redacts the values it walks; a secret may also sit
+		// in what it does not (a map key, a number rendered with others).
+		b = []byte(s.red.Redact(string(b)))
+	}
+	if len(b) <= EventValueBytes {
+		return b
+	}
+	cut := b[:EventValueBytes-64]
+	for len(cut) > 0 && !utf8.Valid(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	b, _ = json.Marshal(fmt.Sprintf("%s… (cut: %d bytes)", cut, len(b)))
+	return b
+}
+
+// text redacts a message for an event.
+func (s *eventStore) text(t string) string {
+	if s.red == nil {
+		return t
+	}
+	return s.red.Redact(t)
+}
+
+// openSQLite opens the SQLite file at path the way the state store does:
+// WAL (readers never wait for the writer), a busy timeout (a write waits
+// for another process's), immediate transactions, owner-only file.
+func openSQLite(ctx context.Context, path string) (*sql.DB, error) {
+	if !filepath.IsAbs(path) {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, err
+		}
+		path = abs
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	// One connection: this process's writers (DBOS's and the events') queue
+	// in Go instead of meeting SQLITE_BUSY, whose handler sleeps 1, 2, 5,
+	// 10… ms between tries. Under concurrency those sleeps were the cost of
+	// a step: 20 steps at once went from 4.1 to 1.1 ms of overhead a step,
+	// 50 concurrent runs from 10 to 65 runs/s (docs/performance.md). SQLite
+	// has one writer anyway, and neither DBOS (v1.8.0's sysdb: no query on
+	// the pool inside a transaction or a row loop) nor the engine holds a
+	// connection while asking for another. Other processes on the file
+	// still wait through busy_timeout.
+	db.SetMaxOpenConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func openPostgres(u string) (*sql.DB, error) {
+	db, err := sql.Open("pgx", u)
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+var errStop = errors.New("stop")

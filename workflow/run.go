@@ -1,0 +1,914 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dbos-inc/dbos-transact-golang/dbos"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/host"
+)
+
+// A run is one DBOS workflow (runWorkflow). Its function is the DAG
+// scheduler: deterministic code that decides what runs next from the
+// results so far, so that DBOS can replay it after a crash. Each tool or
+// agent call is a DBOS step started with dbos.Go, which numbers the step
+// when it is started, in the scheduler's goroutine; the scheduler starts
+// steps in file order and learns which one ended through dbos.Select,
+// which records its choice: a replay makes the same choices in the same
+// order, so the same steps get the same numbers and a completed step's
+// recorded result is returned instead of calling it again. A workflow
+// step is a DBOS child workflow and a gate a child workflow that waits in
+// dbos.Recv; the parent waits for either in a step of its own, so that
+// neither holds the scheduler.
+
+// runInput is a run's DBOS workflow input.
+type runInput struct {
+	Workflow string         `json:"workflow"`
+	Digest   string         `json:"digest"`
+	Inputs   map[string]any `json:"inputs,omitempty"`
+}
+
+// runOutput is a run's DBOS workflow output: a failed run is a successful
+// DBOS workflow whose output says why, so that the reason is kept whole.
+type runOutput struct {
+	Outputs map[string]any `json:"outputs,omitempty"`
+	Error   *RunError      `json:"error,omitempty"`
+}
+
+// outcome is what one task's step returns.
+type outcome struct {
+	Step       string    `json:"step"`
+	Item       int       `json:"item"`
+	Result     any       `json:"result,omitempty"`
+	Error      *RunError `json:"error,omitempty"`
+	Action     string    `json:"action,omitempty"` // a gate's: accept, decline, timeout
+	Attempt    int       `json:"attempt,omitempty"`
+	DurationMS int64     `json:"duration_ms,omitempty"`
+}
+
+// task is what the scheduler starts: a step, or one item of a for_each.
+type task struct {
+	owner *Step // the step of the DAG
+	step  *Step // what runs: owner, or a for_each's inner step
+	item  int   // the for_each item's index, -1 otherwise
+	value any   // the item
+}
+
+func (t task) key() string {
+	if t.item < 0 {
+		return t.owner.ID
+	}
+	return t.owner.ID + "/" + strconv.Itoa(t.item)
+}
+
+func (t task) itemPtr() *int {
+	if t.item < 0 {
+		return nil
+	}
+	i := t.item
+	return &i
+}
+
+// run is one execution of a run's workflow function.
+type run struct {
+	e     *Engine
+	ctx   dbos.Context
+	id    string
+	wf    *Workflow
+	scope *Scope
+	start time.Time
+}
+
+func (r *run) emit(key string, ev Event) {
+	ev.RunID = r.id
+	if _, err := r.e.events.emit(r.ctx, key, &ev); err != nil {
+		r.e.logger.Warn("workflow: an event was not recorded", "run", r.id, "event", ev.Type, "error", err)
+	}
+}
+
+func (r *run) since() *int64 {
+	d := time.Since(r.start).Milliseconds()
+	return &d
+}
+
+// runWorkflow is the DBOS workflow of a run.
+func (e *Engine) runWorkflow(ctx dbos.Context, in runInput) (runOutput, error) {
+	id, err := ctx.GetWorkflowID()
+	if err != nil {
+		return runOutput{}, err
+	}
+	defer e.wake()
+	r := &run{e: e, ctx: ctx, id: id, start: time.Now()}
+	wf := e.workflows[in.Workflow]
+	switch {
+	case wf == nil:
+		return r.fail("", &RunError{Code: ErrDefinition, Message: fmt.Sprintf("workflow %q is no longer defined; the run is not resumed", in.Workflow)})
+	case wf.Digest != in.Digest:
+		return r.fail("", &RunError{Code: ErrDefinition, Message: fmt.Sprintf(
+			"workflow %q changed since the run started (digest %s, now %s); the run is not resumed on the new definition", in.Workflow, short(in.Digest), short(wf.Digest))})
+	}
+	r.wf = wf
+	r.emit("run:started", Event{Type: EventRunStarted, Workflow: wf.ID, Digest: wf.Digest, Inputs: e.events.value(in.Inputs)})
+	r.scope = &Scope{Inputs: in.Inputs, Steps: map[string]any{}, Vars: map[string]any{}}
+	for name, t := range wf.Vars {
+		v, err := t.Eval(r.scope)
+		if err != nil {
+			return r.fail("", &RunError{Code: ErrTemplate, Message: fmt.Sprintf("vars.%s: %v", name, err)})
+		}
+		r.scope.Vars[name] = v
+	}
+	return r.schedule()
+}
+
+func short(d string) string {
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
+}
+
+// fail ends the run with rerr, failed at step.
+func (r *run) fail(step string, rerr *RunError) (runOutput, error) {
+	if step != "" && rerr.Step == "" {
+		rerr.Step = step
+	}
+	r.emit("run:end", Event{Type: EventRunFailed, Step: step, Error: r.redactErr(rerr), DurationMS: r.since()})
+	return runOutput{Error: rerr}, nil
+}
+
+func (r *run) redactErr(rerr *RunError) *RunError {
+	c := *rerr
+	c.Message = r.e.events.text(c.Message)
+	return &c
+}
+
+// stepState is where a step of the DAG is.
+type stepState int
+
+const (
+	notStarted stepState = iota
+	started
+	done
+)
+
+// forEachState tracks a for_each's items.
+type forEachState struct {
+	items   []any
+	next    int // the next item to start
+	running int
+	ended   int
+	results []any
+}
+
+type flight struct {
+	t     task
+	ch    <-chan dbos.StepOutcome[outcome]
+	child string // the child workflow it waits on, if any
+	gate  bool
+}
+
+// schedule runs the DAG to its end.
+func (r *run) schedule() (runOutput, error) {
+	wf := r.wf
+	state := map[string]stepState{}
+	each := map[string]*forEachState{}
+	var inFlight []*flight
+	var settledNow []outcomeOf // outcomes known without a step (templates that failed)
+	arrived := map[string]outcome{}
+	skipRest := false
+	limit := wf.Concurrency
+	if limit <= 0 {
+		limit = DefaultConcurrency
+	}
+	// Cancelled when the run fails, to stop what is still in flight.
+	ctx, cancel := dbos.WithCancel(r.ctx)
+	defer cancel()
+
+	ready := func(s *Step) bool {
+		for _, n := range s.Needs {
+			if state[n] != done {
+				return false
+			}
+		}
+		return true
+	}
+	busy := func() int {
+		n := 0
+		for _, f := range inFlight {
+			if !f.gate {
+				n++
+			}
+		}
+		return n
+	}
+	abort := func(step string, rerr *RunError) (runOutput, error) {
+		cancel()
+		for _, f := range inFlight {
+			if f.child != "" {
+				dbos.CancelWorkflow(r.e.dbos, f.child)
+			}
+		}
+		for _, f := range inFlight {
+			<-f.ch
+		}
+		return r.fail(step, rerr)
+	}
+
+	for {
+		// Start what can start, in file order.
+		progressed := true
+		for progressed {
+			progressed = false
+			for _, s := range wf.Steps {
+				switch {
+				case state[s.ID] == done:
+					continue
+				case state[s.ID] == started:
+					fe := each[s.ID]
+					for fe != nil && fe.next < len(fe.items) && fe.running < forEachLimit(s) && busy() < limit {
+						t := task{owner: s, step: s.ForEach.Step, item: fe.next, value: fe.items[fe.next]}
+						fe.next++
+						fe.running++
+						f, o := r.launch(ctx, t)
+						if f != nil {
+							inFlight = append(inFlight, f)
+						} else {
+							settledNow = append(settledNow, outcomeOf{t, o})
+						}
+					}
+					continue
+				case !ready(s):
+					continue
+				}
+				if skipRest {
+					state[s.ID] = done
+					r.scope.Steps[s.ID] = nil
+					r.emit("step:completed/"+s.ID, Event{Type: EventStepCompleted, Step: s.ID, Skipped: true})
+					progressed = true
+					continue
+				}
+				if s.If != nil {
+					ok, err := s.If.Truth(r.scope)
+					if err != nil {
+						return abort(s.ID, &RunError{Code: ErrTemplate, Message: fmt.Sprintf("step %s: if: %v", s.ID, err)})
+					}
+					if !ok {
+						state[s.ID] = done
+						r.scope.Steps[s.ID] = nil
+						r.emit("step:completed/"+s.ID, Event{Type: EventStepCompleted, Step: s.ID, Skipped: true})
+						progressed = true
+						continue
+					}
+				}
+				if s.Kind != StepGate && busy() >= limit {
+					continue
+				}
+				state[s.ID] = started
+				progressed = true
+				if s.Kind == StepForEach {
+					items, err := r.items(s)
+					if err != nil {
+						return abort(s.ID, &RunError{Code: ErrTemplate, Message: fmt.Sprintf("step %s: for_each items: %v", s.ID, err)})
+					}
+					each[s.ID] = &forEachState{items: items, results: make([]any, len(items))}
+					r.emit("step:started/"+s.ID, Event{Type: EventStepStarted, Step: s.ID, Attempt: 1})
+					if len(items) == 0 {
+						state[s.ID] = done
+						r.scope.Steps[s.ID] = []any{}
+						r.emit("step:completed/"+s.ID, Event{Type: EventStepCompleted, Step: s.ID, Result: r.e.events.value([]any{})})
+					}
+					continue
+				}
+				t := task{owner: s, step: s, item: -1}
+				f, o := r.launch(ctx, t)
+				if f != nil {
+					inFlight = append(inFlight, f)
+				} else {
+					settledNow = append(settledNow, outcomeOf{t, o})
+				}
+			}
+		}
+
+		// An outcome known at once, or the next step to end.
+		var t task
+		var o outcome
+		switch {
+		case len(settledNow) > 0:
+			t, o = settledNow[0].t, settledNow[0].o
+			settledNow = settledNow[1:]
+		case len(inFlight) == 1:
+			// One step in flight: there is nothing to choose, and a replay
+			// meets the same single step (what is in flight follows from
+			// the choices recorded so far), so no choice is recorded: a
+			// chain of steps costs one DBOS step each, not two.
+			f := inFlight[0]
+			inFlight = inFlight[:0]
+			key := f.t.key()
+			var ok bool
+			if o, ok = arrived[key]; ok {
+				delete(arrived, key)
+			} else {
+				var so dbos.StepOutcome[outcome]
+				select {
+				case so, ok = <-f.ch:
+					if !ok {
+						return runOutput{}, fmt.Errorf("run %s: step %s: no outcome", r.id, key)
+					}
+				case <-r.ctx.Done():
+					return r.interrupted(context.Cause(r.ctx))
+				}
+				if so.Err != nil {
+					return r.interrupted(so.Err)
+				}
+				o = so.Result
+			}
+			t = f.t
+		case len(inFlight) > 0:
+			key, err := dbos.RunAsStep(r.ctx, func(sctx context.Context) (string, error) {
+				return r.next(sctx, inFlight, arrived)
+			}, dbos.WithStepName("switchboard.next"))
+			if err != nil {
+				// The run itself was interrupted: cancelled, timed out, or
+				// the engine is closing (then it resumes at the next start).
+				return r.interrupted(err)
+			}
+			found := slices.IndexFunc(inFlight, func(f *flight) bool { return f.t.key() == key })
+			if found < 0 {
+				return runOutput{}, fmt.Errorf("run %s: the next step recorded is %s, which is not running", r.id, key)
+			}
+			f := inFlight[found]
+			inFlight = slices.Delete(inFlight, found, found+1)
+			var ok bool
+			if o, ok = arrived[key]; ok {
+				delete(arrived, key)
+			} else {
+				so := <-f.ch // a replay: the step's recorded outcome
+				if so.Err != nil {
+					return r.interrupted(so.Err)
+				}
+				o = so.Result
+			}
+			t = f.t
+		default:
+			return r.complete()
+		}
+
+		// Settle it.
+		res, rerr, skip := r.settle(t, o)
+		if skip {
+			skipRest = true
+		}
+		if t.item >= 0 {
+			fe := each[t.owner.ID]
+			fe.running--
+			fe.ended++
+			if rerr != nil {
+				return abort(t.owner.ID, rerr)
+			}
+			fe.results[t.item] = res
+			if fe.ended == len(fe.items) {
+				state[t.owner.ID] = done
+				r.scope.Steps[t.owner.ID] = fe.results
+				r.emit("step:completed/"+t.owner.ID, Event{Type: EventStepCompleted, Step: t.owner.ID, Result: r.e.events.value(fe.results)})
+			}
+			continue
+		}
+		if rerr != nil {
+			return abort(t.owner.ID, rerr)
+		}
+		state[t.owner.ID] = done
+		r.scope.Steps[t.owner.ID] = res
+	}
+}
+
+type outcomeOf struct {
+	t task
+	o outcome
+}
+
+func taskKey(step string, item int) string {
+	if item < 0 {
+		return step
+	}
+	return step + "/" + strconv.Itoa(item)
+}
+
+func forEachLimit(s *Step) int {
+	if s.ForEach.Concurrency > 0 {
+		return s.ForEach.Concurrency
+	}
+	return DefaultConcurrency
+}
+
+// items renders a for_each's list.
+func (r *run) items(s *Step) ([]any, error) {
+	v, err := s.ForEach.Items.Eval(r.scope)
+	if err != nil {
+		return nil, err
+	}
+	if str, ok := v.(string); ok {
+		if err := json.Unmarshal([]byte(str), &v); err != nil {
+			return nil, fmt.Errorf("not a JSON list: %v", err)
+		}
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("not a list but %T", v)
+	}
+	return list, nil
+}
+
+// interrupted ends a run whose context ended.
+func (r *run) interrupted(err error) (runOutput, error) {
+	if errors.Is(context.Cause(r.ctx), context.DeadlineExceeded) {
+		out, _ := r.fail("", &RunError{Code: ErrTimeout, Message: fmt.Sprintf("the run took longer than its timeout (%s)", r.wf.Timeout)})
+		return out, err
+	}
+	return runOutput{}, err
+}
+
+// complete renders the outputs and ends the run.
+func (r *run) complete() (runOutput, error) {
+	outputs := map[string]any{}
+	for _, o := range r.wf.Outputs {
+		var v any
+		var err error
+		if o.Type == "" || o.Type == "string" {
+			v, err = render(o.Value, r.scope)
+		} else {
+			v, err = o.Value.Eval(r.scope)
+		}
+		if err != nil {
+			return r.fail("", &RunError{Code: ErrTemplate, Message: fmt.Sprintf("outputs.%s: %v", o.Name, err)})
+		}
+		outputs[o.Name] = v
+	}
+	r.emit("run:end", Event{Type: EventRunCompleted, Outputs: r.e.events.value(outputs), DurationMS: r.since()})
+	return runOutput{Outputs: outputs}, nil
+}
+
+// itemScope is the scope of a task: the run's, plus the item in a for_each.
+func (r *run) itemScope(t task) *Scope {
+	if t.item < 0 {
+		return r.scope
+	}
+	s := *r.scope
+	s.ItemName = t.owner.ForEach.As
+	if s.ItemName == "" {
+		s.ItemName = "item"
+	}
+	s.Item, s.Index = t.value, t.item
+	return &s
+}
+
+// launch starts a task. It returns its flight, or, when the task failed
+// before anything started (a template), its outcome.
+func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
+	s := t.step
+	scope := r.itemScope(t)
+	failed := func(format string, args ...any) (*flight, outcome) {
+		return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: 1,
+			Error: &RunError{Code: ErrTemplate, Message: fmt.Sprintf("step %s: "+format, append([]any{t.key()}, args...)...)}}
+	}
+	switch s.Kind {
+	case StepTool:
+		args, err := s.Arguments.Eval(scope)
+		if err != nil {
+			return failed("arguments: %v", err)
+		}
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return failed("arguments: %v", err)
+		}
+		if args == nil {
+			raw = nil
+		}
+		return r.goStep(ctx, t, "tool:"+s.Tool, func(sctx context.Context) (any, *RunError) {
+			return r.callTool(sctx, s, raw)
+		}), outcome{}
+	case StepAgent:
+		prompt, err := render(s.Prompt, scope)
+		if err != nil {
+			return failed("prompt: %v", err)
+		}
+		return r.goStep(ctx, t, "agent:"+s.Agent, func(sctx context.Context) (any, *RunError) {
+			return r.runAgent(sctx, s, prompt)
+		}), outcome{}
+	case StepWorkflow:
+		with, err := s.With.Eval(scope)
+		if err != nil {
+			return failed("with: %v", err)
+		}
+		inputs, _ := with.(map[string]any)
+		child := r.id + "/" + t.key()
+		wf := r.e.workflows[s.Workflow]
+		if wf == nil {
+			return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: 1,
+				Error: &RunError{Code: ErrDefinition, Message: fmt.Sprintf("step %s: workflow %q is not defined", t.key(), s.Workflow)}}
+		}
+		inputs, err = applyInputs(wf, inputs)
+		if err != nil {
+			return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: 1,
+				Error: &RunError{Code: ErrChildWorkflow, Message: fmt.Sprintf("step %s: %v", t.key(), err)}}
+		}
+		r.emit("step:started/"+t.key(), Event{Type: EventStepStarted, Step: t.owner.ID, Item: t.itemPtr(), Attempt: 1})
+		cctx := ctx
+		if s.Timeout > 0 {
+			var c context.CancelFunc
+			cctx, c = dbos.WithTimeout(ctx, s.Timeout)
+			_ = c // the child's deadline is durable; it outlives this call
+		}
+		if _, err := dbos.RunWorkflow(cctx, r.e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs}, dbos.WithWorkflowID(child)); err != nil {
+			return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: 1,
+				Error: &RunError{Code: ErrChildWorkflow, Message: fmt.Sprintf("step %s: starting workflow %s: %v", t.key(), wf.ID, err)}}
+		}
+		f := r.goRaw(ctx, t, "workflow:"+wf.ID, func(sctx context.Context) (any, *RunError) {
+			var out runOutput
+			if err := r.e.awaitChild(sctx, child, &out); err != nil {
+				return nil, &RunError{Code: ErrChildWorkflow, Message: fmt.Sprintf("workflow %s (run %s): %v", wf.ID, child, err)}
+			}
+			if out.Error != nil {
+				where := ""
+				if out.Error.Step != "" {
+					where = " at step " + out.Error.Step
+				}
+				return nil, &RunError{Code: ErrChildWorkflow, Message: fmt.Sprintf("workflow %s (run %s) failed%s: %s", wf.ID, child, where, out.Error.Message)}
+			}
+			return out.Outputs, nil
+		})
+		f.child = child
+		return f, outcome{}
+	case StepGate:
+		msg, err := render(s.Gate.Message, scope)
+		if err != nil {
+			return failed("message: %v", err)
+		}
+		child := gateRunID(r.id, t.key())
+		ev := Event{Type: EventGateWaiting, Step: t.owner.ID, Item: t.itemPtr(), Text: r.e.events.text(msg), Schema: s.Gate.Schema}
+		if s.Gate.Timeout > 0 {
+			d := time.Now().Add(s.Gate.Timeout).UTC()
+			ev.Deadline = &d
+		}
+		if _, err := dbos.RunWorkflow(ctx, r.e.gateWorkflow, gateInput{Run: r.id, Step: t.key(), Message: msg, TimeoutMS: s.Gate.Timeout.Milliseconds()},
+			dbos.WithWorkflowID(child)); err != nil {
+			return nil, outcome{Step: t.owner.ID, Item: t.item, Error: &RunError{Code: ErrCallFailed, Message: fmt.Sprintf("gate %s: %v", t.key(), err)}}
+		}
+		r.emit("gate:waiting/"+t.key(), ev)
+		f := r.goRaw(ctx, t, "gate:"+t.key(), func(sctx context.Context) (any, *RunError) {
+			var a GateAnswer
+			if err := r.e.awaitChild(sctx, child, &a); err != nil {
+				return nil, &RunError{Code: ErrCallFailed, Message: fmt.Sprintf("gate %s: %v", t.key(), err)}
+			}
+			return a, nil
+		})
+		f.child, f.gate = child, true
+		return f, outcome{}
+	}
+	return nil, outcome{Step: t.owner.ID, Item: t.item, Error: &RunError{Code: ErrDefinition, Message: fmt.Sprintf("step %s: kind %q cannot run here", t.key(), s.Kind)}}
+}
+
+// goStep starts a tool or agent task as a DBOS step, with its retries.
+func (r *run) goStep(ctx dbos.Context, t task, name string, do func(context.Context) (any, *RunError)) *flight {
+	s := t.step
+	attempts := 1
+	if s.Retry != nil && (s.Kind != StepTool || s.Idempotent) {
+		attempts = max(s.Retry.Attempts, 1)
+	}
+	return r.goRaw(ctx, t, name, func(sctx context.Context) (any, *RunError) {
+		delay := time.Duration(0)
+		if s.Retry != nil {
+			delay = s.Retry.Backoff
+		}
+		for a := 1; ; a++ {
+			if a > 1 {
+				r.emit(fmt.Sprintf("step:started/%s#%d", t.key(), a), Event{Type: EventStepStarted, Step: t.owner.ID, Item: t.itemPtr(), Attempt: a})
+			}
+			res, rerr := do(sctx)
+			if rerr == nil || a >= attempts || sctx.Err() != nil {
+				if rerr != nil {
+					rerr.attempt = a
+				}
+				return res, rerr
+			}
+			r.emit(fmt.Sprintf("step:failed/%s#%d", t.key(), a), Event{Type: EventStepFailed, Step: t.owner.ID, Item: t.itemPtr(), Attempt: a, Error: r.redactErr(rerr)})
+			select {
+			case <-time.After(delay):
+			case <-sctx.Done():
+				return nil, &RunError{Code: ErrCancelled, Message: "cancelled while waiting to retry", attempt: a}
+			}
+			delay *= 2
+			if s.Retry.MaxDelay > 0 && delay > s.Retry.MaxDelay {
+				delay = s.Retry.MaxDelay
+			}
+		}
+	})
+}
+
+// goRaw starts fn as a DBOS step (dbos.Go: numbered now, run in its own
+// goroutine). The step never fails as far as DBOS is concerned: a failure
+// is part of its outcome, recorded like a result, so that a replay sees it
+// without running the step again.
+func (r *run) goRaw(ctx dbos.Context, t task, name string, fn func(context.Context) (any, *RunError)) *flight {
+	if t.step.Kind == StepTool || t.step.Kind == StepAgent {
+		r.emit("step:started/"+t.key(), Event{Type: EventStepStarted, Step: t.owner.ID, Item: t.itemPtr(), Attempt: 1})
+	}
+	ch, err := dbos.Go(ctx, func(sctx context.Context) (outcome, error) {
+		start := time.Now()
+		res, rerr := fn(sctx)
+		o := outcome{Step: t.owner.ID, Item: t.item, Result: res, Error: rerr, Attempt: 1, DurationMS: time.Since(start).Milliseconds()}
+		if rerr != nil && rerr.attempt > 0 {
+			o.Attempt = rerr.attempt
+		}
+		if a, ok := res.(GateAnswer); ok {
+			o.Action, o.Result = a.Action, a.Content
+		}
+		return o, nil
+	}, dbos.WithStepName(name), dbos.WithStepMaxRetries(0))
+	if err != nil {
+		c := make(chan dbos.StepOutcome[outcome], 1)
+		c <- dbos.StepOutcome[outcome]{Result: outcome{Step: t.owner.ID, Item: t.item, Error: &RunError{Code: ErrCallFailed, Message: err.Error()}}}
+		close(c)
+		ch = c
+	}
+	return &flight{t: t, ch: ch}
+}
+
+// next waits for one of the steps in flight to end and returns its key.
+// It runs as a DBOS step: the choice is recorded, and a replay takes the
+// steps' outcomes in the order they were first taken, whatever order they
+// come back in. The outcome received is left in arrived.
+func (r *run) next(ctx context.Context, inFlight []*flight, arrived map[string]outcome) (string, error) {
+	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())}}
+	for _, f := range inFlight {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(f.ch)})
+	}
+	i, v, ok := reflect.Select(cases)
+	if i == 0 {
+		return "", context.Cause(ctx)
+	}
+	f := inFlight[i-1]
+	if !ok {
+		return "", fmt.Errorf("step %s: no outcome", f.t.key())
+	}
+	so := v.Interface().(dbos.StepOutcome[outcome])
+	if so.Err != nil {
+		return "", so.Err
+	}
+	arrived[f.t.key()] = so.Result
+	return f.t.key(), nil
+}
+
+// settle applies a task's outcome: its events, and the result the DAG
+// sees. It returns the error that fails the run, if any, and whether the
+// rest of the run is skipped (a gate's skip_rest).
+func (r *run) settle(t task, o outcome) (result any, rerr *RunError, skipRest bool) {
+	s := t.step
+	ev := func(typ EventType) Event {
+		return Event{Type: typ, Step: t.owner.ID, Item: t.itemPtr(), Attempt: o.Attempt}
+	}
+	if s.Kind == StepGate && o.Error == nil {
+		e := ev(EventGateAnswered)
+		e.Attempt = 0
+		e.Action = o.Action
+		e.Result = r.e.events.value(o.Result)
+		r.emit("gate:answered/"+t.key(), e)
+		policy, code, why := GateContinue, ErrorCode(""), ""
+		switch o.Action {
+		case "accept":
+			if o.Result == nil {
+				o.Result = map[string]any{}
+			}
+			return o.Result, nil, false
+		case "decline":
+			policy, code, why = s.Gate.OnDecline, ErrGateDeclined, "declined"
+		default:
+			policy, code, why = s.Gate.OnTimeout, ErrGateTimeout, "not answered in time"
+		}
+		switch policy {
+		case GateSkipRest:
+			return nil, nil, true
+		case GateContinue:
+			return nil, nil, false
+		default:
+			return nil, &RunError{Code: code, Message: fmt.Sprintf("gate %s was %s", t.key(), why), Step: t.owner.ID}, false
+		}
+	}
+	if o.Error != nil {
+		e := ev(EventStepFailed)
+		e.Error = r.redactErr(o.Error)
+		if t.owner.OnError == OnErrorContinue || (t.item >= 0 && s.OnError == OnErrorContinue) {
+			e.Continued = true
+			r.emit("step:failed/"+t.key(), e)
+			def := t.owner.Default
+			if t.item >= 0 {
+				def = s.Default
+			}
+			return def, nil, false
+		}
+		r.emit("step:failed/"+t.key(), e)
+		o.Error.Step = t.owner.ID
+		return nil, o.Error, false
+	}
+	e := ev(EventStepCompleted)
+	e.Result = r.e.events.value(o.Result)
+	d := o.DurationMS
+	e.DurationMS = &d
+	r.emit("step:completed/"+t.key(), e)
+	return o.Result, nil, false
+}
+
+// callTool runs a tool step through the host.
+func (r *run) callTool(ctx context.Context, s *Step, args json.RawMessage) (any, *RunError) {
+	h, _ := r.e.hostRedactor()
+	if h == nil {
+		return nil, &RunError{Code: ErrCallFailed, Message: "no host to call " + s.Tool}
+	}
+	res, err := h.CallTool(ctx, s.Tool, args, &host.CallOptions{Timeout: s.Timeout})
+	if err != nil {
+		code := ErrCallFailed
+		if errors.Is(err, host.ErrTimeout) {
+			code = ErrTimeout
+		}
+		return nil, &RunError{Code: code, Message: err.Error()}
+	}
+	if res.IsError {
+		return nil, &RunError{Code: ErrToolError, Message: fmt.Sprintf("tool %s: %s", s.Tool, resultText(res))}
+	}
+	if res.StructuredContent != nil {
+		var v any
+		if err := convert(res.StructuredContent, &v); err == nil {
+			return v, nil
+		}
+	}
+	return resultText(res), nil
+}
+
+// resultText joins a result's text blocks.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// runAgent runs an agent step.
+func (r *run) runAgent(ctx context.Context, s *Step, prompt string) (any, *RunError) {
+	if r.e.opts.Agents == nil {
+		return nil, &RunError{Code: ErrAgentFailed, Message: fmt.Sprintf("agent %s: this engine runs no agents", s.Agent)}
+	}
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
+	res, err := r.e.opts.Agents.RunAgent(ctx, s.Agent, prompt)
+	if err != nil {
+		code := ErrAgentFailed
+		if errors.Is(err, context.DeadlineExceeded) {
+			code = ErrTimeout
+		}
+		return nil, &RunError{Code: code, Message: fmt.Sprintf("agent %s: %v", s.Agent, err)}
+	}
+	var v any
+	if err := convert(res, &v); err != nil {
+		return nil, &RunError{Code: ErrAgentFailed, Message: err.Error()}
+	}
+	return v, nil
+}
+
+// convert converts v (a live value, or what DBOS decoded from its record)
+// into out, through JSON.
+func convert(v any, out any) error {
+	var b []byte
+	switch x := v.(type) {
+	case json.RawMessage:
+		b = x
+	case *string:
+		if x == nil {
+			return nil
+		}
+		b = []byte(*x)
+	case string:
+		// DBOS hands back a record it did not decode as its JSON text.
+		if json.Valid([]byte(x)) {
+			b = []byte(x)
+		} else if b, err := json.Marshal(x); err == nil {
+			return json.Unmarshal(b, out)
+		}
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return err
+		}
+	}
+	return json.Unmarshal(b, out)
+}
+
+// GateAnswer is a person's answer to a gate.
+type GateAnswer struct {
+	// Action is "accept" or "decline" ("timeout" when nobody answered in
+	// time, set by the engine).
+	Action string `json:"action"`
+	// Content is the answer, valid against the gate's schema (accept only).
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// gateInput is a gate's DBOS workflow input.
+type gateInput struct {
+	Run       string `json:"run"`
+	Step      string `json:"step"`
+	Message   string `json:"message"`
+	TimeoutMS int64  `json:"timeout_ms,omitempty"`
+}
+
+// gateForever stands for a gate without a timeout: dbos.Recv records
+// its deadline, so it must be a time.
+const gateForever = 100 * 365 * 24 * time.Hour
+
+func gateRunID(run, step string) string { return run + "/gate/" + step }
+
+// gateWorkflow waits durably for a gate's answer.
+func (e *Engine) gateWorkflow(ctx dbos.Context, in gateInput) (GateAnswer, error) {
+	defer e.wake()
+	timeout := time.Duration(in.TimeoutMS) * time.Millisecond
+	if timeout <= 0 {
+		timeout = gateForever
+	}
+	a, err := dbos.Recv[GateAnswer](ctx, gateTopic, timeout)
+	if errors.Is(err, dbos.ErrTimeout) {
+		return GateAnswer{Action: "timeout"}, nil
+	}
+	return a, err
+}
+
+// childPoll is how often a step waiting on a child workflow (a nested
+// run, a gate) looks at it when nothing in this process said it ended: the
+// child may run in another process.
+const childPoll = time.Second
+
+// awaitChild waits for the child workflow id to end and decodes its output
+// into out.
+func (e *Engine) awaitChild(ctx context.Context, id string, out any) error {
+	fast := 0
+	for {
+		kick := e.kicked()
+		h, err := dbos.RetrieveWorkflow[any](e.dbos, id)
+		if err != nil {
+			return err
+		}
+		st, err := h.GetStatus()
+		if err != nil {
+			return err
+		}
+		switch st.Status {
+		case dbos.WorkflowStatusSuccess:
+			v, err := h.GetResult()
+			if err != nil {
+				return err
+			}
+			return convert(v, out)
+		case dbos.WorkflowStatusError, dbos.WorkflowStatusMaxRecoveryAttemptsExceeded:
+			if st.Error != nil {
+				return st.Error
+			}
+			return errors.New("failed")
+		case dbos.WorkflowStatusCancelled:
+			return errors.New("cancelled")
+		}
+		// A wake comes just before the child's status is written: look
+		// again a few times quickly.
+		wait := childPoll
+		if fast > 0 {
+			fast--
+			wait = 2 * time.Millisecond
+		}
+		select {
+		case <-kick:
+			fast = 20
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// render is [Template.Render] where a missing template (a Workflow built in
+// Go rather than parsed, with no prompt or message) renders as "".
+func render(t *Template, s *Scope) (string, error) {
+	if t == nil {
+		return "", nil
+	}
+	return t.Render(s)
+}

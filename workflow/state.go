@@ -1,0 +1,90 @@
+package workflow
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// An input-required result's requestState names the run and the gate it
+// asks for, and when it stops being accepted, signed with HMAC-SHA256
+// under a key kept in the engine's database: any engine on that database
+// (a later replica) verifies it, and nothing is held in memory between a
+// call and its retry. A state that does not verify is refused.
+
+const keysTable = "switchboard_keys"
+
+// stateTTL bounds how long a client may take to answer a gate through its
+// retry; the run waits longer (the gate's own timeout), answerable by the
+// CLI.
+const stateTTL = 24 * time.Hour
+
+type gateState struct {
+	Run     string `json:"r"`
+	Gate    string `json:"g"`
+	Expires int64  `json:"e"`
+}
+
+// stateKey returns the engine's signing key, made at the first use.
+func (s *eventStore) stateKey(ctx context.Context) ([]byte, error) {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+keysTable+` (name TEXT PRIMARY KEY, key TEXT NOT NULL)`); err != nil {
+		return nil, err
+	}
+	var k [32]byte
+	rand.Read(k[:])
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO `+keysTable+` (name, key) VALUES ('request_state', $1) ON CONFLICT (name) DO NOTHING`,
+		base64.StdEncoding.EncodeToString(k[:])); err != nil {
+		return nil, err
+	}
+	var key string
+	if err := s.db.QueryRowContext(ctx, `SELECT key FROM `+keysTable+` WHERE name = 'request_state'`).Scan(&key); err != nil {
+		return nil, err
+	}
+	return base64.StdEncoding.DecodeString(key)
+}
+
+func (e *Engine) signState(ctx context.Context, st gateState) (string, error) {
+	key, err := e.events.stateKey(ctx)
+	if err != nil {
+		return "", err
+	}
+	body, _ := json.Marshal(st)
+	p := base64.RawURLEncoding.EncodeToString(body)
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(p))
+	return p + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+var errBadState = errors.New("requestState refused")
+
+func (e *Engine) verifyState(ctx context.Context, s string) (gateState, error) {
+	key, err := e.events.stateKey(ctx)
+	if err != nil {
+		return gateState{}, err
+	}
+	p, sig, ok := strings.Cut(s, ".")
+	// Strict: the signature's last character carries 2 unused bits that a
+	// lenient decoder ignores, so that 4 spellings of one state would verify.
+	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(p))
+	if !ok || err != nil || !hmac.Equal(got, m.Sum(nil)) {
+		return gateState{}, fmt.Errorf("%w: its signature does not verify", errBadState)
+	}
+	body, _ := base64.RawURLEncoding.DecodeString(p)
+	var st gateState
+	if err := json.Unmarshal(body, &st); err != nil {
+		return gateState{}, fmt.Errorf("%w: %v", errBadState, err)
+	}
+	if time.Now().Unix() > st.Expires {
+		return gateState{}, fmt.Errorf("%w: expired; %s", errBadState, answerHint(st.Run, st.Gate))
+	}
+	return st, nil
+}

@@ -1,0 +1,185 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/host"
+)
+
+// InProcessServerID is the id of the in-process server that publishes
+// workflows.
+const InProcessServerID = "workflows"
+
+// DefaultToolFormat names a published workflow's tool.
+const DefaultToolFormat = "workflow_{id}"
+
+// InProcess returns an in-process MCP server (for host.Options.InProcess)
+// with one tool per workflow of ids, named by format ("{id}" is the
+// workflow's id; "" means DefaultToolFormat), with the workflow's input
+// and output schemas. A call starts a run (its id the call's progress
+// token when it has one, so that a client's retry finds its run), reports
+// each step as a progress notification, and returns the run's outputs as
+// structuredContent and text; a failed run is an isError result naming the
+// step and why. A gate is an input-required result (2026-07-28) whose
+// requestState is signed and names only the run and the gate (the go-sdk
+// turns it into an elicitation for older clients and calls again with the
+// answer); the retry answers the gate and the call goes on. A client that
+// cannot answer gets an error and the run keeps waiting. Cancelling the
+// call cancels the run.
+func (e *Engine) InProcess(ids []string, format string) (host.InProcessServer, error) {
+	if format == "" {
+		format = DefaultToolFormat
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "switchboard-workflows", Version: host.Version}, nil)
+	for _, id := range ids {
+		wf := e.workflows[id]
+		if wf == nil {
+			return host.InProcessServer{}, fmt.Errorf("workflows: %q is not a workflow", id)
+		}
+		name := strings.ReplaceAll(format, "{id}", id)
+		srv.AddTool(&mcp.Tool{Name: name, Description: wf.Description, InputSchema: wf.InputSchema(), OutputSchema: wf.OutputSchema()},
+			e.toolHandler(wf))
+	}
+	return host.InProcessServer{ID: InProcessServerID, Server: srv}, nil
+}
+
+func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var inputs map[string]any
+		if len(req.Params.Arguments) > 0 {
+			if err := json.Unmarshal(req.Params.Arguments, &inputs); err != nil {
+				return toolError("workflow %s: arguments: %v", wf.ID, err), nil
+			}
+		}
+		token := req.Params.GetProgressToken()
+		runID := ""
+		if token != nil {
+			runID = "call-" + strings.NewReplacer("/", "_", " ", "_").Replace(fmt.Sprint(token))
+		}
+		// A retry carries the state of the gate it answers.
+		answered := map[string]bool{}
+		var id string
+		if rs := req.Params.RequestState; rs != "" {
+			st, err := e.verifyState(ctx, rs)
+			if err != nil {
+				return toolError("workflow %s: %v", wf.ID, err), nil
+			}
+			a := GateAnswer{Action: "decline"}
+			if res, ok := req.Params.InputResponses["gate"].(*mcp.ElicitResult); ok && res != nil && res.Action == "accept" {
+				a = GateAnswer{Action: "accept", Content: res.Content}
+			}
+			if err := e.Answer(ctx, st.Run, st.Gate, a); err != nil {
+				return toolError("workflow %s: %v", wf.ID, err), nil
+			}
+			id, answered[st.Gate] = st.Run, true
+		} else {
+			var err error
+			if id, err = e.Start(ctx, wf.ID, inputs, &StartOptions{RunID: runID}); err != nil {
+				return toolError("%v", err), nil
+			}
+		}
+		var n float64
+		var stuck *mcp.CallToolResult
+		err := e.Follow(ctx, id, 0, func(ev Event) error {
+			if token != nil {
+				if msg := progressMessage(ev); msg != "" {
+					n++
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
+				}
+			}
+			gate := taskKey(ev.Step, itemOf(&ev))
+			switch {
+			case ev.Type == EventGateAnswered:
+				answered[gate] = true
+				return nil
+			case ev.Type != EventGateWaiting || answered[gate]:
+				return nil
+			}
+			if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
+				// Nobody to ask (a 2026-07-28 client says what it can do
+				// in each request's _meta): the run waits for another way.
+				stuck = toolError("workflow %s: the client of this call cannot answer (it has no elicitation): %s", wf.ID, answerHint(id, gate))
+				return errStop
+			}
+			sch := ev.Schema
+			if len(sch) == 0 {
+				sch = json.RawMessage(`{"type":"object","properties":{}}`)
+			}
+			state, err := e.signState(ctx, gateState{Run: id, Gate: gate, Expires: time.Now().Add(stateTTL).Unix()})
+			if err != nil {
+				return err
+			}
+			// An input-required result: the go-sdk asks a client of an
+			// older protocol by elicitation and calls again with its answer.
+			// Its _meta tells the host that a client unable to answer must
+			// not decline for the person (see host.MetaKeyAnswerElsewhere).
+			stuck = &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"gate": &mcp.ElicitParams{Message: ev.Text, RequestedSchema: sch,
+				Meta: mcp.Meta{host.MetaKeyAnswerElsewhere: answerHint(id, gate)}}},
+				RequestState: state}
+			return errStop
+		})
+		switch {
+		case stuck != nil:
+			return stuck, nil
+		case ctx.Err() != nil:
+			// The caller gave up: so does the run.
+			e.Cancel(context.WithoutCancel(ctx), id)
+			return nil, ctx.Err()
+		case err != nil:
+			return toolError("workflow %s: run %s: %v", wf.ID, id, err), nil
+		}
+		st, err := e.Wait(ctx, id)
+		if err != nil {
+			return toolError("workflow %s: run %s: %v", wf.ID, id, err), nil
+		}
+		if st.State != RunCompleted {
+			if st.Error != nil {
+				return toolError("workflow %s: run %s %s: %v", wf.ID, id, st.State, st.Error), nil
+			}
+			return toolError("workflow %s: run %s %s", wf.ID, id, st.State), nil
+		}
+		b, _ := json.Marshal(st.Outputs)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: st.Outputs}, nil
+	}
+}
+
+// progressMessage is what a call's progress notification says of ev, or
+// "" for nothing.
+func progressMessage(ev Event) string {
+	step := ev.Step
+	if ev.Item != nil {
+		step = fmt.Sprintf("%s[%d]", step, *ev.Item)
+	}
+	switch ev.Type {
+	case EventStepCompleted:
+		if ev.Skipped {
+			return "step " + step + " skipped"
+		}
+		return "step " + step + " completed"
+	case EventStepFailed:
+		if ev.Continued {
+			return "step " + step + " failed; continuing"
+		}
+		return "step " + step + " failed"
+	case EventGateWaiting:
+		return "gate " + step + " waiting"
+	case EventGateAnswered:
+		return "gate " + step + " " + ev.Action
+	}
+	return ""
+}
+
+// answerHint names the way to answer a gate without the calling client.
+func answerHint(run, gate string) string {
+	return fmt.Sprintf("run %s keeps waiting at gate %s; answer it with `switchboard runs answer %s %s --value JSON`", run, gate, run, gate)
+}
+
+func toolError(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
