@@ -108,9 +108,10 @@ func (w *Workflow) OutputSchema() json.RawMessage {
 		if t == "" {
 			t = "string"
 		}
-		// null too: an output over a step that was skipped (its if was
-		// false, a gate's skip_rest) is null, and a client that checks
-		// structuredContent against the schema must accept it.
+		// null too: an output that is not a string, over a step that was
+		// skipped (its if was false, a gate's skip_rest), is null, and a
+		// client that checks structuredContent against the schema must
+		// accept it (a string output renders as "").
 		p := map[string]any{"type": []string{t, "null"}}
 		if o.Description != "" {
 			p["description"] = o.Description
