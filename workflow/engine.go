@@ -110,6 +110,8 @@ type Engine struct {
 	red      *secret.Redactor
 	launched bool
 	closed   bool
+	// published are InProcess's servers (see published).
+	published []*published
 	// kick is closed and replaced whenever a run or a gate of this
 	// process ends, so that steps waiting on one look again at once.
 	kick chan struct{}
@@ -216,7 +218,11 @@ func (e *Engine) Launch(ctx context.Context, h *host.Host) error {
 		e.red = h.Redactor()
 	}
 	e.events.red = e.red
+	published := e.published
 	e.mu.Unlock()
+	for _, p := range published {
+		e.publish(p, h) // annotated from the host's tools, now known
+	}
 	if err := dbos.Launch(e.dbos); err != nil {
 		return fmt.Errorf("workflow: launching DBOS: %w", err)
 	}

@@ -37,16 +37,49 @@ func (e *Engine) InProcess(ids []string, format string) (host.InProcessServer, e
 		format = DefaultToolFormat
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "switchboard-workflows", Version: host.Version}, nil)
+	p := &published{srv: srv, names: map[string]string{}}
 	for _, id := range ids {
 		wf := e.workflows[id]
 		if wf == nil {
 			return host.InProcessServer{}, fmt.Errorf("workflows: %q is not a workflow", id)
 		}
-		name := strings.ReplaceAll(format, "{id}", id)
-		srv.AddTool(&mcp.Tool{Name: name, Description: wf.Description, InputSchema: wf.InputSchema(), OutputSchema: wf.OutputSchema()},
-			e.toolHandler(wf))
+		p.names[id] = strings.ReplaceAll(format, "{id}", id)
 	}
+	e.mu.Lock()
+	e.published = append(e.published, p)
+	h := e.host
+	e.mu.Unlock()
+	e.publish(p, h)
 	return host.InProcessServer{ID: InProcessServerID, Server: srv}, nil
+}
+
+// published is a server InProcess made: Launch publishes its tools again
+// once the host's tools, whose annotations the workflows' derive from, are
+// known.
+type published struct {
+	srv   *mcp.Server
+	names map[string]string // workflow id → tool name
+}
+
+// publish adds (or replaces: the server tells its client the list changed)
+// p's tools, annotated from h's tools (nil: none known yet, which counts as
+// MCP's defaults: destructive, open-world).
+func (e *Engine) publish(p *published, h *host.Host) {
+	tools := func(name string) *mcp.ToolAnnotations {
+		if h == nil {
+			return nil
+		}
+		t, ok := h.Tool(name)
+		if !ok || t.Tool == nil {
+			return nil
+		}
+		return t.Tool.Annotations
+	}
+	for id, name := range p.names {
+		wf := e.workflows[id]
+		p.srv.AddTool(&mcp.Tool{Name: name, Description: wf.Description, InputSchema: wf.InputSchema(), OutputSchema: wf.OutputSchema(),
+			Annotations: wf.AnnotationsWith(tools, e.Workflow)}, e.toolHandler(wf))
+	}
 }
 
 func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {

@@ -3,6 +3,7 @@ package workflow
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -46,7 +47,7 @@ func publishWith(t *testing.T, hopts *host.Options, wfs ...*Workflow) (*host.Hos
 	if hopts != nil {
 		o = *hopts
 	}
-	o.InProcess = []host.InProcessServer{ip}
+	o.InProcess = append(o.InProcess, ip)
 	h, err := host.New([]config.Server{{ID: "fx", Transport: config.TransportStdio, Command: interop.Build(t, fixturePkg),
 		Args: []string{"-call-log", filepath.Join(dir, "calls.log")}}}, &o)
 	if err != nil {
@@ -198,3 +199,41 @@ func TestRequestStateSigned(t *testing.T) {
 type jsonrpcMethodNotFound struct{}
 
 func (*jsonrpcMethodNotFound) Error() string { return "Method not found" }
+
+// TestPublishedAnnotations: a published workflow's annotations derive from
+// the host's tools, known once the engine is launched on the started host:
+// read-only when its only tool is, destructive and open-world when a tool
+// says nothing (MCP's defaults).
+func TestPublishedAnnotations(t *testing.T) {
+	ro := mcp.NewServer(&mcp.Implementation{Name: "ro", Version: "1"}, nil)
+	ro.AddTool(&mcp.Tool{Name: "peek", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "peeked"}}}, nil
+		})
+	h, _ := publishWith(t, &host.Options{InProcess: []host.InProcessServer{{ID: "ro", Server: ro}}},
+		&Workflow{ID: "reader", Steps: []*Step{{ID: "p", Kind: StepTool, Tool: "mcp_ro_peek"}}},
+		&Workflow{ID: "writer", Steps: []*Step{echo("e", "x")}})
+	annotations := func(name string) *mcp.ToolAnnotations {
+		tl, ok := h.Tool(name)
+		if !ok {
+			t.Fatalf("no tool %s", name)
+		}
+		return tl.Tool.Annotations
+	}
+	// The host re-reads the engine's tools when they change (list_changed):
+	// poll that condition, bounded.
+	deadline := time.Now().Add(10 * time.Second)
+	for a := annotations("mcp_workflows_workflow_reader"); a == nil || !a.ReadOnlyHint; a = annotations("mcp_workflows_workflow_reader") {
+		if time.Now().After(deadline) {
+			t.Fatalf("reader's annotations = %+v, want read-only", a)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+	}
+	if a := annotations("mcp_workflows_workflow_reader"); a.DestructiveHint == nil || *a.DestructiveHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
+		t.Errorf("reader's annotations = %+v, want not destructive, closed world", a)
+	}
+	if a := annotations("mcp_workflows_workflow_writer"); a == nil || a.ReadOnlyHint || a.DestructiveHint == nil || !*a.DestructiveHint {
+		t.Errorf("writer's annotations = %+v, want destructive", a)
+	}
+}
