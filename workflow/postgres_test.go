@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -69,4 +70,23 @@ func onDatabase(t testing.TB, server, db string) string {
 	}
 	u.Path = "/" + db
 	return u.String()
+}
+
+// TestPostgresErrorsHideSecrets: a password in a PostgreSQL URL, in its
+// user part or its query, never reaches New's error.
+func TestPostgresErrorsHideSecrets(t *testing.T) {
+	const pw = "pw-s3cr3t-0042"
+	dir := t.TempDir() // no server listens here
+	for _, db := range []string{
+		"postgres://postgres:" + pw + "@/x?host=" + dir + "&connect_timeout=5",
+		"postgres:///x?user=postgres&password=" + pw + "&host=" + dir + "&connect_timeout=5",
+	} {
+		_, err := New(context.Background(), &EngineOptions{Database: db})
+		if err == nil {
+			t.Fatalf("New(%q) connected to nothing", db)
+		}
+		if strings.Contains(err.Error(), pw) {
+			t.Errorf("New's error holds the password: %v", err)
+		}
+	}
 }
