@@ -122,9 +122,14 @@ func (c *childRig) waitCall(t *testing.T, prefix string) {
 	}
 }
 
-func newChildRig(t *testing.T) *childRig {
+// newChildRig makes a rig whose children use database ("": a new SQLite
+// file).
+func newChildRig(t *testing.T, database string) *childRig {
 	dir := t.TempDir()
-	return &childRig{fixture: interop.Build(t, fixturePkg), db: filepath.Join(dir, "state.db"), log: filepath.Join(dir, "calls.log")}
+	if database == "" {
+		database = filepath.Join(dir, "state.db")
+	}
+	return &childRig{fixture: interop.Build(t, fixturePkg), db: database, log: filepath.Join(dir, "calls.log")}
 }
 
 // run starts a child in mode and reads its events until one has the line
@@ -179,8 +184,10 @@ func (c *childRig) calls(t *testing.T) map[string]int {
 	return n
 }
 
-func TestKillDuringStep(t *testing.T) {
-	c := newChildRig(t)
+func TestKillDuringStep(t *testing.T) { testKillDuringStep(t, "") }
+
+func testKillDuringStep(t *testing.T, database string) {
+	c := newChildRig(t, database)
 	c.killAfterCall = "slow "
 	c.run(t, "start:steps", "event step:started c")
 	lines := c.run(t, "resume", "")
@@ -206,8 +213,10 @@ func TestKillDuringStep(t *testing.T) {
 	}
 }
 
-func TestKillDuringGate(t *testing.T) {
-	c := newChildRig(t)
+func TestKillDuringGate(t *testing.T) { testKillDuringGate(t, "") }
+
+func testKillDuringGate(t *testing.T, database string) {
+	c := newChildRig(t, database)
 	c.run(t, "start:gated", "event gate:waiting ok")
 	lines := c.run(t, "resume", "")
 	if last := lines[len(lines)-1]; last != "event run:completed " {
@@ -222,7 +231,7 @@ func TestKillDuringGate(t *testing.T) {
 // TestDefinitionChanged: a run whose workflow changed while it waited is
 // reported as failed with ErrDefinition at recovery, not resumed.
 func TestDefinitionChanged(t *testing.T) {
-	c := newChildRig(t)
+	c := newChildRig(t, "")
 	c.run(t, "start:gated", "event gate:waiting ok")
 	lines := c.run(t, "observe", "", "SWB_WF_DIGEST=changed")
 	if got := lines[len(lines)-1]; !strings.HasPrefix(got, "error definition: ") || !strings.Contains(got, "changed since the run started") {

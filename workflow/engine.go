@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"time"
@@ -281,11 +282,7 @@ func (e *Engine) hostRedactor() (*host.Host, *secret.Redactor) {
 func databaseURL(database string) (url, where string, err error) {
 	switch {
 	case strings.HasPrefix(database, "postgres://"), strings.HasPrefix(database, "postgresql://"):
-		where = database
-		if i := strings.Index(where, "@"); i >= 0 {
-			where = "postgres://…" + where[i:]
-		}
-		return database, where, nil
+		return database, postgresWhere(database), nil
 	case database == "":
 		p, err := store.DefaultPath()
 		if err != nil {
@@ -296,6 +293,23 @@ func databaseURL(database string) (url, where string, err error) {
 		p := strings.TrimPrefix(database, "sqlite:")
 		return "sqlite:" + p, p, nil
 	}
+}
+
+// postgresWhere renders a PostgreSQL URL for messages without its
+// password, which may be in the user part or in the query.
+func postgresWhere(database string) string {
+	u, err := neturl.Parse(database)
+	if err != nil {
+		return "postgres://… (not a valid URL)"
+	}
+	if u.User != nil {
+		u.User = neturl.User(u.User.Username())
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Del("password")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }
 
 // newRunID returns a random run id.

@@ -76,8 +76,18 @@ func newHost(t testing.TB, callLog string, flags ...string) *host.Host {
 
 func newRig(t testing.TB, opts *EngineOptions, wfs ...*Workflow) *rig {
 	t.Helper()
+	return newRigOn(t, "", opts, wfs...)
+}
+
+// newRigOn is newRig on database (as EngineOptions.Database); "" means a
+// new SQLite file.
+func newRigOn(t testing.TB, database string, opts *EngineOptions, wfs ...*Workflow) *rig {
+	t.Helper()
 	dir := t.TempDir()
-	r := &rig{db: filepath.Join(dir, "state.db"), callLog: filepath.Join(dir, "calls.log")}
+	r := &rig{db: database, callLog: filepath.Join(dir, "calls.log")}
+	if r.db == "" {
+		r.db = filepath.Join(dir, "state.db")
+	}
 	r.h = newHost(t, r.callLog)
 	o := EngineOptions{}
 	if opts != nil {
@@ -140,7 +150,9 @@ func echo(id, text string, needs ...string) *Step {
 	return &Step{ID: id, Kind: StepTool, Tool: "mcp_fx_echo", Arguments: val(map[string]any{"text": text}), Needs: needs}
 }
 
-func TestDAG(t *testing.T) {
+func TestDAG(t *testing.T) { testDAG(t, "") }
+
+func testDAG(t *testing.T, database string) {
 	wf := &Workflow{ID: "dag",
 		Inputs: []Input{{Name: "who", Type: "string", Required: true}, {Name: "n", Type: "integer", Default: 2}},
 		Steps: []*Step{
@@ -152,7 +164,7 @@ func TestDAG(t *testing.T) {
 		},
 		Outputs: []Output{{Name: "text", Value: tpl("{{.steps.c.result}}")}, {Name: "sum", Type: "number", Value: tpl("{{.steps.b.result.sum}}")}},
 	}
-	r := newRig(t, nil, wf)
+	r := newRigOn(t, database, nil, wf)
 	st := r.run(t, "dag", map[string]any{"who": "world"})
 	if st.State != RunCompleted {
 		t.Fatalf("state = %s, error %v", st.State, st.Error)
@@ -194,7 +206,9 @@ func (f agentFunc) RunAgent(ctx context.Context, name, prompt string) (*AgentRes
 	return f(ctx, name, prompt)
 }
 
-func TestStepKinds(t *testing.T) {
+func TestStepKinds(t *testing.T) { testStepKinds(t, "") }
+
+func testStepKinds(t *testing.T, database string) {
 	child := &Workflow{ID: "child", Inputs: []Input{{Name: "x", Type: "string", Required: true}},
 		Steps:   []*Step{echo("say", "child got {{.inputs.x}}")},
 		Outputs: []Output{{Name: "said", Value: tpl("{{.steps.say.result}}")}}}
@@ -216,7 +230,7 @@ func TestStepKinds(t *testing.T) {
 		prompts = append(prompts, name+": "+prompt)
 		return &AgentResult{Text: "summary of " + prompt, Usage: map[string]any{"output_tokens": 3}}, nil
 	})
-	r := newRig(t, &EngineOptions{Agents: agents}, parent, child)
+	r := newRigOn(t, database, &EngineOptions{Agents: agents}, parent, child)
 	st := r.run(t, "parent", nil)
 	if st.State != RunCompleted {
 		t.Fatalf("state = %s, error %v", st.State, st.Error)
@@ -250,12 +264,14 @@ func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s
 
 // TestFailure: a step that fails ends the run at that step, and the steps
 // that depend on it never run.
-func TestFailure(t *testing.T) {
+func TestFailure(t *testing.T) { testFailure(t, "") }
+
+func testFailure(t *testing.T, database string) {
 	wf := &Workflow{ID: "f", Steps: []*Step{
 		{ID: "boom", Kind: StepTool, Tool: "mcp_fx_fail"},
 		echo("after", "never", "boom"),
 	}}
-	r := newRig(t, nil, wf)
+	r := newRigOn(t, database, nil, wf)
 	st := r.run(t, "f", nil)
 	if st.State != RunFailed || st.Error == nil || st.Error.Code != ErrToolError || st.Error.Step != "boom" {
 		t.Fatalf("status = %s %+v, want failed at boom with tool_error", st.State, st.Error)
@@ -269,9 +285,11 @@ func TestFailure(t *testing.T) {
 	}
 }
 
-func TestIdempotentRunID(t *testing.T) {
+func TestIdempotentRunID(t *testing.T) { testIdempotentRunID(t, "") }
+
+func testIdempotentRunID(t *testing.T, database string) {
 	wf := &Workflow{ID: "once", Steps: []*Step{echo("a", "x")}}
-	r := newRig(t, nil, wf, &Workflow{ID: "other"})
+	r := newRigOn(t, database, nil, wf, &Workflow{ID: "other"})
 	ctx := context.Background()
 	for range 2 {
 		id, err := r.e.Start(ctx, "once", nil, &StartOptions{RunID: "fixed"})
@@ -319,8 +337,10 @@ func gateWorkflow(onDecline GatePolicy) *Workflow {
 	}, Outputs: []Output{{Name: "after", Value: tpl("{{.steps.after.result}}")}}}
 }
 
-func TestGate(t *testing.T) {
-	r := newRig(t, nil, gateWorkflow(GateFail))
+func TestGate(t *testing.T) { testGate(t, "") }
+
+func testGate(t *testing.T, database string) {
+	r := newRigOn(t, database, nil, gateWorkflow(GateFail))
 	ctx := context.Background()
 	id, err := r.e.Start(ctx, "approve", nil, nil)
 	if err != nil {
@@ -358,11 +378,13 @@ func TestGate(t *testing.T) {
 	}
 }
 
-func TestGateTimeoutSkipRest(t *testing.T) {
+func TestGateTimeoutSkipRest(t *testing.T) { testGateTimeoutSkipRest(t, "") }
+
+func testGateTimeoutSkipRest(t *testing.T, database string) {
 	wf := gateWorkflow(GateFail)
 	wf.Steps[1].Gate.Timeout = 50 * time.Millisecond
 	wf.Steps[1].Gate.OnTimeout = GateSkipRest
-	r := newRig(t, nil, wf)
+	r := newRigOn(t, database, nil, wf)
 	st := r.run(t, "approve", nil)
 	if st.State != RunCompleted {
 		t.Fatalf("status = %s %+v", st.State, st.Error)
@@ -372,8 +394,10 @@ func TestGateTimeoutSkipRest(t *testing.T) {
 	}
 }
 
-func TestCancelResume(t *testing.T) {
-	r := newRig(t, nil, gateWorkflow(GateFail))
+func TestCancelResume(t *testing.T) { testCancelResume(t, "") }
+
+func testCancelResume(t *testing.T, database string) {
+	r := newRigOn(t, database, nil, gateWorkflow(GateFail))
 	ctx := context.Background()
 	id, _ := r.e.Start(ctx, "approve", nil, nil)
 	waitFor(t, r.e, id, func(st *RunStatus) bool { return st.State == RunWaiting })
@@ -402,11 +426,13 @@ func TestCancelResume(t *testing.T) {
 
 // TestEventsRedacted: a secret that reaches a tool's arguments and result
 // never appears in an event.
-func TestEventsRedacted(t *testing.T) {
+func TestEventsRedacted(t *testing.T) { testEventsRedacted(t, "") }
+
+func testEventsRedacted(t *testing.T, database string) {
 	const secretValue = "s3cr3t-value-0042"
 	wf := &Workflow{ID: "leak", Inputs: []Input{{Name: "token", Type: "string"}}, Steps: []*Step{echo("a", "token={{.inputs.token}}")},
 		Outputs: []Output{{Name: "out", Value: tpl("{{.steps.a.result}}")}}}
-	r := newRig(t, nil, wf)
+	r := newRigOn(t, database, nil, wf)
 	r.h.Redactor().Add(secretValue)
 	st := r.run(t, "leak", map[string]any{"token": secretValue})
 	if st.State != RunCompleted {
@@ -472,6 +498,46 @@ func TestChainRecordsNoChoice(t *testing.T) {
 		}
 		if got := choices > 0; got != c.wantChoices {
 			t.Errorf("%s: %d recorded choices in %d steps, want some: %v", c.id, choices, len(steps), c.wantChoices)
+		}
+	}
+}
+
+// TestConcurrentEvents: runs whose steps all run at once (benchSteps of
+// them, several runs at once) record every event once, numbered 1..n with
+// no gap: on PostgreSQL concurrent inserts race for a run's next sequence
+// number.
+func TestConcurrentEvents(t *testing.T) { testConcurrentEvents(t, "") }
+
+func testConcurrentEvents(t *testing.T, database string) {
+	r := newRigOn(t, database, nil, benchWorkflows()...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const runs = 4
+	var ids []string
+	for range runs {
+		id, err := r.e.Start(ctx, "wide", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		st, err := r.e.Wait(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State != RunCompleted {
+			t.Fatalf("run %s: %s %+v", id, st.State, st.Error)
+		}
+		evs := r.events(t, id)
+		// run:started, step:started and step:completed per step, run:completed.
+		if want := 2 + 2*benchSteps; len(evs) != want {
+			t.Errorf("run %s: %d events, want %d", id, len(evs), want)
+		}
+		for i, ev := range evs {
+			if ev.Seq != int64(i+1) {
+				t.Errorf("run %s: event %d has seq %d", id, i, ev.Seq)
+			}
 		}
 	}
 }

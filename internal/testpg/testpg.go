@@ -1,0 +1,247 @@
+// Package testpg starts a throwaway PostgreSQL server for a test, so that
+// code with a PostgreSQL backend (the workflow engine's DBOS system
+// database and events table; later the state store, issue 18) is tested on
+// the real server, not on a fake.
+//
+// [Start] initialises a cluster in a temporary folder, runs postgres on a
+// Unix socket in that folder only (no TCP port, so tests running at once
+// never meet) and stops it when the test ends. The binaries are found on
+// PATH or under /usr/lib/postgresql/*/bin; when they are missing and the
+// test runs as root, Debian's postgresql package is installed, once per
+// test binary. A PostgreSQL that is missing and cannot be installed fails
+// the test: like every peer of this project's tests, it is never skipped.
+//
+// postgres refuses to run as root: as root, the server (and initdb) run as
+// the postgres user (which Debian's package makes), or nobody.
+package testpg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// readyTimeout bounds the wait for a started server to take connections:
+// a loaded machine takes seconds, a server that never answers must not
+// hold the test.
+const readyTimeout = 60 * time.Second
+
+// stopTimeout bounds a fast shutdown before the server is killed.
+const stopTimeout = 30 * time.Second
+
+// Start starts a PostgreSQL server for t, stopped (nothing left running,
+// its folder removed) when t ends, and returns the URL of its postgres
+// database as the superuser postgres:
+// postgres://postgres@/postgres?host=SOCKETDIR. Another database name in
+// the path may be created on it (DBOS creates its own).
+func Start(t testing.TB) string {
+	t.Helper()
+	bin, err := binaries()
+	if err != nil {
+		t.Fatalf("testpg: %v", err)
+	}
+	// Not t.TempDir(): its parent folder is private to root, and the
+	// server may run as another user; and a Unix socket's path is limited
+	// to 107 bytes, which a long test name would pass.
+	dir, err := os.MkdirTemp("", "testpg-")
+	if err != nil {
+		t.Fatalf("testpg: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	cred, err := credential(dir)
+	if err != nil {
+		t.Fatalf("testpg: %v", err)
+	}
+	data := filepath.Join(dir, "data")
+	logPath := filepath.Join(dir, "postgres.log")
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "-A", "trust",
+		"-E", "UTF8", "--locale=C", "--no-sync")
+	initdb.Dir = dir
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		t.Fatalf("testpg: initdb: %v\n%s", err, out)
+	}
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatalf("testpg: %v", err)
+	}
+	defer logf.Close()
+	srv := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
+		"-c", "listen_addresses=", // no TCP: the socket in dir only
+		"-c", "unix_socket_directories="+dir,
+		"-c", "fsync=off", // a throwaway cluster: durability across a machine crash is not tested here
+		"-c", "synchronous_commit=off",
+		"-c", "full_page_writes=off")
+	srv.Dir = dir
+	srv.Stdout, srv.Stderr = logf, logf
+	srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if err := srv.Start(); err != nil {
+		t.Fatalf("testpg: starting postgres: %v", err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = srv.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		// SIGINT is postgres's fast shutdown: sessions are ended, the
+		// server stops at once.
+		srv.Process.Signal(syscall.SIGINT)
+		select {
+		case <-exited:
+		case <-time.After(stopTimeout):
+			srv.Process.Kill()
+			<-exited
+			t.Errorf("testpg: postgres did not stop within %v of SIGINT; killed", stopTimeout)
+		}
+	})
+	u := (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/postgres", RawQuery: url.Values{"host": {dir}}.Encode()}).String()
+	if err := waitReady(u, exited); err != nil {
+		b, _ := os.ReadFile(logPath)
+		if errors.Is(err, errExited) {
+			err = fmt.Errorf("%w (%v)", err, waitErr)
+		}
+		t.Fatalf("testpg: %v\n%s", err, b)
+	}
+	return u
+}
+
+var errExited = errors.New("postgres exited before taking connections")
+
+// waitReady polls a connection until the server takes it (there is no
+// event to wait on: the log's "ready" line is not a stable format).
+func waitReady(u string, exited <-chan struct{}) error {
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c, err := pgx.Connect(ctx, u)
+		if err == nil {
+			err = c.Ping(ctx)
+			c.Close(ctx)
+		}
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return errExited
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres not ready after %v: %w", readyTimeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// credential returns the user the server runs as: nil (this process's)
+// unless this process is root, which postgres refuses; then the postgres
+// user (or nobody), which is given dir.
+func credential(dir string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	var u *user.User
+	var err error
+	for _, name := range []string{"postgres", "nobody"} {
+		if u, err = user.Lookup(name); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("running as root, and no unprivileged user (postgres, nobody) to run postgres as: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		return nil, err
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// binaries returns the folder holding initdb and postgres, installing
+// Debian's package when they are missing and this process may.
+var binaries = sync.OnceValues(func() (string, error) {
+	if dir := find(); dir != "" {
+		return dir, nil
+	}
+	if os.Geteuid() != 0 {
+		return "", errors.New("PostgreSQL (initdb, postgres) not found on PATH or in /usr/lib/postgresql/*/bin, and not root to install Debian's postgresql package")
+	}
+	if err := install(); err != nil {
+		return "", fmt.Errorf("PostgreSQL not found, and installing Debian's postgresql package failed: %w", err)
+	}
+	if dir := find(); dir != "" {
+		return dir, nil
+	}
+	return "", errors.New("PostgreSQL installed, but initdb and postgres are not in /usr/lib/postgresql/*/bin")
+})
+
+// find returns the folder of initdb and postgres: PATH's, else the newest
+// of /usr/lib/postgresql/*/bin (Debian keeps them off PATH).
+func find() string {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if _, err := exec.LookPath("postgres"); err == nil {
+			// PATH may hold symbolic links (/usr/local/bin on this
+			// project's machines): the real folder is the one whose
+			// initdb finds postgres beside it.
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				p = real
+			}
+			return filepath.Dir(p)
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	slices.SortFunc(dirs, func(a, b string) int { return version(b) - version(a) })
+	for _, d := range dirs {
+		if isFile(filepath.Join(d, "initdb")) && isFile(filepath.Join(d, "postgres")) {
+			return d
+		}
+	}
+	return ""
+}
+
+func version(binDir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return n
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// install installs Debian's postgresql package; the package lists are
+// refreshed when the first attempt fails (a fresh container has none).
+func install() error {
+	run := func(args ...string) error {
+		cmd := exec.Command("apt-get", args...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("apt-get %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	installArgs := []string{"install", "-y", "--no-install-recommends", "postgresql"}
+	if err := run(installArgs...); err == nil {
+		return nil
+	}
+	if err := run("update"); err != nil {
+		return err
+	}
+	return run(installArgs...)
+}

@@ -1,0 +1,92 @@
+package workflow
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardmcp/switchboard/internal/testpg"
+)
+
+// TestPostgres runs the engine's core tests on PostgreSQL (DBOS's
+// PostgreSQL system database and the events table beside it), each on a
+// database of its own on one throwaway server: a DAG, each step kind, a
+// failure, an idempotent run id, a gate answered and timed out,
+// cancel/resume, redacted events, and a kill -9 during a step and during
+// a gate, then the run resumed by another process.
+func TestPostgres(t *testing.T) {
+	server := testpg.Start(t)
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, string)
+	}{
+		{"dag", testDAG},
+		{"step_kinds", testStepKinds},
+		{"failure", testFailure},
+		{"idempotent_run_id", testIdempotentRunID},
+		{"gate", testGate},
+		{"gate_timeout", testGateTimeoutSkipRest},
+		{"cancel_resume", testCancelResume},
+		{"events_redacted", testEventsRedacted},
+		{"concurrent_events", testConcurrentEvents},
+		{"kill_during_step", testKillDuringStep},
+		{"kill_during_gate", testKillDuringGate},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := onDatabase(t, server, c.name)
+			c.test(t, db)
+			// The runs and their events are in PostgreSQL, not in a
+			// SQLite file the engine fell back to.
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			var runs, events int
+			if err := conn.QueryRow(ctx, `SELECT count(*) FROM dbos.workflow_status`).Scan(&runs); err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+eventsTable).Scan(&events); err != nil {
+				t.Fatal(err)
+			}
+			if runs == 0 || events == 0 {
+				t.Errorf("PostgreSQL holds %d runs and %d events, want some", runs, events)
+			}
+		})
+	}
+}
+
+// onDatabase returns server's URL with the database name db (DBOS creates
+// it).
+func onDatabase(t testing.TB, server, db string) string {
+	t.Helper()
+	u, err := url.Parse(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + db
+	return u.String()
+}
+
+// TestPostgresErrorsHideSecrets: a password in a PostgreSQL URL, in its
+// user part or its query, never reaches New's error.
+func TestPostgresErrorsHideSecrets(t *testing.T) {
+	const pw = "pw-s3cr3t-0042"
+	dir := t.TempDir() // no server listens here
+	for _, db := range []string{
+		"postgres://postgres:" + pw + "@/x?host=" + dir + "&connect_timeout=5",
+		"postgres:///x?user=postgres&password=" + pw + "&host=" + dir + "&connect_timeout=5",
+	} {
+		_, err := New(context.Background(), &EngineOptions{Database: db})
+		if err == nil {
+			t.Fatalf("New(%q) connected to nothing", db)
+		}
+		if strings.Contains(err.Error(), pw) {
+			t.Errorf("New's error holds the password: %v", err)
+		}
+	}
+}
