@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchboardmcp/switchboard/secret"
 )
 
 // changed tells the watchers that a server's list changed.
@@ -110,7 +111,24 @@ func (s *server) route(ctx context.Context, has func(*call) bool) *call {
 	return found
 }
 
+// received redacts and cleans a question the go-sdk hands a handler. A
+// 2025-11-25 server's request has passed the receiving middleware already
+// (doing it again changes nothing); a 2026-07-28 server's input requests,
+// inside its input-required result, are answered by the go-sdk from the
+// handlers without that middleware.
+func (s *server) received(p *mcp.ElicitParams) *mcp.ElicitParams {
+	if p == nil {
+		return nil
+	}
+	return s.h.lim.cleanElicit(secret.RedactValue(s.h.red, p))
+}
+
 func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if p := s.received(req.Params); p != req.Params {
+		cp := *req
+		cp.Params = p
+		req = &cp
+	}
 	c := s.route(ctx, func(c *call) bool { return c.opts.Elicitation != nil })
 	var res *mcp.ElicitResult
 	var err error
@@ -188,6 +206,13 @@ func (c *call) unansweredWhy() string {
 }
 
 func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	// Redacted here too, for a 2026-07-28 server's input request (see
+	// received); sampling requests are content, not cleaned.
+	if p := secret.RedactValue(s.h.red, req.Params); p != req.Params {
+		cp := *req
+		cp.Params = p
+		req = &cp
+	}
 	if c := s.route(ctx, func(c *call) bool { return c.opts.Sampling != nil }); c != nil {
 		return c.opts.Sampling(ctx, s.cfg.ID, req.Params)
 	}

@@ -27,16 +27,24 @@ func TestNoSecretLeavesTheHost(t *testing.T) {
 	t.Run("secrets", func(t *testing.T) {
 		canary := interop.NewCanary(t)
 		t.Setenv("SWITCHBOARD_SECRET_CANARY", canary)
-		noSecretLeavesTheHost(t, canary, "{{secrets.canary}}")
+		noSecretLeavesTheHost(t, canary, "{{secrets.canary}}", "2025-11-25")
+	})
+	// Under 2026-07-28 a server's questions come inside the call's
+	// input-required result, which the go-sdk answers from the client's
+	// handlers without its receiving middleware.
+	t.Run("2026-07-28", func(t *testing.T) {
+		canary := interop.NewCanary(t)
+		t.Setenv("SWITCHBOARD_SECRET_CANARY", canary)
+		noSecretLeavesTheHost(t, canary, "{{secrets.canary}}", host.InputRequiredVersion)
 	})
 	t.Run("env", func(t *testing.T) {
 		canary := interop.NewCanary(t)
 		t.Setenv("SB_TEST_CANARY_TOKEN", canary)
-		noSecretLeavesTheHost(t, canary, "{{env.SB_TEST_CANARY_TOKEN}}")
+		noSecretLeavesTheHost(t, canary, "{{env.SB_TEST_CANARY_TOKEN}}", "2025-11-25")
 	})
 }
 
-func noSecretLeavesTheHost(t *testing.T, canary, placeholder string) {
+func noSecretLeavesTheHost(t *testing.T, canary, placeholder, version string) {
 	leaky := fixture(t, "leaky", "-leak", "TOKEN")
 	leaky.Env = map[string]string{"TOKEN": placeholder}
 	crashy := fixture(t, "crashy", "-print-env", "-crash-on-call")
@@ -51,9 +59,7 @@ func noSecretLeavesTheHost(t *testing.T, canary, placeholder string) {
 	}
 	events := newStates() // every event the host publishes
 	h, logs := start(t, []config.Server{leaky, crashy}, &host.Options{
-		// Under 2025-11-25 a server asks during the call (elicitation,
-		// sampling); 2026-07-28 is tested through the gateway.
-		ProtocolVersion: "2025-11-25",
+		ProtocolVersion: version,
 		Sampling: func(ctx context.Context, server string, req *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			keep(req)
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
@@ -84,7 +90,7 @@ func noSecretLeavesTheHost(t *testing.T, canary, placeholder string) {
 		}
 	}
 	for _, name := range []string{"mcp_leaky_leak", "mcp_leaky_leak_error", "mcp_leaky_leak_tool_error",
-		"mcp_leaky_leak_elicit", "mcp_leaky_leak_sample", "mcp_crashy_echo"} {
+		"mcp_leaky_leak_elicit", "mcp_leaky_leak_sample", "mcp_leaky_leak_input", "mcp_crashy_echo"} {
 		call(name)
 	}
 	for _, tool := range h.Tools() {
@@ -123,7 +129,7 @@ func noSecretLeavesTheHost(t *testing.T, canary, placeholder string) {
 		t.Errorf("the host handed over %s", leak)
 	}
 	// The paths were taken: the redacted values are there.
-	for _, want := range []string{"text [REDACTED]", "refused: [REDACTED]", "confirm [REDACTED]", "sample [REDACTED]",
+	for _, want := range []string{"text [REDACTED]", "refused: [REDACTED]", "input [REDACTED]", "input sample [REDACTED]",
 		"progress [REDACTED]", "resource [REDACTED]", "prompt text [REDACTED]", "Leaks [REDACTED]", "connection lost"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("nothing handed over holds %q: a path was not exercised", want)

@@ -63,6 +63,20 @@ func addLeakTools(s *mcp.Server, name string) {
 			}
 			return &mcp.CallToolResult{Content: text("sampled %s", res.Model)}, nil
 		})
+	// The same questions asked the 2026-07-28 way: an input-required result
+	// (the go-sdk turns it into requests for an older client).
+	s.AddTool(&mcp.Tool{Name: "leak_input", Description: "Asks for an answer and a completion, both holding the value, as input requests.", InputSchema: emptyObject},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if len(req.Params.InputResponses) > 0 {
+				return &mcp.CallToolResult{Content: text("answered %d", len(req.Params.InputResponses))}, nil
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+				"form": &mcp.ElicitParams{Message: "input " + v,
+					RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean","description":"` + jsonEscape(v) + `"}}}`)},
+				"completion": &mcp.CreateMessageParams{MaxTokens: 10, SystemPrompt: "system " + v,
+					Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "input sample " + v}}}},
+			}}, nil
+		})
 	s.AddResource(&mcp.Resource{URI: "test://leak", Name: "leak", Description: "resource " + v, MIMEType: "text/plain"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{

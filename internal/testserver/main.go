@@ -76,8 +76,8 @@
 //	-exit-after MS       exit with status 4 MS milliseconds after starting to serve
 //	-print-env           write the environment to stderr at start, one KEY=VALUE a line
 //	-stderr-line N       write one stderr line of N bytes at start and on each tools/call
-//	-leak VAR            add tools leak, leak_error, leak_tool_error, leak_elicit and
-//	                     leak_sample, resource test://leak and prompt leak, which put the
+//	-leak VAR            add tools leak, leak_error, leak_tool_error, leak_elicit,
+//	                     leak_sample, leak_input, resource test://leak and prompt leak, which put the
 //	                     value of environment variable VAR in every field a server can
 //	                     fill: description, result content of each kind, structuredContent,
 //	                     _meta, log and progress notifications, errors, elicitation and
