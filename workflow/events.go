@@ -9,10 +9,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for the events table on PostgreSQL
 
 	"github.com/switchboardmcp/switchboard/secret"
@@ -85,7 +85,7 @@ func (s *eventStore) emit(ctx context.Context, key string, ev *Event) (bool, err
 	for try := 0; ; try++ {
 		res, err := s.db.ExecContext(ctx, q, ev.RunID, key, terminal, string(body))
 		if err != nil {
-			if try < insertTries && !s.sqlite && strings.Contains(err.Error(), "duplicate key") {
+			if try < insertTries && !s.sqlite && uniqueViolation(err) {
 				continue
 			}
 			return false, fmt.Errorf("recording event %s of run %s: %w", ev.Type, ev.RunID, err)
@@ -222,3 +222,11 @@ func openPostgres(u string) (*sql.DB, error) {
 }
 
 var errStop = errors.New("stop")
+
+// uniqueViolation reports whether err is PostgreSQL's unique_violation
+// (SQLSTATE 23505): two emitters took the same seq. By its code, not its
+// text, which the server words in its own language.
+func uniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}

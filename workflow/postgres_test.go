@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"database/sql"
 	"net/url"
 	"strings"
 	"testing"
@@ -34,10 +35,14 @@ func TestPostgres(t *testing.T) {
 		{"concurrent_events", testConcurrentEvents},
 		{"kill_during_step", testKillDuringStep},
 		{"kill_during_gate", testKillDuringGate},
+		{"unique_violation", testUniqueViolation},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db := onDatabase(t, server, c.name)
 			c.test(t, db)
+			if c.name == "unique_violation" {
+				return // it runs no workflow
+			}
 			// The runs and their events are in PostgreSQL, not in a
 			// SQLite file the engine fell back to.
 			ctx := context.Background()
@@ -88,5 +93,32 @@ func TestPostgresErrorsHideSecrets(t *testing.T) {
 		if strings.Contains(err.Error(), pw) {
 			t.Errorf("New's error holds the password: %v", err)
 		}
+	}
+}
+
+// testUniqueViolation: the events table's insert is retried on
+// PostgreSQL's unique_violation, recognised by its SQLSTATE (whatever the
+// server's language), and only on it.
+func testUniqueViolation(t *testing.T, database string) {
+	newRigOn(t, database, nil) // its engine creates the database
+	db, err := sql.Open("pgx", database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE uv (k int PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO uv VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.ExecContext(ctx, `INSERT INTO uv VALUES (1)`)
+	if !uniqueViolation(err) {
+		t.Errorf("uniqueViolation(%v) = false, want true", err)
+	}
+	_, err = db.ExecContext(ctx, `INSERT INTO uv VALUES ('x')`)
+	if err == nil || uniqueViolation(err) {
+		t.Errorf("uniqueViolation(%v) = true, want false", err)
 	}
 }
