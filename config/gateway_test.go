@@ -155,17 +155,17 @@ workflow_tool_format = "a_very_long_prefix_for_every_workflow_{id}"
 		{"beyond loopback without a token", `[gateway]
 listen = "0.0.0.0:7300"
 `, []string{
-			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token`,
+			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token or [gateway.auth]`,
 		}},
 		{"every interface without a token", `[gateway]
 listen = ":7300"
 `, []string{
-			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token`,
+			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token or [gateway.auth]`,
 		}},
 		{"a host name is not loopback", `[gateway]
 listen = "gw.example.com:7300"
 `, []string{
-			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token`,
+			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token or [gateway.auth]`,
 		}},
 		{"loopback spellings", `[gateway]
 listen = "[::1]:0"
