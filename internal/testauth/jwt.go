@@ -133,4 +133,3 @@ func (s *Server) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(set)
 }
-
