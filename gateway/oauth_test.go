@@ -306,3 +306,138 @@ func TestOAuthGateway(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthPolicy: [gateway.auth.policy] per client, through the gateway
+// with real tokens: a client sees and may call only what its rules grant
+// (a hidden tool, prompt or resource fails as one that does not exist);
+// the owner's auth_token sees everything; no client's token reaches an
+// upstream (an HTTP upstream records every Authorization it is sent).
+func TestOAuthPolicy(t *testing.T) {
+	as := testauth.Start(t, &testauth.Options{JWT: true, Scopes: []string{"mcp"},
+		Clients: map[string]string{"bob": "bob-secret-1", "ops": "ops-secret-1"},
+		Claims: func(id string) map[string]any {
+			if id == "ops" {
+				return map[string]any{"groups": []any{"ops", "eng"}}
+			}
+			return nil
+		}})
+
+	var mu sync.Mutex
+	var upstreamAuth []string
+	up := mcp.NewServer(&mcp.Implementation{Name: "web", Version: "1"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "hello"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello"}}}, nil, nil
+	})
+	sh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil)
+	upTS := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		upstreamAuth = append(upstreamAuth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		sh.ServeHTTP(w, r)
+	}))
+	t.Cleanup(upTS.Close)
+	web := config.Server{ID: "web", Transport: config.TransportHTTP, URL: upTS.URL, AllowLocalEndpoint: true, Timeout: time.Minute, ConnectTimeout: 30 * time.Second}
+
+	policy := []config.AuthPolicy{
+		{Scope: "tools:pub", Servers: []string{"pub", "web"}},
+		{Claims: map[string]string{"groups": "ops"}, Tools: []string{"mcp_secret_echo"}},
+	}
+	// secret first: the resources both fixtures offer are its (first wins).
+	gw := serveOAuth(t, as, []config.Server{fixture(t, "secret"), fixture(t, "pub"), web}, policy, "owner-token-5ae1")
+	resource := gw.base + "/mcp"
+	bob := token(t, as, "bob", "bob-secret-1", resource, "mcp", "tools:pub")
+	ops := token(t, as, "ops", "ops-secret-1", resource, "mcp")
+	nobody := token(t, as, as.ClientID, as.ClientSecret, resource, "mcp")
+	ctx := context.Background()
+
+	for _, kind := range []string{"streamable", "sse", "ws"} {
+		t.Run(kind, func(t *testing.T) {
+			cs, err := connectAs(t, gw.base, kind, bob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := toolNames(t, cs)
+			if slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "mcp_secret_") }) ||
+				!slices.Contains(names, "mcp_pub_echo") || !slices.Contains(names, "mcp_web_hello") {
+				t.Errorf("bob's tools = %v; want pub's and web's, none of secret's", names)
+			}
+			_, hidden := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_secret_echo", Arguments: map[string]any{"text": "x"}})
+			_, missing := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_nothing_here", Arguments: map[string]any{"text": "x"}})
+			if hidden == nil || missing == nil || strings.ReplaceAll(hidden.Error(), "mcp_secret_echo", "N") != strings.ReplaceAll(missing.Error(), "mcp_nothing_here", "N") {
+				t.Errorf("calling a hidden tool: %v; an unknown one: %v; want the same error", hidden, missing)
+			}
+			if got := textOf(call(t, cs, "mcp_web_hello", map[string]any{})); got != "hello" {
+				t.Errorf("web hello = %q", got)
+			}
+			ps, err := cs.ListPrompts(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ps.Prompts {
+				if strings.HasPrefix(p.Name, "mcp_secret_") {
+					t.Errorf("bob lists prompt %s", p.Name)
+				}
+			}
+			if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp_secret_greet", Arguments: map[string]string{"name": "x"}}); err == nil || !strings.Contains(err.Error(), "unknown prompt") {
+				t.Errorf("bob gets secret's prompt: %v; want unknown prompt", err)
+			}
+			rs, err := cs.ListResources(ctx, nil)
+			if err != nil || len(rs.Resources) != 0 {
+				t.Errorf("bob's resources = %v, %v; want none (they are secret's)", rs, err)
+			}
+			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static/1"}); err == nil || !strings.Contains(err.Error(), "not found") {
+				t.Errorf("bob reads secret's resource: %v; want not found", err)
+			}
+		})
+	}
+
+	t.Run("claims and tool patterns", func(t *testing.T) {
+		cs, err := connectAs(t, gw.base, "streamable", ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if names := toolNames(t, cs); !slices.Equal(names, []string{"mcp_secret_echo"}) {
+			t.Errorf("ops's tools = %v; want [mcp_secret_echo]", names)
+		}
+		if got := textOf(call(t, cs, "mcp_secret_echo", map[string]any{"text": "ok"})); got != "ok" {
+			t.Errorf("ops echo = %q", got)
+		}
+	})
+
+	t.Run("no rule, nothing", func(t *testing.T) {
+		cs, err := connectAs(t, gw.base, "streamable", nobody)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if names := toolNames(t, cs); len(names) != 0 {
+			t.Errorf("a token no rule matches lists %v; want nothing", names)
+		}
+	})
+
+	t.Run("owner", func(t *testing.T) {
+		cs, err := connectAs(t, gw.base, "streamable", "owner-token-5ae1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := toolNames(t, cs)
+		if !slices.Contains(names, "mcp_secret_echo") || !slices.Contains(names, "mcp_pub_echo") {
+			t.Errorf("the owner's tools = %v; want every server's", names)
+		}
+	})
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(upstreamAuth) == 0 {
+		t.Fatal("the upstream was never reached")
+	}
+	for _, a := range upstreamAuth {
+		if a != "" {
+			t.Errorf("the upstream was sent Authorization %q; want none (no token passthrough)", a)
+		}
+	}
+	for _, tok := range []string{bob, ops, nobody, "owner-token-5ae1"} {
+		if strings.Contains(gw.log.String(), tok) {
+			t.Errorf("the log holds a token")
+		}
+	}
+}
