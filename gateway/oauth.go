@@ -95,6 +95,10 @@ func newVerifier(ctx context.Context, o OAuthOptions, log *slog.Logger) *verifie
 	}
 	if o.HTTPClient == nil {
 		o.HTTPClient = http.DefaultClient
+	} else {
+		// The client is the gateway's: its keep-alive connections to the
+		// issuer end with it.
+		context.AfterFunc(ctx, o.HTTPClient.CloseIdleConnections)
 	}
 	return &verifier{o: o, ctx: ctx, log: log}
 }
