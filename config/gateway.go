@@ -36,8 +36,11 @@ const DefaultGatewayListen = "127.0.0.1:7300"
 //	workflows        = ["triage"]                 # workflows published as tools (ids); default none
 //	workflow_tool_format = "workflow_{id}"        # their tool names; {id} is the workflow's id
 //
+//	[gateway.auth]                                # OAuth: see GatewayAuth
+//
 // The zero value means the defaults. A later file's keys override an
-// earlier file's one by one. Listening beyond loopback needs auth_token.
+// earlier file's one by one. Listening beyond loopback needs auth_token or
+// [gateway.auth].
 type Gateway struct {
 	// Listen is host:port; "" means [DefaultGatewayListen].
 	Listen string
@@ -80,6 +83,11 @@ type Gateway struct {
 	// WorkflowToolFormat names a published workflow's tool: {id} is
 	// replaced by its id. "" means [DefaultWorkflowToolFormat].
 	WorkflowToolFormat string
+	// Auth, when set, makes the gateway an OAuth protected resource
+	// ([gateway.auth]): clients bring JWT access tokens of its issuer.
+	// With AuthToken as well, a request bearing AuthToken is the owner's
+	// (every server and tool, no policy); any other needs a valid JWT.
+	Auth *GatewayAuth
 
 	// Source is where the last [gateway] table was declared; zero when none
 	// was.
@@ -174,6 +182,7 @@ var gatewayTable = mergedTable[Gateway]{
 		decode.Duration("shutdown_grace", decode.TOML, func(g *Gateway) *time.Duration { return &g.ShutdownGrace }),
 		decode.StringList("workflows", decode.TOML, func(g *Gateway) *[]string { return &g.Workflows }, checkGatewayWorkflow),
 		decode.String("workflow_tool_format", decode.TOML, func(g *Gateway) *string { return &g.WorkflowToolFormat }, checkWorkflowToolFormat),
+		decode.Value("auth", decode.TOML, func(g *Gateway) **GatewayAuth { return &g.Auth }, readGatewayAuth),
 	},
 	config: func(c *Config) *Gateway { return &c.Gateway },
 	source: func(g *Gateway) *Position { return &g.Source },
@@ -248,9 +257,10 @@ func (v *validator) gateway(c *Config) {
 	if g.Listen != "" {
 		loopback, _ = checkListen(g.Listen)
 	}
-	if !loopback && g.AuthToken == "" && !v.reported("gateway.auth_token") {
-		errorf("listen", "serving beyond loopback needs auth_token")
+	if !loopback && g.AuthToken == "" && g.Auth == nil && !v.reported("gateway.auth_token") {
+		errorf("listen", "serving beyond loopback needs auth_token or [gateway.auth]")
 	}
+	v.gatewayAuth(c, report, loopback)
 }
 
 // checkListen checks a host:port to listen on and reports whether it is

@@ -155,17 +155,17 @@ workflow_tool_format = "a_very_long_prefix_for_every_workflow_{id}"
 		{"beyond loopback without a token", `[gateway]
 listen = "0.0.0.0:7300"
 `, []string{
-			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token`,
+			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token or [gateway.auth]`,
 		}},
 		{"every interface without a token", `[gateway]
 listen = ":7300"
 `, []string{
-			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token`,
+			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token or [gateway.auth]`,
 		}},
 		{"a host name is not loopback", `[gateway]
 listen = "gw.example.com:7300"
 `, []string{
-			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token`,
+			`g.toml:2: gateway.listen: serving beyond loopback needs auth_token or [gateway.auth]`,
 		}},
 		{"loopback spellings", `[gateway]
 listen = "[::1]:0"
@@ -298,7 +298,7 @@ func TestGatewayValidate(t *testing.T) {
 		t.Errorf("Validate (-want +got):\n%s", diff)
 	}
 	c.Gateway = Gateway{Listen: "10.0.0.5:7300"}
-	if diff := cmp.Diff([]string{"gateway.listen: serving beyond loopback needs auth_token"}, problemStrings(t, c.Validate(), "")); diff != "" {
+	if diff := cmp.Diff([]string{"gateway.listen: serving beyond loopback needs auth_token or [gateway.auth]"}, problemStrings(t, c.Validate(), "")); diff != "" {
 		t.Errorf("Validate (-want +got):\n%s", diff)
 	}
 }
@@ -322,4 +322,82 @@ func parseErr(t *testing.T, s string) string {
 		t.Fatalf("secret.Parse(%q) = nil error", s)
 	}
 	return err.Error()
+}
+
+// TestGatewayAuth: [gateway.auth] and its policy read with their keys, and
+// each problem named with file, line and field.
+func TestGatewayAuth(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "g.toml", `[[mcp_servers]]
+id = "github"
+command = "x"
+
+[gateway]
+listen = "0.0.0.0:7400"
+
+[gateway.auth]
+issuer = "https://auth.example.com"
+resource = "https://mcp.example.com/mcp"
+scopes = ["mcp"]
+
+[[gateway.auth.policy]]
+scope = "github:read"
+claims = { groups = "eng" }
+servers = ["github"]
+tools = ["github__get_*"]
+`)
+	c, err := Load(&LoadOptions{File: file, Dir: dir, Getenv: getenv(nil)})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := &GatewayAuth{
+		Issuer: "https://auth.example.com", Resource: "https://mcp.example.com/mcp", Scopes: []string{"mcp"},
+		Policy: []AuthPolicy{{Scope: "github:read", Claims: map[string]string{"groups": "eng"}, Servers: []string{"github"}, Tools: []string{"github__get_*"}}},
+	}
+	if diff := cmp.Diff(want, c.Gateway.Auth); diff != "" {
+		t.Errorf("Gateway.Auth (-want +got):\n%s", diff)
+	}
+
+	bad := writeFile(t, dir, "bad.toml", `[[mcp_servers]]
+id = "a"
+command = "x"
+
+[gateway]
+listen = "0.0.0.0:7300"
+
+[gateway.auth]
+jwks_url = "https://169.254.169.254/jwks"
+scopes = ["a b"]
+colour = "x"
+
+[[gateway.auth.policy]]
+servers = ["a", "b"]
+tools = ["["]
+`)
+	_, err = Load(&LoadOptions{File: bad, Dir: dir, Getenv: getenv(nil)})
+	for _, w := range []string{
+		bad + ":11: gateway.auth.colour: unknown key",
+		bad + ":10: gateway.auth.scopes[0]: invalid scope",
+		bad + ":15: gateway.auth.policy[0].tools[0]: invalid pattern",
+		bad + ":14: gateway.auth.policy[0].servers[1]: no server \"b\"",
+		"gateway.auth.issuer: required",
+		"gateway.auth.resource: required when listening beyond loopback",
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("Load(bad) = %v\nwant a problem %q", err, w)
+		}
+	}
+	local := writeFile(t, dir, "local.toml", `[gateway.auth]
+issuer = "http://127.0.0.1:9000"
+jwks_url = "http://169.254.169.254/jwks"
+`)
+	_, err = Load(&LoadOptions{File: local, Dir: dir, Getenv: getenv(nil)})
+	for _, w := range []string{
+		local + ":2: gateway.auth.issuer: 127.0.0.1 is a loopback address (RFC 1122); set allow_local_issuer = true",
+		local + ":3: gateway.auth.jwks_url: 169.254.169.254 is a cloud metadata endpoint",
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("Load(local) = %v\nwant a problem %q", err, w)
+		}
+	}
 }

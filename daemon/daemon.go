@@ -129,16 +129,20 @@ type Daemon struct {
 
 // Listen binds addr, or [gateway] listen, or [config.DefaultGatewayListen]
 // (port 0 picks a free one), and refuses to serve beyond loopback without
-// [gateway] auth_token.
+// [gateway] auth_token or [gateway.auth].
 func Listen(addr string, gw config.Gateway) (net.Listener, error) {
 	addr = cmp.Or(addr, gw.Listen, config.DefaultGatewayListen)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	if !isLoopback(ln.Addr()) && gw.AuthToken == "" {
+	if !isLoopback(ln.Addr()) && gw.AuthToken == "" && gw.Auth == nil {
 		ln.Close()
-		return nil, &UsageError{fmt.Sprintf("serve: listening on %s: serving beyond loopback needs auth_token (set [gateway] auth_token to a {{secrets.NAME}} placeholder)", ln.Addr())}
+		return nil, &UsageError{fmt.Sprintf("serve: listening on %s: serving beyond loopback needs auth_token (set [gateway] auth_token to a {{secrets.NAME}} placeholder) or [gateway.auth]", ln.Addr())}
+	}
+	if gw.Auth != nil && gw.Auth.Resource == "" && !isLoopback(ln.Addr()) {
+		ln.Close()
+		return nil, &UsageError{fmt.Sprintf("serve: listening on %s: [gateway.auth] needs resource (the URL clients reach /mcp at) beyond loopback", ln.Addr())}
 	}
 	return ln, nil
 }
@@ -445,7 +449,11 @@ func up(st host.State) bool {
 
 // gatewayOptions are the gateway's options from [gateway].
 func (d *Daemon) gatewayOptions() *gateway.Options {
-	return &gateway.Options{Logger: d.opts.Logger, MaxWaitingCalls: d.opts.Config.Gateway.MaxSessions}
+	o := &gateway.Options{Logger: d.opts.Logger, MaxWaitingCalls: d.opts.Config.Gateway.MaxSessions}
+	if a := d.opts.Config.Gateway.Auth; a != nil {
+		o.Policy = a.Policy
+	}
+	return o
 }
 
 func (d *Daemon) grace() time.Duration {

@@ -20,6 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/netguard"
+	"github.com/switchboardmcp/switchboard/oauth"
 )
 
 // answerTime bounds how long, after the shutdown grace, the answers of the
@@ -64,6 +66,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.mux.Handle("/", g.Handler(&gateway.HTTPOptions{
 		AuthToken:         token,
+		OAuth:             d.oauthOptions(ctx),
 		AllowedOrigins:    gw.AllowedOrigins,
 		Loopback:          isLoopback(d.ln.Addr()),
 		SessionTimeout:    gw.SessionTimeout,
@@ -89,6 +92,40 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	return failed
+}
+
+// oauthOptions are the gateway's [gateway.auth], or nil. The resource is
+// the configured one, else the listener's own /mcp URL (loopback only:
+// Listen refuses to derive it elsewhere). The issuer's metadata and keys
+// are fetched through the guarded client, which admits the issuer's own
+// local address only with allow_local_issuer.
+func (d *Daemon) oauthOptions(ctx context.Context) *gateway.OAuthOptions {
+	a := d.opts.Config.Gateway.Auth
+	if a == nil {
+		return nil
+	}
+	resource := a.Resource
+	if resource == "" {
+		resource = "http://" + d.ln.Addr().String() + "/mcp"
+	}
+	dialer := &netguard.Dialer{}
+	if a.AllowLocalIssuer {
+		for _, u := range []string{a.Issuer, a.JWKSURL} {
+			if u == "" {
+				continue
+			}
+			local, _ := netguard.LocalEndpoint(ctx, nil, u)
+			dialer.AllowLocal = append(dialer.AllowLocal, local...)
+		}
+	}
+	return &gateway.OAuthOptions{
+		Issuer:     a.Issuer,
+		Resource:   resource,
+		Audience:   a.Audience,
+		Scopes:     a.Scopes,
+		JWKSURL:    a.JWKSURL,
+		HTTPClient: oauth.GuardedClient(dialer, d.opts.Host.Network),
+	}
 }
 
 // await returns when ctx ends (nil), serving fails, or the start fails

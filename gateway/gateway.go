@@ -78,6 +78,12 @@ type Options struct {
 	// list nor call them, while the host still offers them to its own
 	// callers (the workflow engine).
 	HideTools []string
+	// Policy, for clients that come with an OAuth token
+	// ([HTTPOptions.OAuth]), says which servers and tools each may list and
+	// call ([gateway.auth.policy]); nil lets every token see everything.
+	// Clients without a token (stdio, the local socket, auth_token) are
+	// the owner's and see everything.
+	Policy []config.AuthPolicy
 }
 
 // Gateway is an MCP server over a host's servers. Its methods are safe for
@@ -247,7 +253,9 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 		},
 	})
 
-	g.srv.AddReceivingMiddleware(g.loggingMiddleware, ownIdentity, g.awaitStart)
+	// The policy inside awaitStart: a hidden tool waits for the start as
+	// one that does not exist does, then fails the same way.
+	g.srv.AddReceivingMiddleware(g.loggingMiddleware, ownIdentity, g.awaitStart, g.policyMiddleware)
 	// Everything a request does runs on its context (see Shutdown).
 	g.srv.AddReceivingMiddleware(g.requestMiddleware)
 	// Last, so outermost: nothing leaves unredacted (redact.go).

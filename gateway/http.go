@@ -26,8 +26,17 @@ import (
 // HTTPOptions configures [Gateway.Handler]. Nil means defaults.
 type HTTPOptions struct {
 	// AuthToken, when set, must come as "Authorization: Bearer TOKEN" on
-	// every request; compared in constant time.
+	// every request; compared in constant time. With OAuth as well, a
+	// request bearing AuthToken is the owner's (no policy applies) and any
+	// other must carry a valid access token.
 	AuthToken string
+	// OAuth, when set, makes the endpoint an OAuth 2.1 protected resource:
+	// its metadata is published at /.well-known/oauth-protected-resource
+	// (and the resource's path-suffixed form), and every other request
+	// needs a JWT access token of the issuer for the gateway (see
+	// [OAuthOptions]); [Options.Policy] then applies to each client. The
+	// token is never passed upstream.
+	OAuth *OAuthOptions
 	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed
 	// besides the gateway's own. A request with any other Origin gets 403.
 	AllowedOrigins []string
@@ -162,7 +171,26 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	mux.Handle("/sse", limits.limitStreams(sse))
 	mux.Handle("/message", limits.limitStreams(sse)) // a GET here opens a session too
 	mux.Handle("/ws", limits.limitStreams(ws))
-	return &guard{next: mux, opts: o, log: log}
+	gd := &guard{next: mux, opts: o, log: log}
+	if o.OAuth == nil {
+		return gd
+	}
+	og, err := newOAuthGuard(g.ctx, *o.OAuth, log)
+	if err != nil {
+		log.Error("gateway: OAuth is misconfigured; refusing every request", "err", err)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			refuse(w, http.StatusInternalServerError, "the gateway's OAuth configuration is invalid")
+		})
+	}
+	gd.oauth = og
+	// The metadata is public and read by browser clients of any origin
+	// (RFC 9728 §3): outside the guard.
+	top := http.NewServeMux()
+	for _, p := range og.metadataPaths() {
+		top.Handle(p, og.prm)
+	}
+	top.Handle("/", gd)
+	return top
 }
 
 // byGeneration serves each Streamable HTTP request in its client's protocol
@@ -466,9 +494,10 @@ func isSessionless(ctx context.Context) bool {
 
 // guard applies the endpoint's security checks to every request.
 type guard struct {
-	next http.Handler
-	opts HTTPOptions
-	log  *slog.Logger
+	next  http.Handler
+	opts  HTTPOptions
+	log   *slog.Logger
+	oauth *oauthGuard // nil without OAuth
 }
 
 func (gd *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -482,14 +511,25 @@ func (gd *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden, "forbidden: Origin not allowed")
 		return
 	}
+	owner := false
 	if gd.opts.AuthToken != "" {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(gd.opts.AuthToken)) != 1 {
+		owner = ok && subtle.ConstantTimeCompare([]byte(got), []byte(gd.opts.AuthToken)) == 1
+		if !owner && gd.oauth == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 			refuse(w, http.StatusUnauthorized, "unauthorized")
 			return
 		}
 	}
+	if gd.oauth != nil && !owner {
+		gd.oauth.protect(http.HandlerFunc(gd.serve)).ServeHTTP(w, r)
+		return
+	}
+	gd.serve(w, r)
+}
+
+// serve serves a request that passed every check.
+func (gd *guard) serve(w http.ResponseWriter, r *http.Request) {
 	// The gateway never passes a client's credentials upstream: upstream
 	// requests are made by the host with the upstream's own headers.
 	r.Header.Del("Authorization")

@@ -50,6 +50,16 @@ type Options struct {
 	Metadata func(m map[string]any)
 	// PRM, when set, changes the protected resource metadata.
 	PRM func(m map[string]any)
+	// JWT issues access tokens as JWTs (RFC 9068) signed by an RSA key the
+	// server publishes at jwks_uri (/jwks): for a resource server that
+	// checks tokens itself, such as the gateway. Otherwise tokens are
+	// opaque.
+	JWT bool
+	// Claims, with JWT, adds claims to the tokens issued to a client.
+	Claims func(clientID string) map[string]any
+	// Clients are more pre-registered confidential clients, id to secret
+	// (client credentials: one per user of a gateway).
+	Clients map[string]string
 }
 
 // Server is the authorization server and the MCP server it protects.
@@ -71,6 +81,8 @@ type Server struct {
 	asSeen   []string // every Authorization header the authorization server was sent
 	refreshN int
 	resource []string // the resource parameter of each token request
+	keys     []signingKey
+	jwksN    int
 }
 
 // Start starts both servers; they stop when t ends.
@@ -91,6 +103,13 @@ func Start(t testing.TB, o *Options) *Server {
 	m.MustTokenStorage(store.NewMemoryTokenStore())
 	clients := store.NewClientStore()
 	clients.Set(s.ClientID, &models.Client{ID: s.ClientID, Secret: s.ClientSecret, Domain: "http://127.0.0.1"})
+	for id, secret := range opts.Clients {
+		clients.Set(id, &models.Client{ID: id, Secret: secret, Domain: "http://127.0.0.1"})
+	}
+	if opts.JWT {
+		s.keys = []signingKey{newSigningKey("k1")}
+		m.MapAccessGenerate(jwtAccess{s})
+	}
 	m.MapClientStorage(clients)
 	// RFC 8252 §7.3: a loopback redirect URI may use any port.
 	m.SetValidateURIHandler(func(base, redirect string) error {
@@ -121,11 +140,15 @@ func Start(t testing.TB, o *Options) *Server {
 			"token_endpoint_auth_methods_supported": []string{"client_secret_basic"},
 			"scopes_supported":                      opts.Scopes,
 		}
+		if opts.JWT {
+			meta["jwks_uri"] = s.Issuer + "/jwks"
+		}
 		if opts.Metadata != nil {
 			opts.Metadata(meta)
 		}
 		writeJSON(w, meta)
 	})
+	as.HandleFunc("GET /jwks", s.serveJWKS)
 	as.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
 		if err := srv.HandleAuthorizeRequest(w, r); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)

@@ -1,0 +1,191 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+)
+
+// grant is what a client's token lets it see: the union of the policy
+// rules it matches.
+type grant struct {
+	rules []config.AuthPolicy
+}
+
+// grantFor is what ti may see under the gateway's policy.
+func (g *Gateway) grantFor(ti *auth.TokenInfo) grant {
+	var gr grant
+	for _, r := range g.opts.Policy {
+		if matches(r, ti) {
+			gr.rules = append(gr.rules, r)
+		}
+	}
+	return gr
+}
+
+// matches reports whether rule r applies to the token: it has r.Scope,
+// and every claim of r.Claims (a string claim equal to the value, or an
+// array claim holding it).
+func matches(r config.AuthPolicy, ti *auth.TokenInfo) bool {
+	if r.Scope != "" && !hasScope(ti, r.Scope) {
+		return false
+	}
+	claims, _ := ti.Extra["claims"].(map[string]any)
+	for k, want := range r.Claims {
+		switch v := claims[k].(type) {
+		case string:
+			if v != want {
+				return false
+			}
+		case []any:
+			if !slices.Contains(v, any(want)) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func ruleServer(r config.AuthPolicy, server string) bool {
+	return r.Servers == nil || slices.Contains(r.Servers, server)
+}
+
+// server reports whether the grant covers a server's resources and
+// prompts.
+func (gr grant) server(server string) bool {
+	for _, r := range gr.rules {
+		if ruleServer(r, server) {
+			return true
+		}
+	}
+	return false
+}
+
+// tool reports whether the grant covers the tool clients see as name, of
+// server.
+func (gr grant) tool(server, name string) bool {
+	for _, r := range gr.rules {
+		if !ruleServer(r, server) {
+			continue
+		}
+		if r.Tools == nil {
+			return true
+		}
+		for _, pat := range r.Tools {
+			if ok, _ := path.Match(pat, name); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// policyMiddleware applies [Options.Policy] to a request that came with an
+// OAuth token: lists leave out what the token's rules do not grant, and a
+// request for a tool, prompt or resource outside them fails as it would if
+// the gateway did not publish it (the same error as an unknown name), so
+// that a client cannot tell a hidden tool from a missing one. A request
+// without a token (stdio, the local socket, auth_token) is the owner's,
+// and passes.
+func (g *Gateway) policyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	if len(g.opts.Policy) == 0 {
+		return next
+	}
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ti := tokenInfo(ctx, req)
+		if ti == nil {
+			return next(ctx, method, req)
+		}
+		gr := g.grantFor(ti)
+		switch r := req.(type) {
+		case *mcp.CallToolRequest:
+			if r.Params != nil && !g.toolGranted(gr, r.Params.Name) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", r.Params.Name)}
+			}
+		case *mcp.GetPromptRequest:
+			if r.Params != nil && !g.promptGranted(gr, r.Params.Name) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", r.Params.Name)}
+			}
+		case *mcp.ReadResourceRequest:
+			if r.Params != nil && !g.resourceGranted(gr, r.Params.URI) {
+				return nil, mcp.ResourceNotFoundError(r.Params.URI)
+			}
+		case *mcp.SubscribeRequest:
+			if r.Params != nil && !g.resourceGranted(gr, r.Params.URI) {
+				return nil, mcp.ResourceNotFoundError(r.Params.URI)
+			}
+		case *mcp.CompleteRequest:
+			if r.Params != nil && r.Params.Ref != nil {
+				ref := r.Params.Ref
+				switch {
+				case ref.Type == "ref/prompt" && !g.promptGranted(gr, ref.Name):
+					return nil, fmt.Errorf("completion: unknown prompt %q", ref.Name)
+				case ref.Type == "ref/resource" && !g.resourceGranted(gr, ref.URI):
+					return nil, fmt.Errorf("completion: unknown resource %q", ref.URI)
+				}
+			}
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		return g.filterList(gr, res), nil
+	}
+}
+
+func (g *Gateway) toolGranted(gr grant, name string) bool {
+	t, ok := g.h.Tool(name)
+	return ok && gr.tool(t.Server, name)
+}
+
+func (g *Gateway) promptGranted(gr grant, name string) bool {
+	g.mu.Lock()
+	route, ok := g.prompts[name]
+	g.mu.Unlock()
+	return ok && gr.server(route.server)
+}
+
+// resourceGranted reports whether uri, a resource or a template's URI, is
+// of a granted server.
+func (g *Gateway) resourceGranted(gr grant, uri string) bool {
+	g.mu.Lock()
+	s, ok := g.templates[uri]
+	g.mu.Unlock()
+	if !ok {
+		s, ok = g.serverOf(uri)
+	}
+	return ok && gr.server(s)
+}
+
+// filterList returns a listing without what gr does not grant; other
+// results unchanged. It copies: the SDK owns what it gave.
+func (g *Gateway) filterList(gr grant, res mcp.Result) mcp.Result {
+	switch r := res.(type) {
+	case *mcp.ListToolsResult:
+		c := *r
+		c.Tools = slices.DeleteFunc(slices.Clone(r.Tools), func(t *mcp.Tool) bool { return !g.toolGranted(gr, t.Name) })
+		return &c
+	case *mcp.ListPromptsResult:
+		c := *r
+		c.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(p *mcp.Prompt) bool { return !g.promptGranted(gr, p.Name) })
+		return &c
+	case *mcp.ListResourcesResult:
+		c := *r
+		c.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(x *mcp.Resource) bool { return !g.resourceGranted(gr, x.URI) })
+		return &c
+	case *mcp.ListResourceTemplatesResult:
+		c := *r
+		c.ResourceTemplates = slices.DeleteFunc(slices.Clone(r.ResourceTemplates), func(x *mcp.ResourceTemplate) bool { return !g.resourceGranted(gr, x.URITemplate) })
+		return &c
+	}
+	return res
+}
