@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
@@ -33,6 +34,25 @@ type oauthEnv struct {
 	tokens *oauth.Tokens
 	srv    config.Server
 	logs   *syncBuffer
+
+	watchers []*host.Watcher // one per host started, for the events canary
+}
+
+// eventsText is every event the env's hosts published so far, as JSON
+// and as the status's own event form (errors as text).
+func (e *oauthEnv) eventsText(t *testing.T) string {
+	t.Helper()
+	var all []any
+	for _, w := range e.watchers {
+		for _, ev := range drainEvents(w) {
+			all = append(all, ev, ev.Status.Event())
+		}
+	}
+	b, err := json.Marshal(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b) + fmt.Sprintf("%+v", all)
 }
 
 type syncBuffer struct {
@@ -114,6 +134,7 @@ func (e *oauthEnv) host(t *testing.T, login bool) (*host.Host, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.watchers = append(e.watchers, h.Watch(4096))
 	t.Cleanup(func() { h.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -206,6 +227,20 @@ func TestOAuthLoginRefreshLogout(t *testing.T) {
 	st := h3.Servers()[0]
 	if st.State != host.StateFailed || st.Err == nil || !strings.Contains(st.Err.Error(), "switchboard auth login remote") {
 		t.Errorf("after logout: state %s, error %v; want failed, naming the login command", st.State, st.Err)
+	}
+
+	// The canary, for events: every event of the four hosts (states,
+	// catalogs, the failures), none holding a token the server saw, nor
+	// the stored refresh tokens.
+	events := e.eventsText(t)
+	if !strings.Contains(events, "switchboard auth login remote") {
+		t.Fatalf("the events do not hold the failed start: the canary looked at nothing")
+	}
+	secrets := append(e.as.TokensSeen(), rec.RefreshToken, rec2.RefreshToken, rec.AccessToken)
+	for _, tok := range secrets {
+		if tok != "" && strings.Contains(events, tok) {
+			t.Errorf("a token is in the host's events")
+		}
 	}
 }
 
