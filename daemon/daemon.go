@@ -368,6 +368,7 @@ type starting struct {
 func (d *Daemon) startHost(ctx context.Context, h *host.Host) *starting {
 	ctx, cancel := context.WithCancel(ctx)
 	st := &starting{cancel: cancel, done: make(chan struct{})}
+	h.WillStart() // starting from now: the faces already serve
 	go func() {
 		defer close(st.done)
 		st.err = h.Start(ctx)

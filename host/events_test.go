@@ -194,3 +194,57 @@ func TestSkippedToolsLoggedOnce(t *testing.T) {
 		t.Errorf("a's skipped tool logged %d times, want once:\n%s", n, logs)
 	}
 }
+
+// TestWillStart: a host made starting before Start runs (the daemon
+// serves at once and starts the host in another goroutine) reports so
+// until Start returns, so that a face's request in between waits for the
+// servers instead of finding the host neither starting nor started; a
+// start that cannot happen (the host closed first) still ends it.
+func TestWillStart(t *testing.T) {
+	h, err := host.New([]config.Server{fixture(t, "fx")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if h.Starting() != nil {
+		t.Fatal("Starting before WillStart: want nil")
+	}
+	h.WillStart()
+	starting := h.Starting()
+	if starting == nil {
+		t.Fatal("Starting after WillStart: nil, want the start's channel")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-starting:
+	default:
+		t.Fatal("the channel WillStart gave is still open after Start returned")
+	}
+	if h.Starting() != nil {
+		t.Error("Starting after Start: want nil")
+	}
+	h.WillStart() // after Start: changes nothing
+	if h.Starting() != nil {
+		t.Error("WillStart after Start made the host starting again")
+	}
+
+	closed, err := host.New([]config.Server{fixture(t, "fy")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.WillStart()
+	ch := closed.Starting()
+	closed.Close()
+	if err := closed.Start(ctx); !errors.Is(err, host.ErrClosed) {
+		t.Errorf("Start after Close = %v, want ErrClosed", err)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Error("a start refused after Close left the host starting")
+	}
+}

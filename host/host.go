@@ -319,15 +319,14 @@ func (h *Host) Start(ctx context.Context) error {
 	if !h.started.CompareAndSwap(false, true) {
 		return errors.New("host: already started")
 	}
-	if h.ctx.Err() != nil {
-		return ErrClosed
-	}
-	done := make(chan struct{})
-	h.starting.Store(&done)
+	done := h.startingChan()
 	defer func() {
 		h.starting.Store(nil)
 		close(done)
 	}()
+	if h.ctx.Err() != nil {
+		return ErrClosed
+	}
 	var wg sync.WaitGroup
 	for _, s := range h.servers {
 		wg.Go(func() {
@@ -381,6 +380,31 @@ func (h *Host) Starting() <-chan struct{} {
 		return *ch
 	}
 	return nil
+}
+
+// WillStart makes the host starting (see [Host.Starting]) before Start
+// runs. A face that serves at once while Start runs in another goroutine
+// (the daemon) calls it first, so that no request arrives between the two
+// and finds the host neither starting nor started (a listing then had no
+// tools to wait for, and came back empty). Start must follow; a host
+// already started is left as it is.
+func (h *Host) WillStart() {
+	if !h.started.Load() {
+		h.startingChan()
+	}
+}
+
+// startingChan returns the channel Starting reports, made if need be.
+func (h *Host) startingChan() chan struct{} {
+	for {
+		if ch := h.starting.Load(); ch != nil {
+			return *ch
+		}
+		done := make(chan struct{})
+		if h.starting.CompareAndSwap(nil, &done) {
+			return done
+		}
+	}
 }
 
 // sessionOptions are the options of every connection to a server.
