@@ -179,3 +179,24 @@ func TestRefreshTools(t *testing.T) {
 		t.Errorf("RemoveServer of an in-process server = %v, want ErrInProcess", err)
 	}
 }
+
+// TestReadySince: a ready server says since when (its uptime); a
+// restarted one counts from its new start.
+func TestReadySince(t *testing.T) {
+	w := newStates()
+	begin := time.Now()
+	h, _ := start(t, []config.Server{fixture(t, "a")}, nil, w)
+	first := w.await(t, "a", host.StateReady).ReadySince
+	if first.Before(begin) || first.After(time.Now()) {
+		t.Fatalf("ReadySince = %v, want between %v and now", first, begin)
+	}
+	if err := h.ReplaceServer(fixture(t, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.await(t, "a", host.StateClosed); !st.ReadySince.IsZero() {
+		t.Errorf("a closed server has ReadySince %v", st.ReadySince)
+	}
+	if again := w.await(t, "a", host.StateReady).ReadySince; !again.After(first) {
+		t.Errorf("ReadySince after a restart = %v, want after %v", again, first)
+	}
+}
