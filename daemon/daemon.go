@@ -116,6 +116,10 @@ type Daemon struct {
 	servers []config.Server
 	mux     *http.ServeMux
 
+	// opsMu serialises the server operations (servers.go), which change
+	// the store and the host together.
+	opsMu sync.Mutex
+
 	mu     sync.Mutex
 	h      *host.Host
 	g      *gateway.Gateway

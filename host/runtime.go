@@ -183,3 +183,20 @@ func (s *server) stopping(ctx context.Context) (context.Context, context.CancelF
 	}()
 	return ctx, cancel
 }
+
+// Status returns one server's status, as Servers does; an error wrapping
+// ErrUnknownServer when the host has no such server.
+func (h *Host) Status(id string) (ServerStatus, error) {
+	s, err := h.server(id)
+	if err != nil {
+		return ServerStatus{}, err
+	}
+	st := s.statusWithTools()
+	h.mu.RLock()
+	if cat := h.catalog; cat != nil {
+		st.Skipped = slices.Clone(cat.skipped[id])
+		st.Warnings = append(st.Warnings, cat.warnings[id]...)
+	}
+	h.mu.RUnlock()
+	return st, nil
+}
