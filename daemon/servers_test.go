@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -216,5 +218,53 @@ func TestServerAddedPersists(t *testing.T) {
 	m, err := r2.d.GetServer(context.Background(), "kept")
 	if err != nil || m.Origin != daemon.OriginRuntime {
 		t.Errorf("GetServer(kept) = %+v, %v", m, err)
+	}
+}
+
+// TestFacesGuarded: a face mounted with Handle gets the gateway's checks:
+// a foreign Host or Origin is refused, and with a token set a request
+// without it is refused; the face never sees the Authorization header.
+func TestFacesGuarded(t *testing.T) {
+	t.Setenv("SB_FACE_TOKEN", "face-token-0123456789")
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "a")}}
+	cfg.Gateway.AuthToken = "{{env.SB_FACE_TOKEN}}"
+	r := run(t, cfg, openStore(t), func(d *daemon.Daemon) {
+		d.Handle("/face/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "face:"+r.Header.Get("Authorization"))
+		}))
+	})
+	r.awaitReady(t)
+	for _, tc := range []struct {
+		name, host, origin, auth string
+		want                     int
+	}{
+		{"no token", "", "", "", http.StatusUnauthorized},
+		{"wrong token", "", "", "Bearer nope", http.StatusUnauthorized},
+		{"foreign Host", "evil.example", "", "Bearer face-token-0123456789", http.StatusForbidden},
+		{"foreign Origin", "", "http://evil.example", "Bearer face-token-0123456789", http.StatusForbidden},
+		{"good", "", "", "Bearer face-token-0123456789", http.StatusOK},
+	} {
+		req, _ := http.NewRequest("GET", r.url+"/face/x", nil)
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: %d %s, want %d", tc.name, resp.StatusCode, body, tc.want)
+		}
+		if resp.StatusCode == http.StatusOK && string(body) != "face:" {
+			t.Errorf("%s: the face saw %q", tc.name, body)
+		}
 	}
 }
