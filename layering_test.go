@@ -24,7 +24,8 @@ func TestLayering(t *testing.T) {
 		"host":            {"gateway", "daemon", "agent", "llm", "store", "internal/cli"},
 		"agent":           {"gateway", "daemon", "store", "internal/cli"},
 		"gateway":         {"daemon", "agent", "llm", "store", "internal/cli"},
-		"daemon":          {"agent", "llm", "internal/cli"},
+		"daemon":          {"agent", "llm", "internal/cli", "api"},
+		"api":             {"gateway", "internal/cli"},
 	}
 	for pkg, bad := range forbidden {
 		out, err := exec.Command("go", "list", "-deps", "./"+pkg).Output()
