@@ -198,7 +198,10 @@ func TestServersAndTools(t *testing.T) {
 	code, h, body = a.do("POST", "/api/v1/tools/mcp_a_add/call", `{"args":{}}`)
 	a.wantProblem("unknown call field", 400, "args", code, h, body)
 	// The canary: a tool that prints its environment variable.
-	a.do("POST", "/api/v1/tools/mcp_a_env/call", `{"arguments":{"name":"CANARY"}}`)
+	_, _, cb := a.do("POST", "/api/v1/tools/mcp_a_env/call", `{"arguments":{"name":"CANARY"}}`)
+	if !strings.Contains(string(cb), `"set":true`) {
+		t.Errorf("the env tool did not see the secret, so the canary proves nothing: %s", cb)
+	}
 
 	// Update with If-Match; a stale one changes nothing.
 	code, h, body = a.do("PUT", "/api/v1/servers/b", entry("b", `,"args":["-tool-name","wasp"]`), "If-Match", `"9"`)
