@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 	"unicode"
 
@@ -188,6 +190,33 @@ func uniq(l []string) []string {
 			seen[s] = true
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// SearchTools ranks tools against query with the same BM25 index Select
+// uses (name, title and description terms), best first, and drops the
+// tools that match no term. Ties keep the tools' order.
+func SearchTools(query string, tools []host.Tool) []host.Tool {
+	q := uniq(terms(query))
+	if len(q) == 0 {
+		return tools
+	}
+	docs := make([][]string, len(tools))
+	for i, t := range tools {
+		docs[i] = toolTerms(t)
+	}
+	scores := bm25(q, docs)
+	idx := make([]int, 0, len(tools))
+	for i, s := range scores {
+		if s > 0 {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+	out := make([]host.Tool, len(idx))
+	for i, j := range idx {
+		out[i] = tools[j]
 	}
 	return out
 }

@@ -116,11 +116,16 @@ type Daemon struct {
 	servers []config.Server
 	mux     *http.ServeMux
 
+	// opsMu serialises the server operations (servers.go), which change
+	// the store and the host together.
+	opsMu sync.Mutex
+
 	mu     sync.Mutex
 	h      *host.Host
 	g      *gateway.Gateway
 	used   bool   // Run or ServeStdio was called
 	socket string // the local socket served, once listening
+	faces  []face // mounted with Handle
 	wf     *Workflows
 
 	closeOnce sync.Once
@@ -276,8 +281,20 @@ func DecodeStored(rec store.ServerRecord, where string) (config.Server, error) {
 }
 
 // Handle mounts a face on the daemon's mux beside the gateway's endpoints
-// (/mcp, /sse, /message, /ws). Call it before Run.
-func (d *Daemon) Handle(pattern string, h http.Handler) { d.mux.Handle(pattern, h) }
+// (/mcp, /sse, /message, /ws). Call it before Run. Run puts the gateway's
+// checks in front of it (gateway.Guard: Host, Origin, the bearer token
+// when [gateway] auth_token is set), so a face has the same as /mcp.
+func (d *Daemon) Handle(pattern string, h http.Handler) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.faces = append(d.faces, face{pattern, h})
+}
+
+// face is a handler mounted with Handle.
+type face struct {
+	pattern string
+	h       http.Handler
+}
 
 // Host is the daemon's host, once Run or ServeStdio has made it (before
 // its servers are up); nil before.

@@ -119,6 +119,7 @@ type statusJSON struct {
 	LastError       *host.ErrorJSON     `json:"last_error,omitempty"`
 	Restarts        int                 `json:"restarts"`
 	LastHealthy     time.Time           `json:"last_healthy,omitzero"`
+	ReadySince      time.Time           `json:"ready_since,omitzero"`
 	InFlight        int                 `json:"in_flight"`
 	PID             int                 `json:"pid,omitempty"`
 }
@@ -189,7 +190,7 @@ func (l *local) state(w http.ResponseWriter, r *http.Request) {
 			Optional: st.Optional, ServerInfo: st.ServerInfo, ProtocolVersion: st.ProtocolVersion,
 			Instructions: st.Instructions, Tools: st.Tools, Warnings: st.Warnings,
 			Err: host.NewErrorJSON(st.Err), LastError: host.NewErrorJSON(st.LastError), Restarts: st.Restarts,
-			LastHealthy: st.LastHealthy, InFlight: st.InFlight, PID: st.PID}
+			LastHealthy: st.LastHealthy, ReadySince: st.ReadySince, InFlight: st.InFlight, PID: st.PID}
 		for _, sk := range st.Skipped {
 			j.Skipped = append(j.Skipped, skippedJSON{Tool: sk.Tool, Reason: sk.Reason})
 		}

@@ -64,7 +64,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.mux.Handle("/", g.Handler(&gateway.HTTPOptions{
+	hopts := &gateway.HTTPOptions{
 		AuthToken:         token,
 		OAuth:             d.oauthOptions(ctx),
 		AllowedOrigins:    gw.AllowedOrigins,
@@ -74,7 +74,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 		MaxClientSessions: gw.MaxClientSessions,
 		JSONResponse:      gw.JSONResponse,
 		Logger:            d.opts.Logger,
-	}))
+	}
+	d.mux.Handle("/", g.Handler(hopts))
+	d.mu.Lock()
+	mounted := d.faces
+	d.mu.Unlock()
+	for _, f := range mounted {
+		// The same checks as /mcp: a face is no way around them.
+		d.mux.Handle(f.pattern, gateway.Guard(f.h, hopts))
+	}
 	faces := []*httpFace{d.serveHTTP(d.ln, d.mux)}
 	if local := d.serveLocal(g, h); local != nil {
 		faces = append(faces, local)

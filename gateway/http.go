@@ -681,3 +681,25 @@ func (gd *guard) originAllowed(origin string, r *http.Request) bool {
 	}
 	return false
 }
+
+// Guard applies the gateway's checks to another face's handler (the REST
+// API, the web UI), so that every endpoint of a listener has the same:
+// the Host check on loopback (DNS rebinding), the Origin check, the bearer
+// token when one is set, and the body timeout. Of opts only those fields
+// count (AuthToken, AllowedOrigins, AllowedHosts, Loopback, BodyTimeout,
+// Logger). The Authorization header is removed before next sees it.
+func Guard(next http.Handler, opts *HTTPOptions) http.Handler {
+	o := HTTPOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Local = false
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &guard{next: next, opts: o, log: log}
+}

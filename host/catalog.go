@@ -98,7 +98,7 @@ func (h *Host) rebuildCatalog() {
 		skipped:  map[string][]Skipped{},
 		warnings: map[string][]string{},
 	}
-	for _, s := range h.servers {
+	for _, s := range h.list() {
 		s.mu.Lock()
 		tools := s.tools
 		// A restarting or lazily idle server keeps its tools offered:

@@ -29,6 +29,10 @@ const (
 	// EventLog: a server's log message that belongs to no call
 	// (Event.Log); a call's own go to its CallOptions.Log.
 	EventLog EventKind = "server:log"
+	// EventRemoved: a server was removed from the host
+	// ([Host.RemoveServer]); its closed state came before, its catalog
+	// changes come after.
+	EventRemoved EventKind = "server:removed"
 	// EventDropped: this watcher fell behind and lost Event.Dropped events
 	// before this one. A watcher that keeps derived state (a published
 	// catalog) should rebuild it.

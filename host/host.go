@@ -186,11 +186,17 @@ const DefaultMaxMessageBytes = 4 << 20
 // Host is a set of connected MCP servers. Its methods are safe for concurrent
 // use.
 type Host struct {
-	opts    Options
-	log     *slog.Logger
-	red     *secret.Redactor
-	lim     *limits
-	servers []*server // declaration order
+	opts Options
+	log  *slog.Logger
+	red  *secret.Redactor
+	lim  *limits
+
+	// serversMu guards servers and launched. servers is copied on write
+	// (AddServer, RemoveServer, ReplaceServer): a reader holds a snapshot
+	// it may range over without the lock (list).
+	serversMu sync.Mutex
+	servers   []*server // declaration order, then the order added
+	launched  bool      // Start has taken its servers: one added later launches itself
 
 	mu      sync.RWMutex
 	catalog *catalog
@@ -327,13 +333,19 @@ func (h *Host) Start(ctx context.Context) error {
 	if h.ctx.Err() != nil {
 		return ErrClosed
 	}
+	h.serversMu.Lock()
+	servers := h.servers
+	h.launched = true
+	h.serversMu.Unlock()
 	var wg sync.WaitGroup
-	for _, s := range h.servers {
+	for _, s := range servers {
 		wg.Go(func() {
 			// Each server is offered as soon as it is up, not when the
 			// slowest is: a face that publishes the host while it starts
 			// (the daemon's gateway) serves it at once. A required
 			// server's failure is Start's error.
+			ctx, cancel := s.stopping(ctx) // removed meanwhile: stop connecting
+			defer cancel()
 			if s.startLazy() || s.connect(ctx, !s.cfg.Optional) {
 				h.joined(s)
 			}
@@ -342,7 +354,7 @@ func (h *Host) Start(ctx context.Context) error {
 	wg.Wait()
 
 	var failed []*ServerError
-	for _, s := range h.servers {
+	for _, s := range servers {
 		st := s.status()
 		if st.State == StateFailed && !s.cfg.Optional {
 			failed = append(failed, &ServerError{Server: s.cfg.ID, Err: st.Err})
@@ -355,7 +367,7 @@ func (h *Host) Start(ctx context.Context) error {
 	h.catalogMu.Lock()
 	h.rebuildCatalog() // there is a catalog, if empty, when none came up
 	h.catalogMu.Unlock()
-	h.superviseAll()
+	h.superviseAll(servers)
 	return nil
 }
 
@@ -432,9 +444,12 @@ func (h *Host) Redactor() *secret.Redactor { return h.red }
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
 		h.cancel()
+		// After cancel: AddServer refuses a closed host under serversMu,
+		// so no server joins after this snapshot.
+		servers := h.list()
 		var wg sync.WaitGroup
-		errs := make([]error, len(h.servers))
-		for i, s := range h.servers {
+		errs := make([]error, len(servers))
+		for i, s := range servers {
 			wg.Go(func() { errs[i] = s.close() })
 		}
 		wg.Wait()
@@ -450,20 +465,22 @@ func (h *Host) Close() error {
 
 // spawn runs f on a goroutine of the host's: Close cancels the host's
 // context (h.ctx), which f must heed, and waits for f to return. Once
-// Close has begun waiting, f is not run.
-func (h *Host) spawn(f func()) {
+// Close has begun waiting, f is not run, and spawn reports false.
+func (h *Host) spawn(f func()) bool {
 	h.spawnMu.Lock()
 	defer h.spawnMu.Unlock()
 	if h.closing {
-		return
+		return false
 	}
 	h.spawned.Go(f)
+	return true
 }
 
 // Servers reports every server's status, in declaration order.
 func (h *Host) Servers() []ServerStatus {
-	out := make([]ServerStatus, 0, len(h.servers))
-	for _, s := range h.servers {
+	servers := h.list()
+	out := make([]ServerStatus, 0, len(servers))
+	for _, s := range servers {
 		out = append(out, s.status())
 	}
 	h.mu.RLock()
@@ -480,16 +497,24 @@ func (h *Host) Servers() []ServerStatus {
 }
 
 func (h *Host) server(id string) (*server, error) {
-	for _, s := range h.servers {
+	servers := h.list()
+	for _, s := range servers {
 		if s.cfg.ID == id {
 			return s, nil
 		}
 	}
-	ids := make([]string, len(h.servers))
-	for i, s := range h.servers {
+	ids := make([]string, len(servers))
+	for i, s := range servers {
 		ids[i] = s.cfg.ID
 	}
 	return nil, fmt.Errorf("%w: %q (configured: %s)", ErrUnknownServer, id, strings.Join(ids, ", "))
+}
+
+// list is the servers now: a snapshot, never changed in place.
+func (h *Host) list() []*server {
+	h.serversMu.Lock()
+	defer h.serversMu.Unlock()
+	return h.servers
 }
 
 // Skipped is a tool the host does not offer.

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -17,21 +18,31 @@ func (h *Host) changed(c Change) {
 // refreshTools re-reads a server's tools after it announced a change, and
 // installs a new catalog. Calls in flight keep the entry they looked up.
 func (s *server) refreshTools() {
-	session := s.current()
-	if session == nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(s.h.ctx, s.cfg.Timeout)
 	defer cancel()
+	if err := s.relist(ctx); err != nil && !errors.Is(err, errNotReady) {
+		s.log.Warn("re-reading tools after list_changed failed; keeping the old list", "err", s.h.redact(err.Error()))
+	}
+}
+
+// errNotReady: the server has no session to list on now.
+var errNotReady = errors.New("not ready")
+
+// relist re-reads the server's tools, installs a new catalog and tells the
+// watchers; on failure the old list stays.
+func (s *server) relist(ctx context.Context) error {
+	session := s.current()
+	if session == nil {
+		return errNotReady
+	}
 	tools, err := s.listTools(ctx, session)
 	if err != nil {
-		s.log.Warn("re-reading tools after list_changed failed; keeping the old list", "err", s.h.redact(err.Error()))
-		return
+		return err
 	}
 	s.mu.Lock()
 	if s.state != StateReady {
 		s.mu.Unlock()
-		return
+		return errNotReady
 	}
 	s.tools = tools
 	s.mu.Unlock()
@@ -40,6 +51,7 @@ func (s *server) refreshTools() {
 	s.h.catalogMu.Unlock()
 	s.log.Info("tools changed", "tools", len(tools))
 	s.h.changed(Change{Server: s.cfg.ID, Kind: ToolsChanged})
+	return nil
 }
 
 // logMessage routes a server's log message to the call it belongs to, else

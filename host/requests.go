@@ -163,10 +163,11 @@ func requestAs[R any](h *Host, ctx context.Context, serverID, method, target str
 // A server that did not declare the capability, or answers that it does
 // not implement the method, has none: not an error.
 func collect[T any](h *Host, ctx context.Context, method string, has func(*mcp.ServerCapabilities) bool, list func(context.Context, *server, *mcp.ClientSession) ([]T, error)) ([]T, error) {
-	results := make([][]T, len(h.servers))
-	errs := make([]error, len(h.servers))
+	servers := h.list()
+	results := make([][]T, len(servers))
+	errs := make([]error, len(servers))
 	var wg sync.WaitGroup
-	for i, s := range h.servers {
+	for i, s := range servers {
 		cs := s.current()
 		if cs == nil {
 			continue // not ready: Servers() says why

@@ -73,6 +73,7 @@ type server struct {
 	gaveUp      bool          // failed too often: left alone until asked
 	restarts    int
 	lastHealthy time.Time
+	readySince  time.Time     // when it last became usable, while it is
 	sem         chan struct{} // max_concurrency; nil: no limit
 	brk         breaker
 

@@ -62,6 +62,9 @@ type ServerStatus struct {
 	Restarts int
 	// LastHealthy is when the server last connected or answered a ping.
 	LastHealthy time.Time
+	// ReadySince is when the server last became usable (ready or
+	// degraded), while it is; zero otherwise. Its uptime is time.Since.
+	ReadySince time.Time
 	// InFlight is how many calls are waiting for the server now.
 	InFlight int
 	// PID is the stdio child's process id while it runs.
@@ -128,8 +131,10 @@ func (s *server) setStateLocked(st State, err error) {
 	usable := func(st State) bool { return st == StateReady || st == StateDegraded }
 	if usable(st) && !usable(s.state) {
 		close(s.readyCh)
+		s.readySince = time.Now()
 	} else if !usable(st) && usable(s.state) {
 		s.readyCh = make(chan struct{})
+		s.readySince = time.Time{}
 	}
 	s.state = st
 	if st != StateInstalling {
@@ -174,6 +179,7 @@ func (s *server) statusLocked() ServerStatus {
 		LastError:   s.lastErr,
 		Restarts:    s.restarts,
 		LastHealthy: s.lastHealthy,
+		ReadySince:  s.readySince,
 		InFlight:    len(s.inflight),
 		PID:         s.pid,
 		Warnings:    s.warningsLocked(),

@@ -61,9 +61,9 @@ func (s *server) current() *mcp.ClientSession {
 	return nil
 }
 
-// superviseAll starts a supervisor for every server.
-func (h *Host) superviseAll() {
-	for _, s := range h.servers {
+// superviseAll starts a supervisor for each of servers.
+func (h *Host) superviseAll(servers []*server) {
+	for _, s := range servers {
 		s.mu.Lock()
 		s.supervised = make(chan struct{})
 		s.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchboardmcp/switchboard/api"
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
@@ -128,6 +129,8 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		return daemonErr(err)
 	}
 	defer r.done()
+	// The management REST API beside /mcp, behind the same checks.
+	d.Handle(api.Prefix, api.New(d, &api.Options{Logger: hostOpts.Logger}))
 	if stdio {
 		// A client that has left while a notification is written to
 		// stdout is a write error (EPIPE) to end the session on, not a

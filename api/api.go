@@ -1,0 +1,613 @@
+// Package api is Switchboard's management REST API, /api/v1 on the
+// daemon's listener (issue 16): the servers (list, get, add, update,
+// delete, enable, disable, restart, refresh their tools), the tools (list,
+// filter by server, search with the BM25 index of agent discovery, get
+// with schema, call), and one Server-Sent Events stream of the host's
+// events. It is a face over the daemon's operations (daemon/servers.go)
+// and its host; the daemon mounts it with Daemon.Handle, which puts the
+// gateway's checks in front of it (Host, Origin, the bearer token).
+//
+// Conventions: JSON in and out; errors as RFC 9457 problem details
+// (application/problem+json) with the field at fault in "errors"; lists
+// paginated by an opaque cursor (?limit=, ?cursor=; "next_cursor" in the
+// answer); a run-time server's version as its ETag, If-Match honoured on
+// PUT and DELETE (412 when stale); bodies bounded by MaxBodyBytes.
+//
+// CSRF: every request that changes state (POST, PUT, PATCH, DELETE) must
+// carry the header "Switchboard-CSRF: 1". A page on another site cannot
+// send a custom header without a CORS preflight, which this API never
+// grants; the Origin check refuses a foreign Origin besides. A browser
+// request marked Sec-Fetch-Site: cross-site is refused too.
+//
+// No answer holds a secret's value: every body passes through the host's
+// redactor, and run-time servers are stored with placeholders only.
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/agent"
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/store"
+)
+
+// Prefix is where the API is mounted.
+const Prefix = "/api/v1/"
+
+// CSRFHeader must be on every state-changing request, with value "1".
+const CSRFHeader = "Switchboard-CSRF"
+
+// DefaultMaxBodyBytes bounds a request body: a server entry or a tool's
+// arguments. A larger body is refused with 413, unread.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Options configures [New]. Nil means defaults.
+type Options struct {
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+}
+
+// API serves /api/v1 for a daemon.
+type API struct {
+	d    *daemon.Daemon
+	opts Options
+	log  *slog.Logger
+	mux  *http.ServeMux
+}
+
+// New returns the API of d, to mount at [Prefix] with d.Handle before
+// d.Run.
+func New(d *daemon.Daemon, opts *Options) *API {
+	a := &API{d: d, mux: http.NewServeMux()}
+	if opts != nil {
+		a.opts = *opts
+	}
+	if a.opts.MaxBodyBytes <= 0 {
+		a.opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	a.log = a.opts.Logger
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	p := strings.TrimSuffix(Prefix, "/")
+	a.handle("GET "+p+"/servers", a.listServers)
+	a.handle("POST "+p+"/servers", a.addServer)
+	a.handle("GET "+p+"/servers/{id}", a.getServer)
+	a.handle("PUT "+p+"/servers/{id}", a.updateServer)
+	a.handle("DELETE "+p+"/servers/{id}", a.deleteServer)
+	a.handle("POST "+p+"/servers/{id}/enable", a.enable(true))
+	a.handle("POST "+p+"/servers/{id}/disable", a.enable(false))
+	a.handle("POST "+p+"/servers/{id}/restart", a.restart)
+	a.handle("POST "+p+"/servers/{id}/refresh", a.refresh)
+	a.handle("GET "+p+"/tools", a.listTools)
+	a.handle("GET "+p+"/tools/{name}", a.getTool)
+	a.handle("POST "+p+"/tools/{name}/call", a.callTool)
+	a.mux.HandleFunc("GET "+p+"/events", a.events)
+	a.handle(p+"/", func(w http.ResponseWriter, r *http.Request) error {
+		return &problem{Status: http.StatusNotFound, Title: "no such endpoint", Detail: r.Method + " " + r.URL.Path}
+	})
+	return a
+}
+
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if r.Header.Get(CSRFHeader) != "1" || r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+			a.writeProblem(w, &problem{Status: http.StatusForbidden, Title: "missing CSRF header",
+				Detail: "a request that changes state must carry the header " + CSRFHeader + ": 1"})
+			return
+		}
+	}
+	a.mux.ServeHTTP(w, r)
+}
+
+// handle registers a handler that returns an error, rendered in one place.
+func (a *API) handle(pattern string, f func(http.ResponseWriter, *http.Request) error) {
+	a.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := f(w, r); err != nil {
+			a.writeProblem(w, a.problemOf(err))
+		}
+	})
+}
+
+// --- servers
+
+// serverJSON is a server as the API shows it.
+type serverJSON struct {
+	ID          string          `json:"id"`
+	Origin      string          `json:"origin"`
+	Enabled     bool            `json:"enabled"`
+	Version     int64           `json:"version,omitempty"`
+	Source      string          `json:"source,omitempty"`
+	Config      json.RawMessage `json:"config,omitempty"`
+	Transport   string          `json:"transport,omitempty"`
+	Description string          `json:"description,omitempty"`
+	State       string          `json:"state"`
+	Detail      string          `json:"detail,omitempty"`
+	Tools       int             `json:"tools"`
+	Error       string          `json:"error,omitempty"`
+	LastError   string          `json:"last_error,omitempty"`
+	Restarts    int             `json:"restarts"`
+	ReadySince  *time.Time      `json:"ready_since,omitempty"`
+	UptimeMS    int64           `json:"uptime_ms,omitempty"`
+	Warnings    []string        `json:"warnings,omitempty"`
+}
+
+func toServerJSON(m daemon.ManagedServer) serverJSON {
+	s := serverJSON{ID: m.ID, Origin: m.Origin, Enabled: m.Enabled, Version: m.Version, Source: m.Source, Config: m.Config, State: "disabled"}
+	if st := m.Status; st != nil {
+		s.Transport, s.Description, s.State, s.Detail = string(st.Transport), st.Description, string(st.State), st.Detail
+		s.Tools, s.Restarts, s.Warnings = st.Tools, st.Restarts, st.Warnings
+		if st.Err != nil {
+			s.Error = st.Err.Error()
+		}
+		if st.LastError != nil {
+			s.LastError = st.LastError.Error()
+		}
+		if !st.ReadySince.IsZero() {
+			t := st.ReadySince.UTC()
+			s.ReadySince = &t
+			s.UptimeMS = time.Since(t).Milliseconds()
+		}
+	}
+	return s
+}
+
+func (a *API) listServers(w http.ResponseWriter, r *http.Request) error {
+	all, err := a.d.ListServers(r.Context())
+	if err != nil {
+		return err
+	}
+	items := make([]serverJSON, len(all))
+	for i, m := range all {
+		items[i] = toServerJSON(m)
+	}
+	return pageOf(a, w, r, items, func(s serverJSON) string { return s.ID })
+}
+
+func (a *API) getServer(w http.ResponseWriter, r *http.Request) error {
+	m, err := a.d.GetServer(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return a.writeServer(w, http.StatusOK, m)
+}
+
+func (a *API) writeServer(w http.ResponseWriter, status int, m daemon.ManagedServer) error {
+	if m.Version > 0 {
+		w.Header().Set("ETag", etag(m.Version))
+	}
+	return a.writeJSON(w, status, toServerJSON(m))
+}
+
+func (a *API) addServer(w http.ResponseWriter, r *http.Request) error {
+	body, err := a.body(w, r)
+	if err != nil {
+		return err
+	}
+	var head struct {
+		ID *string `json:"id"`
+	}
+	if err := json.Unmarshal(body, &head); err != nil {
+		return &problem{Status: http.StatusBadRequest, Title: "the body is not a JSON object", Detail: err.Error()}
+	}
+	if head.ID == nil || *head.ID == "" {
+		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid server", Errors: []fieldError{{Field: "id", Detail: "required"}}}
+	}
+	m, err := a.d.AddServer(r.Context(), *head.ID, body)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", Prefix+"servers/"+m.ID)
+	return a.writeServer(w, http.StatusCreated, m)
+}
+
+func (a *API) updateServer(w http.ResponseWriter, r *http.Request) error {
+	v, err := ifMatch(r)
+	if err != nil {
+		return err
+	}
+	body, err := a.body(w, r)
+	if err != nil {
+		return err
+	}
+	m, err := a.d.UpdateServer(r.Context(), r.PathValue("id"), body, v)
+	if err != nil {
+		return err
+	}
+	return a.writeServer(w, http.StatusOK, m)
+}
+
+func (a *API) deleteServer(w http.ResponseWriter, r *http.Request) error {
+	v, err := ifMatch(r)
+	if err != nil {
+		return err
+	}
+	if err := a.d.DeleteServer(r.Context(), r.PathValue("id"), v); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *API) enable(on bool) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		v, err := ifMatch(r)
+		if err != nil {
+			return err
+		}
+		m, err := a.d.SetServerEnabled(r.Context(), r.PathValue("id"), on, v)
+		if err != nil {
+			return err
+		}
+		return a.writeServer(w, http.StatusOK, m)
+	}
+}
+
+func (a *API) restart(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if err := a.d.RestartServer(r.Context(), id); err != nil {
+		return err
+	}
+	m, err := a.d.GetServer(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return a.writeServer(w, http.StatusAccepted, m)
+}
+
+func (a *API) refresh(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if err := a.d.RefreshServerTools(r.Context(), id); err != nil {
+		return err
+	}
+	m, err := a.d.GetServer(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return a.writeServer(w, http.StatusOK, m)
+}
+
+func etag(v int64) string { return `"` + strconv.FormatInt(v, 10) + `"` }
+
+// ifMatch returns the version an If-Match header names; 0 without one.
+func ifMatch(r *http.Request) (int64, error) {
+	h := r.Header.Get("If-Match")
+	if h == "" {
+		return 0, nil
+	}
+	v, err := strconv.ParseInt(strings.Trim(strings.TrimPrefix(h, "W/"), `"`), 10, 64)
+	if err != nil || v <= 0 {
+		return 0, &problem{Status: http.StatusBadRequest, Title: "bad If-Match", Detail: "If-Match must be an ETag this API gave, such as \"3\"",
+			Errors: []fieldError{{Field: "If-Match", Detail: "not a version"}}}
+	}
+	return v, nil
+}
+
+// --- tools
+
+type toolJSON struct {
+	Name   string    `json:"name"`
+	Server string    `json:"server"`
+	Tool   *mcp.Tool `json:"tool"`
+}
+
+func (a *API) host() (*host.Host, error) {
+	h := a.d.Host()
+	if h == nil {
+		return nil, daemon.ErrNotRunning
+	}
+	return h, nil
+}
+
+func (a *API) listTools(w http.ResponseWriter, r *http.Request) error {
+	h, err := a.host()
+	if err != nil {
+		return err
+	}
+	tools := h.Tools()
+	if srv := r.URL.Query().Get("server"); srv != "" {
+		if _, err := h.Status(srv); err != nil {
+			return err
+		}
+		kept := tools[:0:0]
+		for _, t := range tools {
+			if t.Server == srv {
+				kept = append(kept, t)
+			}
+		}
+		tools = kept
+	}
+	if q := r.URL.Query().Get("q"); q != "" {
+		tools = agent.SearchTools(q, tools)
+	}
+	items := make([]toolJSON, len(tools))
+	for i, t := range tools {
+		items[i] = toolJSON{t.Name, t.Server, t.Tool}
+	}
+	return pageOf(a, w, r, items, func(t toolJSON) string { return t.Name })
+}
+
+func (a *API) getTool(w http.ResponseWriter, r *http.Request) error {
+	h, err := a.host()
+	if err != nil {
+		return err
+	}
+	t, ok := h.Tool(r.PathValue("name"))
+	if !ok {
+		return &problem{Status: http.StatusNotFound, Title: "no such tool", Detail: fmt.Sprintf("no tool %q", r.PathValue("name"))}
+	}
+	return a.writeJSON(w, http.StatusOK, toolJSON{t.Name, t.Server, t.Tool})
+}
+
+// callJSON is a call's body.
+type callJSON struct {
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+func (a *API) callTool(w http.ResponseWriter, r *http.Request) error {
+	h, err := a.host()
+	if err != nil {
+		return err
+	}
+	body, err := a.body(w, r)
+	if err != nil {
+		return err
+	}
+	var c callJSON
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return &problem{Status: http.StatusBadRequest, Title: "bad call", Detail: err.Error(), Errors: []fieldError{{Field: fieldOf(err), Detail: err.Error()}}}
+	}
+	if len(c.Arguments) == 0 {
+		c.Arguments = json.RawMessage(`{}`)
+	}
+	name := r.PathValue("name")
+	if _, ok := h.Tool(name); !ok {
+		return &problem{Status: http.StatusNotFound, Title: "no such tool", Detail: fmt.Sprintf("no tool %q", name)}
+	}
+	res, err := h.CallTool(r.Context(), name, c.Arguments, nil)
+	if err != nil {
+		return err
+	}
+	// The result as the server gave it (content of every kind,
+	// structuredContent, _meta, isError): the go-sdk's own encoding.
+	return a.writeJSON(w, http.StatusOK, res)
+}
+
+// fieldOf names the field an unknown-field error is about.
+func fieldOf(err error) string {
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return strings.Trim(f, `"`)
+	}
+	return ""
+}
+
+// --- events
+
+// events streams the host's events as Server-Sent Events until the client
+// goes away or the host closes: server:state (the server's status),
+// server:removed, catalog:changed and events:dropped (refetch then).
+func (a *API) events(w http.ResponseWriter, r *http.Request) {
+	h, err := a.host()
+	if err != nil {
+		a.writeProblem(w, a.problemOf(err))
+		return
+	}
+	red := h.Redactor()
+	wt := h.Watch(0)
+	defer wt.Close()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	// A first comment flushes the headers: the client knows it is
+	// subscribed.
+	io.WriteString(w, ": subscribed\n\n")
+	rc.Flush()
+	for ev := range wt.Events(r.Context()) {
+		var data any
+		switch ev.Kind {
+		case host.EventState:
+			data = ev.Status.Event()
+		case host.EventCatalog:
+			data = map[string]any{"type": ev.Kind, "time": ev.Time, "server": ev.Server, "change": ev.Change}
+		case host.EventRemoved:
+			data = map[string]any{"type": ev.Kind, "time": ev.Time, "server": ev.Server}
+		case host.EventDropped:
+			data = map[string]any{"type": ev.Kind, "time": ev.Time, "dropped": ev.Dropped}
+		default:
+			continue
+		}
+		b, err := json.Marshal(data)
+		if err != nil {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Kind, red.Redact(string(b))); err != nil {
+			return
+		}
+		rc.Flush()
+	}
+}
+
+// --- plumbing
+
+// body reads a request body, bounded.
+func (a *API) body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.opts.MaxBodyBytes))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		w.Header().Set("Connection", "close")
+		return nil, &problem{Status: http.StatusRequestEntityTooLarge, Title: "body too large",
+			Detail: fmt.Sprintf("the body is over %d bytes", a.opts.MaxBodyBytes)}
+	}
+	if err != nil {
+		return nil, &problem{Status: http.StatusBadRequest, Title: "could not read the body", Detail: err.Error()}
+	}
+	return b, nil
+}
+
+// page is a list's answer.
+type page[T any] struct {
+	Items      []T    `json:"items"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// DefaultLimit and MaxLimit bound a page.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 1000
+)
+
+// pageOf answers one page of items: those after the cursor's key (an
+// opaque encoding of the last key sent), at most ?limit.
+func pageOf[T any](a *API, w http.ResponseWriter, r *http.Request, items []T, key func(T) string) error {
+	q := r.URL.Query()
+	limit := DefaultLimit
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxLimit {
+			return &problem{Status: http.StatusBadRequest, Title: "bad limit",
+				Errors: []fieldError{{Field: "limit", Detail: fmt.Sprintf("must be a number from 1 to %d", MaxLimit)}}}
+		}
+		limit = n
+	}
+	start := 0
+	if c := q.Get("cursor"); c != "" {
+		last, err := base64.RawURLEncoding.DecodeString(c)
+		if err != nil {
+			return &problem{Status: http.StatusBadRequest, Title: "bad cursor", Errors: []fieldError{{Field: "cursor", Detail: "not a cursor this API gave"}}}
+		}
+		start = len(items) // the item is gone: nothing after it can be told
+		for i, it := range items {
+			if key(it) == string(last) {
+				start = i + 1
+				break
+			}
+		}
+	}
+	end := min(start+limit, len(items))
+	p := page[T]{Items: items[start:end]}
+	if p.Items == nil {
+		p.Items = []T{}
+	}
+	if end < len(items) {
+		p.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(key(items[end-1])))
+	}
+	return a.writeJSON(w, http.StatusOK, p)
+}
+
+// writeJSON answers v as JSON, redacted: no secret the host resolved
+// reaches a client, whatever put it in v.
+func (a *API) writeJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if h := a.d.Host(); h != nil {
+		b = []byte(h.Redactor().Redact(string(b)))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// problem is an RFC 9457 problem details document.
+type problem struct {
+	Type   string       `json:"type,omitempty"`
+	Title  string       `json:"title"`
+	Status int          `json:"status"`
+	Detail string       `json:"detail,omitempty"`
+	Errors []fieldError `json:"errors,omitempty"`
+}
+
+// fieldError is one problem with one field of the request.
+type fieldError struct {
+	Field  string `json:"field"`
+	Detail string `json:"detail"`
+}
+
+func (p *problem) Error() string { return p.Title + ": " + p.Detail }
+
+// problemOf maps an operation's error to a problem document.
+func (a *API) problemOf(err error) *problem {
+	var p *problem
+	if errors.As(err, &p) {
+		return p
+	}
+	var cp *config.Problem
+	if errors.As(err, &cp) {
+		out := &problem{Status: http.StatusUnprocessableEntity, Title: "invalid server", Detail: "the entry is not a valid [[mcp_servers]] entry"}
+		for _, e := range unjoin(err) {
+			if errors.As(e, &cp) {
+				out.Errors = append(out.Errors, fieldError{Field: cp.Field, Detail: cp.Msg})
+			} else {
+				out.Errors = append(out.Errors, fieldError{Detail: e.Error()})
+			}
+		}
+		return out
+	}
+	var ce *host.CallError
+	switch {
+	case errors.Is(err, host.ErrUnknownServer), errors.Is(err, store.ErrNotFound):
+		return &problem{Status: http.StatusNotFound, Title: "no such server", Detail: err.Error()}
+	case errors.Is(err, daemon.ErrReadOnly):
+		return &problem{Status: http.StatusConflict, Title: "read-only server", Detail: err.Error()}
+	case errors.Is(err, store.ErrExists):
+		return &problem{Status: http.StatusConflict, Title: "the id is taken", Detail: err.Error(), Errors: []fieldError{{Field: "id", Detail: "taken"}}}
+	case errors.Is(err, store.ErrConflict):
+		return &problem{Status: http.StatusPreconditionFailed, Title: "changed since you read it", Detail: err.Error(),
+			Errors: []fieldError{{Field: "If-Match", Detail: "stale"}}}
+	case errors.Is(err, daemon.ErrDisabled):
+		return &problem{Status: http.StatusConflict, Title: "server disabled", Detail: err.Error()}
+	case errors.Is(err, daemon.ErrNotRunning), errors.Is(err, host.ErrUnavailable), errors.Is(err, host.ErrClosed):
+		return &problem{Status: http.StatusServiceUnavailable, Title: "unavailable", Detail: err.Error()}
+	case errors.Is(err, host.ErrTimeout):
+		return &problem{Status: http.StatusGatewayTimeout, Title: "timed out", Detail: err.Error()}
+	case errors.Is(err, host.ErrInvalidArguments):
+		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid arguments", Detail: err.Error(),
+			Errors: []fieldError{{Field: "arguments", Detail: err.Error()}}}
+	case errors.As(err, &ce):
+		return &problem{Status: http.StatusBadGateway, Title: "the call failed", Detail: err.Error()}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &problem{Status: http.StatusGatewayTimeout, Title: "timed out", Detail: err.Error()}
+	}
+	a.log.Error("api: unexpected error", "err", err)
+	return &problem{Status: http.StatusInternalServerError, Title: "internal error", Detail: err.Error()}
+}
+
+func (a *API) writeProblem(w http.ResponseWriter, p *problem) {
+	b, _ := json.Marshal(p)
+	if h := a.d.Host(); h != nil {
+		b = []byte(h.Redactor().Redact(string(b)))
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(p.Status)
+	w.Write(append(b, '\n'))
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

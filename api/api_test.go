@@ -1,0 +1,257 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardmcp/switchboard/api"
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/store"
+)
+
+const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
+
+// canary is a secret's value: no answer may contain it.
+const canary = "canary-secret-value-7f3a9c"
+
+type apiT struct {
+	t   *testing.T
+	url string
+	d   *daemon.Daemon
+	all [][]byte // every body seen, for the canary check
+}
+
+func startAPI(t *testing.T) *apiT {
+	t.Helper()
+	t.Setenv("SB_API_CANARY", canary)
+	bin := interop.Build(t, fixturePkg)
+	cfg := &config.Config{Servers: []config.Server{{ID: "a", Transport: config.TransportStdio, Command: bin,
+		Env: map[string]string{"CANARY": "{{env.SB_API_CANARY}}"}}}}
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ln, err := daemon.Listen("127.0.0.1:0", cfg.Gateway)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{}, 1)
+	d, err := daemon.New(ln, &daemon.Options{Config: cfg, Store: st, OnReady: func([]host.ServerStatus) { ready <- struct{}{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Handle(api.Prefix, api.New(d, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	a := &apiT{t: t, url: "http://" + ln.Addr().String(), d: d}
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		for _, b := range a.all {
+			if bytes.Contains(b, []byte(canary)) {
+				t.Errorf("an answer holds the secret's value: %s", b)
+			}
+		}
+	})
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		t.Fatal("never ready")
+	}
+	return a
+}
+
+// do sends a request (with the CSRF header unless csrf is false) and
+// returns the status, headers and body.
+func (a *apiT) do(method, path, body string, hdr ...string) (int, http.Header, []byte) {
+	a.t.Helper()
+	req, _ := http.NewRequest(method, a.url+path, strings.NewReader(body))
+	if method != "GET" {
+		req.Header.Set(api.CSRFHeader, "1")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+		} else {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	a.all = append(a.all, b)
+	return resp.StatusCode, resp.Header, b
+}
+
+type problemDoc struct {
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Errors []struct {
+		Field string `json:"field"`
+	} `json:"errors"`
+}
+
+func (a *apiT) wantProblem(name string, status int, field string, code int, h http.Header, body []byte) {
+	a.t.Helper()
+	var p problemDoc
+	if code != status || h.Get("Content-Type") != "application/problem+json" || json.Unmarshal(body, &p) != nil || p.Status != status {
+		a.t.Errorf("%s: %d %s %s, want a %d problem", name, code, h.Get("Content-Type"), body, status)
+		return
+	}
+	if field != "" && (len(p.Errors) == 0 || p.Errors[0].Field != field) {
+		a.t.Errorf("%s: %s, want the field %q named", name, body, field)
+	}
+}
+
+func TestServersAndTools(t *testing.T) {
+	a := startAPI(t)
+	bin := interop.Build(t, fixturePkg)
+	entry := func(id string, extra string) string {
+		b, _ := json.Marshal(bin)
+		return `{"id":"` + id + `","command":` + string(b) + extra + `}`
+	}
+
+	code, _, body := a.do("GET", "/api/v1/servers", "")
+	if code != 200 || !strings.Contains(string(body), `"id":"a"`) || !strings.Contains(string(body), `"origin":"config"`) {
+		t.Fatalf("GET servers: %d %s", code, body)
+	}
+
+	// Add; bad input changes nothing.
+	code, h, body := a.do("POST", "/api/v1/servers", entry("b", `,"args":["-tool-name","bee"]`))
+	if code != 201 || h.Get("ETag") != `"1"` {
+		t.Fatalf("POST servers: %d %v %s", code, h, body)
+	}
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		field      string
+	}{
+		{"unknown field", entry("c", `,"bogus":1`), 422, "bogus"},
+		{"private URL", `{"id":"c","url":"http://10.1.2.3/mcp"}`, 422, "url"},
+		{"literal secret", entry("c", `,"env":{"GITHUB_TOKEN":"ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"}`), 422, "env.GITHUB_TOKEN"},
+		{"no id", `{"command":"x"}`, 422, "id"},
+		{"config id", entry("a", ""), 409, "id"},
+		{"10 MB body", `{"id":"c","description":"` + strings.Repeat("x", 10<<20) + `"}`, 413, ""},
+	} {
+		code, h, body := a.do("POST", "/api/v1/servers", tc.body)
+		a.wantProblem(tc.name, tc.status, tc.field, code, h, body)
+	}
+	if code, _, body := a.do("GET", "/api/v1/servers/c", ""); code != 404 {
+		t.Errorf("a refused server exists: %d %s", code, body)
+	}
+	code, h, body = a.do("POST", "/api/v1/servers", entry("c", ""), api.CSRFHeader, "")
+	a.wantProblem("no CSRF header", 403, "", code, h, body)
+
+	// Its tool comes; search and filter find it.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, _, body = a.do("GET", "/api/v1/tools?server=b", "")
+		if strings.Contains(string(body), "mcp_b_bee") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // polling the list until b is up, bounded
+	}
+	if !strings.Contains(string(body), "mcp_b_bee") || strings.Contains(string(body), "mcp_a_") {
+		t.Fatalf("GET tools?server=b: %s", body)
+	}
+	code, _, body = a.do("GET", "/api/v1/tools?q=echo&limit=1", "")
+	var pg struct {
+		Items []struct {
+			Name string `json:"name"`
+		} `json:"items"`
+		Next string `json:"next_cursor"`
+	}
+	if json.Unmarshal(body, &pg) != nil || code != 200 || len(pg.Items) != 1 || !strings.HasSuffix(pg.Items[0].Name, "_echo") || pg.Next == "" {
+		t.Errorf("GET tools?q=echo&limit=1: %d %s", code, body)
+	}
+	code, _, body = a.do("GET", "/api/v1/tools?q=echo&limit=1&cursor="+pg.Next, "")
+	if code != 200 || !strings.Contains(string(body), "_echo") {
+		t.Errorf("the second page: %d %s", code, body)
+	}
+	code, _, body = a.do("GET", "/api/v1/tools/mcp_a_echo", "")
+	if code != 200 || !strings.Contains(string(body), `"inputSchema"`) {
+		t.Errorf("GET a tool: %d %s", code, body)
+	}
+
+	// Call: validated; the result in full.
+	code, _, body = a.do("POST", "/api/v1/tools/mcp_a_add/call", `{"arguments":{"a":2,"b":3}}`)
+	if code != 200 || !strings.Contains(string(body), `"structuredContent":{"sum":5}`) {
+		t.Errorf("call add: %d %s", code, body)
+	}
+	code, h, body = a.do("POST", "/api/v1/tools/mcp_a_add/call", `{"arguments":{"a":"two"}}`)
+	a.wantProblem("bad arguments", 422, "arguments", code, h, body)
+	code, h, body = a.do("POST", "/api/v1/tools/mcp_a_add/call", `{"args":{}}`)
+	a.wantProblem("unknown call field", 400, "args", code, h, body)
+	// The canary: a tool that prints its environment variable.
+	_, _, cb := a.do("POST", "/api/v1/tools/mcp_a_env/call", `{"arguments":{"name":"CANARY"}}`)
+	if !strings.Contains(string(cb), `"set":true`) {
+		t.Errorf("the env tool did not see the secret, so the canary proves nothing: %s", cb)
+	}
+
+	// Update with If-Match; a stale one changes nothing.
+	code, h, body = a.do("PUT", "/api/v1/servers/b", entry("b", `,"args":["-tool-name","wasp"]`), "If-Match", `"9"`)
+	a.wantProblem("stale ETag", 412, "If-Match", code, h, body)
+	code, h, body = a.do("PUT", "/api/v1/servers/b", entry("b", `,"args":["-tool-name","wasp"]`), "If-Match", `"1"`)
+	if code != 200 || h.Get("ETag") != `"2"` {
+		t.Errorf("PUT with If-Match: %d %v %s", code, h, body)
+	}
+	code, h, body = a.do("DELETE", "/api/v1/servers/a", "")
+	a.wantProblem("delete a config server", 409, "", code, h, body)
+	for _, act := range []string{"disable", "enable", "restart"} {
+		if code, _, body := a.do("POST", "/api/v1/servers/b/"+act, ""); code >= 300 {
+			t.Errorf("%s: %d %s", act, code, body)
+		}
+	}
+	if code, _, body := a.do("DELETE", "/api/v1/servers/b", "", "If-Match", `"4"`); code != 204 {
+		t.Errorf("DELETE b: %d %s", code, body)
+	}
+	code, h, body = a.do("GET", "/api/v1/servers/b", "")
+	a.wantProblem("deleted", 404, "", code, h, body)
+}
+
+// TestEvents: the SSE stream says when a server is added and comes up.
+func TestEvents(t *testing.T) {
+	a := startAPI(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", a.url+"/api/v1/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	bin, _ := json.Marshal(interop.Build(t, fixturePkg))
+	if code, _, body := a.do("POST", "/api/v1/servers", `{"id":"e","command":`+string(bin)+`}`); code != 201 {
+		t.Fatalf("POST: %d %s", code, body)
+	}
+	var seen bytes.Buffer
+	buf := make([]byte, 4096)
+	for !strings.Contains(seen.String(), `"server":"e","state":"ready"`) {
+		n, err := resp.Body.Read(buf)
+		seen.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("the stream ended before e was ready: %v\n%s", err, seen.String())
+		}
+	}
+	if strings.Contains(seen.String(), canary) {
+		t.Errorf("the events hold the secret's value")
+	}
+}
