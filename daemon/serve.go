@@ -64,7 +64,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.mux.Handle("/", g.Handler(&gateway.HTTPOptions{
+	httpOpts := &gateway.HTTPOptions{
 		AuthToken:         token,
 		OAuth:             d.oauthOptions(ctx),
 		AllowedOrigins:    gw.AllowedOrigins,
@@ -74,7 +74,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		MaxClientSessions: gw.MaxClientSessions,
 		JSONResponse:      gw.JSONResponse,
 		Logger:            d.opts.Logger,
-	}))
+	}
+	d.mux.Handle("/", g.Handler(httpOpts))
+	// Off the MCP path, behind the same Host, Origin and token checks.
+	d.mux.Handle("/metrics", gateway.Guard(d.tel.Handler(), httpOpts))
 	faces := []*httpFace{d.serveHTTP(d.ln, d.mux)}
 	if local := d.serveLocal(g, h); local != nil {
 		faces = append(faces, local)

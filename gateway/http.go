@@ -193,6 +193,24 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	return top
 }
 
+// Guard applies the checks every gateway endpoint applies (Host, Origin,
+// token, per opts; see [HTTPOptions]) to another handler mounted beside it:
+// the daemon's /metrics.
+func Guard(h http.Handler, opts *HTTPOptions) http.Handler {
+	o := HTTPOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &guard{next: h, opts: o, log: log}
+}
+
 // byGeneration serves each Streamable HTTP request in its client's protocol
 // generation. A request that belongs to no session and names 2026-07-28
 // or later (in its MCP-Protocol-Version header, or in its _meta) is served

@@ -29,6 +29,10 @@ const (
 	// EventLog: a server's log message that belongs to no call
 	// (Event.Log); a call's own go to its CallOptions.Log.
 	EventLog EventKind = "server:log"
+	// EventCircuitOpen: a server's circuit breaker opened: it failed its
+	// last calls in a row, and calls to it fail at once ([ErrCircuitOpen])
+	// for a while.
+	EventCircuitOpen EventKind = "server:circuit-open"
 	// EventDropped: this watcher fell behind and lost Event.Dropped events
 	// before this one. A watcher that keeps derived state (a published
 	// catalog) should rebuild it.
