@@ -45,8 +45,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
@@ -71,17 +70,14 @@ type Options struct {
 
 	// OTLPEndpoint, when set, is an OTLP/HTTP collector's base URL
 	// (http://collector:4318): traces are recorded and sent to
-	// /v1/traces, metrics to /v1/metrics, as protobuf. The URL floor
+	// /v1/traces, as protobuf. Metrics are served at /metrics only (see
+	// New). The URL floor
 	// applies (netguard.CheckURL), with AllowLocalEndpoint as a server's
 	// allow_local_endpoint.
 	OTLPEndpoint       string
 	AllowLocalEndpoint bool
 	// Network is the operator's policy for the connection to the collector.
 	Network *netguard.Network
-	// MetricInterval is how often metrics are pushed over OTLP; 0 means
-	// 60 s.
-	MetricInterval time.Duration
-
 	// RecordPayloads records a tool call's arguments and result in its
 	// spans, redacted and bounded (PayloadBytes). Off, no argument value
 	// or result ever reaches a span.
@@ -131,9 +127,6 @@ func New(opts *Options) (*Telemetry, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MetricInterval <= 0 {
-		o.MetricInterval = 60 * time.Second
-	}
 	t := &Telemetry{opts: o, log: o.Logger, red: o.Redactor, prop: propagation.TraceContext{}}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	if t.log == nil {
@@ -158,22 +151,15 @@ func New(opts *Options) (*Telemetry, error) {
 		return nil, fmt.Errorf("telemetry: prometheus exporter: %w", err)
 	}
 	readers := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(pe), sdkmetric.WithView(views...)}
-	if client != nil {
-		me, err := otlpmetrichttp.New(context.Background(),
-			otlpmetrichttp.WithEndpointURL(collectorURL(o.OTLPEndpoint, "/v1/metrics")),
-			otlpmetrichttp.WithHTTPClient(client))
-		if err != nil {
-			return nil, fmt.Errorf("telemetry: [telemetry] otlp_endpoint: %w", err)
-		}
-		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(me, sdkmetric.WithInterval(o.MetricInterval))))
-	}
+	// Metrics are not pushed over OTLP: go.opentelemetry.io/otel's OTLP/HTTP
+	// metric exporter (v1.47.0) imports google.golang.org/grpc (see
+	// otlpClient), and unlike traces' its transform is internal. A
+	// collector scrapes /metrics instead (its prometheus receiver).
 	t.mp = sdkmetric.NewMeterProvider(readers...)
 
 	var tpo []sdktrace.TracerProviderOption
 	if client != nil {
-		te, err := otlptracehttp.New(context.Background(),
-			otlptracehttp.WithEndpointURL(collectorURL(o.OTLPEndpoint, "/v1/traces")),
-			otlptracehttp.WithHTTPClient(client))
+		te, err := otlptrace.New(context.Background(), &otlpClient{url: collectorURL(o.OTLPEndpoint, "/v1/traces"), client: client})
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: [telemetry] otlp_endpoint: %w", err)
 		}

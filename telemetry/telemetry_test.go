@@ -73,13 +73,14 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// TestOTLPExport: with otlp_endpoint, spans and metrics reach an OTLP/HTTP
-// receiver as protobuf, at the signals' paths under the base URL.
+// TestOTLPExport: with otlp_endpoint, spans reach an OTLP/HTTP receiver as
+// protobuf, at /v1/traces under the base URL; metrics are not pushed (see
+// New), and /metrics serves them.
 func TestOTLPExport(t *testing.T) {
 	rc := &receiver{}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
-	tel, err := telemetry.New(&telemetry.Options{OTLPEndpoint: srv.URL, AllowLocalEndpoint: true, MetricInterval: time.Hour})
+	tel, err := telemetry.New(&telemetry.Options{OTLPEndpoint: srv.URL, AllowLocalEndpoint: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,14 @@ func TestOTLPExport(t *testing.T) {
 	span.End()
 	tel.RecordRun(ctx, "workflow", "ask", "completed", 2*time.Second)
 	tel.RecordTokens(ctx, "openai", "gpt-test", 120, 30, time.Second)
-	if err := tel.Close(ctx); err != nil { // flushes both
+	rec := httptest.NewRecorder()
+	tel.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, m := range []string{"switchboard_runs_total", "switchboard_run_duration_seconds", "gen_ai_client_token_usage", "gen_ai_client_operation_duration_seconds"} {
+		if !strings.Contains(rec.Body.String(), "\n"+m) {
+			t.Errorf("/metrics has no %s:\n%s", m, rec.Body)
+		}
+	}
+	if err := tel.Close(ctx); err != nil { // flushes the spans
 		t.Fatal(err)
 	}
 	rc.mu.Lock()
@@ -99,10 +107,8 @@ func TestOTLPExport(t *testing.T) {
 	if !contains(rc.spans, "tools/call echo") {
 		t.Errorf("spans received: %q (paths %q)", rc.spans, rc.paths)
 	}
-	for _, m := range []string{"switchboard.runs", "switchboard.run.duration", "gen_ai.client.token.usage", "gen_ai.client.operation.duration"} {
-		if !contains(rc.metrics, m) {
-			t.Errorf("metric %s not received; got %q", m, rc.metrics)
-		}
+	if len(rc.metrics) > 0 {
+		t.Errorf("metrics pushed over OTLP: %q", rc.metrics)
 	}
 }
 
