@@ -21,9 +21,10 @@ func TestLayering(t *testing.T) {
 		"internal/decode": {"*"},
 		"config":          {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "internal/cli"},
 		"llm":             {"host", "gateway", "daemon", "agent", "config", "store", "internal/cli"},
-		"host":            {"gateway", "daemon", "agent", "llm", "store", "internal/cli"},
+		"host":            {"gateway", "daemon", "agent", "llm", "store", "telemetry", "internal/cli"},
 		"agent":           {"gateway", "daemon", "store", "internal/cli"},
-		"gateway":         {"daemon", "agent", "llm", "store", "internal/cli"},
+		"gateway":         {"daemon", "agent", "llm", "store", "telemetry", "internal/cli"},
+		"telemetry":       {"gateway", "daemon", "agent", "llm", "workflow", "internal/cli", "api"},
 		"daemon":          {"agent", "llm", "internal/cli", "api"},
 		// api reaches gateway only through daemon, whose server
 		// operations it uses; it imports no face itself.

@@ -53,6 +53,7 @@ import (
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
+	"github.com/switchboardmcp/switchboard/telemetry"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -103,6 +104,10 @@ type Options struct {
 	// Agents runs the workflows' agent steps (over the host OnHost
 	// gives); nil fails them.
 	Agents workflow.Agents
+	// Telemetry records the daemon's metrics and traces (served at
+	// /metrics); the daemon does not close it. Nil: the daemon makes its
+	// own from the configuration's [telemetry] table, and closes it.
+	Telemetry *telemetry.Telemetry
 }
 
 // Daemon is one running Switchboard. Make it with [New].
@@ -127,6 +132,8 @@ type Daemon struct {
 	socket string // the local socket served, once listening
 	faces  []face // mounted with Handle
 	wf     *Workflows
+	tel    *telemetry.Telemetry
+	ownTel bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -208,6 +215,18 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		return nil, &UsageError{"no MCP servers to serve: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE"}
 	}
 	d.servers = servers
+	d.tel = opts.Telemetry
+	if d.tel == nil {
+		tc := opts.Config.Telemetry
+		t, err := telemetry.New(&telemetry.Options{Logger: d.opts.Logger, Redactor: d.red,
+			OTLPEndpoint: tc.OTLPEndpoint, AllowLocalEndpoint: tc.AllowLocalEndpoint, RecordPayloads: tc.RecordPayloads,
+			Network: d.opts.Host.Network, Version: host.Version})
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		d.tel, d.ownTel = t, true
+	}
 	if len(opts.Workflows) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -350,6 +369,9 @@ func (d *Daemon) build(gwOpts *gateway.Options) (*gateway.Gateway, *host.Host, e
 		}
 		gwOpts.HideTools = append(gwOpts.HideTools, d.wf.Hidden()...)
 	}
+	if ho.ClientMiddleware == nil {
+		ho.ClientMiddleware = d.tel.ClientMiddleware
+	}
 	h, err := host.New(d.servers, ho)
 	if err != nil {
 		return nil, nil, err
@@ -357,9 +379,14 @@ func (d *Daemon) build(gwOpts *gateway.Options) (*gateway.Gateway, *host.Host, e
 	d.mu.Lock()
 	d.h = h
 	d.mu.Unlock()
+	d.tel.Watch(h)
 	if d.opts.OnHost != nil {
 		d.opts.OnHost(h)
 	}
+	gwOpts.Middleware = append(gwOpts.Middleware, d.tel.ServerMiddleware(func(name string) bool {
+		_, ok := h.Tool(name)
+		return ok
+	}))
 	g, err := gateway.New(h, gwOpts)
 	if err != nil {
 		return nil, nil, err
@@ -498,6 +525,15 @@ func (d *Daemon) Close() error {
 		if h != nil {
 			errs = append(errs, h.Close())
 		}
+		if d.ownTel && d.tel != nil {
+			// After the host: its last events are recorded; bounded, as a
+			// collector that does not answer must not hold the shutdown.
+			ctx, cancel := context.WithTimeout(context.Background(), telemetryFlush)
+			if err := d.tel.Close(ctx); err != nil {
+				d.log.Warn("telemetry: the last export failed", "err", d.red.Redact(err.Error()))
+			}
+			cancel()
+		}
 		if d.ownDB && d.store != nil {
 			errs = append(errs, d.store.Close())
 		}
@@ -513,3 +549,9 @@ func (d *Daemon) closeListener() {
 		}
 	}
 }
+
+// telemetryFlush bounds the last export at Close.
+const telemetryFlush = 5 * time.Second
+
+// Telemetry is the daemon's telemetry: Options.Telemetry or its own.
+func (d *Daemon) Telemetry() *telemetry.Telemetry { return d.tel }

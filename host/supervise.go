@@ -312,16 +312,28 @@ func (b *breaker) reset() {
 	b.failures, b.openTill, b.trialTill = 0, time.Time{}, time.Time{}
 }
 
-func (b *breaker) record(now time.Time, ok bool) {
+// record counts a call's outcome; it reports whether the breaker opened
+// (the call was the last failure it allows, or a failed trial).
+func (b *breaker) record(now time.Time, ok bool) (opened bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.trialTill = time.Time{}
 	if ok {
 		b.failures = 0
-		return
+		return false
 	}
 	b.failures++
 	if b.failures >= breakerFailures {
 		b.openTill = now.Add(breakerCooldown)
+		return true
+	}
+	return false
+}
+
+// recordCall counts a call's outcome with the server's breaker, and tells
+// the watchers when it opened.
+func (s *server) recordCall(ok bool) {
+	if s.brk.record(time.Now(), ok) {
+		s.h.events.publish(Event{Kind: EventCircuitOpen, Server: s.cfg.ID})
 	}
 }
