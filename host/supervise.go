@@ -169,6 +169,9 @@ func (s *server) supervise() {
 				return
 			}
 		}
+		s.mu.Lock()
+		s.reconnecting = true
+		s.mu.Unlock()
 		if !s.connect(ctx, false) {
 			if ctx.Err() != nil {
 				return
@@ -188,9 +191,6 @@ func (s *server) supervise() {
 			}
 			continue
 		}
-		s.mu.Lock()
-		s.restarts++
-		s.mu.Unlock()
 		s.brk.reset() // a fresh connection gets a fresh chance
 		// A server back (or joining late, or woken from lazy) may offer
 		// other tools, resources and prompts than before.
