@@ -129,7 +129,7 @@ type form struct {
 func newForm() form { return form{Values: map[string]string{}, Errors: map[string][]string{}} }
 
 func (f *form) fail(field, msg string) { f.Errors[field] = append(f.Errors[field], msg) }
-func (f *form) ok() bool              { return len(f.Errors) == 0 && len(f.General) == 0 }
+func (f *form) ok() bool               { return len(f.Errors) == 0 && len(f.General) == 0 }
 
 // serverFields are the add and edit forms' fields; anything else of an
 // entry is kept as it is stored.
