@@ -39,12 +39,23 @@ type served struct {
 // the UI mounted, and waits until it is ready.
 func serve(t *testing.T, servers map[string][]string) *served {
 	t.Helper()
+	bin := interop.Build(t, fixturePkg)
+	var list []config.Server
+	for id, flags := range servers {
+		list = append(list, config.Server{ID: id, Transport: config.TransportStdio, Command: bin, Args: flags})
+	}
+	return serveServers(t, list...)
+}
+
+// serveServers is serve with the servers' configuration given; each gets
+// the canary in its environment.
+func serveServers(t *testing.T, servers ...config.Server) *served {
+	t.Helper()
 	t.Setenv("SB_UI_CANARY", canary)
 	bin := interop.Build(t, fixturePkg)
-	cfg := &config.Config{}
-	for id, flags := range servers {
-		cfg.Servers = append(cfg.Servers, config.Server{ID: id, Transport: config.TransportStdio, Command: bin, Args: flags,
-			Env: map[string]string{"CANARY": "{{env.SB_UI_CANARY}}"}})
+	cfg := &config.Config{Servers: servers}
+	for i := range cfg.Servers {
+		cfg.Servers[i].Env = map[string]string{"CANARY": "{{env.SB_UI_CANARY}}"}
 	}
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), nil)
 	if err != nil {
