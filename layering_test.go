@@ -24,11 +24,13 @@ func TestLayering(t *testing.T) {
 		"host":            {"gateway", "daemon", "agent", "llm", "store", "telemetry", "internal/cli"},
 		"agent":           {"gateway", "daemon", "store", "internal/cli"},
 		"gateway":         {"daemon", "agent", "llm", "store", "telemetry", "internal/cli"},
-		"telemetry":       {"gateway", "daemon", "agent", "llm", "workflow", "internal/cli", "api"},
-		"daemon":          {"agent", "llm", "internal/cli", "api"},
+		"telemetry":       {"gateway", "daemon", "agent", "llm", "workflow", "internal/cli", "api", "ui"},
+		"daemon":          {"agent", "llm", "internal/cli", "api", "ui"},
 		// api reaches gateway only through daemon, whose server
 		// operations it uses; it imports no face itself.
-		"api": {"internal/cli"},
+		"api": {"internal/cli", "ui"},
+		// ui likewise: a face over daemon and host, never over api.
+		"ui": {"internal/cli", "api"},
 	}
 	for pkg, bad := range forbidden {
 		out, err := exec.Command("go", "list", "-deps", "./"+pkg).Output()
