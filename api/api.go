@@ -24,6 +24,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -36,7 +37,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/switchboardmcp/switchboard/agent"
 	"github.com/switchboardmcp/switchboard/config"
@@ -96,6 +97,11 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	a.handle("GET "+p+"/tools", a.listTools)
 	a.handle("GET "+p+"/tools/{name}", a.getTool)
 	a.handle("POST "+p+"/tools/{name}/call", a.callTool)
+	a.handle("GET "+p+"/resources", a.listResources)
+	a.handle("GET "+p+"/resources/templates", a.listTemplates)
+	a.handle("POST "+p+"/resources/read", a.readResource)
+	a.handle("GET "+p+"/prompts", a.listPrompts)
+	a.handle("POST "+p+"/prompts/get", a.getPrompt)
 	a.mux.HandleFunc("GET "+p+"/events", a.events)
 	a.handle(p+"/", func(w http.ResponseWriter, r *http.Request) error {
 		return &problem{Status: http.StatusNotFound, Title: "no such endpoint", Detail: r.Method + " " + r.URL.Path}
@@ -301,12 +307,6 @@ func ifMatch(r *http.Request) (int64, error) {
 
 // --- tools
 
-type toolJSON struct {
-	Name   string    `json:"name"`
-	Server string    `json:"server"`
-	Tool   *mcp.Tool `json:"tool"`
-}
-
 func (a *API) host() (*host.Host, error) {
 	h := a.d.Host()
 	if h == nil {
@@ -336,11 +336,11 @@ func (a *API) listTools(w http.ResponseWriter, r *http.Request) error {
 	if q := r.URL.Query().Get("q"); q != "" {
 		tools = agent.SearchTools(q, tools)
 	}
-	items := make([]toolJSON, len(tools))
+	items := make([]daemon.ToolItem, len(tools))
 	for i, t := range tools {
-		items[i] = toolJSON{t.Name, t.Server, t.Tool}
+		items[i] = daemon.ToolItem{Name: t.Name, Server: t.Server, Tool: t.Tool}
 	}
-	return pageOf(a, w, r, items, func(t toolJSON) string { return t.Name })
+	return pageOf(a, w, r, items, func(t daemon.ToolItem) string { return t.Name })
 }
 
 func (a *API) getTool(w http.ResponseWriter, r *http.Request) error {
@@ -352,7 +352,7 @@ func (a *API) getTool(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return &problem{Status: http.StatusNotFound, Title: "no such tool", Detail: fmt.Sprintf("no tool %q", r.PathValue("name"))}
 	}
-	return a.writeJSON(w, http.StatusOK, toolJSON{t.Name, t.Server, t.Tool})
+	return a.writeJSON(w, http.StatusOK, daemon.ToolItem{Name: t.Name, Server: t.Server, Tool: t.Tool})
 }
 
 // callJSON is a call's body.
@@ -365,15 +365,9 @@ func (a *API) callTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := a.body(w, r)
-	if err != nil {
-		return err
-	}
 	var c callJSON
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return &problem{Status: http.StatusBadRequest, Title: "bad call", Detail: err.Error(), Errors: []fieldError{{Field: fieldOf(err), Detail: err.Error()}}}
+	if err := a.decode(w, r, &c); err != nil {
+		return err
 	}
 	if len(c.Arguments) == 0 {
 		c.Arguments = json.RawMessage(`{}`)
@@ -463,6 +457,24 @@ func (a *API) body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
+// decode reads a request body, bounded, into v: one JSON object with no
+// field v does not have.
+func (a *API) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := a.body(w, r)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &problem{Status: http.StatusBadRequest, Title: "bad request body", Detail: err.Error(), Errors: []fieldError{{Field: fieldOf(err), Detail: err.Error()}}}
+	}
+	if dec.More() {
+		return &problem{Status: http.StatusBadRequest, Title: "bad request body", Detail: "more than one JSON value"}
+	}
+	return nil
+}
+
 // page is a list's answer.
 type page[T any] struct {
 	Items      []T    `json:"items"`
@@ -478,12 +490,21 @@ const (
 // pageOf answers one page of items: those after the cursor's key (an
 // opaque encoding of the last key sent), at most ?limit.
 func pageOf[T any](a *API, w http.ResponseWriter, r *http.Request, items []T, key func(T) string) error {
+	p, err := pageFor(r, items, key)
+	if err != nil {
+		return err
+	}
+	return a.writeJSON(w, http.StatusOK, p)
+}
+
+// pageFor is the page of items r asks for.
+func pageFor[T any](r *http.Request, items []T, key func(T) string) (page[T], error) {
 	q := r.URL.Query()
 	limit := DefaultLimit
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxLimit {
-			return &problem{Status: http.StatusBadRequest, Title: "bad limit",
+			return page[T]{}, &problem{Status: http.StatusBadRequest, Title: "bad limit",
 				Errors: []fieldError{{Field: "limit", Detail: fmt.Sprintf("must be a number from 1 to %d", MaxLimit)}}}
 		}
 		limit = n
@@ -492,7 +513,7 @@ func pageOf[T any](a *API, w http.ResponseWriter, r *http.Request, items []T, ke
 	if c := q.Get("cursor"); c != "" {
 		last, err := base64.RawURLEncoding.DecodeString(c)
 		if err != nil {
-			return &problem{Status: http.StatusBadRequest, Title: "bad cursor", Errors: []fieldError{{Field: "cursor", Detail: "not a cursor this API gave"}}}
+			return page[T]{}, &problem{Status: http.StatusBadRequest, Title: "bad cursor", Errors: []fieldError{{Field: "cursor", Detail: "not a cursor this API gave"}}}
 		}
 		start = len(items) // the item is gone: nothing after it can be told
 		for i, it := range items {
@@ -510,7 +531,7 @@ func pageOf[T any](a *API, w http.ResponseWriter, r *http.Request, items []T, ke
 	if end < len(items) {
 		p.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(key(items[end-1])))
 	}
-	return a.writeJSON(w, http.StatusOK, p)
+	return p, nil
 }
 
 // writeJSON answers v as JSON, redacted: no secret the host resolved
@@ -537,6 +558,8 @@ type problem struct {
 	Status int          `json:"status"`
 	Detail string       `json:"detail,omitempty"`
 	Errors []fieldError `json:"errors,omitempty"`
+	// RPC is the JSON-RPC error a server answered with, when it did.
+	RPC *jsonrpc.Error `json:"rpc,omitempty"`
 }
 
 // fieldError is one problem with one field of the request.
@@ -544,6 +567,10 @@ type fieldError struct {
 	Field  string `json:"field"`
 	Detail string `json:"detail"`
 }
+
+// codeResourceNotFound is the JSON-RPC error code for a resource a server
+// does not have before SEP-2164 (-32602 since).
+const codeResourceNotFound = -32002
 
 func (p *problem) Error() string { return p.Title + ": " + p.Detail }
 
@@ -586,7 +613,20 @@ func (a *API) problemOf(err error) *problem {
 		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid arguments", Detail: err.Error(),
 			Errors: []fieldError{{Field: "arguments", Detail: err.Error()}}}
 	case errors.As(err, &ce):
-		return &problem{Status: http.StatusBadGateway, Title: "the call failed", Detail: err.Error()}
+		// The server's own refusal keeps its code: a resource it does not
+		// have is a 404 here (-32002 before SEP-2164, -32602 since),
+		// other parameters it refuses (-32602, as for a prompt it does
+		// not have) a 422; the rest a 502.
+		p := &problem{Status: http.StatusBadGateway, Title: "the call failed", Detail: err.Error()}
+		if errors.As(err, &p.RPC) {
+			switch {
+			case p.RPC.Code == codeResourceNotFound || p.RPC.Code == jsonrpc.CodeInvalidParams && ce.Method == "resources/read":
+				p.Status, p.Title = http.StatusNotFound, "the server has no such resource"
+			case p.RPC.Code == jsonrpc.CodeInvalidParams:
+				p.Status, p.Title = http.StatusUnprocessableEntity, "the server refused the request"
+			}
+		}
+		return p
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &problem{Status: http.StatusGatewayTimeout, Title: "timed out", Detail: err.Error()}
 	}

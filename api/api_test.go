@@ -255,3 +255,94 @@ func TestEvents(t *testing.T) {
 		t.Errorf("the events hold the secret's value")
 	}
 }
+
+// TestResourcesAndPrompts: the lists (all, or one server's), a read and a
+// prompt, as the server gave them; bad requests are problems; a server
+// that echoes its secret has it redacted (the canary, in startAPI).
+func TestResourcesAndPrompts(t *testing.T) {
+	a := startAPI(t)
+	bin, _ := json.Marshal(interop.Build(t, fixturePkg))
+	if code, _, body := a.do("POST", "/api/v1/servers", `{"id":"leaky","command":`+string(bin)+
+		`,"args":["-leak","CANARY"],"env":{"CANARY":"{{env.SB_API_CANARY}}"}}`); code != 201 {
+		t.Fatalf("POST leaky: %d %s", code, body)
+	}
+	a.waitTool("mcp_leaky_leak")
+
+	code, _, body := a.do("GET", "/api/v1/resources?server=a", "")
+	if code != 200 || !strings.Contains(string(body), `"uri":"test://static/1"`) || strings.Contains(string(body), `"server":"leaky"`) {
+		t.Errorf("GET resources?server=a: %d %s", code, body)
+	}
+	code, _, body = a.do("GET", "/api/v1/resources?limit=1", "")
+	var pg struct {
+		Items []json.RawMessage `json:"items"`
+		Next  string            `json:"next_cursor"`
+	}
+	if code != 200 || json.Unmarshal(body, &pg) != nil || len(pg.Items) != 1 || pg.Next == "" {
+		t.Errorf("GET resources?limit=1: %d %s", code, body)
+	}
+	code, _, body = a.do("GET", "/api/v1/resources/templates?server=a", "")
+	if code != 200 || !strings.Contains(string(body), `"uriTemplate":"test://item/{id}"`) {
+		t.Errorf("GET resources/templates: %d %s", code, body)
+	}
+	code, _, body = a.do("GET", "/api/v1/prompts?server=a", "")
+	if code != 200 || !strings.Contains(string(body), `"name":"greet"`) {
+		t.Errorf("GET prompts: %d %s", code, body)
+	}
+	code, h, body := a.do("GET", "/api/v1/prompts?server=nosuch", "")
+	a.wantProblem("unknown server", 404, "", code, h, body)
+
+	code, _, body = a.do("POST", "/api/v1/resources/read", `{"server":"a","uri":"test://static/1"}`)
+	if code != 200 || !strings.Contains(string(body), `"contents":[{"uri":"test://static/1"`) {
+		t.Errorf("read test://static/1: %d %s", code, body)
+	}
+	code, _, body = a.do("POST", "/api/v1/prompts/get", `{"server":"a","name":"greet","arguments":{"name":"Ada"}}`)
+	if code != 200 || !strings.Contains(string(body), "Ada") || !strings.Contains(string(body), `"messages":[`) {
+		t.Errorf("get prompt greet: %d %s", code, body)
+	}
+	// What a careless server echoes of its secret is redacted.
+	for _, req := range [][2]string{
+		{"/api/v1/resources/read", `{"server":"leaky","uri":"test://leak"}`},
+		{"/api/v1/prompts/get", `{"server":"leaky","name":"leak"}`},
+	} {
+		if code, _, body := a.do("POST", req[0], req[1]); code != 200 {
+			t.Errorf("POST %s %s: %d %s", req[0], req[1], code, body)
+		}
+	}
+	if _, _, body := a.do("GET", "/api/v1/resources?server=leaky", ""); !strings.Contains(string(body), "test://leak") {
+		t.Errorf("GET resources?server=leaky: %s", body)
+	}
+
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+		field            string
+	}{
+		{"read: unknown field", "/api/v1/resources/read", `{"server":"a","uri":"test://static/1","x":1}`, 400, "x"},
+		{"read: no uri", "/api/v1/resources/read", `{"server":"a"}`, 422, "uri"},
+		{"read: unknown server", "/api/v1/resources/read", `{"server":"nosuch","uri":"test://static/1"}`, 404, ""},
+		{"prompt: no name", "/api/v1/prompts/get", `{"server":"a"}`, 422, "name"},
+		{"prompt: not JSON", "/api/v1/prompts/get", `{"server":`, 400, ""},
+		{"prompt: unknown prompt", "/api/v1/prompts/get", `{"server":"a","name":"nosuch"}`, 422, ""},
+		{"read: unknown resource", "/api/v1/resources/read", `{"server":"a","uri":"test://nosuch"}`, 404, ""},
+	} {
+		code, h, body := a.do("POST", tc.path, tc.body)
+		a.wantProblem(tc.name, tc.status, tc.field, code, h, body)
+	}
+}
+
+// waitTool polls the tools until name is there: a server added comes up
+// in the background, and the list says when (bounded).
+func (a *apiT) waitTool(name string) {
+	a.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, _, body := a.do("GET", "/api/v1/tools/"+name, "")
+		if code == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatalf("tool %s never came: %d %s", name, code, body)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the list, bounded
+	}
+}
