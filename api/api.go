@@ -35,6 +35,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -44,6 +45,7 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/store"
+	"github.com/switchboardmcp/switchboard/workflow"
 )
 
 // Prefix is where the API is mounted.
@@ -102,7 +104,16 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	a.handle("POST "+p+"/resources/read", a.readResource)
 	a.handle("GET "+p+"/prompts", a.listPrompts)
 	a.handle("POST "+p+"/prompts/get", a.getPrompt)
-	a.mux.HandleFunc("GET "+p+"/events", a.events)
+	a.handle("GET "+p+"/events", a.events)
+	a.handle("GET "+p+"/workflows", a.listWorkflows)
+	a.handle("GET "+p+"/workflows/{id}", a.getWorkflow)
+	a.handle("POST "+p+"/workflows/{id}/runs", a.startRun)
+	a.handle("GET "+p+"/runs", a.listRuns)
+	a.handle("GET "+p+"/runs/{id}", a.getRun)
+	a.handle("GET "+p+"/runs/{id}/events", a.runEvents)
+	a.handle("POST "+p+"/runs/{id}/answer", a.answerGate)
+	a.handle("POST "+p+"/runs/{id}/cancel", a.runAction(http.StatusOK, cancelRun))
+	a.handle("POST "+p+"/runs/{id}/resume", a.runAction(http.StatusAccepted, resumeRun))
 	a.handle(p+"/", func(w http.ResponseWriter, r *http.Request) error {
 		return &problem{Status: http.StatusNotFound, Title: "no such endpoint", Detail: r.Method + " " + r.URL.Path}
 	})
@@ -397,24 +408,29 @@ func fieldOf(err error) string {
 
 // events streams the host's events as Server-Sent Events until the client
 // goes away or the host closes: server:state (the server's status),
-// server:removed, catalog:changed and events:dropped (refetch then).
-func (a *API) events(w http.ResponseWriter, r *http.Request) {
+// server:removed, catalog:changed and events:dropped (refetch then); and,
+// when the daemon runs workflows, every run's events as they happen
+// (run:started, step:completed, gate:waiting, …; daemon.FollowRuns).
+func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 	h, err := a.host()
 	if err != nil {
-		a.writeProblem(w, a.problemOf(err))
-		return
+		return err
 	}
-	red := h.Redactor()
 	wt := h.Watch(0)
 	defer wt.Close()
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	// A first comment flushes the headers: the client knows it is
-	// subscribed.
-	io.WriteString(w, ": subscribed\n\n")
-	rc.Flush()
+	s := a.startSSE(w)
+	if wfs := a.d.Workflows(); wfs != nil {
+		ctx, cancel := context.WithCancel(r.Context())
+		done := make(chan struct{})
+		defer func() {
+			cancel()
+			<-done
+		}()
+		go func() {
+			defer close(done)
+			wfs.FollowRuns(ctx, func(ev workflow.Event) error { return s.send(string(ev.Type), "", ev) })
+		}()
+	}
 	for ev := range wt.Events(r.Context()) {
 		var data any
 		switch ev.Kind {
@@ -429,15 +445,56 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 		default:
 			continue
 		}
-		b, err := json.Marshal(data)
-		if err != nil {
-			continue
+		if err := s.send(string(ev.Kind), "", data); err != nil {
+			return nil
 		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Kind, red.Redact(string(b))); err != nil {
-			return
-		}
-		rc.Flush()
 	}
+	return nil
+}
+
+// sse is a Server-Sent Events stream being answered; its send may be
+// called from several goroutines.
+type sse struct {
+	a  *API
+	mu sync.Mutex
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+// startSSE answers 200 with an event stream, its headers sent at once.
+func (a *API) startSSE(w http.ResponseWriter) *sse {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	s := &sse{a: a, w: w, rc: http.NewResponseController(w)}
+	// A first comment flushes the headers: the client knows it is
+	// subscribed.
+	io.WriteString(w, ": subscribed\n\n")
+	s.rc.Flush()
+	return s
+}
+
+// send writes one event (with an id unless id is ""), its data v as JSON,
+// redacted.
+func (s *sse) send(event, id string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if h := s.a.d.Host(); h != nil {
+		b = []byte(h.Redactor().Redact(string(b)))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id != "" {
+		if _, err := fmt.Fprintf(s.w, "id: %s\n", id); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", event, b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
 }
 
 // --- plumbing

@@ -31,13 +31,19 @@ type apiT struct {
 	all [][]byte // every body seen, for the canary check
 }
 
-func startAPI(t *testing.T) *apiT {
+func startAPI(t *testing.T) *apiT { return startAPIWith(t, nil) }
+
+// startAPIWith is startAPI with more options: opts changes the daemon's
+// (its Config holds the server "a" and the state database).
+func startAPIWith(t *testing.T, opts func(*daemon.Options)) *apiT {
 	t.Helper()
 	t.Setenv("SB_API_CANARY", canary)
 	bin := interop.Build(t, fixturePkg)
+	db := filepath.Join(t.TempDir(), "s.db")
 	cfg := &config.Config{Servers: []config.Server{{ID: "a", Transport: config.TransportStdio, Command: bin,
 		Env: map[string]string{"CANARY": "{{env.SB_API_CANARY}}"}}}}
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), nil)
+	cfg.State.Database = db
+	st, err := store.Open(context.Background(), db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +53,11 @@ func startAPI(t *testing.T) *apiT {
 		t.Fatal(err)
 	}
 	ready := make(chan struct{}, 1)
-	d, err := daemon.New(ln, &daemon.Options{Config: cfg, Store: st, OnReady: func([]host.ServerStatus) { ready <- struct{}{} }})
+	o := &daemon.Options{Config: cfg, Store: st, OnReady: func([]host.ServerStatus) { ready <- struct{}{} }}
+	if opts != nil {
+		opts(o)
+	}
+	d, err := daemon.New(ln, o)
 	if err != nil {
 		t.Fatal(err)
 	}

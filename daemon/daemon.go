@@ -513,3 +513,7 @@ func (d *Daemon) closeListener() {
 		}
 	}
 }
+
+// Workflows is the daemon's workflow engine; nil when it runs no
+// workflows (Options.Workflows is empty).
+func (d *Daemon) Workflows() *Workflows { return d.wf }
