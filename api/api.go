@@ -105,6 +105,12 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	a.handle("GET "+p+"/prompts", a.listPrompts)
 	a.handle("POST "+p+"/prompts/get", a.getPrompt)
 	a.handle("GET "+p+"/events", a.events)
+	a.handle("GET "+p+"/agents", a.listAgents)
+	a.handle("POST "+p+"/agents/{id}/runs", a.startAgent)
+	a.handle("GET "+p+"/agent-runs", a.listAgentRuns)
+	a.handle("GET "+p+"/agent-runs/{id}", a.getAgentRun)
+	a.handle("GET "+p+"/agent-runs/{id}/events", a.agentRunEvents)
+	a.handle("POST "+p+"/agent-runs/{id}/cancel", a.cancelAgentRun)
 	a.handle("GET "+p+"/workflows", a.listWorkflows)
 	a.handle("GET "+p+"/workflows/{id}", a.getWorkflow)
 	a.handle("POST "+p+"/workflows/{id}/runs", a.startRun)
@@ -653,6 +659,12 @@ func (a *API) problemOf(err error) *problem {
 	switch {
 	case errors.Is(err, host.ErrUnknownServer), errors.Is(err, store.ErrNotFound):
 		return &problem{Status: http.StatusNotFound, Title: "no such server", Detail: err.Error()}
+	case errors.Is(err, daemon.ErrNoAgent):
+		return &problem{Status: http.StatusNotFound, Title: "no such agent", Detail: err.Error()}
+	case errors.Is(err, daemon.ErrNoAgentRun):
+		return &problem{Status: http.StatusNotFound, Title: "no such agent run", Detail: err.Error()}
+	case errors.Is(err, daemon.ErrNoAgents):
+		return &problem{Status: http.StatusNotFound, Title: "no agents", Detail: err.Error()}
 	case errors.Is(err, daemon.ErrReadOnly):
 		return &problem{Status: http.StatusConflict, Title: "read-only server", Detail: err.Error()}
 	case errors.Is(err, store.ErrExists):

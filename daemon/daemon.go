@@ -103,6 +103,9 @@ type Options struct {
 	// Agents runs the workflows' agent steps (over the host OnHost
 	// gives); nil fails them.
 	Agents workflow.Agents
+	// AgentRunner runs agents started from the management faces over the
+	// daemon's host (StartAgentRun); nil: they run none.
+	AgentRunner AgentRunner
 }
 
 // Daemon is one running Switchboard. Make it with [New].
@@ -127,6 +130,8 @@ type Daemon struct {
 	socket string // the local socket served, once listening
 	faces  []face // mounted with Handle
 	wf     *Workflows
+
+	agents agents // runs started with StartAgentRun
 
 	closeOnce sync.Once
 	closeErr  error
@@ -491,6 +496,8 @@ func (d *Daemon) Close() error {
 		if g != nil {
 			errs = append(errs, g.Close())
 		}
+		// Before the host: runs call its tools.
+		d.agents.close()
 		if d.wf != nil {
 			// Before the host: a run's steps call its tools.
 			errs = append(errs, d.wf.Close())
