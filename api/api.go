@@ -91,6 +91,7 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	a.handle("POST "+p+"/servers", a.addServer)
 	a.handle("GET "+p+"/servers/{id}", a.getServer)
 	a.handle("PUT "+p+"/servers/{id}", a.updateServer)
+	a.handle("PATCH "+p+"/servers/{id}", a.patchServer)
 	a.handle("DELETE "+p+"/servers/{id}", a.deleteServer)
 	a.handle("POST "+p+"/servers/{id}/enable", a.enable(true))
 	a.handle("POST "+p+"/servers/{id}/disable", a.enable(false))
@@ -254,6 +255,81 @@ func (a *API) updateServer(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return a.writeServer(w, http.StatusOK, m)
+}
+
+// patchServer applies a JSON merge patch (RFC 7396) to a run-time
+// server's stored entry: a member set replaces, null removes, an object
+// merges. The result is validated as a whole entry, as PUT's body is. The
+// entry is read and written at one version (If-Match's, else the one
+// read), so a change made meanwhile is a 412, never lost.
+func (a *API) patchServer(w http.ResponseWriter, r *http.Request) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/merge-patch+json") && !strings.HasPrefix(ct, "application/json") {
+		return &problem{Status: http.StatusUnsupportedMediaType, Title: "unsupported patch", Detail: "PATCH takes a JSON merge patch (application/merge-patch+json)"}
+	}
+	v, err := ifMatch(r)
+	if err != nil {
+		return err
+	}
+	body, err := a.body(w, r)
+	if err != nil {
+		return err
+	}
+	var patch any
+	if err := json.Unmarshal(body, &patch); err != nil {
+		return &problem{Status: http.StatusBadRequest, Title: "the body is not JSON", Detail: err.Error()}
+	}
+	if _, ok := patch.(map[string]any); !ok {
+		return &problem{Status: http.StatusBadRequest, Title: "the patch is not a JSON object", Detail: "a merge patch of a server entry is an object of the fields to change"}
+	}
+	id := r.PathValue("id")
+	m, err := a.d.GetServer(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if m.Origin != daemon.OriginRuntime {
+		return fmt.Errorf("server %q (%s): %w", id, m.Origin, daemon.ErrReadOnly)
+	}
+	if v != 0 && v != m.Version {
+		return fmt.Errorf("server %q: version %d, not %d: %w", id, m.Version, v, store.ErrConflict)
+	}
+	var cur any
+	if err := json.Unmarshal(m.Config, &cur); err != nil {
+		return err
+	}
+	merged := mergePatch(cur, patch).(map[string]any)
+	if pid, ok := merged["id"]; ok && pid != id {
+		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid patch", Errors: []fieldError{{Field: "id", Detail: "a server's id cannot change"}}}
+	}
+	merged["id"] = id
+	entry, err := json.Marshal(merged)
+	if err != nil {
+		return err
+	}
+	m, err = a.d.UpdateServer(r.Context(), id, entry, m.Version)
+	if err != nil {
+		return err
+	}
+	return a.writeServer(w, http.StatusOK, m)
+}
+
+// mergePatch applies patch to target as RFC 7396 says.
+func mergePatch(target, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		t = map[string]any{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(t, k)
+		} else {
+			t[k] = mergePatch(t[k], v)
+		}
+	}
+	return t
 }
 
 func (a *API) deleteServer(w http.ResponseWriter, r *http.Request) error {

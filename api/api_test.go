@@ -153,6 +153,7 @@ func TestServersAndTools(t *testing.T) {
 	}{
 		{"unknown field", entry("c", `,"bogus":1`), 422, "bogus"},
 		{"private URL", `{"id":"c","url":"http://10.1.2.3/mcp"}`, 422, "url"},
+		{"url on a stdio server", entry("c", `,"url":"https://example.com/mcp"`), 422, "url"},
 		{"literal secret", entry("c", `,"env":{"GITHUB_TOKEN":"ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"}`), 422, "env.GITHUB_TOKEN"},
 		{"no id", `{"command":"x"}`, 422, "id"},
 		{"config id", entry("a", ""), 409, "id"},
@@ -355,4 +356,47 @@ func (a *apiT) waitTool(name string) {
 		}
 		time.Sleep(50 * time.Millisecond) // polling the list, bounded
 	}
+}
+
+// TestPatchServer: a JSON merge patch changes the fields it names (null
+// removes one) and keeps the others; a stale If-Match, an invalid result,
+// a new id and a config-file server are refused with nothing changed.
+func TestPatchServer(t *testing.T) {
+	a := startAPI(t)
+	bin, _ := json.Marshal(interop.Build(t, fixturePkg))
+	if code, _, body := a.do("POST", "/api/v1/servers", `{"id":"p","command":`+string(bin)+`,"args":["-tool-name","bee"],"description":"first","timeout":"30s"}`); code != 201 {
+		t.Fatalf("POST: %d %s", code, body)
+	}
+	patch := func(body string, hdr ...string) (int, http.Header, []byte) {
+		return a.do("PATCH", "/api/v1/servers/p", body, append([]string{"Content-Type", "application/merge-patch+json"}, hdr...)...)
+	}
+	code, h, body := patch(`{"description":"second","timeout":null}`, "If-Match", `"1"`)
+	var got struct {
+		Config map[string]any `json:"config"`
+	}
+	if code != 200 || h.Get("ETag") != `"2"` || json.Unmarshal(body, &got) != nil {
+		t.Fatalf("PATCH: %d %v %s", code, h, body)
+	}
+	if got.Config["description"] != "second" || got.Config["timeout"] != nil || got.Config["args"] == nil {
+		t.Errorf("PATCH: config %v, want description second, no timeout, args kept", got.Config)
+	}
+	for _, tc := range []struct {
+		name, body, ifMatch string
+		status              int
+		field               string
+	}{
+		{"stale", `{"description":"third"}`, `"1"`, 412, "If-Match"},
+		{"invalid result", `{"url":"http://10.0.0.1/mcp"}`, `"2"`, 422, "url"},
+		{"unknown field", `{"bogus":1}`, `"2"`, 422, "bogus"},
+		{"new id", `{"id":"q"}`, `"2"`, 422, "id"},
+		{"not an object", `["x"]`, `"2"`, 400, ""},
+	} {
+		code, h, body := patch(tc.body, "If-Match", tc.ifMatch)
+		a.wantProblem(tc.name, tc.status, tc.field, code, h, body)
+	}
+	if code, h, _ := a.do("GET", "/api/v1/servers/p", ""); code != 200 || h.Get("ETag") != `"2"` {
+		t.Errorf("after refused patches: %d ETag %s, want \"2\"", code, h.Get("ETag"))
+	}
+	code, h, body = a.do("PATCH", "/api/v1/servers/a", `{"description":"x"}`)
+	a.wantProblem("a config-file server", 409, "", code, h, body)
 }
