@@ -21,13 +21,16 @@ func TestLayering(t *testing.T) {
 		"internal/decode": {"*"},
 		"config":          {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "internal/cli"},
 		"llm":             {"host", "gateway", "daemon", "agent", "config", "store", "internal/cli"},
-		"host":            {"gateway", "daemon", "agent", "llm", "store", "internal/cli"},
+		"host":            {"gateway", "daemon", "agent", "llm", "store", "telemetry", "internal/cli"},
 		"agent":           {"gateway", "daemon", "store", "internal/cli"},
-		"gateway":         {"daemon", "agent", "llm", "store", "internal/cli"},
-		"daemon":          {"agent", "llm", "internal/cli", "api"},
+		"gateway":         {"daemon", "agent", "llm", "store", "telemetry", "internal/cli"},
+		"telemetry":       {"gateway", "daemon", "agent", "llm", "workflow", "internal/cli", "api", "ui"},
+		"daemon":          {"agent", "llm", "internal/cli", "api", "ui"},
 		// api reaches gateway only through daemon, whose server
 		// operations it uses; it imports no face itself.
-		"api": {"internal/cli"},
+		"api": {"internal/cli", "ui"},
+		// ui likewise: a face over daemon and host, never over api.
+		"ui": {"internal/cli", "api"},
 	}
 	for pkg, bad := range forbidden {
 		out, err := exec.Command("go", "list", "-deps", "./"+pkg).Output()

@@ -106,6 +106,9 @@ type Config struct {
 	Limits Limits
 	// State is the [state] table (see [State]), merged like Network.
 	State State
+	// Telemetry is the [telemetry] table (see [Telemetry]), merged like
+	// Network.
+	Telemetry Telemetry
 	// Workflows lists the workflow files named by the files' top-level
 	// workflows keys (relative paths resolved against the config file's
 	// folder), every file's in order, each once. The workflow package

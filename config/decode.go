@@ -73,7 +73,7 @@ type merger interface {
 
 // mergedTables are the key-by-key tables, in the order of the top-level
 // keys.
-var mergedTables = []merger{gatewayTable, networkTable, limitsTable, stateTable}
+var mergedTables = []merger{gatewayTable, networkTable, limitsTable, stateTable, telemetryTable}
 
 // topField declares the table's key at the top level of a TOML file.
 func (mt mergedTable[T]) topField() decode.Field[fileResult] {

@@ -64,6 +64,13 @@ func (v *validator) config(c *Config) {
 		p := c.Providers[name]
 		v.provider(c, &p)
 	}
+	if msg := c.Telemetry.CheckEndpoint(); msg != "" {
+		pos, ok := v.merged["telemetry.otlp_endpoint"]
+		if !ok {
+			pos = c.Telemetry.Source
+		}
+		v.problems = append(v.problems, &Problem{Pos: pos, Field: "telemetry.otlp_endpoint", Msg: msg})
+	}
 	if v.files == nil {
 		// Inside Load, decoding has checked these with each key's line.
 		for _, mt := range mergedTables {

@@ -53,6 +53,7 @@ import (
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
+	"github.com/switchboardmcp/switchboard/telemetry"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -106,6 +107,10 @@ type Options struct {
 	// AgentRunner runs agents started from the management faces over the
 	// daemon's host (StartAgentRun); nil: they run none.
 	AgentRunner AgentRunner
+	// Telemetry records the daemon's metrics and traces (served at
+	// /metrics); the daemon does not close it. Nil: the daemon makes its
+	// own from the configuration's [telemetry] table, and closes it.
+	Telemetry *telemetry.Telemetry
 }
 
 // Daemon is one running Switchboard. Make it with [New].
@@ -130,6 +135,8 @@ type Daemon struct {
 	socket string // the local socket served, once listening
 	faces  []face // mounted with Handle
 	wf     *Workflows
+	tel    *telemetry.Telemetry
+	ownTel bool
 
 	agents agents // runs started with StartAgentRun
 
@@ -213,6 +220,18 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		return nil, &UsageError{"no MCP servers to serve: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE"}
 	}
 	d.servers = servers
+	d.tel = opts.Telemetry
+	if d.tel == nil {
+		tc := opts.Config.Telemetry
+		t, err := telemetry.New(&telemetry.Options{Logger: d.opts.Logger, Redactor: d.red,
+			OTLPEndpoint: tc.OTLPEndpoint, AllowLocalEndpoint: tc.AllowLocalEndpoint, RecordPayloads: tc.RecordPayloads,
+			Network: d.opts.Host.Network, Version: host.Version})
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		d.tel, d.ownTel = t, true
+	}
 	if len(opts.Workflows) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -355,6 +374,9 @@ func (d *Daemon) build(gwOpts *gateway.Options) (*gateway.Gateway, *host.Host, e
 		}
 		gwOpts.HideTools = append(gwOpts.HideTools, d.wf.Hidden()...)
 	}
+	if ho.ClientMiddleware == nil {
+		ho.ClientMiddleware = d.tel.ClientMiddleware
+	}
 	h, err := host.New(d.servers, ho)
 	if err != nil {
 		return nil, nil, err
@@ -362,9 +384,14 @@ func (d *Daemon) build(gwOpts *gateway.Options) (*gateway.Gateway, *host.Host, e
 	d.mu.Lock()
 	d.h = h
 	d.mu.Unlock()
+	d.tel.Watch(h)
 	if d.opts.OnHost != nil {
 		d.opts.OnHost(h)
 	}
+	gwOpts.Middleware = append(gwOpts.Middleware, d.tel.ServerMiddleware(func(name string) bool {
+		_, ok := h.Tool(name)
+		return ok
+	}))
 	g, err := gateway.New(h, gwOpts)
 	if err != nil {
 		return nil, nil, err
@@ -505,6 +532,15 @@ func (d *Daemon) Close() error {
 		if h != nil {
 			errs = append(errs, h.Close())
 		}
+		if d.ownTel && d.tel != nil {
+			// After the host: its last events are recorded; bounded, as a
+			// collector that does not answer must not hold the shutdown.
+			ctx, cancel := context.WithTimeout(context.Background(), telemetryFlush)
+			if err := d.tel.Close(ctx); err != nil {
+				d.log.Warn("telemetry: the last export failed", "err", d.red.Redact(err.Error()))
+			}
+			cancel()
+		}
 		if d.ownDB && d.store != nil {
 			errs = append(errs, d.store.Close())
 		}
@@ -524,3 +560,9 @@ func (d *Daemon) closeListener() {
 // Workflows is the daemon's workflow engine; nil when it runs no
 // workflows (Options.Workflows is empty).
 func (d *Daemon) Workflows() *Workflows { return d.wf }
+
+// telemetryFlush bounds the last export at Close.
+const telemetryFlush = 5 * time.Second
+
+// Telemetry is the daemon's telemetry: Options.Telemetry or its own.
+func (d *Daemon) Telemetry() *telemetry.Telemetry { return d.tel }

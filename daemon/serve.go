@@ -83,6 +83,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		// The same checks as /mcp: a face is no way around them.
 		d.mux.Handle(f.pattern, gateway.Guard(f.h, hopts))
 	}
+	// Off the MCP path, behind the same Host, Origin and token checks.
+	d.mux.Handle("/metrics", gateway.Guard(d.tel.Handler(), hopts))
 	faces := []*httpFace{d.serveHTTP(d.ln, d.mux)}
 	if local := d.serveLocal(g, h); local != nil {
 		faces = append(faces, local)

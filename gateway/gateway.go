@@ -84,6 +84,11 @@ type Options struct {
 	// Clients without a token (stdio, the local socket, auth_token) are
 	// the owner's and see everything.
 	Policy []config.AuthPolicy
+	// Middleware wraps every request the gateway receives, outermost (the
+	// first the outermost of them): it sees a request as it arrives and
+	// the answer as it leaves, redacted (telemetry: a span and a duration
+	// per operation, the trace context read from _meta).
+	Middleware []mcp.Middleware
 }
 
 // Gateway is an MCP server over a host's servers. Its methods are safe for
@@ -261,6 +266,9 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 	// Last, so outermost: nothing leaves unredacted (redact.go).
 	g.srv.AddReceivingMiddleware(g.redactResponses)
 	g.srv.AddSendingMiddleware(g.redactOutgoing)
+	if len(g.opts.Middleware) > 0 {
+		g.srv.AddReceivingMiddleware(g.opts.Middleware...)
+	}
 
 	// Watch first, then publish what there is, before New returns (a
 	// client may call at once): a change in between is both published and

@@ -683,7 +683,7 @@ func (gd *guard) originAllowed(origin string, r *http.Request) bool {
 }
 
 // Guard applies the gateway's checks to another face's handler (the REST
-// API, the web UI), so that every endpoint of a listener has the same:
+// API, the web UI, /metrics), so that every endpoint of a listener has the same:
 // the Host check on loopback (DNS rebinding), the Origin check, the bearer
 // token when one is set, and the body timeout. Of opts only those fields
 // count (AuthToken, AllowedOrigins, AllowedHosts, Loopback, BodyTimeout,

@@ -178,7 +178,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 			// The server asked what this call's client cannot answer, and
 			// said how else it can be: the server did not fail, and the
 			// caller (a model, a client) is told the way as a tool error.
-			s.brk.record(time.Now(), true)
+			s.recordCall(true)
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s (%s): %s", e.Name, s.cfg.ID, u)}}}, nil
 		}
 	}
@@ -187,11 +187,11 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		if ctx.Err() == nil && !errors.Is(err, ErrUnavailable) {
 			// The caller did not give up and the connection did not die
 			// (supervision deals with that): the server failed this call.
-			s.brk.record(time.Now(), false)
+			s.recordCall(false)
 		}
 		return nil, cerr(err, d)
 	}
-	s.brk.record(time.Now(), true)
+	s.recordCall(true)
 	return res, nil
 }
 

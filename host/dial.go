@@ -184,6 +184,9 @@ func (s *server) newClient(inputRequired bool) *mcp.Client {
 	// Cleaning (declared.go) runs before redaction: a secret split by
 	// invisible characters is whole once they are gone.
 	c.AddReceivingMiddleware(s.cleanRequests)
+	if mw := s.h.opts.ClientMiddleware; mw != nil {
+		c.AddSendingMiddleware(mw(s.cfg.ID))
+	}
 	return c
 }
 

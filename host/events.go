@@ -33,6 +33,10 @@ const (
 	// ([Host.RemoveServer]); its closed state came before, its catalog
 	// changes come after.
 	EventRemoved EventKind = "server:removed"
+	// EventCircuitOpen: a server's circuit breaker opened: it failed its
+	// last calls in a row, and calls to it fail at once ([ErrCircuitOpen])
+	// for a while.
+	EventCircuitOpen EventKind = "server:circuit-open"
 	// EventDropped: this watcher fell behind and lost Event.Dropped events
 	// before this one. A watcher that keeps derived state (a published
 	// catalog) should rebuild it.

@@ -100,6 +100,14 @@ type Options struct {
 	// ClientInfo is what Switchboard calls itself in initialize.
 	ClientInfo *mcp.Implementation
 
+	// ClientMiddleware, when set, is called once for each connection the
+	// host makes to a server, with the server's id, and its middleware
+	// wraps every request the host sends on it (telemetry: a span and a
+	// duration per operation, the trace context in _meta). It is the
+	// outermost sending middleware: it sees a request as it leaves and
+	// its result as it comes back, after the host's own redaction.
+	ClientMiddleware func(server string) mcp.Middleware
+
 	// ProtocolVersion is the protocol version offered to every server; a
 	// server may still answer with another it supports. Empty means the
 	// newest the SDK speaks. The gateway offers 2025-11-25, under which a

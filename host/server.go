@@ -66,16 +66,20 @@ type server struct {
 	envKeys atomic.Pointer[map[string]bool]
 
 	// Supervision (supervise.go).
-	readyCh     chan struct{} // closed while the server is usable (ready or degraded)
-	stop        chan struct{} // closed by close
-	demand      chan struct{} // a call wants a lazy or given-up server
-	supervised  chan struct{} // closed when the supervisor has exited
-	gaveUp      bool          // failed too often: left alone until asked
-	restarts    int
-	lastHealthy time.Time
-	readySince  time.Time     // when it last became usable, while it is
-	sem         chan struct{} // max_concurrency; nil: no limit
-	brk         breaker
+	readyCh    chan struct{} // closed while the server is usable (ready or degraded)
+	stop       chan struct{} // closed by close
+	demand     chan struct{} // a call wants a lazy or given-up server
+	supervised chan struct{} // closed when the supervisor has exited
+	gaveUp     bool          // failed too often: left alone until asked
+	restarts   int
+	// reconnecting: the supervisor is connecting again; the restart is
+	// counted when the server becomes usable, in the same change, so that
+	// no status shows it ready with the old count.
+	reconnecting bool
+	lastHealthy  time.Time
+	readySince   time.Time     // when it last became usable, while it is
+	sem          chan struct{} // max_concurrency; nil: no limit
+	brk          breaker
 
 	// The 2026-07-28 connection for callers that answer input-required
 	// results themselves (generation.go).

@@ -132,6 +132,10 @@ func (s *server) setStateLocked(st State, err error) {
 	if usable(st) && !usable(s.state) {
 		close(s.readyCh)
 		s.readySince = time.Now()
+		if s.reconnecting {
+			s.reconnecting = false
+			s.restarts++
+		}
 	} else if !usable(st) && usable(s.state) {
 		s.readyCh = make(chan struct{})
 		s.readySince = time.Time{}

@@ -169,6 +169,9 @@ func (s *server) supervise() {
 				return
 			}
 		}
+		s.mu.Lock()
+		s.reconnecting = true
+		s.mu.Unlock()
 		if !s.connect(ctx, false) {
 			if ctx.Err() != nil {
 				return
@@ -188,9 +191,6 @@ func (s *server) supervise() {
 			}
 			continue
 		}
-		s.mu.Lock()
-		s.restarts++
-		s.mu.Unlock()
 		s.brk.reset() // a fresh connection gets a fresh chance
 		// A server back (or joining late, or woken from lazy) may offer
 		// other tools, resources and prompts than before.
@@ -312,16 +312,28 @@ func (b *breaker) reset() {
 	b.failures, b.openTill, b.trialTill = 0, time.Time{}, time.Time{}
 }
 
-func (b *breaker) record(now time.Time, ok bool) {
+// record counts a call's outcome; it reports whether the breaker opened
+// (the call was the last failure it allows, or a failed trial).
+func (b *breaker) record(now time.Time, ok bool) (opened bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.trialTill = time.Time{}
 	if ok {
 		b.failures = 0
-		return
+		return false
 	}
 	b.failures++
 	if b.failures >= breakerFailures {
 		b.openTill = now.Add(breakerCooldown)
+		return true
+	}
+	return false
+}
+
+// recordCall counts a call's outcome with the server's breaker, and tells
+// the watchers when it opened.
+func (s *server) recordCall(ok bool) {
+	if s.brk.record(time.Now(), ok) {
+		s.h.events.publish(Event{Kind: EventCircuitOpen, Server: s.cfg.ID})
 	}
 }

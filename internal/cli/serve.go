@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/ui"
 )
 
 func (e *env) serveCommand() *cobra.Command {
@@ -132,6 +133,8 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	defer r.done()
 	// The management REST API beside /mcp, behind the same checks.
 	d.Handle(api.Prefix, api.New(d, &api.Options{Logger: hostOpts.Logger}))
+	// The web UI at /, behind the same checks.
+	ui.New(d, &ui.Options{Logger: hostOpts.Logger}).Mount(d)
 	if stdio {
 		// A client that has left while a notification is written to
 		// stdout is a write error (EPIPE) to end the session on, not a

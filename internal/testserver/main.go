@@ -87,6 +87,9 @@
 //	-without METHOD      answer METHOD (e.g. resources/templates/list, ping) with JSON-RPC
 //	                     -32601 "Method not found", still declaring its capability, as
 //	                     servers that implement part of a capability do (repeatable)
+//	-meta-log FILE       append a line "METHOD META" to FILE for every request it
+//	                     receives, META the request's _meta as JSON (null when none):
+//	                     what trace context (traceparent, tracestate) reached it
 //	-elicit-schema JSON  the elicit tool asks for this requested schema instead of its
 //	                     own (enums, formats, bounds, required fields: a client's form)
 //	-elicit-answer-elsewhere TEXT
@@ -179,6 +182,7 @@ type config struct {
 	elicitElsewhere                      string
 	counter                              bool
 	callLog                              string
+	metaLog                              string
 }
 
 // intercepts reports whether the stdio byte streams must be filtered.
@@ -229,6 +233,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.elicitElsewhere, "elicit-answer-elsewhere", "", "the elicit tool's question says in its _meta it can be answered this other way (`TEXT`)")
 	fs.BoolVar(&c.counter, "counter", false, "add tool count, which answers how many times this process was called")
 	fs.StringVar(&c.callLog, "call-log", "", "append a line `TOOL ARGUMENTS` to this file for every tools/call, before answering it")
+	fs.StringVar(&c.metaLog, "meta-log", "", "append a line `METHOD META` to this file for every request, META its _meta as JSON")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -49,6 +50,23 @@ func newServer(c *config) *mcp.Server {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
 					if err := appendLine(c.callLog, p.Name+" "+string(p.Arguments)); err != nil {
+						return nil, err
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
+	if c.metaLog != "" {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if !strings.HasPrefix(method, "notifications/") {
+					var meta map[string]any
+					if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() {
+						meta = p.GetMeta()
+					}
+					b, _ := json.Marshal(meta)
+					if err := appendLine(c.metaLog, method+" "+string(b)); err != nil {
 						return nil, err
 					}
 				}

@@ -1,0 +1,65 @@
+package config
+
+import (
+	"github.com/switchboardmcp/switchboard/internal/decode"
+	"github.com/switchboardmcp/switchboard/netguard"
+)
+
+// Telemetry is the [telemetry] table: where `switchboard serve` sends its
+// traces and metrics besides /metrics (see the telemetry package and
+// docs/observability.md).
+//
+//	[telemetry]
+//	otlp_endpoint = "https://collector.example.com:4318"  # OTLP/HTTP; traces are off without it
+//	allow_local_endpoint = false  # true admits a collector on this machine or the LAN
+//	record_payloads = false       # true records tool arguments and results in spans, redacted
+//
+// Metrics are served at /metrics on the daemon's listener either way. A
+// later file's keys override an earlier file's one by one.
+type Telemetry struct {
+	// OTLPEndpoint is an OTLP/HTTP collector's base URL; "" means no
+	// export (and no traces). The URL floor applies, as to a server's url.
+	OTLPEndpoint string
+	// AllowLocalEndpoint admits a collector at a local or private address,
+	// as a server's allow_local_endpoint does.
+	AllowLocalEndpoint bool
+	// RecordPayloads records a tool call's arguments and result in its
+	// spans, redacted.
+	RecordPayloads bool
+
+	// Source is where the last [telemetry] table was declared; zero when
+	// none was.
+	Source Position
+}
+
+// telemetryTable declares [telemetry]. The URL is checked once merged: a
+// later file's allow_local_endpoint may admit an earlier file's endpoint.
+var telemetryTable = mergedTable[Telemetry]{
+	key: "telemetry",
+	fields: decode.Table[Telemetry]{
+		decode.String("otlp_endpoint", decode.TOML, func(t *Telemetry) *string { return &t.OTLPEndpoint }, func(s string) string {
+			if hasPlaceholder(s) {
+				return "placeholders are not allowed here"
+			}
+			return ""
+		}),
+		decode.Bool("allow_local_endpoint", decode.TOML, func(t *Telemetry) *bool { return &t.AllowLocalEndpoint }),
+		decode.Bool("record_payloads", decode.TOML, func(t *Telemetry) *bool { return &t.RecordPayloads }),
+	},
+	config:        func(c *Config) *Telemetry { return &c.Telemetry },
+	source:        func(t *Telemetry) *Position { return &t.Source },
+	checkOnDecode: true,
+}
+
+// CheckEndpoint returns what is wrong with the collector's URL under the
+// floor, or "" (also when there is none). The message never quotes the
+// URL's userinfo.
+func (t Telemetry) CheckEndpoint() string {
+	if t.OTLPEndpoint == "" {
+		return ""
+	}
+	if err := netguard.CheckURL(t.OTLPEndpoint, t.AllowLocalEndpoint); err != nil {
+		return err.Error()
+	}
+	return ""
+}

@@ -1,0 +1,183 @@
+package ui_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/internal/testbrowser"
+)
+
+var screenshots = flag.Bool("screenshots", false, "write the main pages' screenshots to ../docs/ui-*.png")
+
+// waitTimeout bounds each wait for the page to show something.
+const waitTimeout = 30 * time.Second
+
+// poll waits until the JavaScript expression is true in the page.
+func poll(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	// And htmx is done: no request, swap or settle under way, so the next
+	// step finds the page's elements in place.
+	expr = "(" + expr + `) && document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling') === null`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(waitTimeout), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main')?.outerHTML ?? document.documentElement.outerHTML`))
+		t.Fatalf("%s: %v (waiting for %s)\nthe page's main:\n%s", what, err, expr, html)
+	}
+}
+
+func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+		t.Fatalf("%s: %v\n%s", what, err, html)
+	}
+}
+
+func row(id string) string { return fmt.Sprintf(`tr[data-server=%q]`, id) }
+
+// TestBrowser drives the UI in Chromium as a person would: add a server
+// (by keyboard), see it connect and its tools appear, try a tool and see
+// its result, remove the server; see a crashing server's state change on
+// the open page, with no reload; and read every page at a desktop's and a
+// phone's width without a horizontal scroll.
+func TestBrowser(t *testing.T) {
+	// c runs from a copy of the fixture that the test removes before
+	// crashing it: its restart then fails at once ("not installed"), so
+	// its state goes ready → failed and stays there for the page to show.
+	bin := buildFixture(t)
+	crashing := filepath.Join(t.TempDir(), "crashing-server")
+	copyFile(t, bin, crashing)
+	s := serveServers(t,
+		config.Server{ID: "a", Transport: config.TransportStdio, Command: bin},
+		config.Server{ID: "c", Transport: config.TransportStdio, Command: crashing, Args: []string{"-crash-on-call"}},
+	)
+	ctx := testbrowser.New(t, 1280, 800)
+	do(t, ctx, "a desktop's window", chromedp.EmulateViewport(1280, 800))
+
+	do(t, ctx, "open the servers page", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(`#add-server`))
+	poll(t, ctx, "a is ready", `document.querySelector('`+row("a")+` .state-ready') !== null`)
+
+	// Add server b, by keyboard: focus the fields, type, press Enter on
+	// the button.
+	do(t, ctx, "fill in the add form",
+		chromedp.Focus(`#f-id`), chromedp.KeyEvent("b"),
+		chromedp.Focus(`#f-command`), chromedp.KeyEvent(bin),
+		chromedp.Focus(`#add-submit`), chromedp.KeyEvent("\r"))
+	poll(t, ctx, "b appears and connects", `document.querySelector('`+row("b")+` .state-ready') !== null`)
+	poll(t, ctx, "b's tools are counted", `Number(document.querySelector('`+row("b")+` [id^="tools-"]').textContent) > 5`)
+	if _, err := s.d.GetServer(context.Background(), "b"); err != nil {
+		t.Fatalf("b is not a server of the daemon: %v", err)
+	}
+	shoot(t, ctx, "ui-servers.png")
+
+	// Find its echo tool, try it, see the result.
+	do(t, ctx, "search the tools",
+		chromedp.Navigate(s.url+"/tools"), chromedp.WaitVisible(`#q`),
+		chromedp.SendKeys(`#q`, "echo"))
+	poll(t, ctx, "the search finds b's echo", `document.querySelector('a[href="/tools/mcp_b_echo"]') !== null`)
+	do(t, ctx, "open b's echo and call it",
+		chromedp.Click(`a[href="/tools/mcp_b_echo"]`), chromedp.WaitVisible(`#try-form`),
+		chromedp.SendKeys(`#arg-0`, "hello from the browser"),
+		chromedp.Click(`#try-submit`))
+	poll(t, ctx, "the result is shown", `document.querySelector('#result')?.textContent.includes('hello from the browser')`)
+	// A required field left empty: the error is next to it, nothing called.
+	do(t, ctx, "call echo without its text", chromedp.Evaluate[chromedp.Void](`document.querySelector('#arg-0').value = ''`), chromedp.Click(`#try-submit`))
+	poll(t, ctx, "required, next to the field", `document.querySelector('#arg-0-err')?.textContent.includes('required') && document.querySelector('#result') === null`)
+
+	// The content tool's image is shown inline (img-src data:).
+	do(t, ctx, "call content", chromedp.Navigate(s.url+"/tools/mcp_a_content"), chromedp.WaitVisible(`#try-submit`), chromedp.Click(`#try-submit`))
+	poll(t, ctx, "the image is decoded", `(() => { const i = document.querySelector('#result img'); return i !== null && i.complete && i.naturalWidth > 0 })()`)
+	shoot(t, ctx, "ui-tool.png")
+
+	// Remove b.
+	do(t, ctx, "remove b", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(row("b")),
+		chromedp.Click(row("b")+` button.danger`))
+	poll(t, ctx, "b's row goes", `document.querySelector('`+row("b")+`') === null && document.querySelector('#flash').textContent.includes('Deleted b')`)
+	if _, err := s.d.GetServer(context.Background(), "b"); err == nil {
+		t.Error("b is still a server of the daemon")
+	}
+
+	// c crashes while the page is open: its state changes there live.
+	poll(t, ctx, "c is ready", `document.querySelector('`+row("c")+` .state-ready') !== null`)
+	do(t, ctx, "mark the page", chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`))
+	if err := os.Remove(crashing); err != nil {
+		t.Fatal(err)
+	}
+	h := s.d.Host()
+	if _, err := h.CallTool(context.Background(), "mcp_c_echo", []byte(`{"text":"x"}`), nil); err == nil {
+		t.Fatal("the call that crashes c succeeded")
+	}
+	poll(t, ctx, "c's state changes on the open page", `window.notReloaded === true && document.querySelector('`+row("c")+` .state-failed') !== null`)
+
+	// Readable at a desktop's and a phone's width: nothing wider than the
+	// window.
+	for _, vp := range []struct{ w, h int64 }{{1280, 800}, {390, 844}} {
+		for _, p := range []string{"/servers", "/servers/a", "/tools", "/tools/mcp_a_add"} {
+			do(t, ctx, "open "+p, chromedp.EmulateViewport(vp.w, vp.h), chromedp.Navigate(s.url+p), chromedp.WaitVisible(`main`))
+			w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int64(w) > vp.w {
+				t.Errorf("%s at %dx%d is %d px wide", p, vp.w, vp.h, w)
+			}
+		}
+	}
+	// Keyboard: the first Tab reaches the skip link, and focus is visible.
+	do(t, ctx, "tab", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(`main`), chromedp.KeyEvent("\t"))
+	poll(t, ctx, "the skip link has a visible focus", `document.activeElement.classList.contains('skip') && getComputedStyle(document.activeElement).outlineStyle !== 'none'`)
+}
+
+func buildFixture(t *testing.T) string {
+	t.Helper()
+	return interop.Build(t, fixturePkg)
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shoot writes a screenshot of the window to ../docs/NAME with
+// -screenshots.
+func shoot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if !*screenshots {
+		return
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.activeElement.blur(); window.scrollTo(0, 0)`)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("..", "docs", name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote docs/%s (%s bytes)", name, strconv.Itoa(len(b)))
+}

@@ -1,0 +1,175 @@
+// Package ui is Switchboard's web UI (issue 16 §2): server-rendered pages
+// served by `switchboard serve` at /, beside /mcp and the REST API. Pages
+// are Go html/template (contextual escaping: no HTML is built from
+// strings); htmx, vendored in static/ and embedded with go:embed, swaps
+// fragments in place. There is no Node in the build and no request leaves
+// the page's origin: every script, stylesheet and image is served from
+// /static/, and a Content-Security-Policy of default-src 'self' (images
+// and audio also from data: URLs, which tool results carry) says so to
+// the browser.
+//
+// Pages:
+//   - /servers: every server with its live state and tool count (a poll
+//     of /servers/live each second answers only what changed, as htmx
+//     out-of-band swaps, so a focused button is never replaced), add a
+//     server, and per server restart, refresh its tools, enable, disable,
+//     delete; /servers/{id}: its status, tools, resources and prompts,
+//     and the edit form of a run-time server.
+//   - /tools: search (the BM25 ranking of agent discovery); /tools/{name}:
+//     its schema and a "try it" form generated from its input schema,
+//     with each validation error next to its field and the result
+//     rendered (text, JSON, images, audio, resource links and embedded
+//     resources).
+//
+// Security: the daemon mounts the UI with Daemon.Handle, behind the
+// gateway's checks (Host, Origin, the bearer token); see Mount. A request
+// that changes state (any method but GET and HEAD) must carry the header
+// "Switchboard-CSRF: 1", the REST API's defence: htmx sends it on every
+// request (hx-headers on <body>), and a page on another site cannot send
+// a custom header without a CORS preflight, which is never granted. A
+// request marked Sec-Fetch-Site: cross-site is refused too. Every page
+// passes through the host's redactor before it is written.
+package ui
+
+import (
+	"bytes"
+	"embed"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/host"
+)
+
+//go:embed static
+var staticFS embed.FS
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// CSRFHeader must be on every request that changes state, with value "1"
+// (the REST API's header; htmx sends it on every request).
+const CSRFHeader = "Switchboard-CSRF"
+
+// ContentSecurityPolicy is sent with every answer: nothing but this origin
+// (data: images and audio, as tool results carry them inline), no plugins,
+// no framing, forms posting only here.
+const ContentSecurityPolicy = "default-src 'self'; img-src 'self' data:; media-src 'self' data:; " +
+	"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// Options configures [New]. Nil means defaults.
+type Options struct {
+	Logger *slog.Logger
+}
+
+// UI serves the web UI of a daemon.
+type UI struct {
+	d     *daemon.Daemon
+	log   *slog.Logger
+	mux   *http.ServeMux
+	pages map[string]*template.Template
+}
+
+// Paths are the patterns the UI answers, each mounted by [UI.Mount]. The
+// gateway keeps /mcp, /sse, /message and /ws, the REST API /api/v1/.
+var Paths = []string{"/{$}", "/servers", "/servers/", "/tools", "/tools/", "/static/"}
+
+// New returns the UI of d; mount it with [UI.Mount] before d.Run.
+func New(d *daemon.Daemon, opts *Options) *UI {
+	u := &UI{d: d, mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	if opts != nil && opts.Logger != nil {
+		u.log = opts.Logger
+	} else {
+		u.log = slog.New(slog.DiscardHandler)
+	}
+	for _, p := range []string{"servers", "server", "tools", "tool"} {
+		u.pages[p] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+p+".html"))
+	}
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		panic(err)
+	}
+	u.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	u.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/servers", http.StatusSeeOther)
+	})
+	u.serverRoutes()
+	u.toolRoutes()
+	return u
+}
+
+// Mount mounts the UI on d at [Paths]: d.Run puts the gateway's checks in
+// front of each (gateway.Guard).
+func (u *UI) Mount(d *daemon.Daemon) {
+	for _, p := range Paths {
+		d.Handle(p, u)
+	}
+}
+
+func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	default:
+		if r.Header.Get(CSRFHeader) != "1" || r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+			http.Error(w, "forbidden: a request that changes state must carry the header "+CSRFHeader+": 1 (the page's script sends it)", http.StatusForbidden)
+			return
+		}
+	}
+	u.mux.ServeHTTP(w, r)
+}
+
+// chrome is what every page's layout needs.
+type chrome struct {
+	Title string
+	Nav   string // the menu entry to mark current
+}
+
+// render writes template name of page, redacted: no secret the host
+// resolved reaches the browser, whatever put it in data.
+func (u *UI) render(w http.ResponseWriter, status int, page, name string, data any) {
+	var buf bytes.Buffer
+	if err := u.pages[page].ExecuteTemplate(&buf, name, data); err != nil {
+		u.log.Error("ui: rendering", "page", page, "template", name, "err", err)
+		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
+		return
+	}
+	out := buf.String()
+	if h := u.d.Host(); h != nil {
+		out = h.Redactor().Redact(out)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write([]byte(out))
+}
+
+// flash answers a message alone, as an out-of-band swap of #flash.
+func (u *UI) flash(w http.ResponseWriter, status int, msg string, isErr bool) {
+	u.render(w, status, "servers", "flash", flashData{Msg: msg, Err: isErr, OOB: true})
+}
+
+type flashData struct {
+	Msg string
+	Err bool
+	OOB bool
+}
+
+// hostOr answers 503 when the daemon has no host.
+func (u *UI) hostOr(w http.ResponseWriter) *host.Host {
+	h := u.d.Host()
+	if h == nil {
+		http.Error(w, "the daemon is not running", http.StatusServiceUnavailable)
+	}
+	return h
+}
+
+var funcs = template.FuncMap{
+	"editOf": func(id string, f form) editData { return editData{ID: id, Form: f} },
+}
