@@ -45,6 +45,57 @@ type StepResult struct {
 // returns its final answer and usage. A run that fails is an error naming
 // why; cancelling ctx cancels it.
 func (s *Steps) Run(ctx context.Context, name, prompt string) (*StepResult, error) {
+	o, err := s.prepare(ctx, name, prompt)
+	if err != nil {
+		return nil, err
+	}
+	a := o.Agent
+	var last Event
+	for ev := range Run(ctx, o) {
+		if ev.Type.Terminal() {
+			last = ev
+		}
+	}
+	switch last.Type {
+	case EventRunCompleted:
+		r := &StepResult{Text: last.Text}
+		if last.Usage != nil {
+			r.Usage = *last.Usage
+		}
+		return r, nil
+	case EventRunFailed:
+		if last.Error != nil {
+			return nil, fmt.Errorf("agent %s: %s: %s", a.ID, last.Error.Code, last.Error.Message)
+		}
+	case EventRunCancelled:
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("agent %s: cancelled", a.ID)
+	}
+	return nil, fmt.Errorf("agent %s: the run ended without an answer", a.ID)
+}
+
+// Stream runs the agent name with prompt as Run does, and calls fn with
+// each of its events as they happen (run:started first, a terminal event
+// last), the run named runID ("" for a random id). The error is one that
+// kept the run from starting (no such agent, a server not running here,
+// no provider); a run that fails says so in its events.
+func (s *Steps) Stream(ctx context.Context, name, prompt, runID string, fn func(Event)) error {
+	o, err := s.prepare(ctx, name, prompt)
+	if err != nil {
+		return err
+	}
+	o.RunID = runID
+	for ev := range Run(ctx, o) {
+		fn(ev)
+	}
+	return nil
+}
+
+// prepare finds the agent and what its run needs: its tools among the
+// host's, its provider.
+func (s *Steps) prepare(ctx context.Context, name, prompt string) (*RunOptions, error) {
 	if s.Host == nil {
 		return nil, errors.New("no host to run the agent's tools on")
 	}
@@ -73,31 +124,8 @@ func (s *Steps) Run(ctx context.Context, name, prompt string) (*StepResult, erro
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
-	var last Event
-	for ev := range Run(ctx, &RunOptions{Agent: a, Host: s.Host, Provider: p, ProviderName: pname, Model: model,
-		Prompt: prompt, Tools: tools, Servers: plan.Servers}) {
-		if ev.Type.Terminal() {
-			last = ev
-		}
-	}
-	switch last.Type {
-	case EventRunCompleted:
-		r := &StepResult{Text: last.Text}
-		if last.Usage != nil {
-			r.Usage = *last.Usage
-		}
-		return r, nil
-	case EventRunFailed:
-		if last.Error != nil {
-			return nil, fmt.Errorf("agent %s: %s: %s", a.ID, last.Error.Code, last.Error.Message)
-		}
-	case EventRunCancelled:
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("agent %s: cancelled", a.ID)
-	}
-	return nil, fmt.Errorf("agent %s: the run ended without an answer", a.ID)
+	return &RunOptions{Agent: a, Host: s.Host, Provider: p, ProviderName: pname, Model: model,
+		Prompt: prompt, Tools: tools, Servers: plan.Servers}, nil
 }
 
 // tools returns the host names of the tools the agent may use: those of its

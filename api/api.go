@@ -24,6 +24,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -34,15 +35,17 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/switchboardmcp/switchboard/agent"
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/store"
+	"github.com/switchboardmcp/switchboard/workflow"
 )
 
 // Prefix is where the API is mounted.
@@ -88,6 +91,7 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	a.handle("POST "+p+"/servers", a.addServer)
 	a.handle("GET "+p+"/servers/{id}", a.getServer)
 	a.handle("PUT "+p+"/servers/{id}", a.updateServer)
+	a.handle("PATCH "+p+"/servers/{id}", a.patchServer)
 	a.handle("DELETE "+p+"/servers/{id}", a.deleteServer)
 	a.handle("POST "+p+"/servers/{id}/enable", a.enable(true))
 	a.handle("POST "+p+"/servers/{id}/disable", a.enable(false))
@@ -96,7 +100,27 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	a.handle("GET "+p+"/tools", a.listTools)
 	a.handle("GET "+p+"/tools/{name}", a.getTool)
 	a.handle("POST "+p+"/tools/{name}/call", a.callTool)
-	a.mux.HandleFunc("GET "+p+"/events", a.events)
+	a.handle("GET "+p+"/resources", a.listResources)
+	a.handle("GET "+p+"/resources/templates", a.listTemplates)
+	a.handle("POST "+p+"/resources/read", a.readResource)
+	a.handle("GET "+p+"/prompts", a.listPrompts)
+	a.handle("POST "+p+"/prompts/get", a.getPrompt)
+	a.handle("GET "+p+"/events", a.events)
+	a.handle("GET "+p+"/agents", a.listAgents)
+	a.handle("POST "+p+"/agents/{id}/runs", a.startAgent)
+	a.handle("GET "+p+"/agent-runs", a.listAgentRuns)
+	a.handle("GET "+p+"/agent-runs/{id}", a.getAgentRun)
+	a.handle("GET "+p+"/agent-runs/{id}/events", a.agentRunEvents)
+	a.handle("POST "+p+"/agent-runs/{id}/cancel", a.cancelAgentRun)
+	a.handle("GET "+p+"/workflows", a.listWorkflows)
+	a.handle("GET "+p+"/workflows/{id}", a.getWorkflow)
+	a.handle("POST "+p+"/workflows/{id}/runs", a.startRun)
+	a.handle("GET "+p+"/runs", a.listRuns)
+	a.handle("GET "+p+"/runs/{id}", a.getRun)
+	a.handle("GET "+p+"/runs/{id}/events", a.runEvents)
+	a.handle("POST "+p+"/runs/{id}/answer", a.answerGate)
+	a.handle("POST "+p+"/runs/{id}/cancel", a.runAction(http.StatusOK, cancelRun))
+	a.handle("POST "+p+"/runs/{id}/resume", a.runAction(http.StatusAccepted, resumeRun))
 	a.handle(p+"/", func(w http.ResponseWriter, r *http.Request) error {
 		return &problem{Status: http.StatusNotFound, Title: "no such endpoint", Detail: r.Method + " " + r.URL.Path}
 	})
@@ -233,6 +257,81 @@ func (a *API) updateServer(w http.ResponseWriter, r *http.Request) error {
 	return a.writeServer(w, http.StatusOK, m)
 }
 
+// patchServer applies a JSON merge patch (RFC 7396) to a run-time
+// server's stored entry: a member set replaces, null removes, an object
+// merges. The result is validated as a whole entry, as PUT's body is. The
+// entry is read and written at one version (If-Match's, else the one
+// read), so a change made meanwhile is a 412, never lost.
+func (a *API) patchServer(w http.ResponseWriter, r *http.Request) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/merge-patch+json") && !strings.HasPrefix(ct, "application/json") {
+		return &problem{Status: http.StatusUnsupportedMediaType, Title: "unsupported patch", Detail: "PATCH takes a JSON merge patch (application/merge-patch+json)"}
+	}
+	v, err := ifMatch(r)
+	if err != nil {
+		return err
+	}
+	body, err := a.body(w, r)
+	if err != nil {
+		return err
+	}
+	var patch any
+	if err := json.Unmarshal(body, &patch); err != nil {
+		return &problem{Status: http.StatusBadRequest, Title: "the body is not JSON", Detail: err.Error()}
+	}
+	if _, ok := patch.(map[string]any); !ok {
+		return &problem{Status: http.StatusBadRequest, Title: "the patch is not a JSON object", Detail: "a merge patch of a server entry is an object of the fields to change"}
+	}
+	id := r.PathValue("id")
+	m, err := a.d.GetServer(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if m.Origin != daemon.OriginRuntime {
+		return fmt.Errorf("server %q (%s): %w", id, m.Origin, daemon.ErrReadOnly)
+	}
+	if v != 0 && v != m.Version {
+		return fmt.Errorf("server %q: version %d, not %d: %w", id, m.Version, v, store.ErrConflict)
+	}
+	var cur any
+	if err := json.Unmarshal(m.Config, &cur); err != nil {
+		return err
+	}
+	merged := mergePatch(cur, patch).(map[string]any)
+	if pid, ok := merged["id"]; ok && pid != id {
+		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid patch", Errors: []fieldError{{Field: "id", Detail: "a server's id cannot change"}}}
+	}
+	merged["id"] = id
+	entry, err := json.Marshal(merged)
+	if err != nil {
+		return err
+	}
+	m, err = a.d.UpdateServer(r.Context(), id, entry, m.Version)
+	if err != nil {
+		return err
+	}
+	return a.writeServer(w, http.StatusOK, m)
+}
+
+// mergePatch applies patch to target as RFC 7396 says.
+func mergePatch(target, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		t = map[string]any{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(t, k)
+		} else {
+			t[k] = mergePatch(t[k], v)
+		}
+	}
+	return t
+}
+
 func (a *API) deleteServer(w http.ResponseWriter, r *http.Request) error {
 	v, err := ifMatch(r)
 	if err != nil {
@@ -301,12 +400,6 @@ func ifMatch(r *http.Request) (int64, error) {
 
 // --- tools
 
-type toolJSON struct {
-	Name   string    `json:"name"`
-	Server string    `json:"server"`
-	Tool   *mcp.Tool `json:"tool"`
-}
-
 func (a *API) host() (*host.Host, error) {
 	h := a.d.Host()
 	if h == nil {
@@ -336,11 +429,11 @@ func (a *API) listTools(w http.ResponseWriter, r *http.Request) error {
 	if q := r.URL.Query().Get("q"); q != "" {
 		tools = agent.SearchTools(q, tools)
 	}
-	items := make([]toolJSON, len(tools))
+	items := make([]daemon.ToolItem, len(tools))
 	for i, t := range tools {
-		items[i] = toolJSON{t.Name, t.Server, t.Tool}
+		items[i] = daemon.ToolItem{Name: t.Name, Server: t.Server, Tool: t.Tool}
 	}
-	return pageOf(a, w, r, items, func(t toolJSON) string { return t.Name })
+	return pageOf(a, w, r, items, func(t daemon.ToolItem) string { return t.Name })
 }
 
 func (a *API) getTool(w http.ResponseWriter, r *http.Request) error {
@@ -352,7 +445,7 @@ func (a *API) getTool(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return &problem{Status: http.StatusNotFound, Title: "no such tool", Detail: fmt.Sprintf("no tool %q", r.PathValue("name"))}
 	}
-	return a.writeJSON(w, http.StatusOK, toolJSON{t.Name, t.Server, t.Tool})
+	return a.writeJSON(w, http.StatusOK, daemon.ToolItem{Name: t.Name, Server: t.Server, Tool: t.Tool})
 }
 
 // callJSON is a call's body.
@@ -365,15 +458,9 @@ func (a *API) callTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := a.body(w, r)
-	if err != nil {
-		return err
-	}
 	var c callJSON
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return &problem{Status: http.StatusBadRequest, Title: "bad call", Detail: err.Error(), Errors: []fieldError{{Field: fieldOf(err), Detail: err.Error()}}}
+	if err := a.decode(w, r, &c); err != nil {
+		return err
 	}
 	if len(c.Arguments) == 0 {
 		c.Arguments = json.RawMessage(`{}`)
@@ -403,24 +490,29 @@ func fieldOf(err error) string {
 
 // events streams the host's events as Server-Sent Events until the client
 // goes away or the host closes: server:state (the server's status),
-// server:removed, catalog:changed and events:dropped (refetch then).
-func (a *API) events(w http.ResponseWriter, r *http.Request) {
+// server:removed, catalog:changed and events:dropped (refetch then); and,
+// when the daemon runs workflows, every run's events as they happen
+// (run:started, step:completed, gate:waiting, …; daemon.FollowRuns).
+func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 	h, err := a.host()
 	if err != nil {
-		a.writeProblem(w, a.problemOf(err))
-		return
+		return err
 	}
-	red := h.Redactor()
 	wt := h.Watch(0)
 	defer wt.Close()
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	// A first comment flushes the headers: the client knows it is
-	// subscribed.
-	io.WriteString(w, ": subscribed\n\n")
-	rc.Flush()
+	s := a.startSSE(w)
+	if wfs := a.d.Workflows(); wfs != nil {
+		ctx, cancel := context.WithCancel(r.Context())
+		done := make(chan struct{})
+		defer func() {
+			cancel()
+			<-done
+		}()
+		go func() {
+			defer close(done)
+			wfs.FollowRuns(ctx, func(ev workflow.Event) error { return s.send(string(ev.Type), "", ev) })
+		}()
+	}
 	for ev := range wt.Events(r.Context()) {
 		var data any
 		switch ev.Kind {
@@ -435,15 +527,56 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) {
 		default:
 			continue
 		}
-		b, err := json.Marshal(data)
-		if err != nil {
-			continue
+		if err := s.send(string(ev.Kind), "", data); err != nil {
+			return nil
 		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Kind, red.Redact(string(b))); err != nil {
-			return
-		}
-		rc.Flush()
 	}
+	return nil
+}
+
+// sse is a Server-Sent Events stream being answered; its send may be
+// called from several goroutines.
+type sse struct {
+	a  *API
+	mu sync.Mutex
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+// startSSE answers 200 with an event stream, its headers sent at once.
+func (a *API) startSSE(w http.ResponseWriter) *sse {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	s := &sse{a: a, w: w, rc: http.NewResponseController(w)}
+	// A first comment flushes the headers: the client knows it is
+	// subscribed.
+	io.WriteString(w, ": subscribed\n\n")
+	s.rc.Flush()
+	return s
+}
+
+// send writes one event (with an id unless id is ""), its data v as JSON,
+// redacted.
+func (s *sse) send(event, id string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if h := s.a.d.Host(); h != nil {
+		b = []byte(h.Redactor().Redact(string(b)))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id != "" {
+		if _, err := fmt.Fprintf(s.w, "id: %s\n", id); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", event, b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
 }
 
 // --- plumbing
@@ -463,6 +596,24 @@ func (a *API) body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
+// decode reads a request body, bounded, into v: one JSON object with no
+// field v does not have.
+func (a *API) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := a.body(w, r)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &problem{Status: http.StatusBadRequest, Title: "bad request body", Detail: err.Error(), Errors: []fieldError{{Field: fieldOf(err), Detail: err.Error()}}}
+	}
+	if dec.More() {
+		return &problem{Status: http.StatusBadRequest, Title: "bad request body", Detail: "more than one JSON value"}
+	}
+	return nil
+}
+
 // page is a list's answer.
 type page[T any] struct {
 	Items      []T    `json:"items"`
@@ -478,12 +629,21 @@ const (
 // pageOf answers one page of items: those after the cursor's key (an
 // opaque encoding of the last key sent), at most ?limit.
 func pageOf[T any](a *API, w http.ResponseWriter, r *http.Request, items []T, key func(T) string) error {
+	p, err := pageFor(r, items, key)
+	if err != nil {
+		return err
+	}
+	return a.writeJSON(w, http.StatusOK, p)
+}
+
+// pageFor is the page of items r asks for.
+func pageFor[T any](r *http.Request, items []T, key func(T) string) (page[T], error) {
 	q := r.URL.Query()
 	limit := DefaultLimit
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxLimit {
-			return &problem{Status: http.StatusBadRequest, Title: "bad limit",
+			return page[T]{}, &problem{Status: http.StatusBadRequest, Title: "bad limit",
 				Errors: []fieldError{{Field: "limit", Detail: fmt.Sprintf("must be a number from 1 to %d", MaxLimit)}}}
 		}
 		limit = n
@@ -492,7 +652,7 @@ func pageOf[T any](a *API, w http.ResponseWriter, r *http.Request, items []T, ke
 	if c := q.Get("cursor"); c != "" {
 		last, err := base64.RawURLEncoding.DecodeString(c)
 		if err != nil {
-			return &problem{Status: http.StatusBadRequest, Title: "bad cursor", Errors: []fieldError{{Field: "cursor", Detail: "not a cursor this API gave"}}}
+			return page[T]{}, &problem{Status: http.StatusBadRequest, Title: "bad cursor", Errors: []fieldError{{Field: "cursor", Detail: "not a cursor this API gave"}}}
 		}
 		start = len(items) // the item is gone: nothing after it can be told
 		for i, it := range items {
@@ -510,7 +670,7 @@ func pageOf[T any](a *API, w http.ResponseWriter, r *http.Request, items []T, ke
 	if end < len(items) {
 		p.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(key(items[end-1])))
 	}
-	return a.writeJSON(w, http.StatusOK, p)
+	return p, nil
 }
 
 // writeJSON answers v as JSON, redacted: no secret the host resolved
@@ -537,6 +697,8 @@ type problem struct {
 	Status int          `json:"status"`
 	Detail string       `json:"detail,omitempty"`
 	Errors []fieldError `json:"errors,omitempty"`
+	// RPC is the JSON-RPC error a server answered with, when it did.
+	RPC *jsonrpc.Error `json:"rpc,omitempty"`
 }
 
 // fieldError is one problem with one field of the request.
@@ -544,6 +706,10 @@ type fieldError struct {
 	Field  string `json:"field"`
 	Detail string `json:"detail"`
 }
+
+// codeResourceNotFound is the JSON-RPC error code for a resource a server
+// does not have before SEP-2164 (-32602 since).
+const codeResourceNotFound = -32002
 
 func (p *problem) Error() string { return p.Title + ": " + p.Detail }
 
@@ -569,6 +735,12 @@ func (a *API) problemOf(err error) *problem {
 	switch {
 	case errors.Is(err, host.ErrUnknownServer), errors.Is(err, store.ErrNotFound):
 		return &problem{Status: http.StatusNotFound, Title: "no such server", Detail: err.Error()}
+	case errors.Is(err, daemon.ErrNoAgent):
+		return &problem{Status: http.StatusNotFound, Title: "no such agent", Detail: err.Error()}
+	case errors.Is(err, daemon.ErrNoAgentRun):
+		return &problem{Status: http.StatusNotFound, Title: "no such agent run", Detail: err.Error()}
+	case errors.Is(err, daemon.ErrNoAgents):
+		return &problem{Status: http.StatusNotFound, Title: "no agents", Detail: err.Error()}
 	case errors.Is(err, daemon.ErrReadOnly):
 		return &problem{Status: http.StatusConflict, Title: "read-only server", Detail: err.Error()}
 	case errors.Is(err, store.ErrExists):
@@ -586,7 +758,20 @@ func (a *API) problemOf(err error) *problem {
 		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid arguments", Detail: err.Error(),
 			Errors: []fieldError{{Field: "arguments", Detail: err.Error()}}}
 	case errors.As(err, &ce):
-		return &problem{Status: http.StatusBadGateway, Title: "the call failed", Detail: err.Error()}
+		// The server's own refusal keeps its code: a resource it does not
+		// have is a 404 here (-32002 before SEP-2164, -32602 since),
+		// other parameters it refuses (-32602, as for a prompt it does
+		// not have) a 422; the rest a 502.
+		p := &problem{Status: http.StatusBadGateway, Title: "the call failed", Detail: err.Error()}
+		if errors.As(err, &p.RPC) {
+			switch {
+			case p.RPC.Code == codeResourceNotFound || p.RPC.Code == jsonrpc.CodeInvalidParams && ce.Method == "resources/read":
+				p.Status, p.Title = http.StatusNotFound, "the server has no such resource"
+			case p.RPC.Code == jsonrpc.CodeInvalidParams:
+				p.Status, p.Title = http.StatusUnprocessableEntity, "the server refused the request"
+			}
+		}
+		return p
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &problem{Status: http.StatusGatewayTimeout, Title: "timed out", Detail: err.Error()}
 	}

@@ -31,13 +31,19 @@ type apiT struct {
 	all [][]byte // every body seen, for the canary check
 }
 
-func startAPI(t *testing.T) *apiT {
+func startAPI(t *testing.T) *apiT { return startAPIWith(t, nil) }
+
+// startAPIWith is startAPI with more options: opts changes the daemon's
+// (its Config holds the server "a" and the state database).
+func startAPIWith(t *testing.T, opts func(*daemon.Options)) *apiT {
 	t.Helper()
 	t.Setenv("SB_API_CANARY", canary)
 	bin := interop.Build(t, fixturePkg)
+	db := filepath.Join(t.TempDir(), "s.db")
 	cfg := &config.Config{Servers: []config.Server{{ID: "a", Transport: config.TransportStdio, Command: bin,
 		Env: map[string]string{"CANARY": "{{env.SB_API_CANARY}}"}}}}
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), nil)
+	cfg.State.Database = db
+	st, err := store.Open(context.Background(), db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +53,11 @@ func startAPI(t *testing.T) *apiT {
 		t.Fatal(err)
 	}
 	ready := make(chan struct{}, 1)
-	d, err := daemon.New(ln, &daemon.Options{Config: cfg, Store: st, OnReady: func([]host.ServerStatus) { ready <- struct{}{} }})
+	o := &daemon.Options{Config: cfg, Store: st, OnReady: func([]host.ServerStatus) { ready <- struct{}{} }}
+	if opts != nil {
+		opts(o)
+	}
+	d, err := daemon.New(ln, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +153,7 @@ func TestServersAndTools(t *testing.T) {
 	}{
 		{"unknown field", entry("c", `,"bogus":1`), 422, "bogus"},
 		{"private URL", `{"id":"c","url":"http://10.1.2.3/mcp"}`, 422, "url"},
+		{"url on a stdio server", entry("c", `,"url":"https://example.com/mcp"`), 422, "url"},
 		{"literal secret", entry("c", `,"env":{"GITHUB_TOKEN":"ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"}`), 422, "env.GITHUB_TOKEN"},
 		{"no id", `{"command":"x"}`, 422, "id"},
 		{"config id", entry("a", ""), 409, "id"},
@@ -254,4 +265,138 @@ func TestEvents(t *testing.T) {
 	if strings.Contains(seen.String(), canary) {
 		t.Errorf("the events hold the secret's value")
 	}
+}
+
+// TestResourcesAndPrompts: the lists (all, or one server's), a read and a
+// prompt, as the server gave them; bad requests are problems; a server
+// that echoes its secret has it redacted (the canary, in startAPI).
+func TestResourcesAndPrompts(t *testing.T) {
+	a := startAPI(t)
+	bin, _ := json.Marshal(interop.Build(t, fixturePkg))
+	if code, _, body := a.do("POST", "/api/v1/servers", `{"id":"leaky","command":`+string(bin)+
+		`,"args":["-leak","CANARY"],"env":{"CANARY":"{{env.SB_API_CANARY}}"}}`); code != 201 {
+		t.Fatalf("POST leaky: %d %s", code, body)
+	}
+	a.waitTool("mcp_leaky_leak")
+
+	code, _, body := a.do("GET", "/api/v1/resources?server=a", "")
+	if code != 200 || !strings.Contains(string(body), `"uri":"test://static/1"`) || strings.Contains(string(body), `"server":"leaky"`) {
+		t.Errorf("GET resources?server=a: %d %s", code, body)
+	}
+	code, _, body = a.do("GET", "/api/v1/resources?limit=1", "")
+	var pg struct {
+		Items []json.RawMessage `json:"items"`
+		Next  string            `json:"next_cursor"`
+	}
+	if code != 200 || json.Unmarshal(body, &pg) != nil || len(pg.Items) != 1 || pg.Next == "" {
+		t.Errorf("GET resources?limit=1: %d %s", code, body)
+	}
+	code, _, body = a.do("GET", "/api/v1/resources/templates?server=a", "")
+	if code != 200 || !strings.Contains(string(body), `"uriTemplate":"test://item/{id}"`) {
+		t.Errorf("GET resources/templates: %d %s", code, body)
+	}
+	code, _, body = a.do("GET", "/api/v1/prompts?server=a", "")
+	if code != 200 || !strings.Contains(string(body), `"name":"greet"`) {
+		t.Errorf("GET prompts: %d %s", code, body)
+	}
+	code, h, body := a.do("GET", "/api/v1/prompts?server=nosuch", "")
+	a.wantProblem("unknown server", 404, "", code, h, body)
+
+	code, _, body = a.do("POST", "/api/v1/resources/read", `{"server":"a","uri":"test://static/1"}`)
+	if code != 200 || !strings.Contains(string(body), `"contents":[{"uri":"test://static/1"`) {
+		t.Errorf("read test://static/1: %d %s", code, body)
+	}
+	code, _, body = a.do("POST", "/api/v1/prompts/get", `{"server":"a","name":"greet","arguments":{"name":"Ada"}}`)
+	if code != 200 || !strings.Contains(string(body), "Ada") || !strings.Contains(string(body), `"messages":[`) {
+		t.Errorf("get prompt greet: %d %s", code, body)
+	}
+	// What a careless server echoes of its secret is redacted.
+	for _, req := range [][2]string{
+		{"/api/v1/resources/read", `{"server":"leaky","uri":"test://leak"}`},
+		{"/api/v1/prompts/get", `{"server":"leaky","name":"leak"}`},
+	} {
+		if code, _, body := a.do("POST", req[0], req[1]); code != 200 {
+			t.Errorf("POST %s %s: %d %s", req[0], req[1], code, body)
+		}
+	}
+	if _, _, body := a.do("GET", "/api/v1/resources?server=leaky", ""); !strings.Contains(string(body), "test://leak") {
+		t.Errorf("GET resources?server=leaky: %s", body)
+	}
+
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+		field            string
+	}{
+		{"read: unknown field", "/api/v1/resources/read", `{"server":"a","uri":"test://static/1","x":1}`, 400, "x"},
+		{"read: no uri", "/api/v1/resources/read", `{"server":"a"}`, 422, "uri"},
+		{"read: unknown server", "/api/v1/resources/read", `{"server":"nosuch","uri":"test://static/1"}`, 404, ""},
+		{"prompt: no name", "/api/v1/prompts/get", `{"server":"a"}`, 422, "name"},
+		{"prompt: not JSON", "/api/v1/prompts/get", `{"server":`, 400, ""},
+		{"prompt: unknown prompt", "/api/v1/prompts/get", `{"server":"a","name":"nosuch"}`, 422, ""},
+		{"read: unknown resource", "/api/v1/resources/read", `{"server":"a","uri":"test://nosuch"}`, 404, ""},
+	} {
+		code, h, body := a.do("POST", tc.path, tc.body)
+		a.wantProblem(tc.name, tc.status, tc.field, code, h, body)
+	}
+}
+
+// waitTool polls the tools until name is there: a server added comes up
+// in the background, and the list says when (bounded).
+func (a *apiT) waitTool(name string) {
+	a.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, _, body := a.do("GET", "/api/v1/tools/"+name, "")
+		if code == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatalf("tool %s never came: %d %s", name, code, body)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the list, bounded
+	}
+}
+
+// TestPatchServer: a JSON merge patch changes the fields it names (null
+// removes one) and keeps the others; a stale If-Match, an invalid result,
+// a new id and a config-file server are refused with nothing changed.
+func TestPatchServer(t *testing.T) {
+	a := startAPI(t)
+	bin, _ := json.Marshal(interop.Build(t, fixturePkg))
+	if code, _, body := a.do("POST", "/api/v1/servers", `{"id":"p","command":`+string(bin)+`,"args":["-tool-name","bee"],"description":"first","timeout":"30s"}`); code != 201 {
+		t.Fatalf("POST: %d %s", code, body)
+	}
+	patch := func(body string, hdr ...string) (int, http.Header, []byte) {
+		return a.do("PATCH", "/api/v1/servers/p", body, append([]string{"Content-Type", "application/merge-patch+json"}, hdr...)...)
+	}
+	code, h, body := patch(`{"description":"second","timeout":null}`, "If-Match", `"1"`)
+	var got struct {
+		Config map[string]any `json:"config"`
+	}
+	if code != 200 || h.Get("ETag") != `"2"` || json.Unmarshal(body, &got) != nil {
+		t.Fatalf("PATCH: %d %v %s", code, h, body)
+	}
+	if got.Config["description"] != "second" || got.Config["timeout"] != nil || got.Config["args"] == nil {
+		t.Errorf("PATCH: config %v, want description second, no timeout, args kept", got.Config)
+	}
+	for _, tc := range []struct {
+		name, body, ifMatch string
+		status              int
+		field               string
+	}{
+		{"stale", `{"description":"third"}`, `"1"`, 412, "If-Match"},
+		{"invalid result", `{"url":"http://10.0.0.1/mcp"}`, `"2"`, 422, "url"},
+		{"unknown field", `{"bogus":1}`, `"2"`, 422, "bogus"},
+		{"new id", `{"id":"q"}`, `"2"`, 422, "id"},
+		{"not an object", `["x"]`, `"2"`, 400, ""},
+	} {
+		code, h, body := patch(tc.body, "If-Match", tc.ifMatch)
+		a.wantProblem(tc.name, tc.status, tc.field, code, h, body)
+	}
+	if code, h, _ := a.do("GET", "/api/v1/servers/p", ""); code != 200 || h.Get("ETag") != `"2"` {
+		t.Errorf("after refused patches: %d ETag %s, want \"2\"", code, h.Get("ETag"))
+	}
+	code, h, body = a.do("PATCH", "/api/v1/servers/a", `{"description":"x"}`)
+	a.wantProblem("a config-file server", 409, "", code, h, body)
 }

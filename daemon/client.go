@@ -301,7 +301,7 @@ func (c *Client) ReadResource(ctx context.Context, serverID, uri string, opts *h
 		return nil, errors.New("daemon client: ReadResource takes no RequestOptions")
 	}
 	var out resultJSON[*mcp.ReadResourceResult]
-	if err := c.post(ctx, "read", readRequest{Server: serverID, URI: uri}, &out); err != nil {
+	if err := c.post(ctx, "read", ReadRequest{Server: serverID, URI: uri}, &out); err != nil {
 		return nil, err
 	}
 	if out.Error != nil {
@@ -316,7 +316,7 @@ func (c *Client) GetPrompt(ctx context.Context, serverID, name string, args map[
 		return nil, errors.New("daemon client: GetPrompt takes no RequestOptions")
 	}
 	var out resultJSON[*mcp.GetPromptResult]
-	if err := c.post(ctx, "prompt", promptRequest{Server: serverID, Name: name, Arguments: maps.Clone(args)}, &out); err != nil {
+	if err := c.post(ctx, "prompt", PromptRequest{Server: serverID, Name: name, Arguments: maps.Clone(args)}, &out); err != nil {
 		return nil, err
 	}
 	if out.Error != nil {

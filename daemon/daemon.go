@@ -104,6 +104,9 @@ type Options struct {
 	// Agents runs the workflows' agent steps (over the host OnHost
 	// gives); nil fails them.
 	Agents workflow.Agents
+	// AgentRunner runs agents started from the management faces over the
+	// daemon's host (StartAgentRun); nil: they run none.
+	AgentRunner AgentRunner
 	// Telemetry records the daemon's metrics and traces (served at
 	// /metrics); the daemon does not close it. Nil: the daemon makes its
 	// own from the configuration's [telemetry] table, and closes it.
@@ -134,6 +137,8 @@ type Daemon struct {
 	wf     *Workflows
 	tel    *telemetry.Telemetry
 	ownTel bool
+
+	agents agents // runs started with StartAgentRun
 
 	closeOnce sync.Once
 	closeErr  error
@@ -518,6 +523,8 @@ func (d *Daemon) Close() error {
 		if g != nil {
 			errs = append(errs, g.Close())
 		}
+		// Before the host: runs call its tools.
+		d.agents.close()
 		if d.wf != nil {
 			// Before the host: a run's steps call its tools.
 			errs = append(errs, d.wf.Close())
@@ -549,6 +556,10 @@ func (d *Daemon) closeListener() {
 		}
 	}
 }
+
+// Workflows is the daemon's workflow engine; nil when it runs no
+// workflows (Options.Workflows is empty).
+func (d *Daemon) Workflows() *Workflows { return d.wf }
 
 // telemetryFlush bounds the last export at Close.
 const telemetryFlush = 5 * time.Second

@@ -99,7 +99,7 @@ type local struct {
 type stateJSON struct {
 	ToolNameFormat string       `json:"tool_name_format"`
 	Servers        []statusJSON `json:"servers"`
-	Tools          []toolJSON   `json:"tools"`
+	Tools          []ToolItem   `json:"tools"`
 }
 
 // statusJSON is a host.ServerStatus.
@@ -129,52 +129,19 @@ type skippedJSON struct {
 	Reason string `json:"reason"`
 }
 
-// toolJSON is a host.Tool.
-type toolJSON struct {
-	Name   string    `json:"name"`
-	Server string    `json:"server"`
-	Tool   *mcp.Tool `json:"tool"`
-}
-
 type resourcesJSON struct {
-	Resources []resourceJSON  `json:"resources"`
+	Resources []ResourceItem  `json:"resources"`
 	Error     *host.ErrorJSON `json:"error,omitempty"`
-}
-
-type resourceJSON struct {
-	Server   string        `json:"server"`
-	Resource *mcp.Resource `json:"resource"`
 }
 
 type templatesJSON struct {
-	Templates []templateJSON  `json:"templates"`
+	Templates []TemplateItem  `json:"templates"`
 	Error     *host.ErrorJSON `json:"error,omitempty"`
 }
 
-type templateJSON struct {
-	Server   string                `json:"server"`
-	Template *mcp.ResourceTemplate `json:"template"`
-}
-
 type promptsJSON struct {
-	Prompts []promptJSON    `json:"prompts"`
+	Prompts []PromptItem    `json:"prompts"`
 	Error   *host.ErrorJSON `json:"error,omitempty"`
-}
-
-type promptJSON struct {
-	Server string      `json:"server"`
-	Prompt *mcp.Prompt `json:"prompt"`
-}
-
-type readRequest struct {
-	Server string `json:"server"`
-	URI    string `json:"uri"`
-}
-
-type promptRequest struct {
-	Server    string            `json:"server"`
-	Name      string            `json:"name"`
-	Arguments map[string]string `json:"arguments,omitempty"`
 }
 
 // resultJSON is a request's result, or its error.
@@ -184,7 +151,7 @@ type resultJSON[R any] struct {
 }
 
 func (l *local) state(w http.ResponseWriter, r *http.Request) {
-	out := stateJSON{ToolNameFormat: l.h.ToolNameFormat(), Servers: []statusJSON{}, Tools: []toolJSON{}}
+	out := stateJSON{ToolNameFormat: l.h.ToolNameFormat(), Servers: []statusJSON{}, Tools: ToolItems(l.h)}
 	for _, st := range l.h.Servers() {
 		j := statusJSON{ID: st.ID, Description: st.Description, Transport: string(st.Transport), State: st.State,
 			Optional: st.Optional, ServerInfo: st.ServerInfo, ProtocolVersion: st.ProtocolVersion,
@@ -196,54 +163,39 @@ func (l *local) state(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Servers = append(out.Servers, j)
 	}
-	for _, t := range l.h.Tools() {
-		out.Tools = append(out.Tools, toolJSON{Name: t.Name, Server: t.Server, Tool: t.Tool})
-	}
 	write(l, w, out)
 }
 
 func (l *local) resources(w http.ResponseWriter, r *http.Request) {
-	rs, err := l.h.Resources(r.Context())
-	out := resourcesJSON{Resources: []resourceJSON{}, Error: host.NewErrorJSON(err)}
-	for _, x := range rs {
-		out.Resources = append(out.Resources, resourceJSON{x.Server, x.Resource})
-	}
-	write(l, w, out)
+	rs, err := ResourceItems(r.Context(), l.h)
+	write(l, w, resourcesJSON{Resources: rs, Error: host.NewErrorJSON(err)})
 }
 
 func (l *local) templates(w http.ResponseWriter, r *http.Request) {
-	ts, err := l.h.ResourceTemplates(r.Context())
-	out := templatesJSON{Templates: []templateJSON{}, Error: host.NewErrorJSON(err)}
-	for _, x := range ts {
-		out.Templates = append(out.Templates, templateJSON{x.Server, x.Template})
-	}
-	write(l, w, out)
+	ts, err := TemplateItems(r.Context(), l.h)
+	write(l, w, templatesJSON{Templates: ts, Error: host.NewErrorJSON(err)})
 }
 
 func (l *local) prompts(w http.ResponseWriter, r *http.Request) {
-	ps, err := l.h.Prompts(r.Context())
-	out := promptsJSON{Prompts: []promptJSON{}, Error: host.NewErrorJSON(err)}
-	for _, x := range ps {
-		out.Prompts = append(out.Prompts, promptJSON{x.Server, x.Prompt})
-	}
-	write(l, w, out)
+	ps, err := PromptItems(r.Context(), l.h)
+	write(l, w, promptsJSON{Prompts: ps, Error: host.NewErrorJSON(err)})
 }
 
 func (l *local) read(w http.ResponseWriter, r *http.Request) {
-	var req readRequest
+	var req ReadRequest
 	if !readJSON(w, r, &req) {
 		return
 	}
-	res, err := l.h.ReadResource(r.Context(), req.Server, req.URI, nil)
+	res, err := req.Read(r.Context(), l.h)
 	write(l, w, resultJSON[*mcp.ReadResourceResult]{Result: res, Error: host.NewErrorJSON(err)})
 }
 
 func (l *local) prompt(w http.ResponseWriter, r *http.Request) {
-	var req promptRequest
+	var req PromptRequest
 	if !readJSON(w, r, &req) {
 		return
 	}
-	res, err := l.h.GetPrompt(r.Context(), req.Server, req.Name, req.Arguments, nil)
+	res, err := req.Get(r.Context(), l.h)
 	write(l, w, resultJSON[*mcp.GetPromptResult]{Result: res, Error: host.NewErrorJSON(err)})
 }
 

@@ -397,8 +397,9 @@ func (d *Daemon) checkEntry(id string, entry json.RawMessage) (config.Server, js
 			var p *config.Problem
 			if errors.As(e, &p) {
 				q := *p
-				// CheckServerURL names the server by its id.
-				q.Field = strings.TrimPrefix(q.Field, id+".")
+				// CheckServerURL names the server by its id, the
+				// validator by its place in a config of one server.
+				q.Field = strings.TrimPrefix(strings.TrimPrefix(q.Field, id+"."), "mcp_servers[0].")
 				problems = append(problems, &q)
 			} else {
 				problems = append(problems, e)

@@ -230,3 +230,112 @@ func (w *Workflows) Resume(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// runPoll is how often FollowRuns looks for new runs: the engine has no
+// event for a run started (by this process, a CLI command's engine or
+// another serve on the same database), so new runs are found by listing
+// the newest; their events then come as Follow gives them.
+const runPoll = time.Second
+
+// runPollLimit is how many of the newest runs each look lists: runs
+// started faster than that within runPoll are missed by FollowRuns
+// (their events are still in Engine.Events).
+const runPollLimit = 20
+
+// FollowRuns calls fn with the events of every run from now on, as the
+// engine's Follow gives them: a run live now from its next event, a run
+// that starts later (or is resumed) from its first. fn is called from one
+// goroutine at a time. It returns when ctx ends (nil) or fn fails (its
+// error); every goroutine it started has ended by then.
+func (w *Workflows) FollowRuns(ctx context.Context, fn func(workflow.Event) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex           // serialises fn; guards the maps
+		after   = map[string]int64{} // the last event passed on of each run
+		active  = map[string]bool{}  // runs being followed
+		ended   = map[string]bool{}  // runs whose terminal event was passed on
+		started = false
+	)
+	defer wg.Wait()
+	follow := func(id string, from int64) {
+		active[id] = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := w.Engine.Follow(ctx, id, from, func(ev workflow.Event) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if ev.Type.Terminal() {
+					// A resumed run's terminal event is withdrawn and
+					// its next takes its place.
+					ended[id] = true
+				} else {
+					after[id] = ev.Seq
+				}
+				return fn(ev)
+			})
+			mu.Lock()
+			active[id] = false
+			mu.Unlock()
+			if err != nil && ctx.Err() == nil && !errors.Is(err, workflow.ErrNoRun) {
+				cancel(err)
+			}
+		}()
+	}
+	tick := time.NewTicker(runPoll)
+	defer tick.Stop()
+	for {
+		runs, err := w.Engine.Runs(ctx, &workflow.RunFilter{Limit: runPollLimit})
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+		mu.Lock()
+		for _, rs := range runs {
+			last, seen := after[rs.ID]
+			switch {
+			case active[rs.ID]:
+			case !started:
+				// There before: its past is not news.
+				evs, err := w.Engine.Events(ctx, rs.ID, 0)
+				if err == nil && len(evs) > 0 {
+					last = evs[len(evs)-1].Seq
+				}
+				after[rs.ID] = last
+				if !rs.State.Ended() {
+					follow(rs.ID, last)
+				}
+			case rs.State.Ended():
+			case ended[rs.ID]:
+				// Resumed since its end, or its end not recorded yet (the
+				// run's status lags its terminal event).
+				evs, err := w.Engine.Events(ctx, rs.ID, last)
+				if err == nil && (len(evs) == 0 || !evs[0].Type.Terminal()) {
+					ended[rs.ID] = false
+					follow(rs.ID, last)
+				}
+			default:
+				// New.
+				if !seen {
+					last = 0
+				}
+				follow(rs.ID, last)
+			}
+		}
+		started = true
+		mu.Unlock()
+		select {
+		case <-ctx.Done():
+			if err := context.Cause(ctx); err != context.Canceled {
+				return err
+			}
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// Published reports whether workflow id is published as a tool ([gateway]
+// workflows).
+func (w *Workflows) Published(id string) bool { return slices.Contains(w.cfg.Gateway.Workflows, id) }

@@ -113,6 +113,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	d, err := daemon.New(ln, &daemon.Options{
 		Workflows:    wfs,
 		Agents:       workflowAgents{steps},
+		AgentRunner:  api.StepsRunner(steps),
 		Config:       cfg,
 		Host:         hostOpts,
 		Logger:       hostOpts.Logger,

@@ -1,0 +1,201 @@
+package api_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/workflow"
+)
+
+// gated asks before it echoes, with the tool of the server "a".
+const gated = `id: gated
+description: Asks before echoing
+inputs:
+  text: {type: string, required: true}
+outputs:
+  said: "{{ .steps.say.result }}"
+steps:
+  - id: ok
+    gate:
+      message: "Echo {{ .inputs.text }}?"
+      schema:
+        type: object
+        properties:
+          approve: {type: boolean}
+        required: [approve]
+      on_decline: skip_rest
+  - id: say
+    needs: [ok]
+    if: "{{ .steps.ok.result.approve }}"
+    tool: mcp_a_echo
+    arguments: {text: "{{ .inputs.text }}"}
+`
+
+func startWorkflows(t *testing.T) *apiT {
+	t.Helper()
+	wf, err := workflow.Parse("gated.yaml", []byte(gated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startAPIWith(t, func(o *daemon.Options) { o.Workflows = []*workflow.Workflow{wf} })
+}
+
+// sseStream is an open event stream.
+type sseStream struct {
+	t    *testing.T
+	resp *http.Response
+	sc   *bufio.Scanner
+}
+
+// openSSE opens path as an event stream; it ends with the test.
+func (a *apiT) openSSE(path string, hdr ...string) *sseStream {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	a.t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", a.url+path, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.t.Cleanup(func() { resp.Body.Close() })
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+		a.t.Fatalf("GET %s: %d %q", path, resp.StatusCode, ct)
+	}
+	return &sseStream{t: a.t, resp: resp, sc: bufio.NewScanner(resp.Body)}
+}
+
+// sseEvent is one event of a stream.
+type sseEvent struct{ event, id, data string }
+
+// next returns the next event; ok false when the stream ended.
+func (s *sseStream) next() (ev sseEvent, ok bool) {
+	for s.sc.Scan() {
+		line := s.sc.Text()
+		switch {
+		case line == "":
+			if ev.event != "" {
+				return ev, true
+			}
+		case strings.HasPrefix(line, "event: "):
+			ev.event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "id: "):
+			ev.id = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "data: "):
+			ev.data = strings.TrimPrefix(line, "data: ")
+		}
+	}
+	return ev, false
+}
+
+// waitFor reads events until one of type event whose data holds sub.
+func (s *sseStream) waitFor(event, sub string) sseEvent {
+	s.t.Helper()
+	for {
+		ev, ok := s.next()
+		if !ok {
+			s.t.Fatalf("the stream ended before %s %s (%v)", event, sub, s.sc.Err())
+		}
+		if ev.event == event && strings.Contains(ev.data, sub) {
+			return ev
+		}
+	}
+}
+
+// TestRuns: a run started, waiting on its gate (seen on the run's event
+// stream and on /api/v1/events), a bad answer refused, the gate answered,
+// the run completed with its events; a run cancelled; unknown workflows
+// and runs are 404s.
+func TestRuns(t *testing.T) {
+	a := startWorkflows(t)
+	all := a.openSSE("/api/v1/events")
+
+	code, _, body := a.do("GET", "/api/v1/workflows", "")
+	if code != 200 || !strings.Contains(string(body), `"id":"gated"`) || !strings.Contains(string(body), `"steps":["ok","say"]`) {
+		t.Errorf("GET workflows: %d %s", code, body)
+	}
+	code, _, body = a.do("GET", "/api/v1/workflows/gated", "")
+	if code != 200 || !strings.Contains(string(body), `"input_schema":{`) {
+		t.Errorf("GET workflows/gated: %d %s", code, body)
+	}
+
+	for _, tc := range []struct {
+		name, method, path, body string
+		status                   int
+		field                    string
+	}{
+		{"no such workflow", "GET", "/api/v1/workflows/nosuch", "", 404, ""},
+		{"start: no such workflow", "POST", "/api/v1/workflows/nosuch/runs", `{}`, 404, ""},
+		{"start: wrong input type", "POST", "/api/v1/workflows/gated/runs", `{"inputs":{"text":5}}`, 422, "inputs.text"},
+		{"start: unknown field", "POST", "/api/v1/workflows/gated/runs", `{"input":{}}`, 400, "input"},
+		{"no such run", "GET", "/api/v1/runs/nosuch", "", 404, ""},
+		{"events: no such run", "GET", "/api/v1/runs/nosuch/events", "", 404, ""},
+		{"cancel: no such run", "POST", "/api/v1/runs/nosuch/cancel", "", 404, ""},
+	} {
+		code, h, body := a.do(tc.method, tc.path, tc.body)
+		a.wantProblem(tc.name, tc.status, tc.field, code, h, body)
+	}
+
+	code, h, body := a.do("POST", "/api/v1/workflows/gated/runs", `{"inputs":{"text":"hi"},"run_id":"r1"}`)
+	if code != 201 || h.Get("Location") != "/api/v1/runs/r1" {
+		t.Fatalf("start r1: %d %v %s", code, h, body)
+	}
+	run := a.openSSE("/api/v1/runs/r1/events")
+	run.waitFor("gate:waiting", `"step":"ok"`)
+	all.waitFor("gate:waiting", `"run_id":"r1"`)
+
+	code, h, body = a.do("POST", "/api/v1/runs/r1/answer", `{"gate":"ok","answer":{"action":"accept","content":{"approve":"yes"}}}`)
+	a.wantProblem("an answer against the gate's schema", 422, "answer.content.approve", code, h, body)
+	code, h, body = a.do("POST", "/api/v1/runs/r1/answer", `{"gate":"nosuch","answer":{"action":"accept"}}`)
+	a.wantProblem("a gate not waiting", 409, "gate", code, h, body)
+	code, h, body = a.do("POST", "/api/v1/runs/r1/answer", `{"gate":"ok","answer":{"action":"maybe"}}`)
+	a.wantProblem("a bad action", 422, "answer.action", code, h, body)
+	code, _, body = a.do("POST", "/api/v1/runs/r1/answer", `{"gate":"ok","answer":{"action":"accept","content":{"approve":true}}}`)
+	if code != 200 {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	run.waitFor("run:completed", `"said":"hi"`)
+	if ev, ok := run.next(); ok {
+		t.Errorf("the run's stream goes on after its end: %v", ev)
+	}
+	all.waitFor("run:completed", `"run_id":"r1"`)
+
+	code, _, body = a.do("GET", "/api/v1/runs/r1", "")
+	var got struct {
+		State  string `json:"state"`
+		Events []struct {
+			Type string `json:"type"`
+		} `json:"events"`
+	}
+	if code != 200 || json.Unmarshal(body, &got) != nil || got.State != "completed" || len(got.Events) == 0 || got.Events[len(got.Events)-1].Type != "run:completed" {
+		t.Errorf("GET runs/r1: %d %s", code, body)
+	}
+	// A client that reconnects gets what came after what it saw.
+	again := a.openSSE("/api/v1/runs/r1/events", "Last-Event-ID", "1")
+	if ev, ok := again.next(); !ok || ev.id != "2" {
+		t.Errorf("after Last-Event-ID 1: %+v %v", ev, ok)
+	}
+
+	// Cancelled while it waits.
+	if code, _, body := a.do("POST", "/api/v1/workflows/gated/runs", `{"inputs":{"text":"c"},"run_id":"r2"}`); code != 201 {
+		t.Fatalf("start r2: %d %s", code, body)
+	}
+	all.waitFor("gate:waiting", `"run_id":"r2"`)
+	code, _, body = a.do("POST", "/api/v1/runs/r2/cancel", "")
+	if code != 200 || !strings.Contains(string(body), `"state":"cancelled"`) {
+		t.Errorf("cancel r2: %d %s", code, body)
+	}
+	all.waitFor("run:cancelled", `"run_id":"r2"`)
+	code, _, body = a.do("GET", "/api/v1/runs?workflow=gated&limit=1", "")
+	if code != 200 || !strings.Contains(string(body), `"id":"r2"`) || !strings.Contains(string(body), `"next_cursor"`) {
+		t.Errorf("GET runs: %d %s", code, body)
+	}
+}
