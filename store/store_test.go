@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -435,8 +435,14 @@ func testWatch(t *testing.T, newDB func(*testing.T) string) {
 		func() error { _, err := a.UpdateServer(ctx, store.ServerRecord{ID: "x", Config: cfg}, 0); return err },
 		func() error { return a.SaveTools(ctx, "x", "s1", json.RawMessage(`[{"name":"t"}]`), 0) },
 		func() error { return a.SaveTools(ctx, "x", "s1", json.RawMessage(`[ {"name": "t"} ]`), time.Minute) }, // the same list
-		func() error { _, err := a.AddServer(ctx, store.ServerRecord{ID: "x", Config: cfg}); return nilIf(err, store.ErrExists) },
-		func() error { _, err := a.UpdateServer(ctx, store.ServerRecord{ID: "x", Config: cfg}, 99); return nilIf(err, store.ErrConflict) },
+		func() error {
+			_, err := a.AddServer(ctx, store.ServerRecord{ID: "x", Config: cfg})
+			return nilIf(err, store.ErrExists)
+		},
+		func() error {
+			_, err := a.UpdateServer(ctx, store.ServerRecord{ID: "x", Config: cfg}, 99)
+			return nilIf(err, store.ErrConflict)
+		},
 		func() error { return a.SaveTools(ctx, "x", "s1", json.RawMessage(`[{"name":"u"}]`), 0) },
 		func() error { return a.DeleteServer(ctx, "x", 0) },
 	}
