@@ -191,11 +191,21 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		d.red = secret.NewRedactor()
 		d.opts.Host.Redactor = d.red
 	}
+	// [state] database's placeholders (a PostgreSQL password) are
+	// resolved once, for the store and the workflow engine.
+	database := opts.Database
+	if database == "" {
+		var err error
+		if database, err = opts.Config.State.ResolveDatabase(d.lookupEnv(), d.opts.Host.Secrets, d.red); err != nil {
+			d.closeListener()
+			return nil, err
+		}
+	}
 	d.store = opts.Store
 	if d.store == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		st, err := store.Open(ctx, cmp.Or(opts.Database, opts.Config.State.Database), nil)
+		st, err := store.Open(ctx, database, nil)
 		if err != nil {
 			d.closeListener()
 			return nil, err
@@ -231,7 +241,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		wf, err := OpenWorkflows(ctx, &WorkflowOptions{Config: opts.Config, Workflows: opts.Workflows, Kind: "serve",
-			Agents: opts.Agents, Redactor: d.red, Logger: d.opts.Logger})
+			Database: database, Agents: opts.Agents, Redactor: d.red, Logger: d.opts.Logger})
 		if err != nil {
 			d.Close()
 			return nil, err
