@@ -46,6 +46,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -122,8 +123,15 @@ type Daemon struct {
 	mux     *http.ServeMux
 
 	// opsMu serialises the server operations (servers.go), which change
-	// the store and the host together.
+	// the store and the host together, and the changes other processes
+	// make (follow.go).
 	opsMu sync.Mutex
+	// applied is the stored version of each run-time server the host
+	// runs, under opsMu.
+	applied map[string]int64
+	// ready: every required server was up once (Options.OnReady), and
+	// the host has not closed since (/readyz).
+	ready atomic.Bool
 
 	mu     sync.Mutex
 	h      *host.Host
@@ -180,7 +188,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	if opts == nil || opts.Config == nil {
 		return nil, errors.New("daemon: Options.Config is required")
 	}
-	d := &Daemon{opts: *opts, ln: ln, mux: http.NewServeMux()}
+	d := &Daemon{opts: *opts, ln: ln, mux: http.NewServeMux(), applied: map[string]int64{}}
 	d.opts.Host = &host.Options{}
 	if opts.Host != nil {
 		*d.opts.Host = *opts.Host
@@ -290,6 +298,7 @@ func (d *Daemon) loadServers() ([]config.Server, error) {
 			continue
 		}
 		out = append(out, s)
+		d.applied[rec.ID] = rec.Version
 	}
 	return out, errors.Join(errs...)
 }
@@ -465,6 +474,7 @@ func (d *Daemon) watch(h *host.Host, g *gateway.Gateway) {
 		if err := g.Sync(context.Background()); err != nil {
 			return // closed meanwhile
 		}
+		d.ready.Store(true)
 		sts = h.Servers()
 		var ids []string
 		for _, st := range sts {
@@ -479,6 +489,7 @@ func (d *Daemon) watch(h *host.Host, g *gateway.Gateway) {
 	}
 	go func() {
 		defer w.Close()
+		defer d.ready.Store(false) // the events end when the host closes
 		// With nothing required, ready at once.
 		check()
 		// The events end when the host closes.
