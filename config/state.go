@@ -1,9 +1,13 @@
 package config
 
 import (
+	"errors"
+	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/switchboardmcp/switchboard/internal/decode"
+	"github.com/switchboardmcp/switchboard/secret"
 )
 
 // State is the [state] table: where Switchboard keeps what outlives a run
@@ -11,17 +15,23 @@ import (
 //
 //	[state]
 //	database = "~/.local/state/switchboard/switchboard.db"  # a SQLite file
+//	database = "postgres://switchboard:{{secrets.pg}}@db.internal/switchboard"  # shared by replicas
 //
 // database is a file path, or "sqlite:" and a path: ~ is the home folder,
 // and a relative path is relative to the config file that names it, not to
-// the working directory. PostgreSQL is planned, not supported yet: a
-// postgres:// address is refused. The zero value means the default,
+// the working directory. Or it is a PostgreSQL URL (postgres:// or
+// postgresql://, with pgx's parameters such as sslmode), which the replicas
+// of a gateway share: its password, if it has one, only as a placeholder
+// ({{secrets.NAME}} or {{env.NAME}}), in the user part or as the password
+// parameter, resolved with [State.ResolveDatabase] (pgx's PGPASSWORD and
+// ~/.pgpass work too). The zero value means the default,
 // $XDG_STATE_HOME/switchboard/switchboard.db. A later file's keys override
 // an earlier file's one by one.
 type State struct {
-	// Database is the state database as store.Open takes it: a SQLite
-	// file's path (absolute once loaded), or "sqlite:" and a path; ""
-	// means the default.
+	// Database is the state database as store.Open takes it once
+	// resolved: a SQLite file's path (absolute once loaded), "sqlite:" and
+	// a path, or a PostgreSQL URL with placeholders; "" means the
+	// default.
 	Database string
 
 	// Source is where the last [state] table was declared; zero when none
@@ -57,9 +67,9 @@ func readDatabase(d *decode.Decoder, field string, v any) (string, bool) {
 	case strings.TrimSpace(path) == "":
 		// Set empty, it would also override a database an earlier file
 		// named.
-		d.Errorf(field, "empty; write a SQLite file's path, or leave database out for the default ($XDG_STATE_HOME/switchboard/switchboard.db)")
+		d.Errorf(field, "empty; write a SQLite file's path or a postgres:// URL, or leave database out for the default ($XDG_STATE_HOME/switchboard/switchboard.db)")
 		return "", false
-	case checkDatabase(s) != "":
+	case isPostgresURL(s) || checkDatabase(s) != "":
 		return s, true
 	}
 	if path, ok = d.Path(field, path); !ok {
@@ -72,19 +82,120 @@ func readDatabase(d *decode.Decoder, field string, v any) (string, bool) {
 // quotes an address: it may hold a password.
 func checkDatabase(db string) string {
 	scheme, _, isURL := strings.Cut(db, "://")
-	switch l := strings.ToLower(db); {
+	switch {
+	case isPostgresURL(db):
+		return checkPostgres(db)
 	case hasPlaceholder(db):
-		return "placeholders are not allowed here"
-	case strings.HasPrefix(l, "postgres:") || strings.HasPrefix(l, "postgresql:"):
-		return `PostgreSQL is not supported yet (it is coming); meanwhile use a SQLite file: a path such as "switchboard.db" (relative to this config file) or "~/switchboard/state.db", or leave database out for the default`
+		return "placeholders are not allowed in a SQLite file's path"
 	case isURL && strings.EqualFold(scheme, "sqlite"):
 		return `write sqlite: and a path, without //, such as "sqlite:/var/lib/switchboard/state.db"; or just the path`
 	case isURL && isScheme(scheme):
-		return `unsupported database address (` + scheme + `://); want a SQLite file's path, or "sqlite:" and a path`
+		return `unsupported database address (` + scheme + `://); want a SQLite file's path, "sqlite:" and a path, or a postgres:// URL`
 	case isURL:
-		return `unsupported database address; want a SQLite file's path, or "sqlite:" and a path`
+		return `unsupported database address; want a SQLite file's path, "sqlite:" and a path, or a postgres:// URL`
 	}
 	return ""
+}
+
+func isPostgresURL(db string) bool {
+	l := strings.ToLower(db)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
+// checkPostgres checks a PostgreSQL URL: well formed with its placeholders
+// in place, and a password, if any, a placeholder and nothing else.
+func checkPostgres(db string) string {
+	u, marks, err := markPlaceholders(db)
+	if err != nil {
+		return err.Error()
+	}
+	const literal = `a literal password is not allowed: config files are shared and committed, and a password written there leaks; write it as a placeholder, "postgres://USER:{{secrets.NAME}}@HOST/DB" (switchboard secrets set NAME) or {{env.NAME}}, or leave it to PGPASSWORD or ~/.pgpass`
+	if pw, ok := u.User.Password(); ok && marks[pw] == "" {
+		return literal
+	}
+	if q := u.Query(); q.Has("password") && marks[q.Get("password")] == "" {
+		return literal
+	}
+	return ""
+}
+
+// markPlaceholders parses a PostgreSQL URL whose placeholders are replaced
+// by plain markers ({{ and }} are not allowed in a URL's user part); marks
+// maps each marker to its placeholder. Its errors never quote the URL.
+func markPlaceholders(db string) (*url.URL, map[string]string, error) {
+	ps, err := secret.Parse(db)
+	if err != nil {
+		return nil, nil, err
+	}
+	marks := map[string]string{}
+	marked := db
+	for i, p := range ps {
+		m := fmt.Sprintf("sbplaceholder%dx", i)
+		marks[m] = p.String()
+		marked = strings.Replace(marked, p.String(), m, 1)
+	}
+	u, err := url.Parse(marked)
+	if err != nil {
+		return nil, nil, errors.New("not a valid PostgreSQL URL (postgres://USER:{{secrets.NAME}}@HOST:PORT/DB?sslmode=verify-full)")
+	}
+	return u, marks, nil
+}
+
+// ResolveDatabase returns Database as store.Open takes it: a PostgreSQL
+// URL with its placeholders expanded (a password escaped as the URL needs,
+// and registered with red, when non-nil, so that it never reaches output);
+// anything else as it is. An unresolved placeholder is an error naming
+// it, never a value.
+func (s State) ResolveDatabase(getenv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) (string, error) {
+	if !isPostgresURL(s.Database) || !hasPlaceholder(s.Database) {
+		return s.Database, nil
+	}
+	u, marks, err := markPlaceholders(s.Database)
+	if err != nil {
+		return "", fmt.Errorf("state.database: %w", err)
+	}
+	var errs []error
+	expand := func(v string) string {
+		for m, p := range marks {
+			if strings.Contains(v, m) {
+				x, err := secret.Expand(p, getenv, secrets, red)
+				if err != nil {
+					errs = append(errs, err)
+				}
+				v = strings.ReplaceAll(v, m, x)
+			}
+		}
+		return v
+	}
+	if u.User != nil {
+		name := expand(u.User.Username())
+		if pw, ok := u.User.Password(); ok {
+			pw = expand(pw)
+			if red != nil && pw != "" {
+				red.Add(pw) // a password, even from a public variable
+			}
+			u.User = url.UserPassword(name, pw)
+		} else {
+			u.User = url.User(name)
+		}
+	}
+	u.Host = expand(u.Host)
+	u.Path = expand(u.Path)
+	u.RawPath = ""
+	q := u.Query()
+	for k, vs := range q {
+		for i := range vs {
+			vs[i] = expand(vs[i])
+			if k == "password" && red != nil && vs[i] != "" {
+				red.Add(vs[i])
+			}
+		}
+	}
+	u.RawQuery = q.Encode()
+	if len(errs) > 0 {
+		return "", fmt.Errorf("state.database: %w", errors.Join(errs...))
+	}
+	return u.String(), nil
 }
 
 // isScheme reports whether s is a URL scheme (RFC 3986), and so holds

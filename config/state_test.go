@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardmcp/switchboard/secret"
 )
 
 // TestState: database is resolved against the file that names it, not the
@@ -19,6 +21,10 @@ func TestState(t *testing.T) {
 		{"~/.local/state/sb.db", "/home/me/.local/state/sb.db"},
 		{"sqlite:~/sb.db", "sqlite:/home/me/sb.db"},
 		{"/var/lib/switchboard/state.db", "/var/lib/switchboard/state.db"},
+		// A PostgreSQL URL is kept as written, placeholders too.
+		{"postgres://sb:{{secrets.pg}}@db.internal:5432/switchboard?sslmode=verify-full", "postgres://sb:{{secrets.pg}}@db.internal:5432/switchboard?sslmode=verify-full"},
+		{"postgresql:///sb?host=/run/postgresql", "postgresql:///sb?host=/run/postgresql"},
+		{"postgres://{{env.PGUSER}}@{{env.PGHOST}}/sb?password={{env.PGPW}}", "postgres://{{env.PGUSER}}@{{env.PGHOST}}/sb?password={{env.PGPW}}"},
 	} {
 		file := writeFile(t, root, "conf/s.toml", "\n[state]\ndatabase = \""+tt.in+"\"\n")
 		c, err := Load(&LoadOptions{File: file, Dir: t.TempDir(), Getenv: getenv(map[string]string{"HOME": "/home/me"})})
@@ -64,15 +70,15 @@ func TestStateLayering(t *testing.T) {
 	}
 
 	// A value a later file overrides is still checked, with its own line.
-	writeFile(t, root, "user/switchboard/config.toml", "[state]\n\ndatabase = \"postgres://db/sb\"\n")
+	writeFile(t, root, "user/switchboard/config.toml", "[state]\n\ndatabase = \"postgres://sb:hunter2@db/sb\"\n")
 	_, err = Load(opts)
-	if got := problemStrings(t, err, root); len(got) != 1 || !strings.HasPrefix(got[0], "user/switchboard/config.toml:3: state.database: PostgreSQL is not supported yet") {
+	if got := problemStrings(t, err, root); len(got) != 1 || !strings.HasPrefix(got[0], "user/switchboard/config.toml:3: state.database: a literal password is not allowed") {
 		t.Errorf("Load with an overridden postgres address = %q, want its problem on line 3", got)
 	}
 }
 
 func TestStateProblems(t *testing.T) {
-	const pg = `PostgreSQL is not supported yet (it is coming); meanwhile use a SQLite file: a path such as "switchboard.db" (relative to this config file) or "~/switchboard/state.db", or leave database out for the default`
+	const pg = `a literal password is not allowed: config files are shared and committed, and a password written there leaks; write it as a placeholder, "postgres://USER:{{secrets.NAME}}@HOST/DB" (switchboard secrets set NAME) or {{env.NAME}}, or leave it to PGPASSWORD or ~/.pgpass`
 	for _, tt := range []struct {
 		name, toml string
 		want       []string
@@ -83,21 +89,33 @@ database = "postgres://sb:hunter2@db.internal:5432/switchboard"
 		{"postgresql, any case", `[state]
 database = "PostgreSQL://sb:hunter2@db.internal/switchboard"
 `, []string{`s.toml:2: state.database: ` + pg}},
+		{"password parameter", `[state]
+database = "postgres://sb@db.internal/switchboard?sslmode=require&password=hunter2"
+`, []string{`s.toml:2: state.database: ` + pg}},
+		{"password around a placeholder", `[state]
+database = "postgres://sb:hunter2{{secrets.pg}}@db.internal/switchboard"
+`, []string{`s.toml:2: state.database: ` + pg}},
+		{"malformed postgres URL", `[state]
+database = "postgres://sb:{{secrets.pg}}@[db.internal/hunter2"
+`, []string{`s.toml:2: state.database: not a valid PostgreSQL URL (postgres://USER:{{secrets.NAME}}@HOST:PORT/DB?sslmode=verify-full)`}},
+		{"malformed placeholder", `[state]
+database = "postgres://sb:{{secret.pg}}@db.internal/hunter2"
+`, []string{`s.toml:2: state.database: "{{secret.pg}}" at offset 14: unknown kind "secret"; did you mean {{secrets.pg}}?`}},
 		{"another database", `[state]
 database = "mysql://sb:hunter2@db.internal/switchboard"
-`, []string{`s.toml:2: state.database: unsupported database address (mysql://); want a SQLite file's path, or "sqlite:" and a path`}},
+`, []string{`s.toml:2: state.database: unsupported database address (mysql://); want a SQLite file's path, "sqlite:" and a path, or a postgres:// URL`}},
 		{"sqlite URL", `[state]
 database = "sqlite:///var/lib/sb.db"
 `, []string{`s.toml:2: state.database: write sqlite: and a path, without //, such as "sqlite:/var/lib/switchboard/state.db"; or just the path`}},
 		{"placeholder", `[state]
 database = "{{env.DB}}"
-`, []string{`s.toml:2: state.database: placeholders are not allowed here`}},
+`, []string{`s.toml:2: state.database: placeholders are not allowed in a SQLite file's path`}},
 		{"empty", `[state]
 database = " "
-`, []string{`s.toml:2: state.database: empty; write a SQLite file's path, or leave database out for the default ($XDG_STATE_HOME/switchboard/switchboard.db)`}},
+`, []string{`s.toml:2: state.database: empty; write a SQLite file's path or a postgres:// URL, or leave database out for the default ($XDG_STATE_HOME/switchboard/switchboard.db)`}},
 		{"sqlite: without a path", `[state]
 database = "sqlite:"
-`, []string{`s.toml:2: state.database: empty; write a SQLite file's path, or leave database out for the default ($XDG_STATE_HOME/switchboard/switchboard.db)`}},
+`, []string{`s.toml:2: state.database: empty; write a SQLite file's path or a postgres:// URL, or leave database out for the default ($XDG_STATE_HOME/switchboard/switchboard.db)`}},
 		{"~ without a home", `[state]
 database = "~/sb.db"
 `, []string{`s.toml:2: state.database: ~/sb.db: no home folder to expand ~ to (HOME is not set)`}},
@@ -141,7 +159,7 @@ func TestBuiltTablesValidate(t *testing.T) {
 	}
 	want := []string{
 		`limits.max_name_bytes: must be between 64 and 65536, not 5`,
-		`state.database: PostgreSQL is not supported yet (it is coming); meanwhile use a SQLite file: a path such as "switchboard.db" (relative to this config file) or "~/switchboard/state.db", or leave database out for the default`,
+		`state.database: a literal password is not allowed: config files are shared and committed, and a password written there leaks; write it as a placeholder, "postgres://USER:{{secrets.NAME}}@HOST/DB" (switchboard secrets set NAME) or {{env.NAME}}, or leave it to PGPASSWORD or ~/.pgpass`,
 	}
 	if diff := cmp.Diff(want, problemStrings(t, c.Validate(), "\x00")); diff != "" {
 		t.Errorf("Validate (-want +got):\n%s", diff)
@@ -149,5 +167,34 @@ func TestBuiltTablesValidate(t *testing.T) {
 	c = &Config{State: State{Database: "relative/sb.db"}, Limits: Limits{MaxDescriptionBytes: 4096}}
 	if err := c.Validate(); err != nil {
 		t.Errorf("Validate of good tables: %v", err)
+	}
+}
+
+// TestStateResolveDatabase: a PostgreSQL URL's placeholders are expanded,
+// a password escaped for the URL and registered with the redactor; an
+// unresolved one is named, never a value; anything else is left as it is.
+func TestStateResolveDatabase(t *testing.T) {
+	vars := map[string]string{"PGUSER": "sb", "PGHOST": "db.internal:5432", "USER": "me-the-user"}
+	env := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	secrets := mapStore{"pg": "p@ss/w:rd?#", "q": "s3cr3t-q"}
+	for _, tt := range []struct{ in, want, redacted string }{
+		{"postgres://sb:{{secrets.pg}}@db/sb?sslmode=disable", "postgres://sb:p%40ss%2Fw%3Ard%3F%23@db/sb?sslmode=disable", "p@ss/w:rd?#"},
+		{"postgres://{{env.PGUSER}}@{{env.PGHOST}}/sb?password={{secrets.q}}", "postgres://sb@db.internal:5432/sb?password=s3cr3t-q", "s3cr3t-q"},
+		{"postgres://sb:{{env.USER}}@db/sb", "postgres://sb:me-the-user@db/sb", "me-the-user"}, // a public variable as a password is still a password
+		{"postgres://sb@db/sb", "postgres://sb@db/sb", ""},
+		{"/var/lib/sb.db", "/var/lib/sb.db", ""},
+	} {
+		red := secret.NewRedactor()
+		got, err := State{Database: tt.in}.ResolveDatabase(env, secrets, red)
+		if err != nil || got != tt.want {
+			t.Errorf("ResolveDatabase(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+		if tt.redacted != "" && red.Redact("x "+tt.redacted+" x") == "x "+tt.redacted+" x" {
+			t.Errorf("ResolveDatabase(%q): the password is not redacted", tt.in)
+		}
+	}
+	_, err := State{Database: "postgres://sb:{{secrets.nope}}@db/sb"}.ResolveDatabase(env, secrets, nil)
+	if err == nil || !strings.Contains(err.Error(), "{{secrets.nope}}") || !strings.HasPrefix(err.Error(), "state.database: ") {
+		t.Errorf("ResolveDatabase with an unknown secret: %v", err)
 	}
 }

@@ -46,6 +46,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -125,8 +126,15 @@ type Daemon struct {
 	mux     *http.ServeMux
 
 	// opsMu serialises the server operations (servers.go), which change
-	// the store and the host together.
+	// the store and the host together, and the changes other processes
+	// make (follow.go).
 	opsMu sync.Mutex
+	// applied is the stored version of each run-time server the host
+	// runs, under opsMu.
+	applied map[string]int64
+	// ready: every required server was up once (Options.OnReady), and
+	// the host has not closed since (/readyz).
+	ready atomic.Bool
 
 	mu     sync.Mutex
 	h      *host.Host
@@ -185,7 +193,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	if opts == nil || opts.Config == nil {
 		return nil, errors.New("daemon: Options.Config is required")
 	}
-	d := &Daemon{opts: *opts, ln: ln, mux: http.NewServeMux()}
+	d := &Daemon{opts: *opts, ln: ln, mux: http.NewServeMux(), applied: map[string]int64{}}
 	d.opts.Host = &host.Options{}
 	if opts.Host != nil {
 		*d.opts.Host = *opts.Host
@@ -196,11 +204,21 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		d.red = secret.NewRedactor()
 		d.opts.Host.Redactor = d.red
 	}
+	// [state] database's placeholders (a PostgreSQL password) are
+	// resolved once, for the store and the workflow engine.
+	database := opts.Database
+	if database == "" {
+		var err error
+		if database, err = opts.Config.State.ResolveDatabase(d.lookupEnv(), d.opts.Host.Secrets, d.red); err != nil {
+			d.closeListener()
+			return nil, err
+		}
+	}
 	d.store = opts.Store
 	if d.store == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		st, err := store.Open(ctx, cmp.Or(opts.Database, opts.Config.State.Database), nil)
+		st, err := store.Open(ctx, database, nil)
 		if err != nil {
 			d.closeListener()
 			return nil, err
@@ -236,7 +254,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		wf, err := OpenWorkflows(ctx, &WorkflowOptions{Config: opts.Config, Workflows: opts.Workflows, Kind: "serve",
-			Agents: opts.Agents, Redactor: d.red, Logger: d.opts.Logger})
+			Database: database, Agents: opts.Agents, Redactor: d.red, Logger: d.opts.Logger})
 		if err != nil {
 			d.Close()
 			return nil, err
@@ -285,6 +303,7 @@ func (d *Daemon) loadServers() ([]config.Server, error) {
 			continue
 		}
 		out = append(out, s)
+		d.applied[rec.ID] = rec.Version
 	}
 	return out, errors.Join(errs...)
 }
@@ -460,6 +479,7 @@ func (d *Daemon) watch(h *host.Host, g *gateway.Gateway) {
 		if err := g.Sync(context.Background()); err != nil {
 			return // closed meanwhile
 		}
+		d.ready.Store(true)
 		sts = h.Servers()
 		var ids []string
 		for _, st := range sts {
@@ -474,6 +494,7 @@ func (d *Daemon) watch(h *host.Host, g *gateway.Gateway) {
 	}
 	go func() {
 		defer w.Close()
+		defer d.ready.Store(false) // the events end when the host closes
 		// With nothing required, ready at once.
 		check()
 		// The events end when the host closes.

@@ -76,6 +76,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		Logger:            d.opts.Logger,
 	}
 	d.mux.Handle("/", g.Handler(hopts))
+	// Outside the gateway's checks: a balancer has no token, and may
+	// send any Host. They reveal nothing (health.go).
+	health := d.healthHandler()
+	d.mux.Handle("GET /healthz", health)
+	d.mux.Handle("GET /readyz", health)
 	d.mu.Lock()
 	mounted := d.faces
 	d.mu.Unlock()
@@ -91,13 +96,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	st := d.startHost(ctx, h)
 	defer st.stop()
+	stopFollow := d.followStore(ctx, h)
+	defer stopFollow()
 	failed := d.await(ctx, st, faces)
 	st.stop()
 	grace := d.grace()
 	if failed != nil {
 		grace = 0 // the host is closed, or serving failed: nothing to wait for
 	}
+	// After the shutdown, which must follow a failed start at once (a
+	// listing waiting for the start is ended by it, not answered), and
+	// before the host closes.
 	d.shutdown(g, grace, faces)
+	stopFollow()
 	if err := d.Close(); failed == nil {
 		return err
 	}

@@ -191,6 +191,7 @@ func (d *Daemon) AddServer(ctx context.Context, id string, entry json.RawMessage
 		}
 		return ManagedServer{}, err
 	}
+	d.applied[id] = rec.Version
 	d.log.Info("server added", "server", id)
 	return d.GetServer(ctx, id)
 }
@@ -222,6 +223,7 @@ func (d *Daemon) UpdateServer(ctx context.Context, id string, entry json.RawMess
 		if err != nil {
 			return ManagedServer{}, err
 		}
+		d.applied[id] = rec.Version
 	}
 	d.log.Info("server updated", "server", id, "version", rec.Version)
 	return d.GetServer(ctx, id)
@@ -240,6 +242,7 @@ func (d *Daemon) DeleteServer(ctx context.Context, id string, ifVersion int64) e
 	if err := d.store.DeleteServer(ctx, id, ifVersion); err != nil {
 		return err
 	}
+	delete(d.applied, id)
 	if err := h.RemoveServer(id); err != nil && !errors.Is(err, host.ErrUnknownServer) {
 		return err
 	}
@@ -279,6 +282,11 @@ func (d *Daemon) SetServerEnabled(ctx context.Context, id string, enabled bool, 
 	}
 	if err != nil {
 		return ManagedServer{}, err
+	}
+	if enabled {
+		d.applied[id] = rec.Version
+	} else {
+		delete(d.applied, id)
 	}
 	d.log.Info("server enabled", "server", id, "enabled", enabled)
 	return d.GetServer(ctx, id)

@@ -60,6 +60,14 @@ type WorkflowOptions struct {
 	Workflows []*workflow.Workflow
 	// Kind names the process in its executor id: "serve", "cli".
 	Kind string
+	// Database is the engine's database, resolved
+	// (config.State.ResolveDatabase); "" means Config's [state] database,
+	// resolved here with Secrets and LookupEnv.
+	Database string
+	// Secrets and LookupEnv resolve the placeholders of [state] database
+	// (a PostgreSQL password) when Database is "".
+	Secrets   secret.Store
+	LookupEnv func(string) (string, bool)
 	// Agents runs agent steps (the CLI's, over agent.Steps: the daemon
 	// knows no LLM); nil fails them.
 	Agents workflow.Agents
@@ -78,18 +86,30 @@ type Workflows struct {
 	byID     map[string]*workflow.Workflow
 	launched chan struct{}
 	once     sync.Once
+	// sweep ends the adoption sweep (Launch) and done says it has.
+	mu     sync.Mutex
+	closed bool
+	sweep  context.CancelFunc
+	done   chan struct{}
 }
+
+// AdoptInterval is how often a serve looks for the pending runs of
+// executors that are gone (a replica that died) and adopts them: a run
+// stalls at most about that long after its process dies.
+const AdoptInterval = 5 * time.Second
 
 // OpenWorkflows opens the engine on the configuration's database (the
 // state store's file: DBOS's tables and the engine's beside the store's)
 // under a new executor of kind, without launching it.
 func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) {
-	db := o.Config.State.Database
-	dir, err := workflow.ExecutorDir(db)
-	if err != nil {
-		return nil, err
+	db := o.Database
+	if db == "" {
+		var err error
+		if db, err = o.Config.State.ResolveDatabase(o.LookupEnv, o.Secrets, o.Redactor); err != nil {
+			return nil, err
+		}
 	}
-	x, err := workflow.NewExecutor(dir, o.Kind)
+	x, err := workflow.OpenExecutor(ctx, db, o.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -182,23 +202,59 @@ func (w *Workflows) Hidden() []string {
 }
 
 // Launch gives the engine its started host and launches it; with adopt,
-// it also takes over the pending runs of executors that are gone.
+// it also takes over the pending runs of executors that are gone, then
+// and every AdoptInterval until Close (a replica that dies while this one
+// runs has its runs finished here).
 func (w *Workflows) Launch(ctx context.Context, h *host.Host, adopt bool) error {
 	if err := w.Engine.Launch(ctx, h); err != nil {
 		return err
 	}
 	w.once.Do(func() { close(w.launched) })
-	if adopt {
-		if _, err := w.Engine.Adopt(ctx, w.Executor.Alive); err != nil {
-			return err
-		}
+	if !adopt {
+		return nil
 	}
+	if _, err := w.Engine.Adopt(ctx, w.Executor.Alive); err != nil {
+		return err
+	}
+	sweepCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		cancel()
+		return nil
+	}
+	w.sweep, w.done = cancel, done
+	w.mu.Unlock()
+	go func() {
+		defer close(done)
+		t := time.NewTicker(AdoptInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-sweepCtx.Done():
+				return
+			case <-t.C:
+				// Errors are the engine's to log; the next sweep tries
+				// again.
+				w.Engine.Adopt(sweepCtx, w.Executor.Alive)
+			}
+		}
+	}()
 	return nil
 }
 
-// Close closes the engine (runs in flight stop where they are, to be
-// resumed) and then says the executor is gone.
+// Close stops the adoption sweep, closes the engine (runs in flight stop
+// where they are, to be resumed) and then says the executor is gone.
 func (w *Workflows) Close() error {
+	w.mu.Lock()
+	w.closed = true
+	sweep, done := w.sweep, w.done
+	w.mu.Unlock()
+	if sweep != nil {
+		sweep()
+		<-done
+	}
 	err := w.Engine.Close()
 	return errors.Join(err, w.Executor.Close())
 }

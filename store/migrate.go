@@ -44,6 +44,9 @@ func (s *Store) migrateTo(ctx context.Context, steps []string) error {
 		return s.errf(err, "migrating")
 	}
 	defer tx.Rollback()
+	if err := s.backend.lockMigrations(ctx, tx); err != nil {
+		return s.errf(err, "migrating")
+	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    BIGINT PRIMARY KEY,
 		applied_at BIGINT NOT NULL

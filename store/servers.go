@@ -69,13 +69,22 @@ func (s *Store) AddServer(ctx context.Context, r ServerRecord) (ServerRecord, er
 		return ServerRecord{}, err
 	}
 	now := time.Now()
-	res, err := s.db.ExecContext(ctx, `INSERT INTO servers (id, config, enabled, version, created_at, updated_at)
+	err := s.write(ctx, func(tx *sql.Tx) (*wireChange, error) {
+		res, err := tx.ExecContext(ctx, `INSERT INTO servers (id, config, enabled, version, created_at, updated_at)
 		VALUES ($1, $2, $3, 1, $4, $4) ON CONFLICT (id) DO NOTHING`, r.ID, string(r.Config), r.Enabled, millis(now))
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil, errNoRows
+		}
+		return &wireChange{Kind: ChangeServer, Server: r.ID}, nil
+	})
+	if errors.Is(err, errNoRows) {
+		return ServerRecord{}, fmt.Errorf("server %q: %w", r.ID, ErrExists)
+	}
 	if err != nil {
 		return ServerRecord{}, s.errf(err, "adding server %q", r.ID)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ServerRecord{}, fmt.Errorf("server %q: %w", r.ID, ErrExists)
 	}
 	return s.Server(ctx, r.ID)
 }
@@ -88,13 +97,22 @@ func (s *Store) UpdateServer(ctx context.Context, r ServerRecord, ifVersion int6
 	if err := checkServer(r); err != nil {
 		return ServerRecord{}, err
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE servers SET config = $1, enabled = $2, version = version + 1, updated_at = $3
+	err := s.write(ctx, func(tx *sql.Tx) (*wireChange, error) {
+		res, err := tx.ExecContext(ctx, `UPDATE servers SET config = $1, enabled = $2, version = version + 1, updated_at = $3
 		WHERE id = $4 AND ($5 = 0 OR version = $5)`, string(r.Config), r.Enabled, millis(time.Now()), r.ID, ifVersion)
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil, errNoRows
+		}
+		return &wireChange{Kind: ChangeServer, Server: r.ID}, nil
+	})
+	if errors.Is(err, errNoRows) {
+		return ServerRecord{}, s.missingOrConflict(ctx, r.ID, ifVersion)
+	}
 	if err != nil {
 		return ServerRecord{}, s.errf(err, "updating server %q", r.ID)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ServerRecord{}, s.missingOrConflict(ctx, r.ID, ifVersion)
 	}
 	return s.Server(ctx, r.ID)
 }
@@ -102,22 +120,23 @@ func (s *Store) UpdateServer(ctx context.Context, r ServerRecord, ifVersion int6
 // DeleteServer removes a stored server (and its cached tools), with the
 // same ifVersion rule as UpdateServer.
 func (s *Store) DeleteServer(ctx context.Context, id string, ifVersion int64) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.errf(err, "deleting server %q", id)
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `DELETE FROM servers WHERE id = $1 AND ($2 = 0 OR version = $2)`, id, ifVersion)
-	if err != nil {
-		return s.errf(err, "deleting server %q", id)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	err := s.write(ctx, func(tx *sql.Tx) (*wireChange, error) {
+		res, err := tx.ExecContext(ctx, `DELETE FROM servers WHERE id = $1 AND ($2 = 0 OR version = $2)`, id, ifVersion)
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil, errNoRows
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM tool_lists WHERE server = $1`, id); err != nil {
+			return nil, err
+		}
+		return &wireChange{Kind: ChangeServer, Server: id}, nil
+	})
+	if errors.Is(err, errNoRows) {
 		return s.missingOrConflict(ctx, id, ifVersion)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM tool_lists WHERE server = $1`, id); err != nil {
-		return s.errf(err, "deleting server %q", id)
-	}
-	if err := tx.Commit(); err != nil {
+	if err != nil {
 		return s.errf(err, "deleting server %q", id)
 	}
 	return nil

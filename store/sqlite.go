@@ -18,6 +18,14 @@ type sqliteBackend struct{}
 
 func (sqliteBackend) name() string { return "sqlite" }
 
+// lockMigrations: nothing to do, the transaction took the write lock as it
+// began (_txlock=immediate).
+func (sqliteBackend) lockMigrations(context.Context, *sql.Tx) error { return nil }
+
+// notify: nothing to do; a SQLite file is one machine's, and Watch reports
+// nothing on it.
+func (sqliteBackend) notify(context.Context, *sql.Tx, wireChange) error { return nil }
+
 // openSQLite opens (creating if needed, owner-only) the SQLite file at path.
 func openSQLite(ctx context.Context, path string, o Options) (*Store, error) {
 	if !filepath.IsAbs(path) {
@@ -53,7 +61,7 @@ func openSQLite(ctx context.Context, path string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	s := &Store{db: db, backend: sqliteBackend{}, where: path}
+	s := newStore(db, sqliteBackend{}, path)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, s.errf(err, "opening")

@@ -6,10 +6,17 @@
 // A [Store] is a SQL database behind database/sql. The default is an
 // embedded SQLite file (modernc.org/sqlite: pure Go, no cgo) at
 // [DefaultPath], $XDG_STATE_HOME/switchboard/switchboard.db; a config's
-// `[state] database = "..."` names another file. PostgreSQL is the second
-// backend of a later change: the SQL outside sqlite.go is written for both
-// (numbered placeholders, ON CONFLICT upserts, times as Unix milliseconds,
-// JSON as text), and the schema is one list of migrations.
+// `[state] database = "..."` names another file, or a PostgreSQL database
+// (postgres://…, through pgx), which several machines share: the replicas
+// of a gateway behind a load balancer. The SQL outside sqlite.go and
+// postgres.go is written for both (numbered placeholders, ON CONFLICT
+// upserts, times as Unix milliseconds, JSON as text); what differs (how
+// migrations are serialised, how a change is announced) is the backend's.
+// The schema is one list of migrations, the same for both.
+//
+// On PostgreSQL, each write announces itself (NOTIFY) and [Store.Watch]
+// reports the changes other processes make, so that a server added on one
+// replica starts on the others.
 //
 // [Open] applies the migrations the database lacks, in one transaction, and
 // refuses a database written by a newer Switchboard ([ErrNewerSchema])
@@ -53,6 +60,12 @@ type Store struct {
 	db      *sql.DB
 	backend backend
 	where   string // the file or address, for errors (never a password)
+	origin  string // this store, in the changes it announces
+
+	// ctx ends at Close, which waits for the watchers.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	watchers sync.WaitGroup
 
 	closeOnce sync.Once
 	closeErr  error
@@ -62,6 +75,16 @@ type Store struct {
 type backend interface {
 	// name is "sqlite" or "postgres".
 	name() string
+	// lockMigrations makes the migrations of processes that open the
+	// database at once take turns, within tx.
+	lockMigrations(ctx context.Context, tx *sql.Tx) error
+	// notify announces a change to the other processes, within tx.
+	notify(ctx context.Context, tx *sql.Tx, c wireChange) error
+}
+
+func newStore(db *sql.DB, b backend, where string) *Store {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Store{db: db, backend: b, where: where, origin: newOrigin(), ctx: ctx, cancel: cancel}
 }
 
 // Options configures [Open]. Nil means defaults.
@@ -86,8 +109,9 @@ func DefaultPath() (string, error) {
 }
 
 // Open opens the database named by database and applies the migrations it
-// lacks. database is a file path (SQLite), "sqlite:" followed by a path, or
-// "" for [DefaultPath]. A postgres:// address is not supported yet. The
+// lacks. database is a file path (SQLite), "sqlite:" followed by a path,
+// "" for [DefaultPath], or a PostgreSQL URL (postgres://user:password@host/db,
+// with pgx's parameters), whose password never appears in errors. The
 // folder of a new SQLite file is created, owner-only.
 func Open(ctx context.Context, database string, opts *Options) (*Store, error) {
 	o := Options{}
@@ -97,17 +121,19 @@ func Open(ctx context.Context, database string, opts *Options) (*Store, error) {
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second
 	}
-	if strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://") {
-		return nil, errors.New("store: PostgreSQL is not supported yet; use a SQLite file path")
-	}
-	path := strings.TrimPrefix(database, "sqlite:")
-	if path == "" {
-		var err error
-		if path, err = DefaultPath(); err != nil {
-			return nil, err
+	var s *Store
+	var err error
+	if isPostgres(database) {
+		s, err = openPostgres(ctx, database)
+	} else {
+		path := strings.TrimPrefix(database, "sqlite:")
+		if path == "" {
+			if path, err = DefaultPath(); err != nil {
+				return nil, err
+			}
 		}
+		s, err = openSQLite(ctx, path, o)
 	}
-	s, err := openSQLite(ctx, path, o)
 	if err != nil {
 		return nil, err
 	}
@@ -121,9 +147,24 @@ func Open(ctx context.Context, database string, opts *Options) (*Store, error) {
 // Where is the database's file (or address, without credentials).
 func (s *Store) Where() string { return s.where }
 
-// Close closes the database. It is idempotent.
+// Backend is "sqlite" or "postgres".
+func (s *Store) Backend() string { return s.backend.name() }
+
+// Ping checks that the database answers (a readiness probe).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return s.errf(err, "ping")
+	}
+	return nil
+}
+
+// Close ends the watches and closes the database. It is idempotent.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() { s.closeErr = s.db.Close() })
+	s.closeOnce.Do(func() {
+		s.cancel()
+		s.watchers.Wait()
+		s.closeErr = s.db.Close()
+	})
 	return s.closeErr
 }
 

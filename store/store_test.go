@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardmcp/switchboard/internal/testpg"
 	"github.com/switchboardmcp/switchboard/store"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 )
 
@@ -58,15 +63,66 @@ func TestOpenDefaultPath(t *testing.T) {
 	}
 }
 
-func TestOpenRefusesPostgresForNow(t *testing.T) {
-	_, err := store.Open(context.Background(), "postgres://u:pw@db.example.com/sb", nil)
-	if err == nil || !strings.Contains(err.Error(), "not supported yet") || strings.Contains(err.Error(), "pw") {
-		t.Errorf("Open(postgres://…) = %v", err)
+// TestBackends runs the store's tests on each backend: a SQLite file, and
+// a database of its own on one throwaway PostgreSQL server.
+func TestBackends(t *testing.T) {
+	tests := []struct {
+		name string
+		test func(t *testing.T, newDB func(t *testing.T) string)
+	}{
+		{"migrations", testMigrations},
+		{"concurrent_migrations", testConcurrentMigrations},
+		{"servers", testServers},
+		{"tool_cache", testToolCache},
+		{"two_processes", testTwoProcesses},
+		{"watch", testWatch},
 	}
+	t.Run("sqlite", func(t *testing.T) {
+		for _, c := range tests {
+			t.Run(c.name, func(t *testing.T) {
+				c.test(t, func(t *testing.T) string { return filepath.Join(t.TempDir(), "state.db") })
+			})
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		server := testpg.Start(t)
+		n := 0
+		for _, c := range tests {
+			t.Run(c.name, func(t *testing.T) {
+				c.test(t, func(t *testing.T) string {
+					n++
+					return createDatabase(t, server, fmt.Sprintf("%s_%d", c.name, n))
+				})
+			})
+		}
+	})
 }
 
-func TestMigrations(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "m.db")
+// createDatabase creates database name on the PostgreSQL server and
+// returns its URL.
+func createDatabase(t *testing.T, server, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func postgres(database string) bool { return strings.HasPrefix(database, "postgres://") }
+
+func testMigrations(t *testing.T, newDB func(*testing.T) string) {
+	path := newDB(t)
 	s := open(t, path)
 	if got := schemaVersion(t, path); got != store.SchemaVersion() {
 		t.Errorf("schema version %d after Open, want %d", got, store.SchemaVersion())
@@ -79,19 +135,48 @@ func TestMigrations(t *testing.T) {
 	// A database from a newer Switchboard is refused, naming both versions.
 	newer := store.SchemaVersion() + 7
 	raw := rawDB(t, path)
-	if _, err := raw.Exec(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)`, newer); err != nil {
+	if _, err := raw.Exec(`INSERT INTO schema_migrations (version, applied_at) VALUES ($1, 0)`, newer); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
 	_, err := store.Open(context.Background(), path, nil)
-	if !errors.Is(err, store.ErrNewerSchema) || !strings.Contains(err.Error(), strconv.Itoa(newer)) || !strings.Contains(err.Error(), path) {
-		t.Errorf("Open of a newer database: %v, want ErrNewerSchema naming version %d and the file", err, newer)
+	if !errors.Is(err, store.ErrNewerSchema) || !strings.Contains(err.Error(), strconv.Itoa(newer)) || !strings.Contains(err.Error(), store.Describe(path)) {
+		t.Errorf("Open of a newer database: %v, want ErrNewerSchema naming version %d and the database", err, newer)
 	}
 }
 
-func TestServers(t *testing.T) {
+// testConcurrentMigrations: replicas that start at once on a new database
+// all open it (their migrations take turns), and the schema is made once.
+func testConcurrentMigrations(t *testing.T, newDB func(*testing.T) string) {
+	path := newDB(t)
+	const n = 6
+	errs := make(chan error, n)
+	var start sync.WaitGroup
+	start.Add(1)
+	for range n {
+		go func() {
+			start.Wait()
+			s, err := store.Open(context.Background(), path, nil)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	start.Done()
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("Open at once: %v", err)
+		}
+	}
+	if got := schemaVersion(t, path); got != store.SchemaVersion() {
+		t.Errorf("schema version %d, want %d", got, store.SchemaVersion())
+	}
+}
+
+func testServers(t *testing.T, newDB func(*testing.T) string) {
 	ctx := context.Background()
-	s := open(t, filepath.Join(t.TempDir(), "s.db"))
+	s := open(t, newDB(t))
 	cfg := json.RawMessage(`{"command":"npx","env":{"T":"{{secrets.t}}"}}`)
 	a, err := s.AddServer(ctx, store.ServerRecord{ID: "a", Config: cfg, Enabled: true})
 	if err != nil {
@@ -155,9 +240,9 @@ func TestServers(t *testing.T) {
 	}
 }
 
-func TestToolCache(t *testing.T) {
+func testToolCache(t *testing.T, newDB func(*testing.T) string) {
 	ctx := context.Background()
-	s := open(t, filepath.Join(t.TempDir(), "t.db"))
+	s := open(t, newDB(t))
 	if _, _, _, err := s.LoadTools(ctx, "x", "s1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("LoadTools of nothing: %v, want ErrNotFound", err)
 	}
@@ -188,12 +273,13 @@ func TestToolCache(t *testing.T) {
 	}
 }
 
-// TestTwoProcesses: a serve and a CLI command use one database at once.
-// Another process (this test binary, re-run) and this one each add servers
-// and save tool lists concurrently; every write lands, none fails on a
-// lock.
-func TestTwoProcesses(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "shared.db")
+// testTwoProcesses: a serve and a CLI command (or two replicas) use one
+// database at once. Another process (this test binary, re-run) and this one
+// each add servers and save tool lists concurrently; every write lands,
+// none fails on a lock.
+func testTwoProcesses(t *testing.T, newDB func(*testing.T) string) {
+	path := newDB(t)
+	open(t, path).Close() // migrated before the race: concurrent_migrations tests that
 	const n = 40
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWriterProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "STORE_TEST_WRITER="+path, "STORE_TEST_N="+strconv.Itoa(n))
@@ -220,11 +306,11 @@ func TestTwoProcesses(t *testing.T) {
 	}
 }
 
-// TestWriterProcess is the other process of TestTwoProcesses.
+// TestWriterProcess is the other process of testTwoProcesses.
 func TestWriterProcess(t *testing.T) {
 	path := os.Getenv("STORE_TEST_WRITER")
 	if path == "" {
-		t.Skip("run by TestTwoProcesses")
+		t.Skip("run by TestBackends/*/two_processes")
 	}
 	n, _ := strconv.Atoi(os.Getenv("STORE_TEST_N"))
 	if err := writeMany(path, "there", n); err != nil {
@@ -272,10 +358,14 @@ func (b *safeBuffer) String() string {
 	return string(b.b)
 }
 
-// rawDB opens the database file directly, around the store.
+// rawDB opens the database directly, around the store.
 func rawDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", path)
+	driver := "sqlite"
+	if postgres(path) {
+		driver = "pgx"
+	}
+	db, err := sql.Open(driver, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,4 +381,142 @@ func schemaVersion(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// testWatch: the changes one store makes reach another's Watch on
+// PostgreSQL, in order, without the watcher's own; an unchanged tool list
+// is not announced; a lost connection is re-made and reported as
+// ChangeAll; Close ends the watch. On SQLite nothing is reported.
+func testWatch(t *testing.T, newDB func(*testing.T) string) {
+	db := newDB(t)
+	a, b := open(t, db), open(t, db)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := b.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := json.RawMessage(`{"url":"https://x"}`)
+	if !postgres(db) {
+		if _, err := a.AddServer(ctx, store.ServerRecord{ID: "x", Config: cfg}); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		for c := range ch {
+			t.Errorf("a SQLite watch reported %+v", c)
+		}
+		return
+	}
+	next := func() store.Change {
+		t.Helper()
+		select {
+		case c, ok := <-ch:
+			if !ok {
+				t.Fatal("the watch ended")
+			}
+			return c
+		case <-time.After(10 * time.Second):
+			t.Fatal("no change within 10 s")
+		}
+		return store.Change{}
+	}
+	if _, err := b.AddServer(ctx, store.ServerRecord{ID: "own", Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := a.AddServer(ctx, store.ServerRecord{ID: "x", Config: cfg, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(); c != (store.Change{Kind: store.ChangeServer, Server: "x"}) {
+		t.Fatalf("first change = %+v, want x added (and not the watcher's own)", c)
+	}
+	t.Logf("a change reached the other store in %v", time.Since(start))
+	steps := []func() error{
+		func() error { _, err := a.UpdateServer(ctx, store.ServerRecord{ID: "x", Config: cfg}, 0); return err },
+		func() error { return a.SaveTools(ctx, "x", "s1", json.RawMessage(`[{"name":"t"}]`), 0) },
+		func() error { return a.SaveTools(ctx, "x", "s1", json.RawMessage(`[ {"name": "t"} ]`), time.Minute) }, // the same list
+		func() error {
+			_, err := a.AddServer(ctx, store.ServerRecord{ID: "x", Config: cfg})
+			return nilIf(err, store.ErrExists)
+		},
+		func() error {
+			_, err := a.UpdateServer(ctx, store.ServerRecord{ID: "x", Config: cfg}, 99)
+			return nilIf(err, store.ErrConflict)
+		},
+		func() error { return a.SaveTools(ctx, "x", "s1", json.RawMessage(`[{"name":"u"}]`), 0) },
+		func() error { return a.DeleteServer(ctx, "x", 0) },
+	}
+	for i, f := range steps {
+		if err := f(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	want := []store.Change{{store.ChangeServer, "x"}, {store.ChangeTools, "x"}, {store.ChangeTools, "x"}, {store.ChangeServer, "x"}}
+	for i, w := range want {
+		if c := next(); c != w {
+			t.Errorf("change %d = %+v, want %+v", i, c, w)
+		}
+	}
+
+	// The watch's connection is cut: it comes back, says changes may
+	// have been missed, and hears the next ones.
+	raw := rawDB(t, db)
+	defer raw.Close()
+	var cut int
+	if err := raw.QueryRow(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&cut); err != nil || cut != 1 {
+		t.Fatalf("terminating the watch's connection: %d, %v", cut, err)
+	}
+	if c := next(); c.Kind != store.ChangeAll {
+		t.Fatalf("after the connection was cut: %+v, want ChangeAll", c)
+	}
+	if _, err := a.AddServer(ctx, store.ServerRecord{ID: "y", Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(); c != (store.Change{Kind: store.ChangeServer, Server: "y"}) {
+		t.Errorf("after the reconnection: %+v, want y added", c)
+	}
+
+	b.Close()
+	select {
+	case c, ok := <-ch:
+		if ok {
+			t.Errorf("after Close: %+v, want the channel closed", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the watch did not end at Close")
+	}
+}
+
+// nilIf returns nil for an error that is target, and anything else as an
+// error.
+func nilIf(err, target error) error {
+	if errors.Is(err, target) {
+		return nil
+	}
+	if err == nil {
+		return fmt.Errorf("no error, want %v", target)
+	}
+	return err
+}
+
+// TestPostgresErrorsHideSecrets: a PostgreSQL password, in the URL's user
+// part or its query, never reaches Open's error.
+func TestPostgresErrorsHideSecrets(t *testing.T) {
+	const pw = "pw-s3cr3t-0042"
+	dir := t.TempDir() // no server listens here
+	for _, db := range []string{
+		"postgres://postgres:" + pw + "@/x?host=" + dir + "&connect_timeout=5",
+		"postgres:///x?user=postgres&password=" + pw + "&host=" + dir + "&connect_timeout=5",
+		"postgres://postgres:" + pw + "@/x?host=" + dir + "&sslmode=bogus",
+		"postgres://postgres:" + pw + "@[::1/x",
+	} {
+		_, err := store.Open(context.Background(), db, nil)
+		if err == nil {
+			t.Fatalf("Open(%q) connected to nothing", db)
+		}
+		if strings.Contains(err.Error(), pw) {
+			t.Errorf("Open's error holds the password: %v", err)
+		}
+	}
 }

@@ -71,7 +71,18 @@ func child(mode string) error {
 			wf.Digest = d
 		}
 	}
-	e, err := New(ctx, &EngineOptions{Database: os.Getenv("SWB_WF_DB"), Host: h, Workflows: wfs})
+	opts := &EngineOptions{Database: os.Getenv("SWB_WF_DB"), Host: h, Workflows: wfs}
+	if os.Getenv("SWB_WF_EXECUTOR") != "" {
+		// An executor of its own, as a serve has: its id first.
+		x, err := OpenExecutor(ctx, opts.Database, "serve")
+		if err != nil {
+			return err
+		}
+		defer x.Close()
+		opts.ExecutorID = x.ID
+		fmt.Printf("executor %s\n", x.ID)
+	}
+	e, err := New(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -102,6 +113,9 @@ type childRig struct {
 	// killAfterCall, when set, delays the kill until the fixture has
 	// received a call with this prefix.
 	killAfterCall string
+	// beforeKill, when set, is called with the lines read just before the
+	// kill.
+	beforeKill func(lines []string)
 }
 
 // waitCall waits until the fixture logged a call starting with prefix
@@ -157,6 +171,9 @@ func (c *childRig) run(t *testing.T, mode, until string, env ...string) []string
 		if until != "" && sc.Text() == until {
 			if c.killAfterCall != "" {
 				c.waitCall(t, c.killAfterCall)
+			}
+			if c.beforeKill != nil {
+				c.beforeKill(lines)
 			}
 			cmd.Process.Kill() // SIGKILL: no deferred Close runs
 			break
@@ -239,5 +256,86 @@ func TestDefinitionChanged(t *testing.T) {
 	}
 	if calls := c.calls(t); calls[`echo {"text":"b"}`] != 0 {
 		t.Errorf("calls = %v: the changed run went on", calls)
+	}
+}
+
+func TestAdoptDeadExecutor(t *testing.T) { testAdoptDeadExecutor(t, "") }
+
+// testAdoptDeadExecutor: a process with an executor of its own (a serve
+// replica) is killed in the middle of a run; another engine on the
+// database, with its own executor, sees the first one alive until then
+// (its runs are not taken), gone after, adopts the run and finishes it
+// with no completed step run again (only the interrupted one).
+func testAdoptDeadExecutor(t *testing.T, database string) {
+	if database != "" {
+		// A serve's store has opened it before the executor: made here.
+		createDatabase(t, database)
+	}
+	c := newChildRig(t, database)
+	c.killAfterCall = "slow "
+	ctx := context.Background()
+	var b *Executor
+	var idA string
+	var e *Engine
+	c.beforeKill = func(lines []string) {
+		idA, _ = strings.CutPrefix(lines[0], "executor ")
+		var err error
+		if b, err = OpenExecutor(ctx, c.db, "serve"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		if !b.Alive(idA) {
+			t.Errorf("executor %s is alive, and Alive says it is gone", idA)
+		}
+		h, err := host.New([]config.Server{{ID: "fx", Transport: config.TransportStdio, Command: c.fixture,
+			Args: []string{"-call-log", c.log}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		if err := h.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if e, err = New(ctx, &EngineOptions{Database: c.db, Host: h, Workflows: durableWorkflows(), ExecutorID: b.ID}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		if ids, err := e.Adopt(ctx, b.Alive); err != nil || len(ids) != 0 {
+			t.Errorf("Adopt while the executor lives = %v, %v; want nothing", ids, err)
+		}
+	}
+	// Two machines, as far as files go: each process its own state
+	// folder (where lock files were kept for PostgreSQL before).
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	lines := c.run(t, "start:steps", "event step:started c", "SWB_WF_EXECUTOR=1", "XDG_STATE_HOME="+t.TempDir())
+	if !strings.HasPrefix(lines[0], "executor serve-") || e == nil {
+		t.Fatalf("the child's lines: %q", lines)
+	}
+	// The lock goes when the server (or the kernel) sees the process
+	// gone: no event says when.
+	deadline := time.Now().Add(30 * time.Second)
+	for b.Alive(idA) {
+		if time.Now().After(deadline) {
+			t.Fatalf("executor %s still alive 30 s after its process was killed", idA)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ids, err := e.Adopt(ctx, b.Alive)
+	if err != nil || len(ids) != 1 || ids[0] != "r1" {
+		t.Fatalf("Adopt after the kill = %v, %v; want [r1]", ids, err)
+	}
+	var last Event
+	if err := e.Follow(ctx, "r1", 0, func(ev Event) error { last = ev; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if last.Type != EventRunCompleted {
+		t.Fatalf("the adopted run ended with %+v", last)
+	}
+	calls := c.calls(t)
+	want := map[string]int{`echo {"text":"a"}`: 1, `echo {"text":"b a"}`: 1, `slow {"ms":1500}`: 2, `echo {"text":"d"}`: 1}
+	for k, n := range want {
+		if calls[k] != n {
+			t.Errorf("%s called %d times, want %d (all calls: %v)", k, calls[k], n, calls)
+		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	neturl "net/url"
 	"strings"
 	"sync"
 	"time"
@@ -296,21 +295,9 @@ func databaseURL(database string) (url, where string, err error) {
 }
 
 // postgresWhere renders a PostgreSQL URL for messages without its
-// password, which may be in the user part or in the query.
-func postgresWhere(database string) string {
-	u, err := neturl.Parse(database)
-	if err != nil {
-		return "postgres://… (not a valid URL)"
-	}
-	if u.User != nil {
-		u.User = neturl.User(u.User.Username())
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Del("password")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
+// password, which may be in the user part or in the query: the store's
+// rendering, so that both name a database alike.
+func postgresWhere(database string) string { return store.Describe(database) }
 
 // newRunID returns a random run id.
 func newRunID() string {

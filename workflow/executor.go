@@ -3,13 +3,22 @@ package workflow
 // Which process executes a run. DBOS records the executor that runs each
 // workflow and, when an engine launches, recovers only the pending runs of
 // its own executor id (and application version). Several processes share
-// one database — `switchboard serve`, and CLI commands without a serve —
-// so each engine has an executor id of its own (kind, pid and a random
-// part), and says it is alive by holding an exclusive lock on a file
-// beside the database, which the kernel drops when the process dies. A
-// live engine's runs are never taken by another; the pending runs of an
-// executor that is gone are adopted: by the next serve when it launches,
-// or by `switchboard runs resume RUN`.
+// one database — `switchboard serve`, CLI commands without a serve, the
+// replicas of a gateway on one PostgreSQL — so each engine has an executor
+// id of its own (kind, pid and a random part), and says it is alive by
+// holding a lock that is dropped when its process dies, however it dies:
+//
+//   - on SQLite, an exclusive lock on a file beside the database, which the
+//     kernel drops;
+//   - on PostgreSQL, where executors run on several machines and no file
+//     is seen by all, a session advisory lock (pg_try_advisory_lock on a
+//     hash of the id) held on a connection of the executor's own, which
+//     the server drops when the connection ends: the process died, or the
+//     machine did and TCP keepalive noticed.
+//
+// A live engine's runs are never taken by another; the pending runs of an
+// executor that is gone are adopted: by a serve when it launches and then
+// every AdoptInterval, or by `switchboard runs resume RUN`.
 
 import (
 	"context"
@@ -17,12 +26,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardmcp/switchboard/store"
 )
@@ -30,18 +43,71 @@ import (
 // Executor is this process as an executor of runs: its id, alive while the
 // Executor is open.
 type Executor struct {
-	ID  string
+	ID string
+	// SQLite: the lock files' folder, and this executor's.
 	dir string
 	f   *os.File
+	// PostgreSQL: the connection holding this executor's advisory lock,
+	// also used to try the others'; pgx connections are not for
+	// concurrent use.
+	mu   sync.Mutex
+	conn *pgx.Conn
+}
+
+// OpenExecutor makes an executor id of kind ("serve", "cli") for database
+// (as EngineOptions.Database) and holds its lock until Close: on
+// PostgreSQL an advisory lock on a connection of its own (the database must
+// exist: the state store's, opened first), else a lock file in
+// ExecutorDir(database).
+func OpenExecutor(ctx context.Context, database, kind string) (*Executor, error) {
+	if !isPostgres(database) {
+		dir, err := ExecutorDir(database)
+		if err != nil {
+			return nil, err
+		}
+		return NewExecutor(dir, kind)
+	}
+	id := newExecutorID(kind)
+	conn, err := pgx.Connect(ctx, database)
+	if err != nil {
+		return nil, fmt.Errorf("workflow executors: database %s: %w", postgresWhere(database), err)
+	}
+	var held bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, executorKey(id)).Scan(&held); err != nil || !held {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("workflow executors: database %s: locking executor %s: held %v, %v", postgresWhere(database), id, held, err)
+	}
+	return &Executor{ID: id, conn: conn}, nil
+}
+
+// executorKey is the advisory lock key of executor id: 64 bits of a hash,
+// in a space of its own (a prefix) so as to meet no other lock's key but
+// by a chance that does not matter (a dead executor taken for alive: its
+// runs wait for `runs resume`).
+func executorKey(id string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("switchboard-executor:" + id))
+	return int64(h.Sum64())
+}
+
+func isPostgres(database string) bool {
+	l := strings.ToLower(database)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
+func newExecutorID(kind string) string {
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", kind, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
 // ExecutorDir is the folder of the executors' lock files for database (as
 // EngineOptions.Database): beside a SQLite file; for PostgreSQL, beside
-// the default state file (executors on other machines are not seen: a
-// later issue's).
+// the default state file, which OpenExecutor does not use (an advisory lock
+// does, seen from every machine).
 func ExecutorDir(database string) (string, error) {
 	p := strings.TrimPrefix(database, "sqlite:")
-	if p == "" || strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://") {
+	if p == "" || isPostgres(database) {
 		var err error
 		if p, err = store.DefaultPath(); err != nil {
 			return "", err
@@ -60,9 +126,7 @@ func NewExecutor(dir, kind string) (*Executor, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("workflow executors: %w", err)
 	}
-	var b [4]byte
-	rand.Read(b[:])
-	id := fmt.Sprintf("%s-%d-%s", kind, os.Getpid(), hex.EncodeToString(b[:]))
+	id := newExecutorID(kind)
 	f, err := os.OpenFile(filepath.Join(dir, id+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("workflow executors: %w", err)
@@ -74,9 +138,20 @@ func NewExecutor(dir, kind string) (*Executor, error) {
 	return &Executor{ID: id, dir: dir, f: f}, nil
 }
 
-// Close says the executor is gone: its lock file is removed.
+// Close says the executor is gone: its lock file is removed, or its
+// connection closed. It is idempotent.
 func (x *Executor) Close() error {
-	if x == nil || x.f == nil {
+	if x == nil {
+		return nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.conn != nil {
+		err := x.conn.Close(context.Background())
+		x.conn = nil
+		return err
+	}
+	if x.f == nil {
 		return nil
 	}
 	os.Remove(x.f.Name())
@@ -85,11 +160,21 @@ func (x *Executor) Close() error {
 	return err
 }
 
-// Alive reports whether the executor id holds its lock in the folder of x
-// (an id without a lock file, such as the library's "local", is gone).
+// Alive reports whether the executor id holds its lock (an id that never
+// had one, such as the library's "local", is gone). When it cannot tell
+// (the database does not answer), it says alive: runs are left alone
+// rather than run twice.
 func (x *Executor) Alive(id string) bool {
 	if id == x.ID {
 		return true
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.conn != nil {
+		return x.alivePostgres(id)
+	}
+	if x.dir == "" {
+		return true // closed
 	}
 	p := filepath.Join(x.dir, id+".lock")
 	if filepath.Base(p) != id+".lock" {
@@ -109,6 +194,26 @@ func (x *Executor) Alive(id string) bool {
 		return false
 	}
 	return true
+}
+
+// alivePostgres tries id's advisory lock on x's connection: taken, the
+// executor is gone (the lock is let go at once); held by another session,
+// it is alive. x's own session already holding it would take it again,
+// which is why x's own id is answered before.
+func (x *Executor) alivePostgres(id string) bool {
+	// A bound: a database that does not answer must not hold the
+	// adoption sweep.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	key := executorKey(id)
+	var got bool
+	if err := x.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&got); err != nil {
+		return true
+	}
+	if got {
+		x.conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key)
+	}
+	return !got
 }
 
 // Adopt takes over the pending runs whose executor is gone (alive reports

@@ -35,6 +35,7 @@ func TestPostgres(t *testing.T) {
 		{"concurrent_events", testConcurrentEvents},
 		{"kill_during_step", testKillDuringStep},
 		{"kill_during_gate", testKillDuringGate},
+		{"adopt_dead_executor", testAdoptDeadExecutor},
 		{"unique_violation", testUniqueViolation},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -120,5 +121,25 @@ func testUniqueViolation(t *testing.T, database string) {
 	_, err = db.ExecContext(ctx, `INSERT INTO uv VALUES ('x')`)
 	if err == nil || uniqueViolation(err) {
 		t.Errorf("uniqueViolation(%v) = true, want false", err)
+	}
+}
+
+// createDatabase creates the database of the URL database on its server.
+func createDatabase(t testing.TB, database string) {
+	t.Helper()
+	u, err := url.Parse(database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	u.Path = "/postgres"
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -368,11 +368,17 @@ func (e *env) toolCache(cfg *config.Config) host.ToolCache {
 // cannot be opened.
 func (e *env) stateStore(cfg *config.Config) *store.Store {
 	if e.state == nil && e.stateErr == nil {
-		where := cfg.State.Database
-		if where == "" {
+		var secrets secret.Store
+		if strings.Contains(cfg.State.Database, "{{secrets.") {
+			secrets = e.secretStore() // opened only when needed: it may warn
+		}
+		where, err := cfg.State.ResolveDatabase(e.lookupEnv, secrets, e.red)
+		if where == "" && err == nil {
 			where = e.statePath()
 		}
-		e.state, e.stateErr = store.Open(context.Background(), where, nil)
+		if e.stateErr = err; err == nil {
+			e.state, e.stateErr = store.Open(context.Background(), where, nil)
+		}
 		if e.stateErr != nil {
 			e.logger().Warn("no state store", "err", e.stateErr)
 		}

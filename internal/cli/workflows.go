@@ -23,6 +23,7 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
+	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -154,8 +155,12 @@ func (e *env) openEngine(ctx context.Context, run bool) (*engineHere, error) {
 		}
 	}
 	x.steps = e.agentSteps(cfg)
+	var secrets secret.Store
+	if strings.Contains(cfg.State.Database, "{{secrets.") {
+		secrets = e.secretStore() // opened only when needed: it may warn
+	}
 	x.wf, err = daemon.OpenWorkflows(ctx, &daemon.WorkflowOptions{Config: cfg, Workflows: wfs, Kind: "cli",
-		Agents: workflowAgents{x.steps}, Redactor: e.red, Logger: e.logger()})
+		Secrets: secrets, LookupEnv: e.lookupEnv, Agents: workflowAgents{x.steps}, Redactor: e.red, Logger: e.logger()})
 	if err != nil {
 		return nil, failed(err)
 	}

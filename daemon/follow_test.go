@@ -1,0 +1,101 @@
+package daemon_test
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/internal/testpg"
+	"github.com/switchboardmcp/switchboard/store"
+)
+
+// TestReplicasFollowEachOther: two daemons on one PostgreSQL database (two
+// replicas behind a balancer). A server added, updated, disabled, enabled
+// and deleted on A reaches B's host, and B's gateway clients see its tools
+// come, change and go (list_changed), without B being told anything but
+// through the database.
+func TestReplicasFollowEachOther(t *testing.T) {
+	db := pgDatabase(t, "replicas")
+	openPG := func() *store.Store {
+		s, err := store.Open(context.Background(), db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "a")}}
+	ra := run(t, cfg, openPG(), nil)
+	rb := run(t, cfg, openPG(), nil)
+	ra.awaitReady(t)
+	rb.awaitReady(t)
+	ctx := context.Background()
+	cs, changed := gatewayWatch(t, rb.url)
+
+	start := time.Now()
+	m, err := ra.d.AddServer(ctx, "b", entry(t, "-tool-name", "first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitTools(t, cs, changed, "b added on A", func(n []string) bool { return slices.Contains(n, "mcp_b_first") })
+	t.Logf("a server added on A was served by B %v later (its process started included)", time.Since(start))
+
+	if m, err = ra.d.UpdateServer(ctx, "b", entry(t, "-tool-name", "second"), m.Version); err != nil {
+		t.Fatal(err)
+	}
+	awaitTools(t, cs, changed, "b updated on A", func(n []string) bool {
+		return slices.Contains(n, "mcp_b_second") && !slices.Contains(n, "mcp_b_first")
+	})
+	if m, err = ra.d.SetServerEnabled(ctx, "b", false, m.Version); err != nil {
+		t.Fatal(err)
+	}
+	awaitTools(t, cs, changed, "b disabled on A", func(n []string) bool { return !slices.Contains(n, "mcp_b_second") })
+	if m, err = ra.d.SetServerEnabled(ctx, "b", true, m.Version); err != nil {
+		t.Fatal(err)
+	}
+	awaitTools(t, cs, changed, "b enabled on A", func(n []string) bool { return slices.Contains(n, "mcp_b_second") })
+	if err := ra.d.DeleteServer(ctx, "b", m.Version); err != nil {
+		t.Fatal(err)
+	}
+	awaitTools(t, cs, changed, "b deleted on A", func(n []string) bool {
+		return !slices.Contains(n, "mcp_b_second") && slices.Contains(n, "mcp_a_echo")
+	})
+
+	// B's own operations still work on what it followed, and reach A.
+	if _, err := rb.d.AddServer(ctx, "c", entry(t, "-tool-name", "third")); err != nil {
+		t.Fatal(err)
+	}
+	csa, changedA := gatewayWatch(t, ra.url)
+	awaitTools(t, csa, changedA, "c added on B", func(n []string) bool { return slices.Contains(n, "mcp_c_third") })
+	// A first: B's leak check counts from when A already ran, with fewer
+	// servers than it has now.
+	csa.Close()
+	ra.shutdown(t)
+}
+
+// pgDatabase starts a PostgreSQL server for t and returns the URL of a new
+// database name on it.
+func pgDatabase(t *testing.T, name string) string {
+	t.Helper()
+	server := testpg.Start(t)
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}

@@ -1,0 +1,66 @@
+package daemon_test
+
+import (
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/switchboardmcp/switchboard/config"
+)
+
+// probe GETs path on the daemon with a Host a balancer might send, no
+// token, and returns the status and body.
+func probe(t *testing.T, url, path string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "10.1.2.3:8080"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestHealthProbes: /healthz and /readyz answer a balancer (no token, any
+// Host) while /mcp keeps its token; /readyz is 503 while a required server
+// is not up and when the state database does not answer, 200 once ready;
+// the answers say nothing but "ok" or "not ready".
+func TestHealthProbes(t *testing.T) {
+	t.Setenv("SB_PROBE_TOKEN", "probe-token-0123456789")
+	hang := fixture(t, "hanging", "-hang-init")
+	hang.ConnectTimeout = time.Minute
+	cfg := &config.Config{Servers: []config.Server{hang}}
+	cfg.Gateway.AuthToken = "{{env.SB_PROBE_TOKEN}}"
+	r := run(t, cfg, openStore(t), nil)
+	check := func(url, path string, code int, body string) {
+		t.Helper()
+		if c, b := probe(t, url, path); c != code || b != body {
+			t.Errorf("GET %s = %d %q, want %d %q", path, c, b, code, body)
+		}
+	}
+	check(r.url, "/healthz", 200, "ok\n")
+	check(r.url, "/readyz", 503, "not ready\n")
+	if c, _ := probe(t, r.url, "/mcp"); c == 200 {
+		t.Errorf("GET /mcp without the token = %d", c)
+	}
+
+	st := openStore(t)
+	cfg2 := &config.Config{Servers: []config.Server{fixture(t, "a")}}
+	cfg2.Gateway.AuthToken = cfg.Gateway.AuthToken
+	r2 := run(t, cfg2, st, nil)
+	r2.awaitReady(t)
+	check(r2.url, "/readyz", 200, "ok\n")
+	check(r2.url, "/healthz", 200, "ok\n")
+	if c, _ := probe(t, r2.url, "/readyz?x=1"); c != 200 {
+		t.Errorf("GET /readyz?x=1 = %d", c)
+	}
+	st.Close() // the database is gone
+	check(r2.url, "/readyz", 503, "not ready\n")
+	check(r2.url, "/healthz", 200, "ok\n")
+}
