@@ -87,7 +87,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	} else {
 		u.log = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range []string{"servers", "server", "tools", "tool", "runs", "run", "workflow", "agents", "agent-run"} {
+	for _, p := range []string{"servers", "server", "tools", "tool", "runs", "run", "workflow", "agents", "agent-run", "login"} {
 		u.pages[p] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+p+".html"))
 	}
 	static, err := fs.Sub(staticFS, "static")
@@ -102,15 +102,18 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	u.toolRoutes()
 	u.runRoutes()
 	u.agentRoutes()
+	u.loginRoutes()
 	return u
 }
 
 // Mount mounts the UI on d at [Paths]: d.Run puts the gateway's checks in
-// front of each (gateway.Guard).
+// front of each (gateway.Guard); and its login page at /login, behind the
+// Host and Origin checks only (it takes the token).
 func (u *UI) Mount(d *daemon.Daemon) {
 	for _, p := range Paths {
 		d.Handle(p, u)
 	}
+	d.HandleOpen("/login", u)
 }
 
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
