@@ -122,6 +122,12 @@ func TestBrowser(t *testing.T) {
 	// Remove b.
 	do(t, ctx, "remove b", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(row("b")),
 		chromedp.Click(row("b")+` button.danger`))
+	// It asks first, in the page: nothing is removed yet.
+	poll(t, ctx, "remove asks", `document.querySelector('`+row("b")+` [id^="confirm-delete-"]')?.textContent === 'Remove b?'`)
+	if _, err := s.d.GetServer(context.Background(), "b"); err != nil {
+		t.Fatalf("b was removed before the confirmation: %v", err)
+	}
+	do(t, ctx, "confirm", chromedp.Click(row("b")+` [id^="confirm-delete-"]`))
 	poll(t, ctx, "b's row goes", `document.querySelector('`+row("b")+`') === null && document.querySelector('#flash').textContent.includes('Deleted b')`)
 	if _, err := s.d.GetServer(context.Background(), "b"); err == nil {
 		t.Error("b is still a server of the daemon")
