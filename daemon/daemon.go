@@ -36,6 +36,7 @@ package daemon
 import (
 	"cmp"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,9 +143,11 @@ type Daemon struct {
 	used   bool   // Run or ServeStdio was called
 	socket string // the local socket served, once listening
 	faces  []face // mounted with Handle
-	wf     *Workflows
-	tel    *telemetry.Telemetry
-	ownTel bool
+	// authToken is [gateway] auth_token resolved, once Run has it.
+	authToken string
+	wf        *Workflows
+	tel       *telemetry.Telemetry
+	ownTel    bool
 
 	agents agents // runs started with StartAgentRun
 
@@ -330,13 +333,37 @@ func DecodeStored(rec store.ServerRecord, where string) (config.Server, error) {
 func (d *Daemon) Handle(pattern string, h http.Handler) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.faces = append(d.faces, face{pattern, h})
+	d.faces = append(d.faces, face{pattern, h, false})
 }
 
-// face is a handler mounted with Handle.
+// HandleOpen mounts h as Handle does, behind the Host and Origin checks
+// but not the token: for a login page alone, which takes the token typed
+// and checks it with Login.
+func (d *Daemon) HandleOpen(pattern string, h http.Handler) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.faces = append(d.faces, face{pattern, h, true})
+}
+
+// Login checks token against [gateway] auth_token (in constant time) and
+// returns the value of the session cookie (gateway.SessionCookie) that
+// stands for it on the faces mounted with Handle. It is false when token
+// is not the auth token, and when none is set (nothing to log in to).
+func (d *Daemon) Login(token string) (string, bool) {
+	d.mu.Lock()
+	want := d.authToken
+	d.mu.Unlock()
+	if want == "" || subtle.ConstantTimeCompare([]byte(token), []byte(want)) != 1 {
+		return "", false
+	}
+	return gateway.SessionValue(want), true
+}
+
+// face is a handler mounted with Handle, or HandleOpen (open).
 type face struct {
 	pattern string
 	h       http.Handler
+	open    bool
 }
 
 // Host is the daemon's host, once Run or ServeStdio has made it (before

@@ -83,10 +83,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.mux.Handle("GET /readyz", health)
 	d.mu.Lock()
 	mounted := d.faces
+	d.authToken = token
 	d.mu.Unlock()
+	open := *hopts
+	open.AuthToken, open.OAuth = "", nil
 	for _, f := range mounted {
 		// The same checks as /mcp: a face is no way around them.
-		d.mux.Handle(f.pattern, gateway.Guard(f.h, hopts))
+		o := hopts
+		if f.open {
+			o = &open // a login page: Host and Origin only
+		}
+		d.mux.Handle(f.pattern, gateway.Guard(f.h, o))
 	}
 	// Off the MCP path, behind the same Host, Origin and token checks.
 	d.mux.Handle("/metrics", gateway.Guard(d.tel.Handler(), hopts))

@@ -3,7 +3,11 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -498,6 +503,33 @@ type guard struct {
 	opts  HTTPOptions
 	log   *slog.Logger
 	oauth *oauthGuard // nil without OAuth
+	// session: the session cookie stands for the token (Guard's faces,
+	// which a browser reaches; never /mcp, whose clients send the header).
+	session bool
+}
+
+// SessionCookie is the cookie the web UI's login page sets once a person
+// has typed the auth token: a browser cannot send the bearer header on
+// its own navigations. Its value is [SessionValue] of the token.
+const SessionCookie = "switchboard_session"
+
+// sessionKey is this process's key for session values: random, never
+// stored, so a restart signs everyone out.
+var sessionKey = sync.OnceValue(func() []byte {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return b
+})
+
+// SessionValue is the session cookie's value for token: an HMAC-SHA256 of
+// the token under a key of this process. It proves that the token was
+// typed into this process's login page, never reveals the token (a cookie
+// read off a disk or a log does not give the token for /mcp), and is void
+// once the process restarts or the token changes.
+func SessionValue(token string) string {
+	m := hmac.New(sha256.New, sessionKey())
+	m.Write([]byte(token))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 func (gd *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -515,6 +547,11 @@ func (gd *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if gd.opts.AuthToken != "" {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		owner = ok && subtle.ConstantTimeCompare([]byte(got), []byte(gd.opts.AuthToken)) == 1
+		if c, err := r.Cookie(SessionCookie); !owner && gd.session && err == nil {
+			// SameSite=Strict keeps a browser from sending it cross-site;
+			// the Origin check above refuses what a page elsewhere sends.
+			owner = subtle.ConstantTimeCompare([]byte(c.Value), []byte(SessionValue(gd.opts.AuthToken))) == 1
+		}
 		if !owner && gd.oauth == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 			refuse(w, http.StatusUnauthorized, "unauthorized")
@@ -685,7 +722,8 @@ func (gd *guard) originAllowed(origin string, r *http.Request) bool {
 // Guard applies the gateway's checks to another face's handler (the REST
 // API, the web UI, /metrics), so that every endpoint of a listener has the same:
 // the Host check on loopback (DNS rebinding), the Origin check, the bearer
-// token when one is set, and the body timeout. Of opts only those fields
+// token when one is set, and the body timeout. Here, unlike /mcp, the
+// [SessionCookie] a login page set stands for the token. Of opts only those fields
 // count (AuthToken, AllowedOrigins, AllowedHosts, Loopback, BodyTimeout,
 // Logger). The Authorization header is removed before next sees it.
 func Guard(next http.Handler, opts *HTTPOptions) http.Handler {
@@ -701,5 +739,5 @@ func Guard(next http.Handler, opts *HTTPOptions) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &guard{next: next, opts: o, log: log}
+	return &guard{next: next, opts: o, log: log, session: true}
 }

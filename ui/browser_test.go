@@ -14,8 +14,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/internal/interop"
 	"github.com/switchboardmcp/switchboard/internal/testbrowser"
+	"github.com/switchboardmcp/switchboard/workflow"
 )
 
 var screenshots = flag.Bool("screenshots", false, "write the main pages' screenshots to ../docs/ui-*.png")
@@ -47,7 +49,8 @@ func row(id string) string { return fmt.Sprintf(`tr[data-server=%q]`, id) }
 
 // TestBrowser drives the UI in Chromium as a person would: add a server
 // (by keyboard), see it connect and its tools appear, try a tool and see
-// its result, remove the server; see a crashing server's state change on
+// its result, remove the server; start a workflow, answer its gate and
+// see the run complete; see a crashing server's state change on
 // the open page, with no reload; and read every page at a desktop's and a
 // phone's width without a horizontal scroll.
 func TestBrowser(t *testing.T) {
@@ -57,7 +60,11 @@ func TestBrowser(t *testing.T) {
 	bin := buildFixture(t)
 	crashing := filepath.Join(t.TempDir(), "crashing-server")
 	copyFile(t, bin, crashing)
-	s := serveServers(t,
+	wf, err := workflow.Parse("gated.yaml", []byte(gated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serveWith(t, func(o *daemon.Options) { o.Workflows = []*workflow.Workflow{wf} },
 		config.Server{ID: "a", Transport: config.TransportStdio, Command: bin},
 		config.Server{ID: "c", Transport: config.TransportStdio, Command: crashing, Args: []string{"-crash-on-call"}},
 	)
@@ -99,9 +106,28 @@ func TestBrowser(t *testing.T) {
 	poll(t, ctx, "the image is decoded", `(() => { const i = document.querySelector('#result img'); return i !== null && i.complete && i.naturalWidth > 0 })()`)
 	shoot(t, ctx, "ui-tool.png")
 
+	// Start the workflow gated from its form, answer its gate on the
+	// run's page, and see the run complete there.
+	do(t, ctx, "start gated",
+		chromedp.Navigate(s.url+"/workflows/gated"), chromedp.WaitVisible(`#start-form`),
+		chromedp.SendKeys(`#start-form #arg-0`, "from the browser"),
+		chromedp.Click(`#start-submit`))
+	// htmx follows HX-Redirect with a navigation: wait for the new page.
+	do(t, ctx, "the run's page", chromedp.WaitVisible(`#run`))
+	poll(t, ctx, "the run's page shows the gate's form", `location.pathname.startsWith('/runs/') && document.querySelector('#gate-form #arg-0') !== null`)
+	shoot(t, ctx, "ui-run.png")
+	do(t, ctx, "approve", chromedp.SetValue(`#gate-form #arg-0`, "true"), chromedp.Click(`#gate-accept`))
+	poll(t, ctx, "the run completes on the open page", `document.querySelector('#run-state')?.textContent === 'completed' && document.querySelector('#timeline').textContent.includes('from the browser')`)
+
 	// Remove b.
 	do(t, ctx, "remove b", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(row("b")),
 		chromedp.Click(row("b")+` button.danger`))
+	// It asks first, in the page: nothing is removed yet.
+	poll(t, ctx, "remove asks", `document.querySelector('`+row("b")+` [id^="confirm-delete-"]')?.textContent === 'Remove b?'`)
+	if _, err := s.d.GetServer(context.Background(), "b"); err != nil {
+		t.Fatalf("b was removed before the confirmation: %v", err)
+	}
+	do(t, ctx, "confirm", chromedp.Click(row("b")+` [id^="confirm-delete-"]`))
 	poll(t, ctx, "b's row goes", `document.querySelector('`+row("b")+`') === null && document.querySelector('#flash').textContent.includes('Deleted b')`)
 	if _, err := s.d.GetServer(context.Background(), "b"); err == nil {
 		t.Error("b is still a server of the daemon")
@@ -122,7 +148,7 @@ func TestBrowser(t *testing.T) {
 	// Readable at a desktop's and a phone's width: nothing wider than the
 	// window.
 	for _, vp := range []struct{ w, h int64 }{{1280, 800}, {390, 844}} {
-		for _, p := range []string{"/servers", "/servers/a", "/tools", "/tools/mcp_a_add"} {
+		for _, p := range []string{"/servers", "/servers/a", "/tools", "/tools/mcp_a_add", "/runs", "/workflows/gated", "/agents"} {
 			do(t, ctx, "open "+p, chromedp.EmulateViewport(vp.w, vp.h), chromedp.Navigate(s.url+p), chromedp.WaitVisible(`main`))
 			w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 			if err != nil {

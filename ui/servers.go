@@ -26,6 +26,24 @@ func (u *UI) serverRoutes() {
 	u.mux.HandleFunc("POST /servers/{id}", u.editServer)
 	u.mux.HandleFunc("POST /servers/{id}/{op}", u.serverOp)
 	u.mux.HandleFunc("GET /servers/{id}/resource", u.readResource)
+	u.mux.HandleFunc("GET /servers/{id}/remove", u.removeButton)
+}
+
+// removeButton answers the Remove button's first press (?confirm=1): the
+// button that removes, asking "Remove ID?", and Keep, which brings the
+// first button back. Nothing is removed until the second press.
+func (u *UI) removeButton(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	m, err := u.d.GetServer(r.Context(), id)
+	if err != nil {
+		http.Error(w, err.Error(), statusOf(err))
+		return
+	}
+	name := "remove"
+	if r.URL.Query().Get("confirm") == "1" {
+		name = "remove-confirm"
+	}
+	u.render(w, http.StatusOK, "servers", name, rowOf(m))
 }
 
 // serverRow is a server as the table shows it.

@@ -33,7 +33,10 @@ package ui
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -74,7 +77,7 @@ type UI struct {
 
 // Paths are the patterns the UI answers, each mounted by [UI.Mount]. The
 // gateway keeps /mcp, /sse, /message and /ws, the REST API /api/v1/.
-var Paths = []string{"/{$}", "/servers", "/servers/", "/tools", "/tools/", "/static/"}
+var Paths = []string{"/{$}", "/servers", "/servers/", "/tools", "/tools/", "/runs", "/runs/", "/workflows/", "/agents", "/agents/", "/static/"}
 
 // New returns the UI of d; mount it with [UI.Mount] before d.Run.
 func New(d *daemon.Daemon, opts *Options) *UI {
@@ -84,7 +87,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	} else {
 		u.log = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range []string{"servers", "server", "tools", "tool"} {
+	for _, p := range []string{"servers", "server", "tools", "tool", "runs", "run", "workflow", "agents", "agent-run", "login"} {
 		u.pages[p] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+p+".html"))
 	}
 	static, err := fs.Sub(staticFS, "static")
@@ -97,15 +100,20 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	})
 	u.serverRoutes()
 	u.toolRoutes()
+	u.runRoutes()
+	u.agentRoutes()
+	u.loginRoutes()
 	return u
 }
 
 // Mount mounts the UI on d at [Paths]: d.Run puts the gateway's checks in
-// front of each (gateway.Guard).
+// front of each (gateway.Guard); and its login page at /login, behind the
+// Host and Origin checks only (it takes the token).
 func (u *UI) Mount(d *daemon.Daemon) {
 	for _, p := range Paths {
 		d.Handle(p, u)
 	}
+	d.HandleOpen("/login", u)
 }
 
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -161,6 +169,18 @@ type flashData struct {
 	OOB bool
 }
 
+// redirect sends the browser to path: htmx follows HX-Redirect (a 303
+// would be followed by its XMLHttpRequest and swapped into the page), a
+// plain form post the 303.
+func redirect(w http.ResponseWriter, r *http.Request, path string) {
+	if r.Header.Get("HX-Request") == "true" {
+		w.Header().Set("HX-Redirect", path)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	http.Redirect(w, r, path, http.StatusSeeOther)
+}
+
 // hostOr answers 503 when the daemon has no host.
 func (u *UI) hostOr(w http.ResponseWriter) *host.Host {
 	h := u.d.Host()
@@ -172,4 +192,15 @@ func (u *UI) hostOr(w http.ResponseWriter) *host.Host {
 
 var funcs = template.FuncMap{
 	"editOf": func(id string, f form) editData { return editData{ID: id, Form: f} },
+	"indent": indent,
+}
+
+// hashOf is a short digest of what a page shows, for its poll to say
+// whether anything changed.
+func hashOf(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%q\n", p)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }

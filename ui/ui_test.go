@@ -51,13 +51,21 @@ func serve(t *testing.T, servers map[string][]string) *served {
 // the canary in its environment.
 func serveServers(t *testing.T, servers ...config.Server) *served {
 	t.Helper()
+	return serveWith(t, nil, servers...)
+}
+
+// serveWith is serveServers with more options: opts changes the
+// daemon's (its Config holds the servers and the state database).
+func serveWith(t *testing.T, opts func(*daemon.Options), servers ...config.Server) *served {
+	t.Helper()
 	t.Setenv("SB_UI_CANARY", canary)
 	bin := interop.Build(t, fixturePkg)
 	cfg := &config.Config{Servers: servers}
 	for i := range cfg.Servers {
 		cfg.Servers[i].Env = map[string]string{"CANARY": "{{env.SB_UI_CANARY}}"}
 	}
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), nil)
+	cfg.State.Database = filepath.Join(t.TempDir(), "s.db")
+	st, err := store.Open(context.Background(), cfg.State.Database, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +75,11 @@ func serveServers(t *testing.T, servers ...config.Server) *served {
 		t.Fatal(err)
 	}
 	ready := make(chan struct{}, 1)
-	d, err := daemon.New(ln, &daemon.Options{Config: cfg, Store: st, OnReady: func([]host.ServerStatus) { ready <- struct{}{} }})
+	o := &daemon.Options{Config: cfg, Store: st, OnReady: func([]host.ServerStatus) { ready <- struct{}{} }}
+	if opts != nil {
+		opts(o)
+	}
+	d, err := daemon.New(ln, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +166,7 @@ var attrRef = regexp.MustCompile(`\s(src|href|action|hx-get|hx-post|poster|srcse
 // image a tool returned): the page works on a machine with no internet.
 func TestPagesAreLocal(t *testing.T) {
 	s := serve(t, map[string][]string{"a": nil})
-	pages := []string{"/servers", "/servers/a", "/tools", "/tools?q=echo", "/tools/mcp_a_echo", "/tools/mcp_a_content"}
+	pages := []string{"/servers", "/servers/a", "/tools", "/tools?q=echo", "/tools/mcp_a_echo", "/tools/mcp_a_content", "/runs", "/agents", "/login"}
 	for _, p := range pages {
 		status, hdr, body := s.do("GET", p, nil)
 		if status != http.StatusOK {

@@ -1,0 +1,156 @@
+package ui_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/ui"
+	"github.com/switchboardmcp/switchboard/workflow"
+)
+
+// gated asks before it echoes, with the tool of the server "a".
+const gated = `id: gated
+description: Asks before echoing
+inputs:
+  text: {type: string, required: true}
+  times: {type: integer}
+outputs:
+  said: "{{ .steps.say.result }}"
+steps:
+  - id: ok
+    gate:
+      message: "Echo {{ .inputs.text }}?"
+      schema:
+        type: object
+        properties:
+          approve: {type: boolean}
+          note: {type: string, maxLength: 5}
+        required: [approve]
+      on_decline: skip_rest
+  - id: say
+    needs: [ok]
+    if: "{{ .steps.ok.result.approve }}"
+    tool: mcp_a_echo
+    arguments: {text: "{{ .inputs.text }}"}
+`
+
+// serveGated serves the fixture as "a" and the workflow gated.
+func serveGated(t *testing.T) *served {
+	t.Helper()
+	wf, err := workflow.Parse("gated.yaml", []byte(gated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveWith(t, func(o *daemon.Options) { o.Workflows = []*workflow.Workflow{wf} },
+		config.Server{ID: "a", Transport: config.TransportStdio, Command: buildFixture(t)})
+}
+
+// labelled returns the form's input id of each field, by its label.
+func labelled(t *testing.T, body string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, m := range regexp.MustCompile(`<label for="(arg-\d+)">([^ <]+)`).FindAllStringSubmatch(body, -1) {
+		out[m[2]] = m[1]
+	}
+	return out
+}
+
+// TestRuns: a workflow started from the form its input schema makes (a
+// missing input refused next to its field, nothing started), its run
+// listed, its timeline showing the gate waiting with a form from the
+// gate's schema; an answer its schema refuses shown next to the field;
+// the gate answered and the run completed, its timeline showing each
+// step.
+func TestRuns(t *testing.T) {
+	s := serveGated(t)
+	csrf := []string{ui.CSRFHeader, "1"}
+	status, _, body := s.do("GET", "/workflows/gated", nil)
+	f := labelled(t, body)
+	if status != http.StatusOK || f["text"] == "" || f["times"] == "" || !strings.Contains(body, `id="start-form"`) {
+		t.Fatalf("GET /workflows/gated: %d, fields %v\n%s", status, f, body)
+	}
+	status, _, body = s.do("POST", "/workflows/gated/start", url.Values{f["times"]: {"two"}}, csrf...)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `id="`+f["text"]+`-err" class="error">required`) ||
+		!strings.Contains(body, `id="`+f["times"]+`-err" class="error">not a number`) {
+		t.Errorf("start without text: %d\n%s", status, body)
+	}
+	wfs := s.d.Workflows()
+	if runs, _ := wfs.Engine.Runs(context.Background(), nil); len(runs) != 0 {
+		t.Errorf("a refused start started %d runs", len(runs))
+	}
+	status, hdr, body := s.do("POST", "/workflows/gated/start", url.Values{f["text"]: {"hi there"}, f["times"]: {"2"}}, append(csrf, "HX-Request", "true")...)
+	loc := hdr.Get("HX-Redirect")
+	if status != http.StatusNoContent || !strings.HasPrefix(loc, "/runs/") {
+		t.Fatalf("start: %d HX-Redirect %q\n%s", status, loc, body)
+	}
+	id := strings.TrimPrefix(loc, "/runs/")
+	_, _, body = s.do("GET", "/runs", nil)
+	if !strings.Contains(body, `href="/runs/`+id+`"`) {
+		t.Errorf("the run is not listed:\n%s", body)
+	}
+
+	// The gate waits: its form is on the run's page.
+	var g map[string]string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, _, body = s.do("GET", "/runs/"+id, nil)
+		if strings.Contains(body, `id="gate-form"`) {
+			g = labelled(t, body)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gate's form never showed:\n%s", body)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the page: the engine has no event for a waiting gate here
+	}
+	if g["approve"] == "" || g["note"] == "" || !strings.Contains(body, "Echo hi there?") || !strings.Contains(body, "gate:waiting") {
+		t.Fatalf("the gate's form: fields %v\n%s", g, body)
+	}
+	// Nothing new: the poll answers 204 and swaps nothing.
+	seq := regexp.MustCompile(`live\?seq=(\d+)&amp;state=waiting`).FindStringSubmatch(body)
+	if seq == nil {
+		t.Fatalf("no poll of the run:\n%s", body)
+	}
+	if status, _, _ := s.do("GET", "/runs/"+id+"/live?seq="+seq[1]+"&state=waiting", nil); status != http.StatusNoContent {
+		t.Errorf("the poll with nothing new: %d, want 204", status)
+	}
+	// The gate's schema refuses a note of 6 characters: next to note.
+	answer := "/runs/" + id + "/answer?gate=ok&action=accept"
+	status, _, body = s.do("POST", answer, url.Values{g["approve"]: {"true"}, g["note"]: {"toolong"}}, csrf...)
+	if status != http.StatusUnprocessableEntity || !regexp.MustCompile(`id="`+g["note"]+`-err" class="error">[^<]+`).MatchString(body) {
+		t.Errorf("a note too long: %d\n%s", status, body)
+	}
+	if st, _ := wfs.Engine.Get(context.Background(), id); st.State != workflow.RunWaiting {
+		t.Errorf("after a refused answer the run is %s", st.State)
+	}
+	status, _, body = s.do("POST", answer, url.Values{g["approve"]: {"true"}, g["note"]: {"fine"}}, csrf...)
+	if status != http.StatusOK {
+		t.Fatalf("answering the gate: %d\n%s", status, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := wfs.Engine.Wait(ctx, id)
+	if err != nil || st.State != workflow.RunCompleted {
+		t.Fatalf("the run: %v %v", st, err)
+	}
+	_, _, body = s.do("GET", "/runs/"+id, nil)
+	for _, want := range []string{"run:completed", "gate:answered", "<code>say</code>", "hi there", `class="state run-completed"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the completed run's page has no %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, `hx-trigger="every 1s"`) {
+		t.Error("an ended run's page still polls")
+	}
+	// Answered already: refused.
+	if status, _, _ := s.do("POST", answer, url.Values{g["approve"]: {"true"}}, csrf...); status != http.StatusConflict {
+		t.Errorf("a second answer: %d, want 409", status)
+	}
+}
