@@ -12,6 +12,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
@@ -110,6 +111,7 @@ type Engine struct {
 	red      *secret.Redactor
 	launched bool
 	closed   bool
+	closing  atomic.Bool // Close has begun: DBOS's shutdown noise is dropped
 	// published are InProcess's servers (see published).
 	published []*published
 	// kick is closed and replaced whenever a run or a gate of this
@@ -150,7 +152,7 @@ func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
 		AppName:            appName,
 		ApplicationVersion: o.AppVersion,
 		ExecutorID:         o.ExecutorID,
-		Logger:             o.Logger,
+		Logger:             slog.New(&dbosLog{next: o.Logger.Handler(), closing: &e.closing}),
 	}
 	var db *sql.DB
 	if strings.HasPrefix(url, "sqlite:") {
@@ -240,6 +242,7 @@ const shutdownTimeout = 10 * time.Second
 // started.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
+		e.closing.Store(true)
 		e.mu.Lock()
 		e.closed = true
 		e.mu.Unlock()
@@ -304,4 +307,31 @@ func newRunID() string {
 	var b [12]byte
 	rand.Read(b[:])
 	return "run-" + hex.EncodeToString(b[:])
+}
+
+// dbosLog passes DBOS's log records on, except once the engine closes:
+// DBOS's background loops then report every query the shutdown cancels
+// ("context canceled") as warnings and errors, which are not.
+type dbosLog struct {
+	next    slog.Handler
+	closing *atomic.Bool
+}
+
+func (h *dbosLog) Enabled(ctx context.Context, l slog.Level) bool {
+	return !h.closing.Load() && h.next.Enabled(ctx, l)
+}
+
+func (h *dbosLog) Handle(ctx context.Context, r slog.Record) error {
+	if h.closing.Load() {
+		return nil
+	}
+	return h.next.Handle(ctx, r)
+}
+
+func (h *dbosLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return &dbosLog{next: h.next.WithAttrs(as), closing: h.closing}
+}
+
+func (h *dbosLog) WithGroup(name string) slog.Handler {
+	return &dbosLog{next: h.next.WithGroup(name), closing: h.closing}
 }

@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,7 +136,7 @@ func (x *engineHere) workflow(id string) *workflow.Workflow {
 // it), and otherwise opens one in this process on the configuration's
 // database; with run, that one also starts the configuration's servers
 // and is launched over them, so that it runs workflows.
-func (e *env) openEngine(ctx context.Context, run bool) (*engineHere, error) {
+func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workflow) (*engineHere, error) {
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return nil, err
@@ -142,6 +144,18 @@ func (e *env) openEngine(ctx context.Context, run bool) (*engineHere, error) {
 	wfs, err := e.loadWorkflows(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if len(extra) > 0 {
+		// A workflow given by its path joins the ones found (a serve does
+		// not have it, so the run is made here).
+		all := slices.DeleteFunc(slices.Clone(wfs), func(w *workflow.Workflow) bool {
+			return slices.ContainsFunc(extra, func(x *workflow.Workflow) bool { return x.ID == w.ID })
+		})
+		all = append(all, extra...)
+		if err := workflow.CheckAll(all); err != nil {
+			return nil, &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("workflows:\n%s", indent(err.Error())), details: problemDetails(err)}
+		}
+		wfs = all
 	}
 	x := &engineHere{cfg: cfg, wfs: wfs}
 	if c := e.dialDaemon(ctx, cfg, ""); c != nil {
@@ -318,7 +332,15 @@ func (e *env) workflowRun(ctx context.Context, id, argsJSON string, kvs []string
 	if _, err := buildArgs(argsJSON, kvs, nil); err != nil {
 		return usageErr("%v", err)
 	}
-	x, err := e.openEngine(ctx, true)
+	var extra []*workflow.Workflow
+	if workflowPath(id) {
+		w, err := workflow.Load(id)
+		if err != nil {
+			return &exitError{code: ExitUsage, kind: codeConfig, err: err, details: problemDetails(err)}
+		}
+		extra, id = []*workflow.Workflow{w}, w.ID
+	}
+	x, err := e.openEngine(ctx, true, extra...)
 	if err != nil {
 		return err
 	}
@@ -664,4 +686,15 @@ func runErr(err error) error {
 		return usageErr("%v", err)
 	}
 	return failed(err)
+}
+
+// workflowPath reports whether a workflow run's argument is a file rather
+// than an id: it holds a path separator or ends in .yaml or .yml (as an
+// agent's name for switchboard run).
+func workflowPath(name string) bool {
+	if strings.ContainsRune(name, '/') || strings.ContainsRune(name, filepath.Separator) {
+		return true
+	}
+	ext := strings.ToLower(filepath.Ext(name))
+	return ext == ".yaml" || ext == ".yml"
 }
