@@ -87,6 +87,7 @@ func New(d *daemon.Daemon, opts *Options) *API {
 		a.log = slog.New(slog.DiscardHandler)
 	}
 	p := strings.TrimSuffix(Prefix, "/")
+	a.handle("GET "+p+"/openapi.json", a.openapi)
 	a.handle("GET "+p+"/servers", a.listServers)
 	a.handle("POST "+p+"/servers", a.addServer)
 	a.handle("GET "+p+"/servers/{id}", a.getServer)

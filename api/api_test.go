@@ -25,10 +25,11 @@ const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
 const canary = "canary-secret-value-7f3a9c"
 
 type apiT struct {
-	t   *testing.T
-	url string
-	d   *daemon.Daemon
-	all [][]byte // every body seen, for the canary check
+	t      *testing.T
+	url    string
+	d      *daemon.Daemon
+	client *http.Client // records every exchange, validated against the OpenAPI document
+	all    [][]byte     // every body seen, for the canary check
 }
 
 func startAPI(t *testing.T) *apiT { return startAPIWith(t, nil) }
@@ -65,7 +66,7 @@ func startAPIWith(t *testing.T, opts func(*daemon.Options)) *apiT {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
-	a := &apiT{t: t, url: "http://" + ln.Addr().String(), d: d}
+	a := &apiT{t: t, url: "http://" + ln.Addr().String(), d: d, client: recordAPI(t)}
 	t.Cleanup(func() {
 		cancel()
 		<-done
@@ -91,6 +92,9 @@ func (a *apiT) do(method, path, body string, hdr ...string) (int, http.Header, [
 	if method != "GET" {
 		req.Header.Set(api.CSRFHeader, "1")
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i+1] == "" {
 			req.Header.Del(hdr[i])
@@ -98,7 +102,7 @@ func (a *apiT) do(method, path, body string, hdr ...string) (int, http.Header, [
 			req.Header.Set(hdr[i], hdr[i+1])
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := a.client.Do(req)
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -241,7 +245,7 @@ func TestEvents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", a.url+"/api/v1/events", nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := a.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func (a *apiT) openSSE(path string, hdr ...string) *sseStream {
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := a.client.Do(req)
 	if err != nil {
 		a.t.Fatal(err)
 	}
