@@ -118,6 +118,9 @@ type Telemetry struct {
 	mu       sync.Mutex
 	observed []source // the gauges' sources
 	closed   bool
+
+	wfMu   sync.Mutex
+	wfRuns map[string]*openRun // workflow runs seen started, by id (WorkflowEvent)
 }
 
 // New makes the providers. With Options.OTLPEndpoint it checks the URL

@@ -1,0 +1,61 @@
+package daemon
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/switchboardmcp/switchboard/telemetry"
+	"github.com/switchboardmcp/switchboard/workflow"
+)
+
+// workflowEvents records the workflow engine's events in tel: runs by
+// outcome and duration, the tokens of their agent steps, a span per run
+// and step (workflow.EngineOptions.OnEvent). byID are the engine's
+// workflows, whose definitions say which steps are agent steps.
+func workflowEvents(tel *telemetry.Telemetry, byID map[string]*workflow.Workflow) func(workflow.Event) {
+	return func(ev workflow.Event) {
+		te := telemetry.WorkflowEvent{Type: string(ev.Type), RunID: ev.RunID, Workflow: ev.Workflow, Step: ev.Step,
+			Item: -1, Attempt: ev.Attempt, Time: ev.Time, Skipped: ev.Skipped}
+		if ev.Item != nil {
+			te.Item = *ev.Item
+		}
+		if ev.DurationMS != nil {
+			te.Duration = time.Duration(*ev.DurationMS) * time.Millisecond
+		}
+		if ev.Error != nil {
+			te.Error = string(ev.Error.Code)
+		}
+		if ev.Type == workflow.EventStepCompleted && isAgentStep(byID[ev.Workflow], ev.Step, ev.Item != nil) {
+			// An agent step's result is workflow.AgentResult, its usage
+			// the agent run's.
+			var r struct {
+				Usage struct {
+					Input  int64 `json:"input_tokens"`
+					Output int64 `json:"output_tokens"`
+				} `json:"usage"`
+			}
+			if json.Unmarshal(ev.Result, &r) == nil {
+				te.InputTokens, te.OutputTokens = r.Usage.Input, r.Usage.Output
+			}
+		}
+		tel.WorkflowEvent(te)
+	}
+}
+
+// isAgentStep says whether wf's step id (its for_each's inner step, for
+// an item's event) is an agent step.
+func isAgentStep(wf *workflow.Workflow, id string, item bool) bool {
+	if wf == nil {
+		return false
+	}
+	i := slices.IndexFunc(wf.Steps, func(s *workflow.Step) bool { return s.ID == id })
+	if i < 0 {
+		return false
+	}
+	s := wf.Steps[i]
+	if item && s.ForEach != nil {
+		s = s.ForEach.Step
+	}
+	return s != nil && s.Kind == workflow.StepAgent
+}
