@@ -246,7 +246,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		tc := opts.Config.Telemetry
 		t, err := telemetry.New(&telemetry.Options{Logger: d.opts.Logger, Redactor: d.red,
 			OTLPEndpoint: tc.OTLPEndpoint, AllowLocalEndpoint: tc.AllowLocalEndpoint, RecordPayloads: tc.RecordPayloads,
-			Network: d.opts.Host.Network, Version: host.Version})
+			Network: d.opts.Host.Network, Version: host.Version, Usage: d.store})
 		if err != nil {
 			d.Close()
 			return nil, err

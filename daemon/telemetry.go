@@ -1,10 +1,14 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/telemetry"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
@@ -58,4 +62,45 @@ func isAgentStep(wf *workflow.Workflow, id string, item bool) bool {
 		s = s.ForEach.Step
 	}
 	return s != nil && s.Kind == workflow.StepAgent
+}
+
+// Usage reports the usage recorded in the daemon's store since since
+// (calls, errors and latency percentiles per server and tool, runs and
+// tokens per agent and workflow), the calls of the last moments included:
+// what its telemetry gathered is written first. It is what
+// `switchboard stats` and the API serve.
+func (d *Daemon) Usage(ctx context.Context, since time.Time) (*store.UsageReport, error) {
+	if err := d.tel.FlushUsage(ctx); err != nil {
+		d.log.Warn("telemetry: usage not recorded", "err", d.red.Redact(err.Error()))
+	}
+	return d.store.Usage(ctx, since)
+}
+
+// serveUsage answers GET /local/v1/usage?since=SECONDS (default a day).
+func (d *Daemon) serveUsage(w http.ResponseWriter, r *http.Request) {
+	since := 24 * time.Hour
+	if s := r.URL.Query().Get("since"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			http.Error(w, "since: a number of seconds", http.StatusBadRequest)
+			return
+		}
+		since = time.Duration(n) * time.Second
+	}
+	rep, err := d.Usage(r.Context(), time.Now().Add(-since))
+	if err != nil {
+		http.Error(w, d.red.Redact(err.Error()), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(rep)
+}
+
+// Usage asks the serve for its usage over the last since (Daemon.Usage).
+func (c *Client) Usage(ctx context.Context, since time.Duration) (*store.UsageReport, error) {
+	var rep store.UsageReport
+	if err := c.get(ctx, "usage?since="+strconv.FormatInt(int64(since/time.Second), 10), &rep); err != nil {
+		return nil, err
+	}
+	return &rep, nil
 }

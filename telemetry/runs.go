@@ -207,6 +207,3 @@ func (t *Telemetry) StartLLMRequest(ctx context.Context, provider, model string)
 		}
 	}
 }
-
-// usageRun is filled in by the usage recorder (usage.go).
-func (t *Telemetry) usageRun(kind, name, outcome string, input, output int64, at time.Time) {}
