@@ -24,15 +24,17 @@ import (
 // BenchmarkToolsCall (each takes its turn in slices of b.N/10 calls):
 //
 //   - off: the gateway with no telemetry attached;
+//
 //   - on: as the daemon attaches it by default — the host's client
 //     middleware, the gateway's server middleware, the host watcher,
 //     metrics, the usage gathered for the store (flushed every 15 s);
 //     traces off;
+//
 //   - traced: on, with traces recorded and given to an exporter that drops
 //     them, synchronously on the call's goroutine (Options.SpanExporter):
 //     an upper bound of the OTLP exporter's cost, which batches.
 //
-//	go test ./gateway -run '^$' -bench Telemetry -benchtime 2000x -count 5
+//     go test ./gateway -run '^$' -bench Telemetry -benchtime 2000x -count 5
 //
 // It reports calls/s and p50 per path, and on/off and traced/off as ratios
 // of calls/s. See docs/performance.md, Telemetry.
