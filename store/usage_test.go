@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,11 +22,11 @@ func calls(server, tool string, errors int64, durations map[time.Duration]int) s
 	return u
 }
 
-// TestUsage: known calls and runs, in two batches of one minute, give the
+// testUsage: known calls and runs, in two batches of one minute, give the
 // expected counts and percentiles (interpolated in the latency buckets);
 // tokens add up by agent and workflow.
-func TestUsage(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "u.db"))
+func testUsage(t *testing.T, newDB func(*testing.T) string) {
+	s := open(t, newDB(t))
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 30, 20, 0, time.UTC)
 	minute := now.Truncate(time.Minute)
@@ -72,11 +71,11 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-// TestUsageRetention: minute rows older than a day are rolled into their
+// testUsageRetention: minute rows older than a day are rolled into their
 // hour (the counts kept), hour rows older than UsageHourRetention dropped:
 // the table holds at most a day of minutes.
-func TestUsageRetention(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "u.db")
+func testUsageRetention(t *testing.T, newDB func(*testing.T) string) {
+	path := newDB(t)
 	s := open(t, path)
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
