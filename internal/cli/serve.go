@@ -114,7 +114,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	d, err := daemon.New(ln, &daemon.Options{
 		Workflows:    wfs,
 		Agents:       agents,
-		AgentRunner:  api.StepsRunner(steps),
+		AgentRunner:  observedRunner{api.StepsRunner(steps), agents},
 		Config:       cfg,
 		Host:         hostOpts,
 		Logger:       hostOpts.Logger,

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/agent"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/telemetry"
 )
@@ -73,4 +76,42 @@ func recordAgentRun(ctx context.Context, tel *telemetry.Telemetry, name string, 
 	}
 	r.End(outcome, errType, time.Time{}, 0)
 	return err
+}
+
+// observedRunner records the agent runs the management API starts (an
+// invoke_agent span around the run, its outcome, duration and tokens), as
+// workflowAgents does a workflow's agent steps; a.tel is read per run, as
+// serve sets it once the daemon exists.
+type observedRunner struct {
+	daemon.AgentRunner
+	a *workflowAgents
+}
+
+func (r observedRunner) RunAgent(ctx context.Context, h *host.Host, name, prompt, runID string, emit func(daemon.AgentEvent)) error {
+	tel := r.a.tel
+	if tel == nil {
+		return r.AgentRunner.RunAgent(ctx, h, name, prompt, runID, emit)
+	}
+	ctx, run := tel.StartRun(ctx, telemetry.KindAgent, name, runID, time.Time{})
+	outcome, errType := telemetry.OutcomeFailed, "agent_failed"
+	err := r.AgentRunner.RunAgent(ctx, h, name, prompt, runID, func(ev daemon.AgentEvent) {
+		switch agent.EventType(ev.Type) {
+		case agent.EventRunCompleted:
+			outcome, errType = telemetry.OutcomeCompleted, ""
+		case agent.EventRunCancelled:
+			outcome, errType = telemetry.OutcomeCancelled, ""
+		case agent.EventRunFailed:
+			var e agent.Event
+			if json.Unmarshal(ev.Data, &e) == nil && e.Error != nil {
+				errType = string(e.Error.Code)
+			}
+		}
+		emit(ev)
+	})
+	if err != nil {
+		// It never started (no such agent, a server not here): not a run.
+		return err
+	}
+	run.End(outcome, errType, time.Time{}, 0)
+	return nil
 }

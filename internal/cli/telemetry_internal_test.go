@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/switchboardmcp/switchboard/agent"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/telemetry"
 )
@@ -89,5 +91,57 @@ func TestObserveSteps(t *testing.T) {
 	}
 	if agentSpan == "" || chatParent != agentSpan {
 		t.Errorf("chat span's parent %q, want the run's %q", chatParent, agentSpan)
+	}
+}
+
+// runnerFunc is a daemon.AgentRunner whose runs emit the given events.
+type runnerFunc func(emit func(daemon.AgentEvent)) error
+
+func (f runnerFunc) ListAgents() ([]daemon.AgentInfo, error) { return nil, nil }
+func (f runnerFunc) RunAgent(ctx context.Context, h *host.Host, name, prompt, runID string, emit func(daemon.AgentEvent)) error {
+	return f(emit)
+}
+
+// TestObservedRunner: an agent run the management API starts counts by the
+// outcome its terminal event says; one that never started does not count.
+func TestObservedRunner(t *testing.T) {
+	tel, err := telemetry.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.Close(context.Background())
+	ends := map[string]runnerFunc{
+		"ok": func(emit func(daemon.AgentEvent)) error {
+			emit(daemon.AgentEvent{Type: string(agent.EventRunStarted)})
+			emit(daemon.AgentEvent{Type: string(agent.EventRunCompleted), Terminal: true})
+			return nil
+		},
+		"bad": func(emit func(daemon.AgentEvent)) error {
+			emit(daemon.AgentEvent{Type: string(agent.EventRunFailed), Terminal: true, Data: []byte(`{"error":{"code":"max_steps","message":"x"}}`)})
+			return nil
+		},
+		"none": func(emit func(daemon.AgentEvent)) error { return errors.New("no such agent") },
+	}
+	a := &workflowAgents{tel: tel}
+	for name, f := range ends {
+		var seen int
+		err := observedRunner{f, a}.RunAgent(context.Background(), nil, name, "p", "run-"+name, func(daemon.AgentEvent) { seen++ })
+		if (err != nil) != (name == "none") || (name != "none" && seen == 0) {
+			t.Errorf("%s: err %v, %d events passed on", name, err, seen)
+		}
+	}
+	rec := httptest.NewRecorder()
+	tel.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		`switchboard_runs_total{switchboard_run_kind="agent",switchboard_run_name="ok",switchboard_run_outcome="completed"} 1`,
+		`switchboard_runs_total{switchboard_run_kind="agent",switchboard_run_name="bad",switchboard_run_outcome="failed"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics has no %s:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, `switchboard_run_name="none"`) {
+		t.Error("a run that never started counted")
 	}
 }
