@@ -66,6 +66,12 @@ type RunOptions struct {
 	// advertises sampling to servers only then).
 	Sampling host.SamplingHandler
 
+	// Turn, when set, wraps each turn (a model call and the tool calls it
+	// asks for; step from 1): it is called as the turn starts, the context
+	// it returns is the one the turn's model call and tool calls get, and
+	// end is called when the turn ends. Telemetry's turn spans attach here.
+	Turn func(ctx context.Context, step int) (turnCtx context.Context, end func())
+
 	// RunID names the run in its events; "" means a random one.
 	RunID string
 	// Now is the clock; nil means time.Now.
@@ -217,6 +223,17 @@ func (r *run) modelSpec() string {
 	return provider + ":" + r.model
 }
 
+// turn runs one turn, f, under RunOptions.Turn; f reports whether the run
+// ended.
+func (r *run) turn(ctx context.Context, step int, f func(ctx context.Context) bool) bool {
+	if r.o.Turn == nil {
+		return f(ctx)
+	}
+	ctx, end := r.o.Turn(ctx, step)
+	defer end()
+	return f(ctx)
+}
+
 func (r *run) emit(ev Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -275,56 +292,61 @@ func (r *run) loop(ctx context.Context) {
 	}
 	msgs := []llm.Message{{Role: llm.RoleUser, Text: r.o.Prompt}}
 	for step := 1; ; step++ {
-		req := &llm.Request{Model: r.model, System: a.System, Messages: slices.Clone(msgs), Tools: llmTools,
-			Temperature: a.Temperature, MaxTokens: a.MaxTokens}
-		resp, err := r.o.Provider.Complete(ctx, req, func(delta string) {
-			if delta != "" {
-				r.emit(Event{Type: EventToken, Step: step, Text: delta})
+		if r.turn(ctx, step, func(ctx context.Context) bool {
+			req := &llm.Request{Model: r.model, System: a.System, Messages: slices.Clone(msgs), Tools: llmTools,
+				Temperature: a.Temperature, MaxTokens: a.MaxTokens}
+			resp, err := r.o.Provider.Complete(ctx, req, func(delta string) {
+				if delta != "" {
+					r.emit(Event{Type: EventToken, Step: step, Text: delta})
+				}
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					r.cancelled()
+					return true
+				}
+				r.fail(providerCode(err), "step %d: %v", step, err)
+				return true
 			}
-		})
-		if err != nil {
+			su := Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}
+			r.addUsage(su)
+			r.emit(Event{Type: EventUsage, Step: step, Usage: &su})
+			msg := resp.Message
+			msg.Role = llm.RoleAssistant
+			for i := range msg.ToolCalls {
+				if msg.ToolCalls[i].ID == "" {
+					msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", step, i+1)
+				}
+			}
+			r.emit(Event{Type: EventMessage, Step: step, Text: msg.Text})
+			msgs = append(msgs, msg)
+			if len(msg.ToolCalls) == 0 {
+				u := r.used()
+				r.emit(Event{Type: EventRunCompleted, Text: msg.Text, Usage: &u, DurationMS: r.duration()})
+				return true
+			}
+			if step >= maxSteps {
+				r.fail(ErrMaxSteps, "the model still asked for tools after %d steps (max_steps)", maxSteps)
+				return true
+			}
+			if r.overBudget() {
+				r.fail(ErrTokenBudget, "the run used %d tokens, more than its token_budget of %d", r.used().Total(), a.TokenBudget)
+				return true
+			}
+			results := r.callTools(ctx, step, msg.ToolCalls, offered)
 			if ctx.Err() != nil {
 				r.cancelled()
-				return
+				return true
 			}
-			r.fail(providerCode(err), "step %d: %v", step, err)
-			return
-		}
-		su := Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}
-		r.addUsage(su)
-		r.emit(Event{Type: EventUsage, Step: step, Usage: &su})
-		msg := resp.Message
-		msg.Role = llm.RoleAssistant
-		for i := range msg.ToolCalls {
-			if msg.ToolCalls[i].ID == "" {
-				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", step, i+1)
+			if r.overBudget() { // the tools' sampling counts too
+				r.fail(ErrTokenBudget, "the run used %d tokens (with its tools' sampling), more than its token_budget of %d", r.used().Total(), a.TokenBudget)
+				return true
 			}
-		}
-		r.emit(Event{Type: EventMessage, Step: step, Text: msg.Text})
-		msgs = append(msgs, msg)
-		if len(msg.ToolCalls) == 0 {
-			u := r.used()
-			r.emit(Event{Type: EventRunCompleted, Text: msg.Text, Usage: &u, DurationMS: r.duration()})
+			msgs = append(msgs, results...)
+			return false
+		}) {
 			return
 		}
-		if step >= maxSteps {
-			r.fail(ErrMaxSteps, "the model still asked for tools after %d steps (max_steps)", maxSteps)
-			return
-		}
-		if r.overBudget() {
-			r.fail(ErrTokenBudget, "the run used %d tokens, more than its token_budget of %d", r.used().Total(), a.TokenBudget)
-			return
-		}
-		results := r.callTools(ctx, step, msg.ToolCalls, offered)
-		if ctx.Err() != nil {
-			r.cancelled()
-			return
-		}
-		if r.overBudget() { // the tools' sampling counts too
-			r.fail(ErrTokenBudget, "the run used %d tokens (with its tools' sampling), more than its token_budget of %d", r.used().Total(), a.TokenBudget)
-			return
-		}
-		msgs = append(msgs, results...)
 	}
 }
 

@@ -33,6 +33,8 @@ type Steps struct {
 	Host *host.Host
 	// Provider resolves the agent's model; nil fails every step.
 	Provider ProviderFunc
+	// Turn wraps each turn of each run (RunOptions.Turn); nil: none.
+	Turn func(ctx context.Context, step int) (context.Context, func())
 }
 
 // StepResult is an agent step's result.
@@ -125,7 +127,7 @@ func (s *Steps) prepare(ctx context.Context, name, prompt string) (*RunOptions, 
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
 	return &RunOptions{Agent: a, Host: s.Host, Provider: p, ProviderName: pname, Model: model,
-		Prompt: prompt, Tools: tools, Servers: plan.Servers}, nil
+		Prompt: prompt, Tools: tools, Servers: plan.Servers, Turn: s.Turn}, nil
 }
 
 // tools returns the host names of the tools the agent may use: those of its

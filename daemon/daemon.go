@@ -246,7 +246,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		tc := opts.Config.Telemetry
 		t, err := telemetry.New(&telemetry.Options{Logger: d.opts.Logger, Redactor: d.red,
 			OTLPEndpoint: tc.OTLPEndpoint, AllowLocalEndpoint: tc.AllowLocalEndpoint, RecordPayloads: tc.RecordPayloads,
-			Network: d.opts.Host.Network, Version: host.Version})
+			Network: d.opts.Host.Network, Version: host.Version, Usage: d.store})
 		if err != nil {
 			d.Close()
 			return nil, err
@@ -257,7 +257,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		wf, err := OpenWorkflows(ctx, &WorkflowOptions{Config: opts.Config, Workflows: opts.Workflows, Kind: "serve",
-			Database: database, Agents: opts.Agents, Redactor: d.red, Logger: d.opts.Logger})
+			Database: database, Agents: opts.Agents, Redactor: d.red, Logger: d.opts.Logger, Telemetry: d.tel})
 		if err != nil {
 			d.Close()
 			return nil, err

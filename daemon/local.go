@@ -65,6 +65,7 @@ func (d *Daemon) serveLocal(g *gateway.Gateway, h *host.Host) *httpFace {
 	mux.HandleFunc("GET "+localPrefix+"prompts", l.prompts)
 	mux.HandleFunc("POST "+localPrefix+"read", l.read)
 	mux.HandleFunc("POST "+localPrefix+"prompt", l.prompt)
+	mux.HandleFunc("GET "+localPrefix+"usage", d.serveUsage)
 	if d.wf != nil {
 		l.serveRuns(mux, d.wf)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/telemetry"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -74,6 +75,8 @@ type WorkflowOptions struct {
 	// Redactor redacts the engine's events; nil means the host's.
 	Redactor *secret.Redactor
 	Logger   *slog.Logger
+	// Telemetry, when set, records the runs (workflowEvents).
+	Telemetry *telemetry.Telemetry
 }
 
 // Workflows is a process's workflow engine. Open it with [OpenWorkflows],
@@ -117,7 +120,7 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 	for _, wf := range o.Workflows {
 		w.byID[wf.ID] = wf
 	}
-	e, err := workflow.New(ctx, &workflow.EngineOptions{
+	eo := &workflow.EngineOptions{
 		Database:   db,
 		Agents:     o.Agents,
 		Workflows:  w.byID,
@@ -125,7 +128,11 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 		ExecutorID: x.ID,
 		Redactor:   o.Redactor,
 		Logger:     o.Logger,
-	})
+	}
+	if o.Telemetry != nil {
+		eo.OnEvent = workflowEvents(o.Telemetry, w.byID)
+	}
+	e, err := workflow.New(ctx, eo)
 	if err != nil {
 		x.Close()
 		return nil, err

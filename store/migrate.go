@@ -27,6 +27,46 @@ var migrations = []string{
 		tools    TEXT NOT NULL,
 		PRIMARY KEY (server, spec)
 	);`,
+	// 2: usage aggregates (usage.go): per minute, then per hour; bucket
+	// is the bucket's start in Unix seconds, res its length in seconds;
+	// b00…b16 count calls by latency (UsageLatencyBounds).
+	`CREATE TABLE usage_calls (
+		bucket BIGINT NOT NULL,
+		res    INTEGER NOT NULL,
+		server TEXT NOT NULL,
+		tool   TEXT NOT NULL,
+		calls  BIGINT NOT NULL,
+		errors BIGINT NOT NULL,
+		b00 BIGINT NOT NULL DEFAULT 0,
+		b01 BIGINT NOT NULL DEFAULT 0,
+		b02 BIGINT NOT NULL DEFAULT 0,
+		b03 BIGINT NOT NULL DEFAULT 0,
+		b04 BIGINT NOT NULL DEFAULT 0,
+		b05 BIGINT NOT NULL DEFAULT 0,
+		b06 BIGINT NOT NULL DEFAULT 0,
+		b07 BIGINT NOT NULL DEFAULT 0,
+		b08 BIGINT NOT NULL DEFAULT 0,
+		b09 BIGINT NOT NULL DEFAULT 0,
+		b10 BIGINT NOT NULL DEFAULT 0,
+		b11 BIGINT NOT NULL DEFAULT 0,
+		b12 BIGINT NOT NULL DEFAULT 0,
+		b13 BIGINT NOT NULL DEFAULT 0,
+		b14 BIGINT NOT NULL DEFAULT 0,
+		b15 BIGINT NOT NULL DEFAULT 0,
+		b16 BIGINT NOT NULL DEFAULT 0,
+		PRIMARY KEY (bucket, res, server, tool)
+	);
+	CREATE TABLE usage_tokens (
+		bucket BIGINT NOT NULL,
+		res    INTEGER NOT NULL,
+		kind   TEXT NOT NULL,
+		name   TEXT NOT NULL,
+		runs   BIGINT NOT NULL,
+		failed BIGINT NOT NULL,
+		input  BIGINT NOT NULL,
+		output BIGINT NOT NULL,
+		PRIMARY KEY (bucket, res, kind, name)
+	);`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -1,7 +1,9 @@
 // Package store keeps Switchboard's state between runs and between
-// processes: the MCP servers added at run time (through the REST API) and
-// the tool-list cache that lets a lazy server offer its tools before it
-// starts.
+// processes: the MCP servers added at run time (through the REST API), the
+// tool-list cache that lets a lazy server offer its tools before it
+// starts, and the usage aggregates `switchboard stats` reads (calls,
+// errors and latency per server and tool, tokens per agent and workflow;
+// per minute for a day, then per hour, bounded: usage.go).
 //
 // A [Store] is a SQL database behind database/sql. The default is an
 // embedded SQLite file (modernc.org/sqlite: pure Go, no cgo) at

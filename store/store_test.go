@@ -76,6 +76,8 @@ func TestBackends(t *testing.T) {
 		{"tool_cache", testToolCache},
 		{"two_processes", testTwoProcesses},
 		{"watch", testWatch},
+		{"usage", testUsage},
+		{"usage_retention", testUsageRetention},
 	}
 	t.Run("sqlite", func(t *testing.T) {
 		for _, c := range tests {

@@ -37,6 +37,7 @@ type instruments struct {
 	refused      metric.Int64Counter
 	runs         metric.Int64Counter
 	runDuration  metric.Float64Histogram
+	runTokens    metric.Int64Counter
 }
 
 func (in *instruments) init(m metric.Meter, sources func() []source) error {
@@ -78,6 +79,10 @@ func (in *instruments) init(m metric.Meter, sources func() []source) error {
 	}
 	if in.runDuration, err = m.Float64Histogram("switchboard.run.duration",
 		metric.WithDescription("How long agent and workflow runs took, by outcome."), metric.WithUnit("s"), hist(sessionBuckets)); err != nil {
+		return err
+	}
+	if in.runTokens, err = m.Int64Counter("switchboard.run.tokens",
+		metric.WithDescription("LLM tokens agent and workflow runs used, by run name and token type."), metric.WithUnit("{token}")); err != nil {
 		return err
 	}
 	servers, err := m.Int64ObservableGauge("switchboard.servers",

@@ -78,7 +78,8 @@ func (t *Telemetry) ClientMiddleware(server string) mcp.Middleware {
 			}
 			start := time.Now()
 			res, err := next(ctx, method, req)
-			d := time.Since(start).Seconds()
+			elapsed := time.Since(start)
+			d := elapsed.Seconds()
 
 			version := ""
 			if cs, ok := req.GetSession().(*mcp.ClientSession); ok {
@@ -102,6 +103,9 @@ func (t *Telemetry) ClientMiddleware(server string) mcp.Middleware {
 				attrs = append(attrs, keyErrorType.String(errType))
 			}
 			t.in.clientOp.Inst().Record(ctx, d, metric.WithAttributeSet(attribute.NewSet(attrs...)))
+			if tool != "" {
+				t.usageCall(server, tool, elapsed, errType != "")
+			}
 			if span != nil {
 				if tool != "" {
 					span.SetAttributes(keyOperation.String("execute_tool"))

@@ -58,6 +58,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/store"
 )
 
 // Options configures [New]. Nil means defaults: metrics only, no traces.
@@ -90,6 +91,12 @@ type Options struct {
 
 	// Version is the service.version of the resource.
 	Version string
+
+	// Usage, when set, is the store the usage aggregates are written to
+	// (tool calls per server and tool, runs and tokens per agent and
+	// workflow: `switchboard stats`), every UsageFlush and at Close.
+	// Telemetry does not close it.
+	Usage *store.Store
 }
 
 // PayloadBytes bounds a payload recorded in a span (Options.RecordPayloads).
@@ -118,6 +125,11 @@ type Telemetry struct {
 	mu       sync.Mutex
 	observed []source // the gauges' sources
 	closed   bool
+
+	usage *usage // nil: no Options.Usage
+
+	wfMu   sync.Mutex
+	wfRuns map[string]*openRun // workflow runs seen started, by id (WorkflowEvent)
 }
 
 // New makes the providers. With Options.OTLPEndpoint it checks the URL
@@ -178,6 +190,9 @@ func New(opts *Options) (*Telemetry, error) {
 	if err := t.in.init(t.mp.Meter(scope), t.sources); err != nil {
 		t.Close(context.Background())
 		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	if o.Usage != nil {
+		t.startUsage(o.Usage)
 	}
 	return t, nil
 }
@@ -240,8 +255,9 @@ func (t *Telemetry) Tracer() trace.Tracer { return t.tracer }
 // MeterProvider is the provider the package's instruments come from.
 func (t *Telemetry) MeterProvider() metric.MeterProvider { return t.mp }
 
-// Close stops the watchers, flushes what is pending to the exporters,
-// within ctx, and stops them. It is idempotent.
+// Close stops the watchers, flushes what is pending to the exporters
+// and the usage to its store, within ctx, and stops them. It is
+// idempotent.
 func (t *Telemetry) Close(ctx context.Context) error {
 	t.mu.Lock()
 	if t.closed {
@@ -253,6 +269,9 @@ func (t *Telemetry) Close(ctx context.Context) error {
 	t.cancel()
 	t.wg.Wait()
 	var errs []error
+	if t.usage != nil {
+		errs = append(errs, t.usage.flush(ctx))
+	}
 	if t.tp != nil {
 		errs = append(errs, t.tp.Shutdown(ctx))
 	}

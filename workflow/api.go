@@ -429,7 +429,11 @@ func (e *Engine) Cancel(ctx context.Context, runID string) error {
 	if err := dbos.CancelWorkflow(e.dbos, runID, dbos.WithCancelChildren()); err != nil {
 		return fmt.Errorf("run %s: cancelling: %w", runID, err)
 	}
-	_, err := e.events.emit(ctx, "run:end", &Event{Type: EventRunCancelled, RunID: runID})
+	wf := ""
+	if first, err := e.events.list(ctx, runID, 0, 1); err == nil && len(first) > 0 {
+		wf = first[0].Workflow // run:started's
+	}
+	_, err := e.events.emit(ctx, wf, "run:end", &Event{Type: EventRunCancelled, RunID: runID})
 	return err
 }
 

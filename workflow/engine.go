@@ -95,6 +95,12 @@ type EngineOptions struct {
 	Redactor *secret.Redactor
 	// Logger receives the engine's and DBOS's logs; nil discards them.
 	Logger *slog.Logger
+	// OnEvent, when set, is called with every event of every run once it
+	// is stored (once per event, even when a recovered run replays it),
+	// with Workflow set to the run's workflow id whatever the event's
+	// type; Seq is not set. It is called on the run's goroutine and must
+	// not block: telemetry's runs and steps attach here.
+	OnEvent func(Event)
 }
 
 // Engine runs workflows durably on DBOS. Its methods are safe for
@@ -186,6 +192,7 @@ func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
 		return nil, fmt.Errorf("workflow: database %s: %w", where, err)
 	}
 	e.events.onInsert = e.wake
+	e.events.onEvent = o.OnEvent
 	dbos.RegisterWorkflow(d, e.runWorkflow, dbos.WithWorkflowName(runWorkflowName))
 	dbos.RegisterWorkflow(d, e.gateWorkflow, dbos.WithWorkflowName(gateWorkflowName))
 	if o.Host != nil {

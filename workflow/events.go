@@ -45,6 +45,8 @@ type eventStore struct {
 	sqlite   bool
 	red      *secret.Redactor
 	onInsert func()
+	// onEvent is EngineOptions.OnEvent.
+	onEvent func(Event)
 }
 
 func newEventStore(ctx context.Context, db *sql.DB, sqlite bool) (*eventStore, error) {
@@ -62,9 +64,10 @@ func (s *eventStore) close() error { return s.db.Close() }
 // sequence number (PostgreSQL; SQLite serialises writers).
 const insertTries = 20
 
-// emit stores ev under key unless an event of that key, or a terminal
-// event, is already stored for the run. It reports whether it stored it.
-func (s *eventStore) emit(ctx context.Context, key string, ev *Event) (bool, error) {
+// emit stores ev, an event of a run of workflow wf, under key unless an
+// event of that key, or a terminal event, is already stored for the run.
+// It reports whether it stored it.
+func (s *eventStore) emit(ctx context.Context, wf, key string, ev *Event) (bool, error) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now().UTC()
 	}
@@ -93,6 +96,12 @@ func (s *eventStore) emit(ctx context.Context, key string, ev *Event) (bool, err
 		n, _ := res.RowsAffected()
 		if n > 0 && s.onInsert != nil {
 			s.onInsert()
+		}
+		if n > 0 && s.onEvent != nil {
+			c := *ev
+			c.Seq = 0 // assigned by the insert, unread here
+			c.Workflow = wf
+			s.onEvent(c)
 		}
 		return n > 0, nil
 	}

@@ -86,11 +86,14 @@ type run struct {
 	wf    *Workflow
 	scope *Scope
 	start time.Time
+	// workflow is the run's workflow id (its input's, even when that
+	// workflow is gone).
+	workflow string
 }
 
 func (r *run) emit(key string, ev Event) {
 	ev.RunID = r.id
-	if _, err := r.e.events.emit(r.ctx, key, &ev); err != nil {
+	if _, err := r.e.events.emit(r.ctx, r.workflow, key, &ev); err != nil {
 		r.e.logger.Warn("workflow: an event was not recorded", "run", r.id, "event", ev.Type, "error", err)
 	}
 }
@@ -107,7 +110,7 @@ func (e *Engine) runWorkflow(ctx dbos.Context, in runInput) (runOutput, error) {
 		return runOutput{}, err
 	}
 	defer e.wake()
-	r := &run{e: e, ctx: ctx, id: id, start: time.Now()}
+	r := &run{e: e, ctx: ctx, id: id, start: time.Now(), workflow: in.Workflow}
 	wf := e.workflows[in.Workflow]
 	switch {
 	case wf == nil:

@@ -207,6 +207,7 @@ Exit codes:
 		e.importCommand(),
 		e.addCommand(),
 		e.removeCommand(),
+		e.statsCommand(),
 		e.versionCommand(),
 	)
 	return root

@@ -110,10 +110,11 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	}
 	steps := e.agentSteps(cfg)
 	r := &readiness{e: e, start: start}
+	agents := &workflowAgents{s: steps}
 	d, err := daemon.New(ln, &daemon.Options{
 		Workflows:    wfs,
-		Agents:       workflowAgents{steps},
-		AgentRunner:  api.StepsRunner(steps),
+		Agents:       agents,
+		AgentRunner:  observedRunner{api.StepsRunner(steps), agents},
 		Config:       cfg,
 		Host:         hostOpts,
 		Logger:       hostOpts.Logger,
@@ -129,6 +130,10 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	if err != nil {
 		return daemonErr(err)
 	}
+	// Before the host starts (Serve), so before any run: agent steps'
+	// runs, turns and LLM requests in the daemon's telemetry.
+	agents.tel = d.Telemetry()
+	observeSteps(steps, agents.tel)
 	defer r.done()
 	// The management REST API beside /mcp, behind the same checks.
 	d.Handle(api.Prefix, api.New(d, &api.Options{Logger: hostOpts.Logger}))

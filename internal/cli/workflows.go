@@ -26,6 +26,7 @@ import (
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/telemetry"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -56,11 +57,19 @@ func (e *env) agentSteps(cfg *config.Config) *agent.Steps {
 		}}
 }
 
-// workflowAgents is agent.Steps as the engine's Agents.
-type workflowAgents struct{ s *agent.Steps }
+// workflowAgents is agent.Steps as the engine's Agents; tel, when set,
+// records the runs (see observeSteps).
+type workflowAgents struct {
+	s   *agent.Steps
+	tel *telemetry.Telemetry
+}
 
-func (a workflowAgents) RunAgent(ctx context.Context, name, prompt string) (*workflow.AgentResult, error) {
-	r, err := a.s.Run(ctx, name, prompt)
+func (a *workflowAgents) RunAgent(ctx context.Context, name, prompt string) (*workflow.AgentResult, error) {
+	var r *agent.StepResult
+	err := recordAgentRun(ctx, a.tel, name, func(ctx context.Context) (err error) {
+		r, err = a.s.Run(ctx, name, prompt)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +183,7 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 		secrets = e.secretStore() // opened only when needed: it may warn
 	}
 	x.wf, err = daemon.OpenWorkflows(ctx, &daemon.WorkflowOptions{Config: cfg, Workflows: wfs, Kind: "cli",
-		Secrets: secrets, LookupEnv: e.lookupEnv, Agents: workflowAgents{x.steps}, Redactor: e.red, Logger: e.logger()})
+		Secrets: secrets, LookupEnv: e.lookupEnv, Agents: &workflowAgents{s: x.steps}, Redactor: e.red, Logger: e.logger()})
 	if err != nil {
 		return nil, failed(err)
 	}

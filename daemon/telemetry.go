@@ -1,0 +1,106 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/switchboardmcp/switchboard/store"
+	"github.com/switchboardmcp/switchboard/telemetry"
+	"github.com/switchboardmcp/switchboard/workflow"
+)
+
+// workflowEvents records the workflow engine's events in tel: runs by
+// outcome and duration, the tokens of their agent steps, a span per run
+// and step (workflow.EngineOptions.OnEvent). byID are the engine's
+// workflows, whose definitions say which steps are agent steps.
+func workflowEvents(tel *telemetry.Telemetry, byID map[string]*workflow.Workflow) func(workflow.Event) {
+	return func(ev workflow.Event) {
+		te := telemetry.WorkflowEvent{Type: string(ev.Type), RunID: ev.RunID, Workflow: ev.Workflow, Step: ev.Step,
+			Item: -1, Attempt: ev.Attempt, Time: ev.Time, Skipped: ev.Skipped}
+		if ev.Item != nil {
+			te.Item = *ev.Item
+		}
+		if ev.DurationMS != nil {
+			te.Duration = time.Duration(*ev.DurationMS) * time.Millisecond
+		}
+		if ev.Error != nil {
+			te.Error = string(ev.Error.Code)
+		}
+		if ev.Type == workflow.EventStepCompleted && isAgentStep(byID[ev.Workflow], ev.Step, ev.Item != nil) {
+			// An agent step's result is workflow.AgentResult, its usage
+			// the agent run's.
+			var r struct {
+				Usage struct {
+					Input  int64 `json:"input_tokens"`
+					Output int64 `json:"output_tokens"`
+				} `json:"usage"`
+			}
+			if json.Unmarshal(ev.Result, &r) == nil {
+				te.InputTokens, te.OutputTokens = r.Usage.Input, r.Usage.Output
+			}
+		}
+		tel.WorkflowEvent(te)
+	}
+}
+
+// isAgentStep says whether wf's step id (its for_each's inner step, for
+// an item's event) is an agent step.
+func isAgentStep(wf *workflow.Workflow, id string, item bool) bool {
+	if wf == nil {
+		return false
+	}
+	i := slices.IndexFunc(wf.Steps, func(s *workflow.Step) bool { return s.ID == id })
+	if i < 0 {
+		return false
+	}
+	s := wf.Steps[i]
+	if item && s.ForEach != nil {
+		s = s.ForEach.Step
+	}
+	return s != nil && s.Kind == workflow.StepAgent
+}
+
+// Usage reports the usage recorded in the daemon's store since since
+// (calls, errors and latency percentiles per server and tool, runs and
+// tokens per agent and workflow), the calls of the last moments included:
+// what its telemetry gathered is written first. It is what
+// `switchboard stats` and the API serve.
+func (d *Daemon) Usage(ctx context.Context, since time.Time) (*store.UsageReport, error) {
+	if err := d.tel.FlushUsage(ctx); err != nil {
+		d.log.Warn("telemetry: usage not recorded", "err", d.red.Redact(err.Error()))
+	}
+	return d.store.Usage(ctx, since)
+}
+
+// serveUsage answers GET /local/v1/usage?since=SECONDS (default a day).
+func (d *Daemon) serveUsage(w http.ResponseWriter, r *http.Request) {
+	since := 24 * time.Hour
+	if s := r.URL.Query().Get("since"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			http.Error(w, "since: a number of seconds", http.StatusBadRequest)
+			return
+		}
+		since = time.Duration(n) * time.Second
+	}
+	rep, err := d.Usage(r.Context(), time.Now().Add(-since))
+	if err != nil {
+		http.Error(w, d.red.Redact(err.Error()), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(rep)
+}
+
+// Usage asks the serve for its usage over the last since (Daemon.Usage).
+func (c *Client) Usage(ctx context.Context, since time.Duration) (*store.UsageReport, error) {
+	var rep store.UsageReport
+	if err := c.get(ctx, "usage?since="+strconv.FormatInt(int64(since/time.Second), 10), &rep); err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}

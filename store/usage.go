@@ -1,0 +1,291 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Usage: what the servers, tools, agents and workflows did, aggregated per
+// minute, for `switchboard stats` and the API. Each row is one bucket of
+// one series (a server's tool; an agent's or workflow's tokens): call and
+// error counts and a latency histogram of fixed bounds (UsageLatencyBounds),
+// so that any percentile over any span of buckets is read by adding rows.
+// The size is bounded: minute rows older than UsageMinuteRetention are
+// rolled into hour rows, and hour rows older than UsageHourRetention are
+// dropped (RecordUsage does both).
+
+// UsageLatencyBounds are the upper bounds of the latency histogram's
+// buckets, in seconds; a last bucket holds what is slower. Changing them
+// changes the stored format: add a migration.
+var UsageLatencyBounds = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+
+// Retention of the usage aggregates.
+const (
+	UsageMinuteRetention = 24 * time.Hour
+	UsageHourRetention   = 30 * 24 * time.Hour
+)
+
+// resolutions of a usage row, its res column, in seconds.
+const (
+	resMinute = 60
+	resHour   = 3600
+)
+
+// bucketCols are the latency histogram's columns: b00 … b16.
+var bucketCols = func() []string {
+	out := make([]string, len(UsageLatencyBounds)+1)
+	for i := range out {
+		out[i] = fmt.Sprintf("b%02d", i)
+	}
+	return out
+}()
+
+// CallUsage is one server's tool's calls in one bucket.
+type CallUsage struct {
+	Server, Tool string
+	Calls        int64
+	Errors       int64
+	// Latency counts the calls by latency: Latency[i] those of at most
+	// UsageLatencyBounds[i] (and more than the bound before), the last
+	// those slower than every bound. Its length is len(UsageLatencyBounds)+1.
+	Latency []int64
+}
+
+// Observe adds one call of duration d to u.
+func (u *CallUsage) Observe(d time.Duration, failed bool) {
+	if u.Latency == nil {
+		u.Latency = make([]int64, len(UsageLatencyBounds)+1)
+	}
+	u.Calls++
+	if failed {
+		u.Errors++
+	}
+	s := d.Seconds()
+	i := sort.SearchFloat64s(UsageLatencyBounds, s) // the first bound >= s
+	u.Latency[i]++
+}
+
+// TokenUsage is one agent's or workflow's runs and tokens in one bucket.
+type TokenUsage struct {
+	Kind, Name    string // "agent" or "workflow"; its id
+	Runs, Failed  int64
+	Input, Output int64
+}
+
+// UsageBatch is what a recorder gathered for one minute: Minute is the
+// minute's start.
+type UsageBatch struct {
+	Minute time.Time
+	Calls  []CallUsage
+	Tokens []TokenUsage
+}
+
+// RecordUsage adds the batches to the stored aggregates and, in the same
+// transaction, rolls minute rows older than UsageMinuteRetention (as of
+// now) into their hours and drops hour rows older than
+// UsageHourRetention.
+func (s *Store) RecordUsage(ctx context.Context, now time.Time, batches ...UsageBatch) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.errf(err, "recording usage")
+	}
+	defer tx.Rollback()
+	callQ := `INSERT INTO usage_calls (bucket, res, server, tool, calls, errors, ` + strings.Join(bucketCols, ", ") + `)
+		VALUES ($1, $2, $3, $4, $5, $6, ` + placeholders(7, len(bucketCols)) + `)
+		ON CONFLICT (bucket, res, server, tool) DO UPDATE SET ` + callsSum
+	for _, b := range batches {
+		minute := b.Minute.Truncate(time.Minute).Unix()
+		for _, c := range b.Calls {
+			if len(c.Latency) != len(bucketCols) {
+				return fmt.Errorf("store: usage of server %q tool %q: %d latency buckets, want %d", c.Server, c.Tool, len(c.Latency), len(bucketCols))
+			}
+			args := []any{minute, resMinute, c.Server, c.Tool, c.Calls, c.Errors}
+			for _, n := range c.Latency {
+				args = append(args, n)
+			}
+			if _, err := tx.ExecContext(ctx, callQ, args...); err != nil {
+				return s.errf(err, "recording the usage of server %q tool %q", c.Server, c.Tool)
+			}
+		}
+		for _, t := range b.Tokens {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO usage_tokens (bucket, res, kind, name, runs, failed, input, output)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+				ON CONFLICT (bucket, res, kind, name) DO UPDATE SET `+tokensSum,
+				minute, resMinute, t.Kind, t.Name, t.Runs, t.Failed, t.Input, t.Output); err != nil {
+				return s.errf(err, "recording the usage of %s %q", t.Kind, t.Name)
+			}
+		}
+	}
+	minutes, hours := now.Add(-UsageMinuteRetention).Unix(), now.Add(-UsageHourRetention).Unix()
+	for _, q := range []string{
+		`INSERT INTO usage_calls (bucket, res, server, tool, calls, errors, ` + strings.Join(bucketCols, ", ") + `)
+			SELECT (bucket / 3600) * 3600, 3600, server, tool, SUM(calls), SUM(errors), ` + sums(bucketCols) + `
+			FROM usage_calls WHERE res = 60 AND bucket < $1 GROUP BY bucket / 3600, server, tool
+			ON CONFLICT (bucket, res, server, tool) DO UPDATE SET ` + callsSum,
+		`DELETE FROM usage_calls WHERE res = 60 AND bucket < $1`,
+		`INSERT INTO usage_tokens (bucket, res, kind, name, runs, failed, input, output)
+			SELECT (bucket / 3600) * 3600, 3600, kind, name, SUM(runs), SUM(failed), SUM(input), SUM(output)
+			FROM usage_tokens WHERE res = 60 AND bucket < $1 GROUP BY bucket / 3600, kind, name
+			ON CONFLICT (bucket, res, kind, name) DO UPDATE SET ` + tokensSum,
+		`DELETE FROM usage_tokens WHERE res = 60 AND bucket < $1`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, minutes); err != nil {
+			return s.errf(err, "rolling usage up into hours")
+		}
+	}
+	for _, table := range []string{"usage_calls", "usage_tokens"} {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE bucket < $1`, hours); err != nil {
+			return s.errf(err, "dropping old usage")
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return s.errf(err, "recording usage")
+	}
+	return nil
+}
+
+// callsSum and tokensSum add a conflicting row's counts to the stored one's.
+var (
+	callsSum = func() string {
+		var b strings.Builder
+		b.WriteString("calls = usage_calls.calls + excluded.calls, errors = usage_calls.errors + excluded.errors")
+		for _, c := range bucketCols {
+			fmt.Fprintf(&b, ", %s = usage_calls.%s + excluded.%s", c, c, c)
+		}
+		return b.String()
+	}()
+	tokensSum = `runs = usage_tokens.runs + excluded.runs, failed = usage_tokens.failed + excluded.failed,
+		input = usage_tokens.input + excluded.input, output = usage_tokens.output + excluded.output`
+)
+
+// placeholders is "$from, $from+1, …", n of them.
+func placeholders(from, n int) string {
+	ps := make([]string, n)
+	for i := range ps {
+		ps[i] = fmt.Sprintf("$%d", from+i)
+	}
+	return strings.Join(ps, ", ")
+}
+
+// sums is "SUM(c1), SUM(c2), …".
+func sums(cols []string) string {
+	ps := make([]string, len(cols))
+	for i, c := range cols {
+		ps[i] = "SUM(" + c + ")"
+	}
+	return strings.Join(ps, ", ")
+}
+
+// UsageReport is the usage since a time: `switchboard stats`, the API.
+// Its JSON is stable (fields may be added, never changed in meaning).
+type UsageReport struct {
+	Since  time.Time    `json:"since"`
+	Calls  []CallStats  `json:"calls"`  // by server, then tool
+	Tokens []TokenStats `json:"tokens"` // by kind, then name
+}
+
+// CallStats are one server's tool's calls. The percentiles are read from
+// the latency histogram (UsageLatencyBounds), interpolated within a
+// bucket; a percentile among calls slower than every bound is the last
+// bound.
+type CallStats struct {
+	Server string  `json:"server"`
+	Tool   string  `json:"tool"`
+	Calls  int64   `json:"calls"`
+	Errors int64   `json:"errors"`
+	P50MS  float64 `json:"p50_ms"`
+	P95MS  float64 `json:"p95_ms"`
+	P99MS  float64 `json:"p99_ms"`
+}
+
+// TokenStats are one agent's or workflow's runs and tokens.
+type TokenStats struct {
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Runs   int64  `json:"runs"`
+	Failed int64  `json:"failed"`
+	Input  int64  `json:"input_tokens"`
+	Output int64  `json:"output_tokens"`
+}
+
+// Usage reports the usage recorded since since (to the minute; before the
+// last UsageMinuteRetention, to the hour).
+func (s *Store) Usage(ctx context.Context, since time.Time) (*UsageReport, error) {
+	r := &UsageReport{Since: since.UTC(), Calls: []CallStats{}, Tokens: []TokenStats{}}
+	from := since.Unix()
+	rows, err := s.db.QueryContext(ctx, `SELECT server, tool, SUM(calls), SUM(errors), `+sums(bucketCols)+`
+		FROM usage_calls WHERE bucket >= $1 GROUP BY server, tool ORDER BY server, tool`, from)
+	if err != nil {
+		return nil, s.errf(err, "reading usage")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c CallStats
+		hist := make([]int64, len(bucketCols))
+		dst := []any{&c.Server, &c.Tool, &c.Calls, &c.Errors}
+		for i := range hist {
+			dst = append(dst, &hist[i])
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return nil, s.errf(err, "reading usage")
+		}
+		c.P50MS, c.P95MS, c.P99MS = quantileMS(hist, 0.50), quantileMS(hist, 0.95), quantileMS(hist, 0.99)
+		r.Calls = append(r.Calls, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.errf(err, "reading usage")
+	}
+	trows, err := s.db.QueryContext(ctx, `SELECT kind, name, SUM(runs), SUM(failed), SUM(input), SUM(output)
+		FROM usage_tokens WHERE bucket >= $1 GROUP BY kind, name ORDER BY kind, name`, from)
+	if err != nil {
+		return nil, s.errf(err, "reading usage")
+	}
+	defer trows.Close()
+	for trows.Next() {
+		var t TokenStats
+		if err := trows.Scan(&t.Kind, &t.Name, &t.Runs, &t.Failed, &t.Input, &t.Output); err != nil {
+			return nil, s.errf(err, "reading usage")
+		}
+		r.Tokens = append(r.Tokens, t)
+	}
+	if err := trows.Err(); err != nil {
+		return nil, s.errf(err, "reading usage")
+	}
+	return r, nil
+}
+
+// quantileMS is the q-quantile of the histogram hist, in milliseconds,
+// interpolated linearly within its bucket as Prometheus's
+// histogram_quantile does.
+func quantileMS(hist []int64, q float64) float64 {
+	var total int64
+	for _, n := range hist {
+		total += n
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := q * float64(total)
+	var cum int64
+	for i, n := range hist {
+		if float64(cum+n) < rank || n == 0 {
+			cum += n
+			continue
+		}
+		if i == len(UsageLatencyBounds) {
+			return UsageLatencyBounds[i-1] * 1000 // slower than every bound
+		}
+		lower := 0.0
+		if i > 0 {
+			lower = UsageLatencyBounds[i-1]
+		}
+		upper := UsageLatencyBounds[i]
+		v := lower + (upper-lower)*(rank-float64(cum))/float64(n)
+		return math.Round(v*1e6) / 1e3
+	}
+	return UsageLatencyBounds[len(UsageLatencyBounds)-1] * 1000
+}
