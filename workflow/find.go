@@ -32,8 +32,9 @@ func Dirs(getenv func(string) string) []string {
 	return dirs
 }
 
-// isPath reports whether name names a file rather than a workflow id.
-func isPath(name string) bool {
+// IsPath reports whether name names a file rather than a workflow id: it
+// holds a path separator or ends in .yaml or .yml.
+func IsPath(name string) bool {
 	if strings.ContainsRune(name, '/') || strings.ContainsRune(name, filepath.Separator) {
 		return true
 	}
@@ -45,7 +46,7 @@ func isPath(name string) bool {
 // that id in the first of dirs that has it — the file NAME.yaml or
 // NAME.yml, or else a file whose id field is NAME.
 func Find(name string, dirs []string) (*Workflow, error) {
-	if isPath(name) {
+	if IsPath(name) {
 		return Load(name)
 	}
 	for _, dir := range dirs {

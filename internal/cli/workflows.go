@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -342,7 +341,7 @@ func (e *env) workflowRun(ctx context.Context, id, argsJSON string, kvs []string
 		return usageErr("%v", err)
 	}
 	var extra []*workflow.Workflow
-	if workflowPath(id) {
+	if workflow.IsPath(id) {
 		w, err := workflow.Load(id)
 		if err != nil {
 			return &exitError{code: ExitUsage, kind: codeConfig, err: err, details: problemDetails(err)}
@@ -695,15 +694,4 @@ func runErr(err error) error {
 		return usageErr("%v", err)
 	}
 	return failed(err)
-}
-
-// workflowPath reports whether a workflow run's argument is a file rather
-// than an id: it holds a path separator or ends in .yaml or .yml (as an
-// agent's name for switchboard run).
-func workflowPath(name string) bool {
-	if strings.ContainsRune(name, '/') || strings.ContainsRune(name, filepath.Separator) {
-		return true
-	}
-	ext := strings.ToLower(filepath.Ext(name))
-	return ext == ".yaml" || ext == ".yml"
 }

@@ -24,11 +24,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/switchboardmcp/switchboard/internal/interop"
 )
 
 // Names Chromium goes by on PATH.
@@ -77,7 +77,7 @@ var executable = sync.OnceValues(func() (string, error) {
 	if os.Geteuid() != 0 {
 		return "", errors.New("chromium not found on PATH, and not root to install Debian's chromium package")
 	}
-	if err := install(); err != nil {
+	if err := interop.AptInstall("chromium"); err != nil {
 		return "", fmt.Errorf("chromium not found, and installing Debian's chromium package failed: %w", err)
 	}
 	if p := find(); p != "" {
@@ -93,26 +93,4 @@ func find() string {
 		}
 	}
 	return ""
-}
-
-// install installs Debian's chromium package; the package lists are
-// refreshed when the first attempt fails (a fresh container has none).
-func install() error {
-	run := func(args ...string) error {
-		cmd := exec.Command("apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("apt-get %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
-	installArgs := []string{"install", "-y", "--no-install-recommends", "chromium"}
-	if err := run(installArgs...); err == nil {
-		return nil
-	}
-	if err := run("update"); err != nil {
-		return err
-	}
-	return run(installArgs...)
 }

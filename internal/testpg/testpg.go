@@ -26,13 +26,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/switchboardmcp/switchboard/internal/interop"
 )
 
 // readyTimeout bounds the wait for a started server to take connections:
@@ -181,7 +181,7 @@ var binaries = sync.OnceValues(func() (string, error) {
 	if os.Geteuid() != 0 {
 		return "", errors.New("PostgreSQL (initdb, postgres) not found on PATH or in /usr/lib/postgresql/*/bin, and not root to install Debian's postgresql package")
 	}
-	if err := install(); err != nil {
+	if err := interop.AptInstall("postgresql"); err != nil {
 		return "", fmt.Errorf("PostgreSQL not found, and installing Debian's postgresql package failed: %w", err)
 	}
 	if dir := find(); dir != "" {
@@ -222,26 +222,4 @@ func version(binDir string) int {
 func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
-}
-
-// install installs Debian's postgresql package; the package lists are
-// refreshed when the first attempt fails (a fresh container has none).
-func install() error {
-	run := func(args ...string) error {
-		cmd := exec.Command("apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("apt-get %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
-	installArgs := []string{"install", "-y", "--no-install-recommends", "postgresql"}
-	if err := run(installArgs...); err == nil {
-		return nil
-	}
-	if err := run("update"); err != nil {
-		return err
-	}
-	return run(installArgs...)
 }
