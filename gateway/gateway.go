@@ -476,6 +476,13 @@ func (g *Gateway) awaitStart(next mcp.MethodHandler) mcp.MethodHandler {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+		select {
+		case <-g.h.Done():
+			// The start failed (a required server) and closed the host:
+			// the daemon is going down; an empty answer would look final.
+			return nil, &jsonrpc.Error{Code: codeShuttingDown, Message: ErrShuttingDown.Error() + ": a required server failed to start"}
+		default:
+		}
 		if err := g.Sync(ctx); err != nil {
 			return nil, err
 		}

@@ -64,7 +64,9 @@ const DefaultWatchBuffer = 256
 // buffer events (0 means [DefaultWatchBuffer]): the host never waits for a
 // watcher, so one that falls behind loses the events beyond its buffer and
 // is told so by an [EventDropped] in their place; other watchers and calls
-// are not slowed. Close the watcher when done; [Host.Close] ends every
+// are not slowed. Once Watch returns, every event published before it is
+// in the buffer of every older watcher (or counted as lost). Close the
+// watcher when done; [Host.Close] ends every
 // watcher once its buffered events are read.
 func (h *Host) Watch(buffer int) *Watcher {
 	if buffer <= 0 {

@@ -471,6 +471,11 @@ func (h *Host) Close() error {
 	return h.closeErr
 }
 
+// Done returns a channel closed when the host is closed: by [Host.Close],
+// or by [Host.Start] when a required server failed (before Start's
+// [Host.Starting] channel is closed).
+func (h *Host) Done() <-chan struct{} { return h.ctx.Done() }
+
 // spawn runs f on a goroutine of the host's: Close cancels the host's
 // context (h.ctx), which f must heed, and waits for f to return. Once
 // Close has begun waiting, f is not run, and spawn reports false.
