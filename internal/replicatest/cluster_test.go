@@ -322,9 +322,10 @@ func database(t testing.TB, name string) string {
 	return u.String()
 }
 
-// httpClient sends the bearer token with every request, and records each
+// recorder sends the bearer token with every request, and records each
 // answer's status with the Mcp-Session-Id the request carried.
 type recorder struct {
+	keep  bool // record exchanges (not in a benchmark)
 	mu    sync.Mutex
 	seen  []exchange
 	inner http.RoundTripper
@@ -339,7 +340,7 @@ func (rec *recorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+token)
 	resp, err := rec.inner.RoundTrip(r)
-	if err == nil {
+	if err == nil && rec.keep {
 		rec.mu.Lock()
 		rec.seen = append(rec.seen, exchange{r.Method, r.Header.Get("Mcp-Session-Id"), resp.StatusCode})
 		rec.mu.Unlock()
@@ -354,7 +355,7 @@ func (rec *recorder) exchanges() []exchange {
 }
 
 func newRecorder() *recorder {
-	return &recorder{inner: &http.Transport{MaxIdleConnsPerHost: 64}}
+	return &recorder{keep: true, inner: &http.Transport{MaxIdleConnsPerHost: 64}}
 }
 
 // connect connects an MCP client of protocol version to base's /mcp.
