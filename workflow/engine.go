@@ -161,6 +161,8 @@ func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
 		Logger:             slog.New(&dbosLog{next: o.Logger.Handler(), closing: &e.closing}),
 	}
 	var db *sql.DB
+	unlock := func() {}
+	defer func() { unlock() }()
 	if strings.HasPrefix(url, "sqlite:") {
 		if db, err = openSQLite(ctx, strings.TrimPrefix(url, "sqlite:")); err != nil {
 			return nil, fmt.Errorf("workflow: database %s: %w", where, err)
@@ -168,6 +170,9 @@ func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
 		cfg.SQLiteSystemDB = db
 	} else {
 		cfg.DatabaseURL = url
+		if unlock, err = lockSetup(ctx, url); err != nil {
+			return nil, fmt.Errorf("workflow: database %s: %w", where, err)
+		}
 	}
 	d, err := dbos.NewContext(context.WithoutCancel(ctx), cfg)
 	if err != nil {
@@ -191,6 +196,10 @@ func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
 		db.Close()
 		return nil, fmt.Errorf("workflow: database %s: %w", where, err)
 	}
+	// The tables are made: the next process's turn (not after Launch,
+	// whose recovery may take a while).
+	unlock()
+	unlock = func() {}
 	e.events.onInsert = e.wake
 	e.events.onEvent = o.OnEvent
 	dbos.RegisterWorkflow(d, e.runWorkflow, dbos.WithWorkflowName(runWorkflowName))

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for the events table on PostgreSQL
 
@@ -238,4 +239,48 @@ var errStop = errors.New("stop")
 func uniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// setupLock is the key of the advisory lock an engine holds on PostgreSQL
+// while DBOS applies its migrations and the events table is made:
+// replicas starting at once on a new database take turns, instead of
+// racing to create the same schema, types and tables (CREATE … IF NOT
+// EXISTS is not safe against a concurrent one: the loser fails with
+// unique_violation, and its replica does not start). Another key than the
+// state store's, whose migrations take their own turns.
+const setupLock = 0x5357_4254_4357 // "SWBTCW"
+
+// lockSetup takes setupLock on a connection of its own and returns what
+// releases it. A database that cannot be connected to yet is not locked:
+// DBOS creates a missing database (a CLI run on a server of its own) or
+// reports why it cannot, as it would have.
+func lockSetup(ctx context.Context, u string) (func(), error) {
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		return func() {}, nil
+	}
+	// Tried, not waited for: a statement waiting on pg_advisory_lock holds
+	// a snapshot, and the holder's DBOS migrations create indexes
+	// CONCURRENTLY, which wait for every older snapshot to end: the two
+	// would wait for each other for ever.
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		var got bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, int64(setupLock)).Scan(&got); err != nil {
+			conn.Close(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("waiting for other processes' migrations: %w", err)
+		}
+		if got {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			conn.Close(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("waiting for other processes' migrations: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+	return func() {
+		// Closing the session releases the lock.
+		conn.Close(context.WithoutCancel(ctx))
+	}, nil
 }

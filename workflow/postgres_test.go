@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -141,5 +143,38 @@ func createDatabase(t testing.TB, database string) {
 	defer c.Close(ctx)
 	if _, err := c.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPostgresConcurrentNew: replicas starting at once on a new database
+// (the state store made it, the engine's tables are not there yet) each
+// open their engine: DBOS's migrations and the events table are created
+// once, in turn. Without the setup lock, DBOS's migration 6 failed in one
+// of them with unique_violation on pg_type (CREATE … IF NOT EXISTS racing
+// another), and that replica did not start.
+func TestPostgresConcurrentNew(t *testing.T) {
+	server := testpg.Start(t)
+	for round := range 3 {
+		db := onDatabase(t, server, "concurrent_"+strconv.Itoa(round))
+		createDatabase(t, db)
+		const engines = 4
+		errs := make(chan error, engines)
+		var wg sync.WaitGroup
+		for range engines {
+			wg.Go(func() {
+				e, err := New(context.Background(), &EngineOptions{Database: db})
+				if err == nil {
+					err = e.Close()
+				}
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Errorf("round %d: one of %d engines opened at once: %v", round, engines, err)
+			}
+		}
 	}
 }

@@ -11,6 +11,8 @@
 // test binary. A PostgreSQL that is missing and cannot be installed fails
 // the test: like every peer of this project's tests, it is never skipped.
 //
+// The server dies with the test process, however that ends (Linux).
+//
 // postgres refuses to run as root: as root, the server (and initdb) run as
 // the postgres user (which Debian's package makes), or nobody.
 package testpg
@@ -89,6 +91,10 @@ func Start(t testing.TB) string {
 	srv.Dir = dir
 	srv.Stdout, srv.Stderr = logf, logf
 	srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	// A test process that dies without its cleanups (its -timeout, a
+	// SIGKILL) leaves no server running on a shared machine: its
+	// backends see the postmaster gone and exit too.
+	interop.DieWithTest(srv)
 	if err := srv.Start(); err != nil {
 		t.Fatalf("testpg: starting postgres: %v", err)
 	}

@@ -1,15 +1,21 @@
 package testpg
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -60,4 +66,73 @@ func TestStart(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the server's folder %s is still there: %v", dir, err)
 	}
+}
+
+// diesHelper is set in the environment of TestDiesWithTestHelper.
+const diesHelper = "SWITCHBOARD_TESTPG_DIES_HELPER"
+
+// TestDiesWithTest: a test process killed before its cleanups run (its
+// -timeout, SIGKILL) leaves no postgres running. Before, the server of a
+// timed-out test ran on, with its folder in /tmp.
+func TestDiesWithTest(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Pdeathsig is Linux's")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDiesWithTestHelper$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), diesHelper+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var pid int
+	var dir string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if _, err := fmt.Sscanf(sc.Text(), "postgres %d %s", &pid, &dir); err == nil {
+			break
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("the helper reported no postgres: %v", sc.Err())
+	}
+	go io.Copy(io.Discard, out)
+	defer os.RemoveAll(dir) // the helper's cleanups never run
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	// No event says when the kernel has delivered the signal and
+	// postgres has exited.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGINT)
+			t.Fatalf("postgres (pid %d) outlived the test process that started it", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestDiesWithTestHelper is the test process TestDiesWithTest kills.
+func TestDiesWithTestHelper(t *testing.T) {
+	if os.Getenv(diesHelper) == "" {
+		t.Skip("run by TestDiesWithTest")
+	}
+	u, err := url.Parse(Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := u.Query().Get("host")
+	b, err := os.ReadFile(filepath.Join(dir, "data", "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("postgres %s %s\n", strings.SplitN(string(b), "\n", 2)[0], dir)
+	select {}
 }

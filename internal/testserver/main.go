@@ -87,6 +87,9 @@
 //	-without METHOD      answer METHOD (e.g. resources/templates/list, ping) with JSON-RPC
 //	                     -32601 "Method not found", still declaring its capability, as
 //	                     servers that implement part of a capability do (repeatable)
+//	-call-log FILE       append a line "TOOL ARGUMENTS" to FILE for every tools/call,
+//	                     before answering it: how many times a tool ran, across
+//	                     processes sharing FILE (a workflow step run once)
 //	-meta-log FILE       append a line "METHOD META" to FILE for every request it
 //	                     receives, META the request's _meta as JSON (null when none):
 //	                     what trace context (traceparent, tracestate) reached it

@@ -1,0 +1,335 @@
+package replicatest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestReplicas: two `switchboard serve` replicas on one PostgreSQL behind
+// HAProxy configured by examples/haproxy/haproxy.cfg (issue 18 §2, §3).
+// Clients of both protocol generations call tools through the balancer; a
+// server added on one replica is served by the other; a 2025-11-25 session
+// whose replica dies is answered 404 by the other one, and the client's new
+// session works.
+func TestReplicas(t *testing.T) {
+	c := startCluster(t, 2, nil)
+	lb := balancer(t, c.replicas...)
+	ctx := context.Background()
+
+	t.Run("both generations", func(t *testing.T) {
+		// A 2025-11-25 session lives on the replica that created it: every
+		// call of it goes there (the other would answer 404), though the
+		// balancer takes turns for everything else.
+		cs := connect(t, lb.URL, "2025-11-25", nil)
+		var holder string
+		for i := range 6 {
+			got, err := c.whereCalled(ctx, cs)
+			if err != nil {
+				t.Fatalf("2025-11-25 call %d through the balancer: %v", i+1, err)
+			}
+			if i == 0 {
+				holder = got
+			} else if got != holder {
+				t.Errorf("2025-11-25 call %d answered by %s, the session's first by %s", i+1, got, holder)
+			}
+		}
+		// 2026-07-28 requests are stateless: the balancer takes turns,
+		// and both replicas answer calls of one client.
+		cs26 := connect(t, lb.URL, "2026-07-28", nil)
+		seen := map[string]int{}
+		for i := range 6 {
+			got, err := c.whereCalled(ctx, cs26)
+			if err != nil {
+				t.Fatalf("2026-07-28 call %d through the balancer: %v", i+1, err)
+			}
+			seen[got]++
+		}
+		if len(seen) != 2 {
+			t.Errorf("2026-07-28 calls answered by %v; want both replicas", seen)
+		}
+	})
+
+	t.Run("server added on one", func(t *testing.T) {
+		a, b := c.replicas[0], c.replicas[1]
+		body := fmt.Sprintf(`{"id":"late","command":%q,"args":["-tool-name","late_tool"]}`, c.fixture)
+		if status, answer := apiCall(t, "POST", a.url+"/api/v1/servers", body); status != http.StatusCreated {
+			t.Fatalf("POST /api/v1/servers on %s: %d %s", a.name, status, answer)
+		}
+		// A client of the balancer whose session B holds.
+		var cs *mcp.ClientSession
+		for range 4 {
+			s := connect(t, lb.URL, "2025-11-25", nil)
+			if where, err := c.whereCalled(ctx, s); err != nil {
+				t.Fatal(err)
+			} else if where == b.name {
+				cs = s
+				break
+			}
+		}
+		if cs == nil {
+			t.Fatalf("four sessions through the balancer, none on %s", b.name)
+		}
+		// B learns of the server through the database (LISTEN/NOTIFY)
+		// and starts it: its tool appears; no event of B's reaches this
+		// client before it lists again.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == "mcp_late_late_tool" }) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a server added on %s: its tool not listed by %s after 30 s; %s's output:\n%s", a.name, b.name, b.name, b.out)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_late_late_tool", Arguments: map[string]any{}})
+		if err != nil || res.IsError || len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != "called late_tool" {
+			t.Fatalf("calling the added server's tool on %s: %+v, %v", b.name, res, err)
+		}
+		if where, err := c.whereCalled(ctx, cs); err != nil || where != b.name {
+			t.Errorf("the session moved: %q, %v", where, err)
+		}
+	})
+
+	t.Run("session of a dead replica", func(t *testing.T) {
+		rec := newRecorder()
+		cs := connect(t, lb.URL, "2025-11-25", rec)
+		where, err := c.whereCalled(ctx, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holder := c.byName(t, where)
+		survivor := c.other(holder)
+		sid := cs.ID()
+		if sid == "" {
+			t.Fatal("a 2025-11-25 session without Mcp-Session-Id")
+		}
+		// The survivor never had the session: sent straight to it, the
+		// session's request is answered 404.
+		if status := postWithSession(t, survivor.url, sid); status != http.StatusNotFound {
+			t.Errorf("a request of %s's session sent straight to %s: %d, want 404", holder.name, survivor.name, status)
+		}
+
+		holder.kill(t)
+		before := len(rec.exchanges())
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "after the kill"}})
+		if !errors.Is(err, mcp.ErrSessionMissing) {
+			t.Errorf("the next call of a session whose replica died: %v; want %v", err, mcp.ErrSessionMissing)
+		}
+		// What the client got for its session's requests since the kill:
+		// 404s only (from the survivor: the other replica is gone).
+		var statuses []int
+		for _, x := range rec.exchanges()[before:] {
+			if x.session == sid {
+				statuses = append(statuses, x.status)
+			}
+		}
+		if len(statuses) == 0 || slices.ContainsFunc(statuses, func(s int) bool { return s != http.StatusNotFound }) {
+			t.Errorf("the session's requests after the kill were answered %v; want 404s", statuses)
+		}
+		// The client starts again: a new session, on the survivor.
+		cs2 := connect(t, lb.URL, "2025-11-25", nil)
+		if where, err := c.whereCalled(ctx, cs2); err != nil || where != survivor.name {
+			t.Errorf("a new session after the kill: answered by %q, %v; want %s", where, err, survivor.name)
+		}
+	})
+}
+
+// replicatedWorkflow notes the replica it runs on (a call that the fixture
+// logs), waits at a gate for a person, then makes a second logged call.
+const replicatedWorkflow = `id: replicated
+description: Notes where it runs, waits for a person, then echoes
+steps:
+  - id: where
+    tool: mcp_fx_env
+    arguments: {name: HOME}
+  - id: confirm
+    needs: [where]
+    gate:
+      message: "Go on?"
+      schema:
+        type: object
+        properties:
+          go: {type: boolean}
+        required: [go]
+      timeout: 1h
+      on_timeout: fail
+  - id: after
+    needs: [confirm]
+    tool: mcp_fx_echo
+    arguments: {text: after the gate}
+`
+
+// TestWorkflowSurvivesReplica: a workflow run started through the
+// balancer is waiting at its gate when its replica is killed (SIGKILL);
+// the gate is answered through the balancer, and the other replica adopts
+// the run and finishes it, no tool step called twice (the fixture logs
+// every call of either replica into one file).
+func TestWorkflowSurvivesReplica(t *testing.T) {
+	c := startCluster(t, 2, map[string]string{"replicated.yaml": replicatedWorkflow})
+	lb := balancer(t, c.replicas...)
+
+	status, answer := apiCall(t, "POST", lb.URL+"/api/v1/workflows/replicated/runs", `{"inputs":{}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("starting a run through the balancer: %d %s", status, answer)
+	}
+	var run struct{ ID string }
+	if err := json.Unmarshal(answer, &run); err != nil || run.ID == "" {
+		t.Fatalf("the started run %s: %v", answer, err)
+	}
+	evs := follow(t, lb.URL, run.ID, 0, func(ev event) bool { return ev.Type == "gate:waiting" })
+	var runner *replica
+	for _, ev := range evs {
+		if ev.Type == "step:completed" && ev.Step == "where" {
+			if name := c.nameIn(string(ev.Result)); name != "" {
+				runner = c.byName(t, name)
+			}
+		}
+	}
+	if runner == nil {
+		t.Fatalf("no step:completed of where naming a replica in %+v", evs)
+	}
+	survivor := c.other(runner)
+	runner.kill(t)
+	killed := time.Now()
+
+	// Through the balancer, so on the survivor: the gate is answered
+	// there while the run still belongs to the dead replica.
+	status, answer = apiCall(t, "POST", lb.URL+"/api/v1/runs/"+run.ID+"/answer", `{"gate":"confirm","answer":{"action":"accept","content":{"go":true}}}`)
+	if status != http.StatusOK {
+		t.Fatalf("answering the gate through the balancer after %s died: %d %s", runner.name, status, answer)
+	}
+	rest := follow(t, lb.URL, run.ID, evs[len(evs)-1].Seq, func(ev event) bool { return ev.terminal() })
+	if last := rest[len(rest)-1]; last.Type != "run:completed" {
+		t.Fatalf("the run ended with %+v; %s's output:\n%s", last, survivor.name, survivor.out)
+	}
+	t.Logf("%s killed at the gate; the run completed on %s %v later", runner.name, survivor.name, time.Since(killed).Round(time.Millisecond))
+	b, err := os.ReadFile(c.callLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		calls[l]++
+	}
+	want := map[string]int{`env {"name":"HOME"}`: 1, `echo {"text":"after the gate"}`: 1}
+	if fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("the fixture's calls: %v; want each step's once: %v", calls, want)
+	}
+}
+
+// event is a workflow run's event as the API's SSE stream gives it.
+type event struct {
+	Type   string          `json:"type"`
+	Seq    int64           `json:"seq"`
+	Step   string          `json:"step"`
+	Result json.RawMessage `json:"result"`
+}
+
+func (ev event) terminal() bool {
+	return ev.Type == "run:completed" || ev.Type == "run:failed" || ev.Type == "run:cancelled"
+}
+
+// followTimeout bounds a wait on a run's events: a run adopted by another
+// replica resumes within daemon.AdoptInterval (5 s) of its replica's death.
+const followTimeout = 90 * time.Second
+
+// follow reads the run's events after seq from base's SSE stream until one
+// satisfies until, and returns them.
+func follow(t *testing.T, base, run string, after int64, until func(event) bool) []event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), followTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/runs/"+run+"/events?after="+strconv.FormatInt(after, 10), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET the run's events: %d %s", resp.StatusCode, b)
+	}
+	var evs []event
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev event
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatalf("an event %q: %v", data, err)
+		}
+		evs = append(evs, ev)
+		if until(ev) {
+			return evs
+		}
+	}
+	t.Fatalf("the run's event stream ended (%v) before the awaited event; got %+v", sc.Err(), evs)
+	return nil
+}
+
+// apiCall sends a management API request with the token and the CSRF
+// header, and returns the status and the body.
+func apiCall(t *testing.T, method, url, body string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Switchboard-CSRF", "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// postWithSession sends a tools/list of session sid straight to a
+// replica, and returns the answer's status.
+func postWithSession(t *testing.T, base, sid string) int {
+	t.Helper()
+	req, err := http.NewRequest("POST", base+"/mcp", bytes.NewReader([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
