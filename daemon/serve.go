@@ -105,6 +105,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer st.stop()
 	stopFollow := d.followStore(ctx, h)
 	defer stopFollow()
+	// Listening: the others may forward retries here.
+	unregister := d.registerReplica(ctx)
+	defer unregister()
 	failed := d.await(ctx, st, faces)
 	st.stop()
 	grace := d.grace()
@@ -114,6 +117,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// After the shutdown, which must follow a failed start at once (a
 	// listing waiting for the start is ended by it, not answered), and
 	// before the host closes.
+	unregister() // first: a retry forwarded here now is told it has stopped
 	d.shutdown(g, grace, faces)
 	stopFollow()
 	if err := d.Close(); failed == nil {
