@@ -136,6 +136,9 @@ type Daemon struct {
 	// ready: every required server was up once (Options.OnReady), and
 	// the host has not closed since (/readyz).
 	ready atomic.Bool
+	// fenced: the workflow executor lost its lock (watchExecutor); the
+	// daemon is never ready again.
+	fenced atomic.Bool
 
 	mu     sync.Mutex
 	h      *host.Host
