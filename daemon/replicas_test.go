@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -35,7 +36,9 @@ func TestRetryReachesTheReplicaHoldingTheCall(t *testing.T) {
 	ra.awaitReady(t)
 	rb.awaitReady(t)
 	ctx := context.Background()
-	a, b := statelessClient(t, ra.url), statelessClient(t, rb.url)
+	// B's client is a browser page of B's own origin: the forward keeps
+	// the request's Host, so A sees the same origin as B did.
+	a, b := statelessClient(t, ra.url, ""), statelessClient(t, rb.url, rb.url)
 
 	first := func() (*mcp.CallToolResult, string) {
 		t.Helper()
@@ -87,8 +90,9 @@ func TestRetryReachesTheReplicaHoldingTheCall(t *testing.T) {
 }
 
 // statelessClient is a 2026-07-28 client of the gateway at url that
-// handles input-required results itself (the test sends each round).
-func statelessClient(t *testing.T, url string) *mcp.ClientSession {
+// handles input-required results itself (the test sends each round),
+// sending origin as its Origin header when set.
+func statelessClient(t *testing.T, url, origin string) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "stateless", Version: "1"}, &mcp.ClientOptions{
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
@@ -96,7 +100,8 @@ func statelessClient(t *testing.T, url string) *mcp.ClientSession {
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		},
 	})
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	hc := &http.Client{Transport: originTransport{origin}}
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,4 +121,15 @@ func textOf(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// originTransport sets the Origin header of each request, when it has one.
+type originTransport struct{ origin string }
+
+func (o originTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if o.origin != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Origin", o.origin)
+	}
+	return http.DefaultTransport.RoundTrip(r)
 }

@@ -157,7 +157,9 @@ func (g *Gateway) forwardRetry(w http.ResponseWriter, r *http.Request, maxBody i
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.URL.Path, pr.Out.URL.RawPath = "http", addr, "/mcp", ""
-			pr.Out.Host = addr
+			// The client's Host, as the balancer sent it: the replica
+			// checks Host and Origin as this one did.
+			pr.Out.Host = pr.In.Host
 			pr.Out.Header.Set(forwardedHeader, st.Replica)
 		},
 		Transport:     g.peerTransport,
