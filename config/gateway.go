@@ -24,6 +24,7 @@ const DefaultGatewayListen = "127.0.0.1:7300"
 //
 //	[gateway]
 //	listen           = "127.0.0.1:7300"           # host:port; port 0 picks a free one
+//	replica_address  = "10.0.0.5:7300"            # where the other replicas reach this one
 //	tool_name_format = "{server}__{tool}"         # the names clients see; default the top-level one
 //	servers          = ["github", "search"]       # the servers to expose; default all
 //	allowed_origins  = ["https://app.example.com"] # browser origins besides the gateway's own
@@ -44,6 +45,12 @@ const DefaultGatewayListen = "127.0.0.1:7300"
 type Gateway struct {
 	// Listen is host:port; "" means [DefaultGatewayListen].
 	Listen string
+	// ReplicaAddress is the host:port at which the other replicas on the
+	// same PostgreSQL reach this one (plain HTTP; a 2026-07-28 client's
+	// retry of a call held here is forwarded to it). "" means the address
+	// listened on, or, listening on every interface, this machine's
+	// hostname with the port listened on.
+	ReplicaAddress string
 	// ToolNameFormat names the tools clients see; "" means
 	// [Config.ToolNameFormat].
 	ToolNameFormat string
@@ -164,6 +171,7 @@ var gatewayTable = mergedTable[Gateway]{
 			_, msg := checkListen(addr)
 			return msg
 		}),
+		decode.String("replica_address", decode.TOML, func(g *Gateway) *string { return &g.ReplicaAddress }, checkReplicaAddress),
 		decode.String("tool_name_format", decode.TOML, func(g *Gateway) *string { return &g.ToolNameFormat }, func(f string) string {
 			if f == "" {
 				return ""
@@ -278,6 +286,22 @@ func checkListen(addr string) (loopback bool, msg string) {
 		return true, fmt.Sprintf("invalid port %q (want 0 to 65535; 0 picks a free one)", port)
 	}
 	return IsLoopbackHost(host), ""
+}
+
+// checkReplicaAddress checks a replica_address: host:port, a host and a
+// port other than 0.
+func checkReplicaAddress(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	if hasPlaceholder(addr) {
+		return "placeholders are not allowed here"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+		return fmt.Sprintf(`must be host:port with a host and a port from 1 to 65535, such as "10.0.0.5:7300", not %q`, addr)
+	}
+	return ""
 }
 
 // IsLoopbackHost reports whether listening on host reaches this machine

@@ -30,6 +30,7 @@ json_response = true
 session_timeout = "5m"
 max_sessions = 100
 max_client_sessions = 10
+replica_address = "gw-1.internal:7400"
 shutdown_grace = "30s"
 workflows = ["triage", "sums"]
 workflow_tool_format = "wf-{id}"
@@ -42,7 +43,7 @@ workflow_tool_format = "wf-{id}"
 		Listen: "0.0.0.0:7400", ToolNameFormat: "{server}__{tool}", Servers: []string{"b"},
 		AllowedOrigins: []string{"https://app.example.com", "http://localhost:3000"},
 		AuthToken:      "{{secrets.gw}}", JSONResponse: true, SessionTimeout: 5 * time.Minute,
-		MaxSessions: 100, MaxClientSessions: 10, ShutdownGrace: 30 * time.Second,
+		MaxSessions: 100, MaxClientSessions: 10, ShutdownGrace: 30 * time.Second, ReplicaAddress: "gw-1.internal:7400",
 		Workflows: []string{"triage", "sums"}, WorkflowToolFormat: "wf-{id}",
 		Source: Position{File: file, Line: 9, Field: "gateway"},
 	}
@@ -244,6 +245,16 @@ max_client_sessions = 11
 max_client_sessions = 300
 `, []string{
 			`g.toml:2: gateway.max_client_sessions: 300 is more than max_sessions (256): one client could hold every session`,
+		}},
+		{"replica address", `[gateway]
+replica_address = ":7300"
+`, []string{
+			`g.toml:2: gateway.replica_address: must be host:port with a host and a port from 1 to 65535, such as "10.0.0.5:7300", not ":7300"`,
+		}},
+		{"replica address without a port", `[gateway]
+replica_address = "gw-1.internal:0"
+`, []string{
+			`g.toml:2: gateway.replica_address: must be host:port with a host and a port from 1 to 65535, such as "10.0.0.5:7300", not "gw-1.internal:0"`,
 		}},
 		{"bounds of the wrong type", `[gateway]
 max_sessions = "many"

@@ -136,6 +136,9 @@ type Daemon struct {
 	// ready: every required server was up once (Options.OnReady), and
 	// the host has not closed since (/readyz).
 	ready atomic.Bool
+	// fenced: the workflow executor lost its lock (watchExecutor); the
+	// daemon is never ready again.
+	fenced atomic.Bool
 
 	mu     sync.Mutex
 	h      *host.Host
@@ -150,6 +153,9 @@ type Daemon struct {
 	ownTel    bool
 
 	agents agents // runs started with StartAgentRun
+
+	replica  string // this daemon's id among the replicas (replicas.go)
+	stateKey []byte // signs the gateway's requestStates, the same for every replica
 
 	closeOnce sync.Once
 	closeErr  error
@@ -230,6 +236,17 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	}
 	if d.opts.Host.ToolCache == nil {
 		d.opts.Host.ToolCache = d.store
+	}
+	d.replica = newReplicaID()
+	{
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		key, err := d.store.Key(ctx, stateKeyName)
+		cancel()
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		d.stateKey = key
 	}
 	servers, err := d.loadServers()
 	if err != nil {
@@ -547,7 +564,11 @@ func up(st host.State) bool {
 
 // gatewayOptions are the gateway's options from [gateway].
 func (d *Daemon) gatewayOptions() *gateway.Options {
-	o := &gateway.Options{Logger: d.opts.Logger, MaxWaitingCalls: d.opts.Config.Gateway.MaxSessions}
+	o := &gateway.Options{Logger: d.opts.Logger, MaxWaitingCalls: d.opts.Config.Gateway.MaxSessions,
+		Replica: d.replica, StateKey: d.stateKey}
+	if d.store.Backend() == "postgres" {
+		o.Peers = d.peer
+	}
 	if a := d.opts.Config.Gateway.Auth; a != nil {
 		o.Policy = a.Policy
 	}

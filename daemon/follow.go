@@ -57,10 +57,19 @@ func (d *Daemon) applyChange(ctx context.Context, h *host.Host, c store.Change) 
 		// Another replica's server listed other tools: this one's copy of
 		// the server is asked again (the server is the source, not the
 		// other replica's list). The list it gets is saved unchanged, so
-		// it is not announced back.
-		if st, err := h.Status(c.Server); err == nil && (st.State == host.StateReady || st.State == host.StateDegraded) {
+		// it is not announced back. A lazy server not started here offers
+		// the list the other replica saved, as it offered the cached one
+		// before.
+		st, err := h.Status(c.Server)
+		switch {
+		case err != nil:
+		case st.State == host.StateReady || st.State == host.StateDegraded:
 			if err := h.RefreshTools(ctx, c.Server); err != nil && ctx.Err() == nil {
 				d.log.Warn("refreshing tools another process saw change", "server", c.Server, "err", err)
+			}
+		case st.State == host.StateLazy:
+			if _, err := h.ReloadCachedTools(c.Server); err != nil && ctx.Err() == nil {
+				d.log.Warn("reloading the cached tools another process saved", "server", c.Server, "err", err)
 			}
 		}
 	case store.ChangeAll:

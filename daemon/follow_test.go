@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"slices"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testpg"
 	"github.com/switchboardmcp/switchboard/store"
 )
@@ -98,4 +100,62 @@ func pgDatabase(t *testing.T, name string) string {
 	}
 	u.Path = "/" + name
 	return u.String()
+}
+
+// TestLazyToolsFollow: a lazy server started on replica A (its first run)
+// and lazy-idle on B, which offers the list A cached. When the list in the
+// cache changes (A's server listed other tools; here written as A's host
+// would, under the same spec), B's gateway clients get list_changed and
+// the new list, and B still has not started the server.
+func TestLazyToolsFollow(t *testing.T) {
+	db := pgDatabase(t, "lazy_tools")
+	openPG := func() *store.Store {
+		s, err := store.Open(context.Background(), db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	lz := fixture(t, "lz")
+	lz.Lazy = true
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "a"), lz}}
+	stA := openPG()
+	ra := run(t, cfg, stA, nil)
+	ra.awaitReady(t)
+	rb := run(t, cfg, openPG(), nil)
+	rb.awaitReady(t)
+	if st, err := rb.d.Host().Status("lz"); err != nil || st.State != host.StateLazy {
+		t.Fatalf("lz on B: %+v, %v; want lazy-idle (A cached its tools)", st, err)
+	}
+	cs, changed := gatewayWatch(t, rb.url)
+	if names := toolNames(t, cs); !slices.Contains(names, "mcp_lz_echo") {
+		t.Fatalf("B's tools: %v, want lz's cached ones", names)
+	}
+
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var spec, tools string
+	if err := conn.QueryRow(ctx, `SELECT spec, tools FROM tool_lists WHERE server = 'lz'`).Scan(&spec, &tools); err != nil {
+		t.Fatal(err)
+	}
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(tools), &list); err != nil {
+		t.Fatal(err)
+	}
+	list = append(list, map[string]any{"name": "added", "inputSchema": map[string]any{"type": "object"}})
+	raw, _ := json.Marshal(list)
+	if err := stA.SaveTools(ctx, "lz", spec, raw, 0); err != nil {
+		t.Fatal(err)
+	}
+	awaitTools(t, cs, changed, "lz's new tool", func(n []string) bool { return slices.Contains(n, "mcp_lz_added") })
+	if st, err := rb.d.Host().Status("lz"); err != nil || st.State != host.StateLazy {
+		t.Errorf("lz on B after the change: %+v, %v; want still lazy-idle", st, err)
+	}
+	cs.Close()
+	ra.shutdown(t)
 }

@@ -27,7 +27,7 @@ func (d *Daemon) healthHandler() http.Handler {
 		probeAnswer(w, true)
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ok := d.ready.Load()
+		ok := d.ready.Load() && !d.fenced.Load()
 		if ok {
 			ctx, cancel := context.WithTimeout(r.Context(), readyzPingTimeout)
 			defer cancel()

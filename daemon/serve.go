@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/oauth"
+	"github.com/switchboardmcp/switchboard/workflow"
 )
 
 // answerTime bounds how long, after the shutdown grace, the answers of the
@@ -52,6 +53,8 @@ const idleConnTimeout = 2 * time.Minute
 // supervision's: it is restarted, and serve goes on.
 func (d *Daemon) Run(ctx context.Context) error {
 	defer d.Close()
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
 	if d.ln == nil {
 		return errors.New("daemon: Run needs a listener; use ServeStdio")
 	}
@@ -105,15 +108,24 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer st.stop()
 	stopFollow := d.followStore(ctx, h)
 	defer stopFollow()
+	// Listening: the others may forward retries here.
+	unregister := d.registerReplica(ctx)
+	defer unregister()
+	stopFence := d.watchExecutor(fail)
+	defer stopFence()
 	failed := d.await(ctx, st, faces)
 	st.stop()
 	grace := d.grace()
 	if failed != nil {
 		grace = 0 // the host is closed, or serving failed: nothing to wait for
 	}
+	if cause := context.Cause(ctx); failed == nil && errors.Is(cause, workflow.ErrExecutorLost) {
+		failed = cause // fenced (watchExecutor): the calls in flight get their grace, then Run fails
+	}
 	// After the shutdown, which must follow a failed start at once (a
 	// listing waiting for the start is ended by it, not answered), and
 	// before the host closes.
+	unregister() // first: a retry forwarded here now is told it has stopped
 	d.shutdown(g, grace, faces)
 	stopFollow()
 	if err := d.Close(); failed == nil {

@@ -254,6 +254,13 @@ func (w *Workflows) Launch(ctx context.Context, h *host.Host, adopt bool) error 
 // Close stops the adoption sweep, closes the engine (runs in flight stop
 // where they are, to be resumed) and then says the executor is gone.
 func (w *Workflows) Close() error {
+	err := w.halt()
+	return errors.Join(err, w.Executor.Close())
+}
+
+// halt stops the adoption sweep and closes the engine: runs in flight stop
+// where they are, and no step starts here again.
+func (w *Workflows) halt() error {
 	w.mu.Lock()
 	w.closed = true
 	sweep, done := w.sweep, w.done
@@ -262,8 +269,41 @@ func (w *Workflows) Close() error {
 		sweep()
 		<-done
 	}
-	err := w.Engine.Close()
-	return errors.Join(err, w.Executor.Close())
+	return w.Engine.Close()
+}
+
+// watchExecutor fences this process when its workflow executor loses its
+// lock on the database (workflow.ErrExecutorLost): another replica may
+// adopt its runs once the lock has been free for workflow.AdoptGrace, so
+// it stops executing them at once (the engine closes: a step in flight is
+// cancelled, and runs again where they resume), /readyz answers 503 from
+// then on, and fail ends Run with the error: the process exits, for its
+// supervisor (systemd's Restart=on-failure, a container's restart policy)
+// to start it again, as a new executor, when the database is back.
+func (d *Daemon) watchExecutor(fail context.CancelCauseFunc) (stop func()) {
+	if d.wf == nil || d.wf.Executor.Lost() == nil {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-quit:
+			return
+		case <-d.wf.Executor.Lost():
+		}
+		err := d.wf.Executor.LostErr()
+		d.fenced.Store(true)
+		d.log.Error("workflows: this replica's executor lost its lock on the database; its runs are stopped here, for another replica (or this one, started again) to resume; exiting", "err", d.red.Redact(err.Error()))
+		if herr := d.wf.halt(); herr != nil {
+			d.log.Debug("workflows: closing the fenced engine", "err", d.red.Redact(herr.Error()))
+		}
+		fail(err)
+	}()
+	return sync.OnceFunc(func() {
+		close(quit)
+		<-done
+	})
 }
 
 // ErrLiveElsewhere: the run is executed by another live process (a

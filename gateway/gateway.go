@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"runtime"
 	"slices"
 	"strings"
@@ -84,6 +85,25 @@ type Options struct {
 	// Clients without a token (stdio, the local socket, auth_token) are
 	// the owner's and see everything.
 	Policy []config.AuthPolicy
+	// Replica names this gateway among the replicas of one deployment
+	// (`switchboard serve` on a shared PostgreSQL: an id per process). The
+	// requestStates it issues for the calls it bridges (gateway/input.go)
+	// name it, so that a retry reaching another replica is sent here
+	// (Peers).
+	Replica string
+	// StateKey signs those requestStates (HMAC-SHA256). Replicas are given
+	// the same key (the state store's, made once), so that each tells a
+	// requestState another issued from a forged or altered one. Nil: a
+	// random key of this gateway's own.
+	StateKey []byte
+	// Peers returns the address (host:port, plain HTTP) at which replica
+	// serves, or an error when it is gone, for a 2026-07-28 retry over
+	// Streamable HTTP whose requestState names another replica: the retry
+	// is forwarded there, as it came (its Authorization header included),
+	// bounded in size and time. Never an address from the request: only
+	// the replica's name comes from it, under the signature. Nil: such a
+	// retry is refused with an error naming the replica.
+	Peers func(ctx context.Context, replica string) (address string, err error)
 	// Middleware wraps every request the gateway receives, outermost (the
 	// first the outermost of them): it sees a request as it arrives and
 	// the answer as it leaves, redacted (telemetry: a span and a duration
@@ -122,6 +142,8 @@ type Gateway struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	ownsHost  bool // made by Start: Close closes the host too
+
+	peerTransport *http.Transport // retries forwarded to other replicas (replicas.go)
 
 	// Requests from downstream clients: each runs on a context that ends
 	// with requests (Shutdown's deadline, or Close), and is counted so
@@ -226,6 +248,11 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 	if g.opts.MaxWaitingCalls <= 0 {
 		g.opts.MaxWaitingCalls = DefaultMaxSessions
 	}
+	if len(g.opts.StateKey) == 0 {
+		g.opts.StateKey = make([]byte, 32)
+		rand.Read(g.opts.StateKey)
+	}
+	g.peerTransport = newPeerTransport()
 	g.hidden = map[string]bool{}
 	for _, name := range g.opts.HideTools {
 		g.hidden[name] = true
@@ -594,6 +621,7 @@ func (g *Gateway) Close() error {
 			ss.Close()
 		}
 		g.wg.Wait()
+		g.peerTransport.CloseIdleConnections()
 		if g.ownsHost {
 			err = g.h.Close()
 		}

@@ -172,7 +172,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		ws.Close()
 	}()
 	limits := newSessionLimits(g.srv, o.MaxSessions, o.MaxClientSessions, func(msg string, args ...any) { log.Info(msg, args...) })
-	mux.Handle("/mcp", &byGeneration{srv: g.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
+	mux.Handle("/mcp", &byGeneration{g: g, srv: g.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
 	mux.Handle("/sse", limits.limitStreams(sse))
 	mux.Handle("/message", limits.limitStreams(sse)) // a GET here opens a session too
 	mux.Handle("/ws", limits.limitStreams(ws))
@@ -214,6 +214,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 // a client may leave out); and every session is counted against the
 // limits.
 type byGeneration struct {
+	g                     *Gateway
 	srv                   *mcp.Server
 	sessions, sessionless http.Handler
 	limits                *sessionLimits
@@ -436,6 +437,12 @@ func negotiatedVersion(ss *mcp.ServerSession) string {
 func (b *byGeneration) serveSessionless(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(context.WithValue(r.Context(), sessionlessKey{}, true))
 	// The SDK checks that Mcp-Method names the body's method.
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "tools/call" && r.Header.Get(forwardedHeader) == "" && b.g.opts.Peers != nil {
+		// A retry of a call another replica holds goes there.
+		if b.g.forwardRetry(w, r, b.maxBody) {
+			return
+		}
+	}
 	if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "subscriptions/listen" {
 		client := clientOf(r)
 		if err := b.limits.reserve(client); err != nil {

@@ -19,10 +19,12 @@ import (
 // Upstream servers, though, ask during the call and wait. A pendingCall
 // bridges the two: the upstream call runs on the gateway's context, each
 // question it asks ends the current downstream round with an input-required
-// result, and the retry carrying the answers resumes it. The requestState is
-// an unguessable id, bound to the downstream session where there is one (a
-// client served statelessly over Streamable HTTP has none: each of its
-// requests is its own).
+// result, and the retry carrying the answers resumes it. The requestState
+// names an unguessable id and the replica holding the call, signed
+// (replicas.go), and is bound to the downstream session where there is one
+// (a client served statelessly over Streamable HTTP has none: each of its
+// requests is its own, and its retry may reach another replica, which
+// forwards it here).
 //
 // The upstream call's progress and log notifications go to the round in
 // flight, in the context of its request (a stateless request can carry
@@ -30,6 +32,7 @@ import (
 // they are dropped.
 type pendingCall struct {
 	id      string
+	state   string             // the requestState naming it (issueState)
 	session *mcp.ServerSession // nil for a sessionless client
 	cancel  context.CancelFunc // ends the upstream call
 	asks    chan *ask          // questions from the upstream call
@@ -95,18 +98,26 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 			return res, err
 		}
 	} else {
-		g.mu.Lock()
-		p := g.pending[state]
-		g.mu.Unlock()
-		if p == nil {
-			// Not the gateway's: the upstream's own requestState.
+		st, ours := g.openState(state)
+		if !ours {
+			// Not the gateway's: the upstream's own requestState (a forged
+			// one goes there too, and is the upstream's to refuse).
 			res, err := g.forwardInputRequired(ctx, req)
 			if errors.Is(err, host.ErrOlderGeneration) {
 				return nil, fmt.Errorf("requestState is unknown or expired; call the tool again")
 			}
 			return res, err
 		}
-		if p.session != boundSession(ctx, req) {
+		if st.Replica != g.opts.Replica {
+			// Over Streamable HTTP it was forwarded (replicas.go) unless
+			// the gateway knows no peers; a forwarded request that
+			// reached another process than the one meant ends here too.
+			return nil, fmt.Errorf("requestState belongs to a call held by gateway replica %q, not this one (%q); call the tool again", st.Replica, g.opts.Replica)
+		}
+		g.mu.Lock()
+		p := g.pending[st.Call]
+		g.mu.Unlock()
+		if p == nil || p.session != boundSession(ctx, req) {
 			return nil, fmt.Errorf("requestState is unknown or expired; call the tool again")
 		}
 		defer p.enter(ctx, req.Session)()
@@ -126,8 +137,10 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 	// its input), so it lives on the gateway's, until a shutdown's grace
 	// is over.
 	cctx, cancel := context.WithCancel(g.requests)
+	id := newID()
 	p := &pendingCall{
-		id:          newID(),
+		id:          id,
+		state:       g.issueState(id),
 		session:     boundSession(ctx, req),
 		cancel:      cancel,
 		asks:        make(chan *ask),
@@ -275,7 +288,7 @@ func (g *Gateway) await(ctx context.Context, p *pendingCall) (*mcp.CallToolResul
 			}
 		}
 		p.mu.Unlock()
-		return &mcp.CallToolResult{InputRequests: reqs, RequestState: p.id}, nil
+		return &mcp.CallToolResult{InputRequests: reqs, RequestState: p.state}, nil
 	case <-ctx.Done():
 		// The client gave up on the call.
 		p.cancel()

@@ -173,3 +173,37 @@ func (l *limits) compileTools(tools []*mcp.Tool) ([]discovered, []string) {
 	}
 	return out, notes
 }
+
+// ReloadCachedTools makes lazy server id, when it is not started
+// (lazy-idle), offer the list its ToolCache holds now: another process
+// sharing the cache (a replica that started the server) saw its tools
+// change. It reports whether it took a list; a server in any other state
+// is left alone (a started one lists its own: RefreshTools).
+func (h *Host) ReloadCachedTools(id string) (bool, error) {
+	s, err := h.server(id)
+	if err != nil {
+		return false, err
+	}
+	if s.status().State != StateLazy {
+		return false, nil
+	}
+	tools, ok := s.loadCache(time.Now())
+	if !ok {
+		return false, nil
+	}
+	compiled, notes := h.lim.compileTools(tools)
+	s.mu.Lock()
+	if s.state != StateLazy {
+		s.mu.Unlock()
+		return false, nil // it started meanwhile, and lists its own
+	}
+	s.tools = compiled
+	s.mu.Unlock()
+	s.setNotes("tools", notes)
+	h.catalogMu.Lock()
+	h.rebuildCatalog()
+	h.catalogMu.Unlock()
+	s.log.Info("lazy: offering the cached tools another process saved", "tools", len(tools))
+	h.changed(Change{Server: id, Kind: ToolsChanged})
+	return true, nil
+}

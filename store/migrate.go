@@ -67,6 +67,19 @@ var migrations = []string{
 		output BIGINT NOT NULL,
 		PRIMARY KEY (bucket, res, kind, name)
 	);`,
+	// 3: keys shared by the processes on the database (keys.go; the
+	// workflow engine makes the same table if it comes first), and the
+	// gateway replicas serving from it, by the address the others reach
+	// them at (replicas.go).
+	`CREATE TABLE IF NOT EXISTS switchboard_keys (
+		name TEXT PRIMARY KEY,
+		key  TEXT NOT NULL
+	);
+	CREATE TABLE replicas (
+		id      TEXT PRIMARY KEY,
+		address TEXT NOT NULL,
+		seen_at BIGINT NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this build writes.

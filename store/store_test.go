@@ -78,6 +78,7 @@ func TestBackends(t *testing.T) {
 		{"watch", testWatch},
 		{"usage", testUsage},
 		{"usage_retention", testUsageRetention},
+		{"keys_and_replicas", testKeysAndReplicas},
 	}
 	t.Run("sqlite", func(t *testing.T) {
 		for _, c := range tests {
@@ -520,5 +521,62 @@ func TestPostgresErrorsHideSecrets(t *testing.T) {
 		if strings.Contains(err.Error(), pw) {
 			t.Errorf("Open's error holds the password: %v", err)
 		}
+	}
+}
+
+// testKeysAndReplicas: a key is made once and is the same for two stores
+// on the database, another name gets another key; a replica is found by
+// id with its address until deleted, and one not seen since a time is
+// forgotten with another's deletion.
+func testKeysAndReplicas(t *testing.T, newDB func(*testing.T) string) {
+	ctx := context.Background()
+	db := newDB(t)
+	a, b := open(t, db), open(t, db)
+	ka, err := a.Key(ctx, "gateway_request_state")
+	if err != nil || len(ka) != 32 {
+		t.Fatalf("Key = %x, %v; want 32 bytes", ka, err)
+	}
+	kb, err := b.Key(ctx, "gateway_request_state")
+	if err != nil || string(kb) != string(ka) {
+		t.Errorf("the second store's key = %x, %v; want the first's, %x", kb, err, ka)
+	}
+	if other, err := b.Key(ctx, "other"); err != nil || string(other) == string(ka) {
+		t.Errorf("Key(other) = %x, %v; want a key of its own", other, err)
+	}
+
+	if _, err := b.Replica(ctx, "r1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Replica of nothing: %v, want ErrNotFound", err)
+	}
+	before := time.Now().Add(-time.Second)
+	if err := a.SaveReplica(ctx, "r1", "10.0.0.1:7300"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SaveReplica(ctx, "r2", "10.0.0.2:7300"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Replica(ctx, "r1")
+	if err != nil || r.Address != "10.0.0.1:7300" || r.Seen.Before(before) {
+		t.Errorf("Replica(r1) = %+v, %v", r, err)
+	}
+	if err := a.SaveReplica(ctx, "r1", "10.0.0.9:7300"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.Replica(ctx, "r1"); err != nil || r.Address != "10.0.0.9:7300" {
+		t.Errorf("Replica(r1) after a second save = %+v, %v", r, err)
+	}
+	if err := a.DeleteReplica(ctx, "r1", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Replica(ctx, "r1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Replica(r1) after DeleteReplica: %v, want ErrNotFound", err)
+	}
+	if _, err := b.Replica(ctx, "r2"); err != nil {
+		t.Errorf("Replica(r2) after r1's deletion: %v", err)
+	}
+	if err := a.DeleteReplica(ctx, "r3", time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Replica(ctx, "r2"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Replica(r2) after deleting those not seen since: %v, want ErrNotFound", err)
 	}
 }

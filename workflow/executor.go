@@ -19,6 +19,19 @@ package workflow
 // A live engine's runs are never taken by another; the pending runs of an
 // executor that is gone are adopted: by a serve when it launches and then
 // every AdoptInterval, or by `switchboard runs resume RUN`.
+//
+// Fencing, on PostgreSQL. A process may lose its lock while it lives: its
+// connection drops (the server restarted, a network cut, a pooler, an
+// administrator's pg_terminate_backend), and the server releases the lock
+// at once. Two rules keep such a process from running a run another has
+// adopted: the executor checks its connection every LockCheckInterval
+// (with a LockCheckTimeout), and once a check fails its Lost channel is
+// closed, for its owner to stop executing at once (the daemon closes its
+// engine and exits, to be started again as a new executor); and an
+// executor whose lock is found free is taken for gone only once it has
+// been free for AdoptGrace, longer than the owner needs to notice and
+// stop. A process that notices nothing (stopped by a debugger, frozen
+// longer than AdoptGrace) is not fenced by this: see docs/deployment.md.
 
 import (
 	"context"
@@ -40,6 +53,20 @@ import (
 	"github.com/switchboardmcp/switchboard/store"
 )
 
+// LockCheckInterval is how often an executor on PostgreSQL checks the
+// connection holding its lock, and LockCheckTimeout how long a check may
+// take before the lock is taken for lost: a database that answers slower
+// than that stops this process's runs rather than risk them running twice.
+const (
+	LockCheckInterval = time.Second
+	LockCheckTimeout  = 2 * time.Second
+)
+
+// AdoptGrace is how long an executor's lock must have been seen free before
+// its runs are adopted: more than an executor that lost it needs to notice
+// (LockCheckInterval + LockCheckTimeout) and stop its runs.
+const AdoptGrace = 10 * time.Second
+
 // Executor is this process as an executor of runs: its id, alive while the
 // Executor is open.
 type Executor struct {
@@ -52,7 +79,21 @@ type Executor struct {
 	// concurrent use.
 	mu   sync.Mutex
 	conn *pgx.Conn
+	// free: when each other executor's lock was first seen free (AdoptGrace).
+	free  map[string]time.Time
+	grace time.Duration
+	// lost is closed when the lock is lost (lostErr says how); stop ends
+	// the check.
+	lost     chan struct{}
+	lostErr  error
+	stop     chan struct{}
+	stopOnce sync.Once
+	checking sync.WaitGroup
 }
+
+// ErrExecutorLost: the executor's lock on the database is lost, and
+// another process may adopt its runs.
+var ErrExecutorLost = errors.New("workflow executor lost its lock on the database")
 
 // OpenExecutor makes an executor id of kind ("serve", "cli") for database
 // (as EngineOptions.Database) and holds its lock until Close: on
@@ -68,7 +109,14 @@ func OpenExecutor(ctx context.Context, database, kind string) (*Executor, error)
 		return NewExecutor(dir, kind)
 	}
 	id := newExecutorID(kind)
-	conn, err := pgx.Connect(ctx, database)
+	cc, err := pgx.ParseConfig(database)
+	if err != nil {
+		return nil, fmt.Errorf("workflow executors: database %s: %w", postgresWhere(database), err)
+	}
+	// Named, so that an operator sees which backend holds which executor's
+	// lock (pg_stat_activity).
+	cc.RuntimeParams["application_name"] = "switchboard executor " + id
+	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("workflow executors: database %s: %w", postgresWhere(database), err)
 	}
@@ -77,7 +125,62 @@ func OpenExecutor(ctx context.Context, database, kind string) (*Executor, error)
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("workflow executors: database %s: locking executor %s: held %v, %v", postgresWhere(database), id, held, err)
 	}
-	return &Executor{ID: id, conn: conn}, nil
+	x := &Executor{ID: id, conn: conn, free: map[string]time.Time{}, grace: AdoptGrace, lost: make(chan struct{}), stop: make(chan struct{})}
+	x.checking.Add(1)
+	go x.check()
+	return x, nil
+}
+
+// Lost is closed when the executor has lost its lock (PostgreSQL only;
+// nil, never closed, on SQLite, where the lock is a process's own until
+// it dies): its owner must stop executing runs, which another process
+// may now adopt.
+func (x *Executor) Lost() <-chan struct{} { return x.lost }
+
+// LostErr says how the lock was lost, once Lost is closed.
+func (x *Executor) LostErr() error {
+	select {
+	case <-x.lost:
+		return x.lostErr
+	default:
+		return nil
+	}
+}
+
+// check checks the lock's connection every LockCheckInterval until Close,
+// or until a check fails: the lock is then lost.
+func (x *Executor) check() {
+	defer x.checking.Done()
+	t := time.NewTicker(LockCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-x.stop:
+			return
+		case <-t.C:
+		}
+		x.mu.Lock()
+		if x.conn == nil {
+			x.mu.Unlock()
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), LockCheckTimeout)
+		_, err := x.conn.Exec(ctx, `SELECT 1`)
+		cancel()
+		if err != nil {
+			// Let the lock go for certain (a slow server may still hold
+			// it): its runs are now for another process to adopt.
+			ctx, cancel := context.WithTimeout(context.Background(), LockCheckTimeout)
+			x.conn.Close(ctx)
+			cancel()
+			x.conn = nil
+			x.lostErr = fmt.Errorf("%w: executor %s: %v", ErrExecutorLost, x.ID, err)
+			close(x.lost)
+			x.mu.Unlock()
+			return
+		}
+		x.mu.Unlock()
+	}
 }
 
 // executorKey is the advisory lock key of executor id: 64 bits of a hash,
@@ -144,6 +247,10 @@ func (x *Executor) Close() error {
 	if x == nil {
 		return nil
 	}
+	if x.stop != nil {
+		x.stopOnce.Do(func() { close(x.stop) })
+		x.checking.Wait()
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.conn != nil {
@@ -174,7 +281,7 @@ func (x *Executor) Alive(id string) bool {
 		return x.alivePostgres(id)
 	}
 	if x.dir == "" {
-		return true // closed
+		return true // closed, or lost: cannot tell
 	}
 	p := filepath.Join(x.dir, id+".lock")
 	if filepath.Base(p) != id+".lock" {
@@ -210,10 +317,19 @@ func (x *Executor) alivePostgres(id string) bool {
 	if err := x.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&got); err != nil {
 		return true
 	}
-	if got {
-		x.conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key)
+	if !got {
+		delete(x.free, id)
+		return true
 	}
-	return !got
+	x.conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key)
+	// Free: gone, once it has been for the grace (an executor that lost
+	// its lock stops its runs within it).
+	first, seen := x.free[id]
+	if !seen {
+		first = time.Now()
+		x.free[id] = first
+	}
+	return time.Since(first) < x.grace
 }
 
 // Adopt takes over the pending runs whose executor is gone (alive reports

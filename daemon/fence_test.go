@@ -1,0 +1,157 @@
+package daemon_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/store"
+	"github.com/switchboardmcp/switchboard/workflow"
+)
+
+// TestFencedReplicaStops: two replicas on one PostgreSQL run a workflow
+// (echo a, slow c, echo d). While A runs c, the backend holding A's
+// executor lock is terminated (pg_terminate_backend, as a dropped
+// connection or a database restart would end it). A notices, goes unready,
+// stops its run and exits with workflow.ErrExecutorLost (to be started
+// again as a new executor); B adopts the run once the lock has been free
+// for workflow.AdoptGrace and finishes it. Each replica's fixture logs its
+// calls: A calls nothing after the fence, and no step but the interrupted
+// one (c) runs twice.
+func TestFencedReplicaStops(t *testing.T) {
+	db := pgDatabase(t, "fencing")
+	openPG := func() *store.Store {
+		s, err := store.Open(context.Background(), db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	val := func(v any) *workflow.Value {
+		x, err := workflow.NewValue(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	wf := &workflow.Workflow{ID: "steps", Digest: "d1", Steps: []*workflow.Step{
+		{ID: "a", Kind: workflow.StepTool, Tool: "mcp_fx_echo", Arguments: val(map[string]any{"text": "a"})},
+		{ID: "c", Kind: workflow.StepTool, Tool: "mcp_fx_slow", Arguments: val(map[string]any{"ms": 4000}), Needs: []string{"a"}},
+		{ID: "d", Kind: workflow.StepTool, Tool: "mcp_fx_echo", Arguments: val(map[string]any{"text": "d"}), Needs: []string{"c"}},
+	}}
+	dir := t.TempDir()
+	logA, logB := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
+	replica := func(log string) *running {
+		cfg := &config.Config{Servers: []config.Server{fixture(t, "fx", "-call-log", log)}}
+		return run(t, cfg, openPG(), nil, daemon.Options{Database: db, Workflows: []*workflow.Workflow{wf}})
+	}
+	ra, rb := replica(logA), replica(logB)
+	ra.awaitReady(t)
+	rb.awaitReady(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	if _, err := ra.d.Workflows().Engine.Start(ctx, "steps", nil, &workflow.StartOptions{RunID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	awaitFile(t, logA, "slow ")
+
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var terminated int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`,
+		"switchboard executor "+ra.d.Workflows().Executor.ID).Scan(&terminated); err != nil || terminated != 1 {
+		t.Fatalf("terminating A's executor backend: %d terminated, %v", terminated, err)
+	}
+
+	// A says it is not ready before it exits (polling: the probe has no
+	// event; bounded by A's exit).
+	unready := false
+	for deadline := time.Now().Add(10 * time.Second); !unready && time.Now().Before(deadline); {
+		resp, err := http.Get(ra.url + "/readyz")
+		if err != nil {
+			break // A has stopped listening
+		}
+		resp.Body.Close()
+		unready = resp.StatusCode == http.StatusServiceUnavailable
+		time.Sleep(5 * time.Millisecond) // polling a probe, bounded
+	}
+	if !unready {
+		t.Errorf("A's /readyz never answered 503 after its executor lost its lock")
+	}
+	select {
+	case err := <-ra.done:
+		if !errors.Is(err, workflow.ErrExecutorLost) {
+			t.Errorf("A's Run = %v, want ErrExecutorLost", err)
+		}
+		ra.done <- nil // for the cleanup's shutdown
+	case <-ctx.Done():
+		t.Fatal("A still runs after its executor lost its lock")
+	}
+	fencedCalls := calls(t, logA)
+
+	st, err := rb.d.Workflows().Engine.Wait(ctx, "r1")
+	if err != nil || st.State != workflow.RunCompleted {
+		t.Fatalf("the run on B: %+v, %v; want completed", st, err)
+	}
+	a, b := calls(t, logA), calls(t, logB)
+	if len(a) != len(fencedCalls) {
+		t.Errorf("A called %v after it exited, %v before", a[len(fencedCalls):], fencedCalls)
+	}
+	all := append(a, b...)
+	for _, want := range []struct {
+		call string
+		n    int
+	}{{`echo {"text":"a"}`, 1}, {`slow {"ms":4000}`, 2}, {`echo {"text":"d"}`, 1}} {
+		n := 0
+		for _, c := range all {
+			if c == want.call {
+				n++
+			}
+		}
+		if n != want.n {
+			t.Errorf("%s called %d times, want %d (A: %q, B: %q)", want.call, n, want.n, a, b)
+		}
+	}
+}
+
+// calls are the lines of a fixture's -call-log.
+func calls(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var out []string
+	for l := range strings.Lines(string(b)) {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// awaitFile waits, bounded, until the file at path holds s.
+func awaitFile(t *testing.T, path, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(testTimeout); time.Now().Before(deadline); {
+		if b, _ := os.ReadFile(path); strings.Contains(string(b), s) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond) // polling a file, bounded: no event says it was written
+	}
+	t.Fatalf("%s never held %q", path, s)
+}

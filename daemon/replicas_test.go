@@ -1,0 +1,135 @@
+package daemon_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/store"
+)
+
+// TestRetryReachesTheReplicaHoldingTheCall: two replicas on one
+// PostgreSQL, an upstream that speaks only 2025-11-25 and elicits in the
+// middle of a call, and a stateless 2026-07-28 client whose first round
+// reaches A and whose retry, with the answer, reaches B (as a balancer may
+// send it): B forwards it to A, where the upstream call waits, and the
+// client gets the call's result. The requestState is signed: altered, it
+// is refused; naming a replica that has stopped, it is refused with an
+// error saying so.
+func TestRetryReachesTheReplicaHoldingTheCall(t *testing.T) {
+	db := pgDatabase(t, "retries")
+	openPG := func() *store.Store {
+		s, err := store.Open(context.Background(), db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "old", "-protocol-version", "2025-11-25")}}
+	ra := run(t, cfg, openPG(), nil)
+	rb := run(t, cfg, openPG(), nil)
+	ra.awaitReady(t)
+	rb.awaitReady(t)
+	ctx := context.Background()
+	// B's client is a browser page of B's own origin: the forward keeps
+	// the request's Host, so A sees the same origin as B did.
+	a, b := statelessClient(t, ra.url, ""), statelessClient(t, rb.url, rb.url)
+
+	first := func() (*mcp.CallToolResult, string) {
+		t.Helper()
+		res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_old_elicit", Arguments: map[string]any{}})
+		if err != nil || res.RequestState == "" || len(res.InputRequests) != 1 {
+			t.Fatalf("first round on A: %+v, %v; want an input-required result", res, err)
+		}
+		for k := range res.InputRequests {
+			return res, k
+		}
+		panic("unreachable")
+	}
+	retry := func(state, key string) (*mcp.CallToolResult, error) {
+		return b.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_old_elicit", Arguments: map[string]any{}, RequestState: state,
+			InputResponses: mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Across"}}}})
+	}
+
+	res, key := first()
+	got, err := retry(res.RequestState, key)
+	if err != nil || got.IsError || !strings.Contains(textOf(got), "Across") {
+		t.Fatalf("the retry on B: %+v, %v; want A's call's result with the answer", got, err)
+	}
+
+	// Altered: one character of the signed part changed. Refused, and the
+	// call it would name still waits for its real retry.
+	res, key = first()
+	i := strings.Index(res.RequestState, ".") + 3
+	c := byte('A')
+	if res.RequestState[i] == 'A' {
+		c = 'B'
+	}
+	forged := res.RequestState[:i] + string(c) + res.RequestState[i+1:]
+	if got, err := retry(forged, key); err == nil {
+		t.Errorf("an altered requestState was taken: %+v", got)
+	} else if !strings.Contains(err.Error(), "requestState") {
+		t.Errorf("an altered requestState: %v, want a refusal naming requestState", err)
+	}
+	if got, err := retry(res.RequestState, key); err != nil || !strings.Contains(textOf(got), "Across") {
+		t.Errorf("the retry after an altered one: %+v, %v", got, err)
+	}
+
+	// A stops while its call waits: B says so.
+	res, key = first()
+	a.Close()
+	ra.shutdown(t)
+	if got, err := retry(res.RequestState, key); err == nil || !strings.Contains(err.Error(), "has stopped") {
+		t.Errorf("a retry for a replica that stopped: %+v, %v; want an error saying it has stopped", got, err)
+	}
+}
+
+// statelessClient is a 2026-07-28 client of the gateway at url that
+// handles input-required results itself (the test sends each round),
+// sending origin as its Origin header when set.
+func statelessClient(t *testing.T, url, origin string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "stateless", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	hc := &http.Client{Transport: originTransport{origin}}
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// textOf is a result's text blocks, joined; "" for nil.
+func textOf(res *mcp.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// originTransport sets the Origin header of each request, when it has one.
+type originTransport struct{ origin string }
+
+func (o originTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if o.origin != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Origin", o.origin)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
