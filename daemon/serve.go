@@ -67,6 +67,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Starting from now, before the listener serves: a request that came
+	// in before startHost ran found the host neither starting nor started,
+	// and a listing was answered empty.
+	h.WillStart()
 	hopts := &gateway.HTTPOptions{
 		AuthToken:         token,
 		OAuth:             d.oauthOptions(ctx),
@@ -352,6 +356,7 @@ func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	if err != nil {
 		return err
 	}
+	h.WillStart() // before the local socket serves (see Run)
 	var faces []*httpFace
 	if local := d.serveLocal(g, h); local != nil {
 		faces = append(faces, local)
