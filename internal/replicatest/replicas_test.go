@@ -333,3 +333,52 @@ func postWithSession(t *testing.T, base, sid string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestGateAnsweredOnOtherReplica: a run waiting at its gate on a live
+// replica is resumed there by an answer given on the other replica (the
+// answer travels through the shared database, not through the process
+// that runs the run), and each of its steps runs once.
+func TestGateAnsweredOnOtherReplica(t *testing.T) {
+	c := startCluster(t, 2, map[string]string{"replicated.yaml": replicatedWorkflow})
+	runner, other := c.replicas[0], c.replicas[1]
+	status, answer := apiCall(t, "POST", runner.url+"/api/v1/workflows/replicated/runs", `{"inputs":{}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("starting a run on %s: %d %s", runner.name, status, answer)
+	}
+	var run struct{ ID string }
+	if err := json.Unmarshal(answer, &run); err != nil || run.ID == "" {
+		t.Fatalf("the started run %s: %v", answer, err)
+	}
+	evs := follow(t, runner.url, run.ID, 0, func(ev event) bool { return ev.Type == "gate:waiting" })
+	for _, ev := range evs {
+		if ev.Type == "step:completed" && ev.Step == "where" && c.nameIn(string(ev.Result)) != runner.name {
+			t.Fatalf("where ran on %q, want %s, which the run was started on", c.nameIn(string(ev.Result)), runner.name)
+		}
+	}
+	status, answer = apiCall(t, "POST", other.url+"/api/v1/runs/"+run.ID+"/answer", `{"gate":"confirm","answer":{"action":"accept","content":{"go":true}}}`)
+	if status != http.StatusOK {
+		t.Fatalf("answering %s's gate on %s: %d %s", runner.name, other.name, status, answer)
+	}
+	// Followed on the runner: it resumes the run itself.
+	rest := follow(t, runner.url, run.ID, evs[len(evs)-1].Seq, func(ev event) bool { return ev.terminal() })
+	if last := rest[len(rest)-1]; last.Type != "run:completed" {
+		t.Fatalf("the run ended with %+v; %s's output:\n%s", last, runner.name, runner.out)
+	}
+	b, err := os.ReadFile(c.callLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		calls[l]++
+	}
+	want := map[string]int{`env {"name":"HOME"}`: 1, `echo {"text":"after the gate"}`: 1}
+	if fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("the fixture's calls: %v; want each step's once: %v", calls, want)
+	}
+	select {
+	case <-runner.exited:
+		t.Errorf("%s exited during the test:\n%s", runner.name, runner.out)
+	default:
+	}
+}
