@@ -492,8 +492,11 @@ func fieldOf(err error) string {
 // events streams the host's events as Server-Sent Events until the client
 // goes away or the host closes: server:state (the server's status),
 // server:removed, catalog:changed and events:dropped (refetch then); and,
-// when the daemon runs workflows, every run's events as they happen
-// (run:started, step:completed, gate:waiting, …; daemon.FollowRuns).
+// when the daemon runs workflows, every run's events as they are stored
+// (run:started, step:completed, gate:waiting, …; daemon.FollowRuns:
+// this process's runs from the engine's hook, other processes' by a poll),
+// and events:dropped with "runs": true when this stream fell too far
+// behind them.
 func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 	h, err := a.host()
 	if err != nil {
@@ -511,7 +514,9 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 		}()
 		go func() {
 			defer close(done)
-			wfs.FollowRuns(ctx, func(ev workflow.Event) error { return s.send(string(ev.Type), "", ev) })
+			wfs.FollowRuns(ctx, func(ev workflow.Event) error { return s.send(string(ev.Type), "", ev) }, func(n int) error {
+				return s.send(string(host.EventDropped), "", map[string]any{"type": host.EventDropped, "time": time.Now().UTC(), "dropped": n, "runs": true})
+			})
 		}()
 	}
 	for ev := range wt.Events(r.Context()) {
