@@ -181,6 +181,11 @@ func Listen(addr string, gw config.Gateway) (net.Listener, error) {
 	return ln, nil
 }
 
+// ErrNoServers: a daemon without a listener ([Daemon.ServeStdio]) has no
+// server to serve, configured or stored. A daemon with one starts without
+// servers: its REST API and web UI add them.
+var ErrNoServers = errors.New("no MCP servers to serve")
+
 // A UsageError is an error in what the daemon was asked to do (a
 // configuration or an address it cannot serve), rather than a failure
 // while doing it.
@@ -197,7 +202,9 @@ func isLoopback(a net.Addr) bool {
 
 // New makes a daemon that will serve on ln (nil for [Daemon.ServeStdio]).
 // It opens the state store and reads the servers to serve; nothing
-// connects until Run. The daemon owns ln: Close closes it.
+// connects until Run. With ln, there may be none yet (they are added
+// through the REST API or the web UI); without, none is ErrNoServers. The
+// daemon owns ln: Close closes it.
 func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	if opts == nil || opts.Config == nil {
 		return nil, errors.New("daemon: Options.Config is required")
@@ -253,9 +260,12 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		d.Close()
 		return nil, err
 	}
-	if len(servers) == 0 {
+	if len(servers) == 0 && ln == nil {
+		// Over stdio nothing can add one: the REST API and the web UI
+		// are on the listener. With one, the daemon starts empty and
+		// servers are added there (kept in the store).
 		d.Close()
-		return nil, &UsageError{"no MCP servers to serve: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE"}
+		return nil, fmt.Errorf("%w: none configured, none added at run time (%s)", ErrNoServers, d.store.Where())
 	}
 	d.servers = servers
 	d.tel = opts.Telemetry
