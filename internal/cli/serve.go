@@ -180,7 +180,7 @@ type readiness struct {
 	stopP    func()
 	stopW    func()
 	isReady  bool
-	empty    string // said at ready when there is no server
+	empty    string          // said at ready when there is no server
 	pending  map[string]bool // not up at ready: said once when they are
 	starting map[string]bool // of them, those still starting at ready
 	over     bool
