@@ -36,7 +36,6 @@ package daemon
 import (
 	"cmp"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -380,10 +379,18 @@ func (d *Daemon) Login(token string) (string, bool) {
 	d.mu.Lock()
 	want := d.authToken
 	d.mu.Unlock()
-	if want == "" || subtle.ConstantTimeCompare([]byte(token), []byte(want)) != 1 {
+	if want == "" || !gateway.TokenEqual(token, want) {
 		return "", false
 	}
 	return gateway.SessionValue(want), true
+}
+
+// TokenRequired reports whether the faces need [gateway] auth_token (or
+// the session cookie a login sets): a page then offers to log out.
+func (d *Daemon) TokenRequired() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.authToken != ""
 }
 
 // face is a handler mounted with Handle, or HandleOpen (open).

@@ -539,6 +539,16 @@ func SessionValue(token string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// TokenEqual reports whether a token presented equals the one expected,
+// in a time that depends on neither, their lengths included:
+// subtle.ConstantTimeCompare answers at once when the lengths differ,
+// which tells a guesser the token's length; the SHA-256 digests compared
+// instead always have the same length.
+func TokenEqual(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
+}
+
 func (gd *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if gd.opts.Loopback && !gd.hostAllowed(r.Host) {
 		gd.log.Warn("refused a request for a foreign Host (DNS rebinding protection)", "host", r.Host, "remote", r.RemoteAddr)
@@ -553,11 +563,11 @@ func (gd *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	owner := false
 	if gd.opts.AuthToken != "" {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		owner = ok && subtle.ConstantTimeCompare([]byte(got), []byte(gd.opts.AuthToken)) == 1
+		owner = ok && TokenEqual(got, gd.opts.AuthToken)
 		if c, err := r.Cookie(SessionCookie); !owner && gd.session && err == nil {
 			// SameSite=Strict keeps a browser from sending it cross-site;
 			// the Origin check above refuses what a page elsewhere sends.
-			owner = subtle.ConstantTimeCompare([]byte(c.Value), []byte(SessionValue(gd.opts.AuthToken))) == 1
+			owner = TokenEqual(c.Value, SessionValue(gd.opts.AuthToken))
 		}
 		if !owner && gd.oauth == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
