@@ -25,7 +25,7 @@ const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
 const canary = "canary-secret-value-7f3a9c"
 
 type apiT struct {
-	t      *testing.T
+	t      testing.TB
 	url    string
 	d      *daemon.Daemon
 	client *http.Client // records every exchange, validated against the OpenAPI document
@@ -36,7 +36,7 @@ func startAPI(t *testing.T) *apiT { return startAPIWith(t, nil) }
 
 // startAPIWith is startAPI with more options: opts changes the daemon's
 // (its Config holds the server "a" and the state database).
-func startAPIWith(t *testing.T, opts func(*daemon.Options)) *apiT {
+func startAPIWith(t testing.TB, opts func(*daemon.Options)) *apiT {
 	t.Helper()
 	t.Setenv("SB_API_CANARY", canary)
 	bin := interop.Build(t, fixturePkg)

@@ -50,7 +50,7 @@ func startWorkflows(t *testing.T) *apiT {
 
 // sseStream is an open event stream.
 type sseStream struct {
-	t    *testing.T
+	t    testing.TB
 	resp *http.Response
 	sc   *bufio.Scanner
 }

@@ -29,7 +29,7 @@ const canary = "canary-ui-secret-41d7e2"
 
 // served is a daemon with the UI on loopback until the test ends.
 type served struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	d   *daemon.Daemon
 	bin string // the fixture server's binary
@@ -37,7 +37,7 @@ type served struct {
 
 // serve runs a daemon over the fixture servers given (id → flags) with
 // the UI mounted, and waits until it is ready.
-func serve(t *testing.T, servers map[string][]string) *served {
+func serve(t testing.TB, servers map[string][]string) *served {
 	t.Helper()
 	bin := interop.Build(t, fixturePkg)
 	var list []config.Server
@@ -49,14 +49,14 @@ func serve(t *testing.T, servers map[string][]string) *served {
 
 // serveServers is serve with the servers' configuration given; each gets
 // the canary in its environment.
-func serveServers(t *testing.T, servers ...config.Server) *served {
+func serveServers(t testing.TB, servers ...config.Server) *served {
 	t.Helper()
 	return serveWith(t, nil, servers...)
 }
 
 // serveWith is serveServers with more options: opts changes the
 // daemon's (its Config holds the servers and the state database).
-func serveWith(t *testing.T, opts func(*daemon.Options), servers ...config.Server) *served {
+func serveWith(t testing.TB, opts func(*daemon.Options), servers ...config.Server) *served {
 	t.Helper()
 	t.Setenv("SB_UI_CANARY", canary)
 	bin := interop.Build(t, fixturePkg)
