@@ -188,6 +188,21 @@ func mediaTypeProblem(w http.ResponseWriter, r *http.Request) *problem {
 		Errors: []fieldError{{Field: "Content-Type", Detail: "want " + strings.Join(want, " or ")}}}
 }
 
+// Refuse renders a refusal of the gateway's checks in front of the API
+// (gateway.Refuser) as a problem document naming the header at fault.
+func (a *API) Refuse(w http.ResponseWriter, status int, header, msg string) {
+	detail := msg
+	switch header {
+	case "Authorization":
+		detail = "this API needs the token ([gateway] auth_token): send Authorization: Bearer TOKEN"
+	case "Origin":
+		detail = "a page of another origin may not use this API ([gateway] allowed_origins)"
+	case "Host":
+		detail = "the Host is not this listener's (DNS rebinding protection)"
+	}
+	a.writeProblem(w, &problem{Status: status, Title: msg, Detail: detail, Errors: []fieldError{{Field: header, Detail: msg}}})
+}
+
 // handle registers a handler that returns an error, rendered in one place.
 func (a *API) handle(pattern string, f func(http.ResponseWriter, *http.Request) error) {
 	a.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {

@@ -458,3 +458,40 @@ func TestContentType(t *testing.T) {
 		t.Errorf("POST restart without a body or Content-Type: %d %s", code, body)
 	}
 }
+
+// TestToken: with [gateway] auth_token, a request without the token, or
+// with another, is a 401 problem document naming Authorization (and
+// WWW-Authenticate), and changes nothing; a foreign Origin is a 403 one
+// naming Origin; with the token the request is served.
+func TestToken(t *testing.T) {
+	const token = "api-token-3f9b2c7d1e"
+	t.Setenv("SB_API_TOKEN", token)
+	a := startAPIWith(t, func(o *daemon.Options) { o.Config.Gateway.AuthToken = "{{env.SB_API_TOKEN}}" })
+	bearer := []string{"Authorization", "Bearer " + token}
+	bin, _ := json.Marshal(interop.Build(t, fixturePkg))
+	add := `{"id":"b","command":` + string(bin) + `}`
+	for _, tc := range []struct {
+		name, method, path, body string
+		hdr                      []string
+		status                   int
+		field                    string
+	}{
+		{"GET without the token", "GET", "/api/v1/servers", "", nil, 401, "Authorization"},
+		{"POST without the token", "POST", "/api/v1/servers", add, nil, 401, "Authorization"},
+		{"POST with another token", "POST", "/api/v1/servers", add, []string{"Authorization", "Bearer not-" + token}, 401, "Authorization"},
+		{"DELETE without the token", "DELETE", "/api/v1/servers/a", "", nil, 401, "Authorization"},
+		{"a foreign Origin", "POST", "/api/v1/servers", add, append([]string{"Origin", "https://evil.example"}, bearer...), 403, "Origin"},
+	} {
+		code, h, body := a.do(tc.method, tc.path, tc.body, tc.hdr...)
+		a.wantProblem(tc.name, tc.status, tc.field, code, h, body)
+		if tc.status == 401 && !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: WWW-Authenticate %q, want Bearer", tc.name, h.Get("WWW-Authenticate"))
+		}
+	}
+	if code, _, body := a.do("GET", "/api/v1/servers/b", "", bearer...); code != 404 {
+		t.Errorf("a server added without the token exists: %d %s", code, body)
+	}
+	if code, _, body := a.do("GET", "/api/v1/servers/a", "", bearer...); code != 200 {
+		t.Errorf("GET with the token: %d %s", code, body)
+	}
+}
