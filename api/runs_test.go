@@ -317,3 +317,18 @@ func TestRunEventsOtherProcess(t *testing.T) {
 		t.Errorf("the other engine's run on the stream: %v, want %v", types, want)
 	}
 }
+
+// TestNoWorkflows: a daemon without workflows lists none (an empty page,
+// as for agents), and a workflow or run asked for by id is a 404.
+func TestNoWorkflows(t *testing.T) {
+	a := startAPI(t)
+	for _, path := range []string{"/api/v1/workflows", "/api/v1/runs"} {
+		if code, _, body := a.do("GET", path, ""); code != 200 || strings.TrimSpace(string(body)) != `{"items":[]}` {
+			t.Errorf("GET %s: %d %s, want an empty page", path, code, body)
+		}
+	}
+	code, h, body := a.do("GET", "/api/v1/workflows/x", "")
+	a.wantProblem("a workflow", 404, "", code, h, body)
+	code, h, body = a.do("POST", "/api/v1/workflows/x/runs", `{}`)
+	a.wantProblem("a run started", 404, "", code, h, body)
+}
