@@ -195,7 +195,7 @@ func (u *UI) hostOr(w http.ResponseWriter) *host.Host {
 }
 
 var funcs = template.FuncMap{
-	"editOf": func(id string, f form) editData { return editData{ID: id, Form: f} },
+	"editOf": func(id string, version int64, f form) editData { return editData{ID: id, Version: version, Form: f} },
 	"indent": indent,
 }
 

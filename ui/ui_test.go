@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"encoding/json"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -292,4 +293,46 @@ func fieldIDs(t *testing.T, s *served, page string) map[string]string {
 		t.Fatalf("%s has no argument fields:\n%s", page, body)
 	}
 	return out
+}
+
+// TestServerPage: a server's page lists its resources (one read in place)
+// and prompts; a run-time server's edit form saves the version it was
+// made from, and a save over a change made meanwhile is refused, saying
+// so, and changes nothing (the API's If-Match).
+func TestServerPage(t *testing.T) {
+	s := serve(t, map[string][]string{"a": nil})
+	csrf := []string{ui.CSRFHeader, "1"}
+	status, _, body := s.do("GET", "/servers/a", nil)
+	if status != http.StatusOK || !strings.Contains(body, "test://static/1") || !strings.Contains(body, "greet") {
+		t.Errorf("GET /servers/a: %d, want its resource test://static/1 and prompt greet\n%s", status, body)
+	}
+	status, _, body = s.do("GET", "/servers/a/resource?uri="+url.QueryEscape("test://static/1"), nil)
+	if status != http.StatusOK || !strings.Contains(body, "static resource 1") {
+		t.Errorf("reading test://static/1: %d\n%s", status, body)
+	}
+
+	entry, _ := json.Marshal(map[string]any{"command": s.bin, "description": "first"})
+	if _, err := s.d.AddServer(context.Background(), "b", entry); err != nil {
+		t.Fatal(err)
+	}
+	status, _, body = s.do("GET", "/servers/b", nil)
+	if status != http.StatusOK || !strings.Contains(body, `name="version" value="1"`) {
+		t.Fatalf("GET /servers/b: %d, want the edit form of version 1\n%s", status, body)
+	}
+	edit := func(version, description string) (int, string) {
+		status, _, body := s.do("POST", "/servers/b", url.Values{"command": {s.bin}, "description": {description}, "version": {version}}, csrf...)
+		return status, body
+	}
+	status, body = edit("1", "second")
+	if status != http.StatusOK || !strings.Contains(body, "Saved") || !strings.Contains(body, `name="version" value="2"`) {
+		t.Fatalf("saving version 1: %d, want saved and the form at version 2\n%s", status, body)
+	}
+	status, body = edit("1", "stale")
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "changed since this form was opened") {
+		t.Errorf("saving over a change: %d, want 422 saying it changed\n%s", status, body)
+	}
+	m, err := s.d.GetServer(context.Background(), "b")
+	if err != nil || m.Version != 2 || !strings.Contains(string(m.Config), `"second"`) {
+		t.Errorf("after a stale save: version %d %s (%v), want version 2, description second", m.Version, m.Config, err)
+	}
 }
