@@ -478,6 +478,7 @@ func (w *Workflows) FollowRuns(ctx context.Context, fn func(workflow.Event) erro
 	wg.Go(func() {
 		tick := time.NewTicker(runPoll)
 		defer tick.Stop()
+		self := w.Engine.ExecutorID()
 		for first := true; ; first = false {
 			runs, err := w.Engine.Runs(ctx, &workflow.RunFilter{Limit: runPollLimit})
 			if err != nil {
@@ -491,7 +492,7 @@ func (w *Workflows) FollowRuns(ctx context.Context, fn func(workflow.Event) erro
 			for _, rs := range runs {
 				listed[rs.ID] = true
 				p := polled[rs.ID]
-				if p == nil && rs.Executor == w.Executor.ID {
+				if p == nil && rs.Executor == self {
 					continue // this process's: the hook passes its events on
 				}
 				switch {

@@ -144,7 +144,7 @@ type RunStatus struct {
 	// Gate is the gate:waiting event of the gate the run waits on.
 	Gate *Event `json:"gate,omitempty"`
 	// Executor is the executor that runs it, or last ran it
-	// (EngineOptions.ExecutorID): which process emits its events.
+	// (Engine.ExecutorID): which process emits its events.
 	Executor string `json:"-"`
 }
 
@@ -158,6 +158,11 @@ func (e *Engine) dbosStatus(ctx context.Context, runID string) (*dbos.WorkflowSt
 	}
 	return &list[0], nil
 }
+
+// ExecutorID is the executor id this engine runs under
+// (EngineOptions.ExecutorID, unless DBOS__VMID overrides it): a run whose
+// RunStatus.Executor it is runs here.
+func (e *Engine) ExecutorID() string { return dbos.GetExecutorID(e.dbos) }
 
 // Get returns the run's status.
 func (e *Engine) Get(ctx context.Context, runID string) (*RunStatus, error) {
