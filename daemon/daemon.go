@@ -138,6 +138,11 @@ type Daemon struct {
 	// fenced: the workflow executor lost its lock (watchExecutor); the
 	// daemon is never ready again.
 	fenced atomic.Bool
+	// launched: the workflow engine's launch was tried (startHost); ready
+	// waits for it, so that a run can be started once the daemon says it
+	// is ready. recheck is watch's readiness check, run again then.
+	launched atomic.Bool
+	recheck  func()
 
 	mu     sync.Mutex
 	h      *host.Host
@@ -505,6 +510,10 @@ func (d *Daemon) startHost(ctx context.Context, h *host.Host) *starting {
 			if err := d.wf.Launch(ctx, h, true); err != nil {
 				d.log.Error("workflows: the engine did not launch", "err", err)
 			}
+			d.launched.Store(true)
+			if d.recheck != nil {
+				d.recheck()
+			}
 		}
 	}()
 	return st
@@ -523,9 +532,17 @@ func (st *starting) stop() {
 // gateway publishes what they offer.
 func (d *Daemon) watch(h *host.Host, g *gateway.Gateway) {
 	w := h.Watch(0)
+	var mu sync.Mutex // check runs here and after the engine's launch
 	ready := false
 	check := func() {
+		mu.Lock()
+		defer mu.Unlock()
 		if ready {
+			return
+		}
+		if d.wf != nil && !d.launched.Load() {
+			// Not before runs can be started (/readyz, OnReady): the
+			// engine launches once the host's start is over.
 			return
 		}
 		sts := h.Servers()
@@ -553,6 +570,7 @@ func (d *Daemon) watch(h *host.Host, g *gateway.Gateway) {
 			d.opts.OnReady(sts)
 		}
 	}
+	d.recheck = check
 	go func() {
 		defer w.Close()
 		defer d.ready.Store(false) // the events end when the host closes
