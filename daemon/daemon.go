@@ -88,7 +88,9 @@ type Options struct {
 	// optional is up (ready, or lazily idle with its cached tools), with
 	// every server's status then: optional servers may still be starting,
 	// or have failed (they are retried in the background and join when
-	// they come up). It is not called when the start fails.
+	// they come up). With workflows, not before the engine's launch was
+	// tried (the host's start is over), so that runs can be started then.
+	// It is not called when the start fails.
 	OnReady func(servers []host.ServerStatus)
 	// Socket is the path of the local socket to serve CLI commands on as
 	// well ([SocketPath]): the gateway's MCP endpoint without a token, and
