@@ -11,7 +11,9 @@
 // (application/problem+json) with the field at fault in "errors"; lists
 // paginated by an opaque cursor (?limit=, ?cursor=; "next_cursor" in the
 // answer); a run-time server's version as its ETag, If-Match honoured on
-// PUT and DELETE (412 when stale); bodies bounded by MaxBodyBytes.
+// PUT and DELETE (412 when stale); bodies bounded by MaxBodyBytes, and
+// sent as application/json (PATCH: application/merge-patch+json too),
+// else 415.
 //
 // CSRF: every request that changes state (POST, PUT, PATCH, DELETE) must
 // carry the header "Switchboard-CSRF: 1". A page on another site cannot
@@ -32,7 +34,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,8 +141,66 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				Detail: "a request that changes state must carry the header " + CSRFHeader + ": 1"})
 			return
 		}
+		if p := mediaTypeProblem(w, r); p != nil {
+			a.writeProblem(w, p)
+			return
+		}
 	}
 	a.mux.ServeHTTP(w, r)
+}
+
+// mediaTypeProblem refuses a body that is not said to be JSON: a body is
+// read as JSON only when its Content-Type says so (application/json; for
+// PATCH, also application/merge-patch+json), never sniffed, so a form a
+// page posts (text/plain, application/x-www-form-urlencoded) is never
+// taken for an entry. A request without a body needs none.
+func mediaTypeProblem(w http.ResponseWriter, r *http.Request) *problem {
+	if r.ContentLength == 0 || r.Method == http.MethodDelete {
+		return nil
+	}
+	if r.ContentLength < 0 {
+		// Length unknown (chunked): a body is there if a byte is.
+		var b [1]byte
+		n, _ := io.ReadFull(r.Body, b[:])
+		if n == 0 {
+			return nil
+		}
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(b[:n]), r.Body), r.Body}
+	}
+	want := []string{"application/json"}
+	if r.Method == http.MethodPatch {
+		want = []string{"application/merge-patch+json", "application/json"}
+		w.Header().Set("Accept-Patch", strings.Join(want, ", "))
+	}
+	ct := r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && slices.Contains(want, mt) {
+		return nil
+	}
+	got := "none"
+	if ct != "" {
+		got = strconv.Quote(ct)
+	}
+	detail := fmt.Sprintf("a %s body must be sent with the header Content-Type: %s (got %s)", r.Method, strings.Join(want, " or "), got)
+	return &problem{Status: http.StatusUnsupportedMediaType, Title: "unsupported media type", Detail: detail,
+		Errors: []fieldError{{Field: "Content-Type", Detail: "want " + strings.Join(want, " or ")}}}
+}
+
+// Refuse renders a refusal of the gateway's checks in front of the API
+// (gateway.Refuser) as a problem document naming the header at fault.
+func (a *API) Refuse(w http.ResponseWriter, status int, header, msg string) {
+	detail := msg
+	switch header {
+	case "Authorization":
+		detail = "this API needs the token ([gateway] auth_token): send Authorization: Bearer TOKEN"
+	case "Origin":
+		detail = "a page of another origin may not use this API ([gateway] allowed_origins)"
+	case "Host":
+		detail = "the Host is not this listener's (DNS rebinding protection)"
+	}
+	a.writeProblem(w, &problem{Status: status, Title: msg, Detail: detail, Errors: []fieldError{{Field: header, Detail: msg}}})
 }
 
 // handle registers a handler that returns an error, rendered in one place.
@@ -264,9 +326,6 @@ func (a *API) updateServer(w http.ResponseWriter, r *http.Request) error {
 // entry is read and written at one version (If-Match's, else the one
 // read), so a change made meanwhile is a 412, never lost.
 func (a *API) patchServer(w http.ResponseWriter, r *http.Request) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/merge-patch+json") && !strings.HasPrefix(ct, "application/json") {
-		return &problem{Status: http.StatusUnsupportedMediaType, Title: "unsupported patch", Detail: "PATCH takes a JSON merge patch (application/merge-patch+json)"}
-	}
 	v, err := ifMatch(r)
 	if err != nil {
 		return err
@@ -492,8 +551,11 @@ func fieldOf(err error) string {
 // events streams the host's events as Server-Sent Events until the client
 // goes away or the host closes: server:state (the server's status),
 // server:removed, catalog:changed and events:dropped (refetch then); and,
-// when the daemon runs workflows, every run's events as they happen
-// (run:started, step:completed, gate:waiting, …; daemon.FollowRuns).
+// when the daemon runs workflows, every run's events as they are stored
+// (run:started, step:completed, gate:waiting, …; daemon.FollowRuns:
+// this process's runs from the engine's hook, other processes' by a poll),
+// and events:dropped with "runs": true when this stream fell too far
+// behind them.
 func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 	h, err := a.host()
 	if err != nil {
@@ -511,7 +573,9 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 		}()
 		go func() {
 			defer close(done)
-			wfs.FollowRuns(ctx, func(ev workflow.Event) error { return s.send(string(ev.Type), "", ev) })
+			wfs.FollowRuns(ctx, func(ev workflow.Event) error { return s.send(string(ev.Type), "", ev) }, func(n int) error {
+				return s.send(string(host.EventDropped), "", map[string]any{"type": host.EventDropped, "time": time.Now().UTC(), "dropped": n, "runs": true})
+			})
 		}()
 	}
 	for ev := range wt.Events(r.Context()) {

@@ -25,7 +25,7 @@ const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
 const canary = "canary-secret-value-7f3a9c"
 
 type apiT struct {
-	t      *testing.T
+	t      testing.TB
 	url    string
 	d      *daemon.Daemon
 	client *http.Client // records every exchange, validated against the OpenAPI document
@@ -36,7 +36,7 @@ func startAPI(t *testing.T) *apiT { return startAPIWith(t, nil) }
 
 // startAPIWith is startAPI with more options: opts changes the daemon's
 // (its Config holds the server "a" and the state database).
-func startAPIWith(t *testing.T, opts func(*daemon.Options)) *apiT {
+func startAPIWith(t testing.TB, opts func(*daemon.Options)) *apiT {
 	t.Helper()
 	t.Setenv("SB_API_CANARY", canary)
 	bin := interop.Build(t, fixturePkg)
@@ -403,4 +403,95 @@ func TestPatchServer(t *testing.T) {
 	}
 	code, h, body = a.do("PATCH", "/api/v1/servers/a", `{"description":"x"}`)
 	a.wantProblem("a config-file server", 409, "", code, h, body)
+}
+
+// TestContentType: a body must be said to be JSON (application/json;
+// PATCH takes application/merge-patch+json too): a form, text or no
+// Content-Type is a 415 problem naming the header, and nothing changes.
+// A request without a body needs none.
+func TestContentType(t *testing.T) {
+	a := startAPI(t)
+	bin, _ := json.Marshal(interop.Build(t, fixturePkg))
+	entry := func(id string) string { return `{"id":"` + id + `","command":` + string(bin) + `}` }
+	if code, _, body := a.do("POST", "/api/v1/servers", entry("p"), "Content-Type", "application/json; charset=utf-8"); code != 201 {
+		t.Fatalf("POST with a charset: %d %s", code, body)
+	}
+	for _, tc := range []struct {
+		name, method, path, body, ct string
+	}{
+		{"POST without Content-Type", "POST", "/api/v1/servers", entry("q"), ""},
+		{"POST as text", "POST", "/api/v1/servers", entry("q"), "text/plain"},
+		{"POST as a form", "POST", "/api/v1/servers", "id=q&command=x", "application/x-www-form-urlencoded"},
+		{"POST a bad media type", "POST", "/api/v1/servers", entry("q"), "application/json;;"},
+		{"PUT as text", "PUT", "/api/v1/servers/p", entry("p")[:len(entry("p"))-1] + `,"description":"x"}`, "text/plain"},
+		{"PATCH as text", "PATCH", "/api/v1/servers/p", `{"description":"x"}`, "text/plain"},
+		{"PATCH as a JSON patch", "PATCH", "/api/v1/servers/p", `[{"op":"add","path":"/description","value":"x"}]`, "application/json-patch+json"},
+		{"call as a form", "POST", "/api/v1/tools/mcp_a_echo/call", `{"arguments":{"text":"x"}}`, "multipart/form-data; boundary=x"},
+	} {
+		code, h, body := a.do(tc.method, tc.path, tc.body, "Content-Type", tc.ct)
+		a.wantProblem(tc.name, 415, "Content-Type", code, h, body)
+		if tc.method == "PATCH" && !strings.Contains(h.Get("Accept-Patch"), "application/merge-patch+json") {
+			t.Errorf("%s: Accept-Patch %q, want application/merge-patch+json", tc.name, h.Get("Accept-Patch"))
+		}
+	}
+	// With its length known (the recorder sends every body chunked).
+	req, _ := http.NewRequest("POST", a.url+"/api/v1/servers", strings.NewReader(entry("q")))
+	req.Header.Set(api.CSRFHeader, "1")
+	req.Header.Set("Content-Type", "text/plain")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	a.wantProblem("POST as text, length known", 415, "Content-Type", resp.StatusCode, resp.Header, b)
+	if code, _, body := a.do("GET", "/api/v1/servers/q", ""); code != 404 {
+		t.Errorf("a server sent as a form or text was added: %d %s", code, body)
+	}
+	if code, h, body := a.do("GET", "/api/v1/servers/p", ""); code != 200 || h.Get("ETag") != `"1"` || strings.Contains(string(body), `"description"`) {
+		t.Errorf("after refused changes: %d ETag %s %s, want version 1 unchanged", code, h.Get("ETag"), body)
+	}
+	if code, _, body := a.do("PATCH", "/api/v1/servers/p", `{"description":"y"}`); code != 200 {
+		t.Errorf("PATCH as application/json: %d %s", code, body)
+	}
+	if code, _, body := a.do("POST", "/api/v1/servers/p/restart", "", "Content-Type", ""); code != 202 {
+		t.Errorf("POST restart without a body or Content-Type: %d %s", code, body)
+	}
+}
+
+// TestToken: with [gateway] auth_token, a request without the token, or
+// with another, is a 401 problem document naming Authorization (and
+// WWW-Authenticate), and changes nothing; a foreign Origin is a 403 one
+// naming Origin; with the token the request is served.
+func TestToken(t *testing.T) {
+	const token = "api-token-3f9b2c7d1e"
+	t.Setenv("SB_API_TOKEN", token)
+	a := startAPIWith(t, func(o *daemon.Options) { o.Config.Gateway.AuthToken = "{{env.SB_API_TOKEN}}" })
+	bearer := []string{"Authorization", "Bearer " + token}
+	bin, _ := json.Marshal(interop.Build(t, fixturePkg))
+	add := `{"id":"b","command":` + string(bin) + `}`
+	for _, tc := range []struct {
+		name, method, path, body string
+		hdr                      []string
+		status                   int
+		field                    string
+	}{
+		{"GET without the token", "GET", "/api/v1/servers", "", nil, 401, "Authorization"},
+		{"POST without the token", "POST", "/api/v1/servers", add, nil, 401, "Authorization"},
+		{"POST with another token", "POST", "/api/v1/servers", add, []string{"Authorization", "Bearer not-" + token}, 401, "Authorization"},
+		{"DELETE without the token", "DELETE", "/api/v1/servers/a", "", nil, 401, "Authorization"},
+		{"a foreign Origin", "POST", "/api/v1/servers", add, append([]string{"Origin", "https://evil.example"}, bearer...), 403, "Origin"},
+	} {
+		code, h, body := a.do(tc.method, tc.path, tc.body, tc.hdr...)
+		a.wantProblem(tc.name, tc.status, tc.field, code, h, body)
+		if tc.status == 401 && !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: WWW-Authenticate %q, want Bearer", tc.name, h.Get("WWW-Authenticate"))
+		}
+	}
+	if code, _, body := a.do("GET", "/api/v1/servers/b", "", bearer...); code != 404 {
+		t.Errorf("a server added without the token exists: %d %s", code, body)
+	}
+	if code, _, body := a.do("GET", "/api/v1/servers/a", "", bearer...); code != 200 {
+		t.Errorf("GET with the token: %d %s", code, body)
+	}
 }

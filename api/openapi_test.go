@@ -86,7 +86,7 @@ var openapiValidator = sync.OnceValues(func() (validator.Validator, error) {
 // answer (its status, content type, headers and body) must be one the
 // document describes, and a request the API accepted (2xx) must be one
 // it describes too.
-func recordAPI(t *testing.T) *http.Client {
+func recordAPI(t testing.TB) *http.Client {
 	rec := &recorder{base: http.DefaultTransport}
 	t.Cleanup(func() {
 		v, err := openapiValidator()
@@ -102,7 +102,7 @@ func recordAPI(t *testing.T) *http.Client {
 	return &http.Client{Transport: rec}
 }
 
-func checkExchange(t *testing.T, v validator.Validator, ex exchange) {
+func checkExchange(t testing.TB, v validator.Validator, ex exchange) {
 	t.Helper()
 	req := ex.req.Clone(ex.req.Context())
 	req.Body = io.NopCloser(bytes.NewReader(ex.reqBody))

@@ -56,9 +56,11 @@ func toWorkflowJSON(wf *workflow.Workflow, published bool) workflowJSON {
 }
 
 func (a *API) listWorkflows(w http.ResponseWriter, r *http.Request) error {
-	wfs, err := a.workflows()
-	if err != nil {
-		return err
+	wfs := a.d.Workflows()
+	if wfs == nil {
+		// A daemon without workflows has none to list: an empty list, as
+		// the agents' is, not an error.
+		return pageOf(a, w, r, []workflowJSON{}, func(j workflowJSON) string { return j.ID })
 	}
 	var items []workflowJSON
 	for _, wf := range wfs.List() {
@@ -114,9 +116,9 @@ func (a *API) startRun(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
-	wfs, err := a.workflows()
-	if err != nil {
-		return err
+	wfs := a.d.Workflows()
+	if wfs == nil {
+		return pageOf(a, w, r, []*workflow.RunStatus{}, func(rs *workflow.RunStatus) string { return rs.ID })
 	}
 	// The engine lists the newest runs, at most MaxLimit of them; a
 	// page is cut from those.

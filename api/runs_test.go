@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
@@ -48,7 +50,7 @@ func startWorkflows(t *testing.T) *apiT {
 
 // sseStream is an open event stream.
 type sseStream struct {
-	t    *testing.T
+	t    testing.TB
 	resp *http.Response
 	sc   *bufio.Scanner
 }
@@ -96,7 +98,8 @@ func (s *sseStream) next() (ev sseEvent, ok bool) {
 	return ev, false
 }
 
-// waitFor reads events until one of type event whose data holds sub.
+// waitFor reads events until one of type event ("": any) whose data
+// holds sub.
 func (s *sseStream) waitFor(event, sub string) sseEvent {
 	s.t.Helper()
 	for {
@@ -104,7 +107,7 @@ func (s *sseStream) waitFor(event, sub string) sseEvent {
 		if !ok {
 			s.t.Fatalf("the stream ended before %s %s (%v)", event, sub, s.sc.Err())
 		}
-		if ev.event == event && strings.Contains(ev.data, sub) {
+		if (event == "" || ev.event == event) && strings.Contains(ev.data, sub) {
 			return ev
 		}
 	}
@@ -198,4 +201,134 @@ func TestRuns(t *testing.T) {
 	if code != 200 || !strings.Contains(string(body), `"id":"r2"`) || !strings.Contains(string(body), `"next_cursor"`) {
 		t.Errorf("GET runs: %d %s", code, body)
 	}
+}
+
+// quick echoes at once: a run of it starts and ends well within a poll
+// period.
+const quick = `id: quick
+steps:
+  - id: say
+    tool: mcp_a_echo
+    arguments: {text: "hi"}
+`
+
+// TestRunEventsAtOnce: runs that start and end at once, more of them than
+// a poll of the newest runs lists, each show all their events on
+// /api/v1/events, in order, with their sequence numbers: the engine's own
+// hook feeds the stream, not a poll.
+func TestRunEventsAtOnce(t *testing.T) {
+	wf, err := workflow.Parse("quick.yaml", []byte(quick))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startAPIWith(t, func(o *daemon.Options) { o.Workflows = []*workflow.Workflow{wf} })
+	all := a.openSSE("/api/v1/events")
+	const n = 25 // more than the poll lists (runPollLimit)
+	want := map[string]bool{}
+	for range n {
+		code, _, body := a.do("POST", "/api/v1/workflows/quick/runs", `{}`)
+		var st workflow.RunStatus
+		if code != 201 || json.Unmarshal(body, &st) != nil {
+			t.Fatalf("POST workflows/quick/runs: %d %s", code, body)
+		}
+		want[st.ID] = true
+	}
+	got := map[string][]workflow.Event{}
+	for ended := 0; ended < n; {
+		ev, ok := all.next()
+		if !ok {
+			t.Fatalf("the stream ended with %d of %d runs ended on it (%v)", ended, n, all.sc.Err())
+		}
+		if !strings.Contains(ev.event, ":") || strings.HasPrefix(ev.event, "server:") || strings.HasPrefix(ev.event, "catalog:") {
+			continue
+		}
+		var we workflow.Event
+		if err := json.Unmarshal([]byte(ev.data), &we); err != nil {
+			t.Fatalf("%s: %v: %s", ev.event, err, ev.data)
+		}
+		if !want[we.RunID] {
+			t.Fatalf("an event of a run not started here: %s", ev.data)
+		}
+		got[we.RunID] = append(got[we.RunID], we)
+		if we.Type.Terminal() {
+			ended++
+		}
+	}
+	wantTypes := []workflow.EventType{workflow.EventRunStarted, workflow.EventStepStarted, workflow.EventStepCompleted, workflow.EventRunCompleted}
+	for id := range want {
+		evs := got[id]
+		if len(evs) != len(wantTypes) {
+			t.Errorf("run %s: %d events on the stream, want %d: %+v", id, len(evs), len(wantTypes), evs)
+			continue
+		}
+		for i, ev := range evs {
+			if ev.Type != wantTypes[i] || ev.Seq != int64(i+1) || ev.Workflow != "quick" {
+				t.Errorf("run %s: event %d = %s seq %d workflow %q, want %s seq %d workflow quick", id, i, ev.Type, ev.Seq, ev.Workflow, wantTypes[i], i+1)
+			}
+		}
+	}
+}
+
+// TestRunEventsOtherProcess: a run another engine on the same database
+// executes (a CLI command's, a replica's) shows its events on
+// /api/v1/events too, from the store, found by the poll.
+func TestRunEventsOtherProcess(t *testing.T) {
+	wf, err := workflow.Parse("quick.yaml", []byte(quick))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg *config.Config
+	a := startAPIWith(t, func(o *daemon.Options) {
+		o.Workflows = []*workflow.Workflow{wf}
+		cfg = o.Config
+	})
+	all := a.openSSE("/api/v1/events")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	other, err := daemon.OpenWorkflows(ctx, &daemon.WorkflowOptions{Config: cfg, Workflows: []*workflow.Workflow{wf}, Kind: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if other.Executor.ID == a.d.Workflows().Executor.ID {
+		t.Fatalf("both engines are executor %s", other.Executor.ID)
+	}
+	if err := other.Launch(ctx, a.d.Host(), false); err != nil {
+		t.Fatal(err)
+	}
+	id, err := other.Engine.Start(ctx, "quick", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []workflow.EventType
+	for {
+		ev := all.waitFor("", "") // any event
+		var we workflow.Event
+		if json.Unmarshal([]byte(ev.data), &we) != nil || we.RunID != id {
+			continue
+		}
+		types = append(types, we.Type)
+		if we.Type.Terminal() {
+			break
+		}
+	}
+	want := []workflow.EventType{workflow.EventRunStarted, workflow.EventStepStarted, workflow.EventStepCompleted, workflow.EventRunCompleted}
+	if !slices.Equal(types, want) {
+		t.Errorf("the other engine's run on the stream: %v, want %v", types, want)
+	}
+}
+
+// TestNoWorkflows: a daemon without workflows lists none (an empty page,
+// as for agents), and a workflow or run asked for by id is a 404.
+func TestNoWorkflows(t *testing.T) {
+	a := startAPI(t)
+	for _, path := range []string{"/api/v1/workflows", "/api/v1/runs"} {
+		if code, _, body := a.do("GET", path, ""); code != 200 || strings.TrimSpace(string(body)) != `{"items":[]}` {
+			t.Errorf("GET %s: %d %s, want an empty page", path, code, body)
+		}
+	}
+	code, h, body := a.do("GET", "/api/v1/workflows/x", "")
+	a.wantProblem("a workflow", 404, "", code, h, body)
+	code, h, body = a.do("POST", "/api/v1/workflows/x/runs", `{}`)
+	a.wantProblem("a run started", 404, "", code, h, body)
 }

@@ -36,7 +36,6 @@ package daemon
 import (
 	"cmp"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,7 +88,9 @@ type Options struct {
 	// optional is up (ready, or lazily idle with its cached tools), with
 	// every server's status then: optional servers may still be starting,
 	// or have failed (they are retried in the background and join when
-	// they come up). It is not called when the start fails.
+	// they come up). With workflows, not before the engine's launch was
+	// tried (the host's start is over), so that runs can be started then.
+	// It is not called when the start fails.
 	OnReady func(servers []host.ServerStatus)
 	// Socket is the path of the local socket to serve CLI commands on as
 	// well ([SocketPath]): the gateway's MCP endpoint without a token, and
@@ -139,6 +140,11 @@ type Daemon struct {
 	// fenced: the workflow executor lost its lock (watchExecutor); the
 	// daemon is never ready again.
 	fenced atomic.Bool
+	// launched: the workflow engine's launch was tried (startHost); ready
+	// waits for it, so that a run can be started once the daemon says it
+	// is ready. recheck is watch's readiness check, run again then.
+	launched atomic.Bool
+	recheck  func()
 
 	mu     sync.Mutex
 	h      *host.Host
@@ -181,6 +187,11 @@ func Listen(addr string, gw config.Gateway) (net.Listener, error) {
 	return ln, nil
 }
 
+// ErrNoServers: a daemon without a listener ([Daemon.ServeStdio]) has no
+// server to serve, configured or stored. A daemon with one starts without
+// servers: its REST API and web UI add them.
+var ErrNoServers = errors.New("no MCP servers to serve")
+
 // A UsageError is an error in what the daemon was asked to do (a
 // configuration or an address it cannot serve), rather than a failure
 // while doing it.
@@ -197,7 +208,9 @@ func isLoopback(a net.Addr) bool {
 
 // New makes a daemon that will serve on ln (nil for [Daemon.ServeStdio]).
 // It opens the state store and reads the servers to serve; nothing
-// connects until Run. The daemon owns ln: Close closes it.
+// connects until Run. With ln, there may be none yet (they are added
+// through the REST API or the web UI); without, none is ErrNoServers. The
+// daemon owns ln: Close closes it.
 func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	if opts == nil || opts.Config == nil {
 		return nil, errors.New("daemon: Options.Config is required")
@@ -253,9 +266,12 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		d.Close()
 		return nil, err
 	}
-	if len(servers) == 0 {
+	if len(servers) == 0 && ln == nil {
+		// Over stdio nothing can add one: the REST API and the web UI
+		// are on the listener. With one, the daemon starts empty and
+		// servers are added there (kept in the store).
 		d.Close()
-		return nil, &UsageError{"no MCP servers to serve: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE"}
+		return nil, fmt.Errorf("%w: none configured, none added at run time (%s)", ErrNoServers, d.store.Where())
 	}
 	d.servers = servers
 	d.tel = opts.Telemetry
@@ -370,10 +386,18 @@ func (d *Daemon) Login(token string) (string, bool) {
 	d.mu.Lock()
 	want := d.authToken
 	d.mu.Unlock()
-	if want == "" || subtle.ConstantTimeCompare([]byte(token), []byte(want)) != 1 {
+	if want == "" || !gateway.TokenEqual(token, want) {
 		return "", false
 	}
 	return gateway.SessionValue(want), true
+}
+
+// TokenRequired reports whether the faces need [gateway] auth_token (or
+// the session cookie a login sets): a page then offers to log out.
+func (d *Daemon) TokenRequired() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.authToken != ""
 }
 
 // face is a handler mounted with Handle, or HandleOpen (open).
@@ -488,6 +512,10 @@ func (d *Daemon) startHost(ctx context.Context, h *host.Host) *starting {
 			if err := d.wf.Launch(ctx, h, true); err != nil {
 				d.log.Error("workflows: the engine did not launch", "err", err)
 			}
+			d.launched.Store(true)
+			if d.recheck != nil {
+				d.recheck()
+			}
 		}
 	}()
 	return st
@@ -506,9 +534,17 @@ func (st *starting) stop() {
 // gateway publishes what they offer.
 func (d *Daemon) watch(h *host.Host, g *gateway.Gateway) {
 	w := h.Watch(0)
+	var mu sync.Mutex // check runs here and after the engine's launch
 	ready := false
 	check := func() {
+		mu.Lock()
+		defer mu.Unlock()
 		if ready {
+			return
+		}
+		if d.wf != nil && !d.launched.Load() {
+			// Not before runs can be started (/readyz, OnReady): the
+			// engine launches once the host's start is over.
 			return
 		}
 		sts := h.Servers()
@@ -536,6 +572,7 @@ func (d *Daemon) watch(h *host.Host, g *gateway.Gateway) {
 			d.opts.OnReady(sts)
 		}
 	}
+	d.recheck = check
 	go func() {
 		defer w.Close()
 		defer d.ready.Store(false) // the events end when the host closes

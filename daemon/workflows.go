@@ -89,6 +89,8 @@ type Workflows struct {
 	byID     map[string]*workflow.Workflow
 	launched chan struct{}
 	once     sync.Once
+	// hub passes the engine's events on to FollowRuns.
+	hub runHub
 	// sweep ends the adoption sweep (Launch) and done says it has.
 	mu     sync.Mutex
 	closed bool
@@ -129,8 +131,13 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 		Redactor:   o.Redactor,
 		Logger:     o.Logger,
 	}
+	eo.OnEvent = w.hub.publish
 	if o.Telemetry != nil {
-		eo.OnEvent = workflowEvents(o.Telemetry, w.byID)
+		record := workflowEvents(o.Telemetry, w.byID)
+		eo.OnEvent = func(ev workflow.Event) {
+			record(ev)
+			w.hub.publish(ev)
+		}
 	}
 	e, err := workflow.New(ctx, eo)
 	if err != nil {
@@ -334,107 +341,239 @@ func (w *Workflows) Resume(ctx context.Context, id string) error {
 	return nil
 }
 
-// runPoll is how often FollowRuns looks for new runs: the engine has no
-// event for a run started (by this process, a CLI command's engine or
-// another serve on the same database), so new runs are found by listing
-// the newest; their events then come as Follow gives them.
+// runPoll is how often FollowRuns looks for the runs of other processes
+// (another serve on the same PostgreSQL database, a CLI command's engine
+// on the same file): the engine has no event for those, so they are found
+// by listing the newest runs; their events then come as Follow gives
+// them. This process's runs need no poll: their events come from the
+// engine's own hook (EngineOptions.OnEvent) as each is stored.
 const runPoll = time.Second
 
-// runPollLimit is how many of the newest runs each look lists: runs
-// started faster than that within runPoll are missed by FollowRuns
-// (their events are still in Engine.Events).
+// runPollLimit is how many of the newest runs each look lists: runs of
+// other processes started faster than that within runPoll are missed by
+// FollowRuns (their events are still in Engine.Events). This process's
+// runs are never missed.
 const runPollLimit = 20
 
-// FollowRuns calls fn with the events of every run from now on, as the
-// engine's Follow gives them: a run live now from its next event, a run
-// that starts later (or is resumed) from its first. fn is called from one
-// goroutine at a time. It returns when ctx ends (nil) or fn fails (its
-// error); every goroutine it started has ended by then.
-func (w *Workflows) FollowRuns(ctx context.Context, fn func(workflow.Event) error) error {
+// runSubBuffer is how many events a FollowRuns may be behind the engine:
+// the hook must not block a run, so a follower further behind loses
+// events, and is told how many.
+const runSubBuffer = 1024
+
+// runHub passes the engine's events (EngineOptions.OnEvent) to every
+// FollowRuns of this process.
+type runHub struct {
+	mu   sync.Mutex
+	subs map[*runSub]struct{}
+}
+
+// runSub is one FollowRuns's subscription.
+type runSub struct {
+	ch   chan workflow.Event
+	lost chan struct{} // signalled when n grows from 0
+	n    int           // events lost since last read; guarded by runHub.mu
+}
+
+// publish hands ev to every subscriber without blocking.
+func (h *runHub) publish(ev workflow.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		select {
+		case s.ch <- ev:
+		default:
+			s.n++
+			select {
+			case s.lost <- struct{}{}:
+			default: // told already
+			}
+		}
+	}
+}
+
+func (h *runHub) subscribe() *runSub {
+	s := &runSub{ch: make(chan workflow.Event, runSubBuffer), lost: make(chan struct{}, 1)}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs == nil {
+		h.subs = map[*runSub]struct{}{}
+	}
+	h.subs[s] = struct{}{}
+	return s
+}
+
+func (h *runHub) unsubscribe(s *runSub) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs, s)
+}
+
+// takeLost returns how many events s lost, and starts counting again.
+func (h *runHub) takeLost(s *runSub) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := s.n
+	s.n = 0
+	return n
+}
+
+// FollowRuns calls fn with the events of every run from now on: a run
+// live now from its next event, a run that starts later (or is resumed)
+// from its first, a run that starts and ends at once included. The runs
+// this process executes are passed on from the engine's hook as each
+// event is stored, none missed unless this follower falls runSubBuffer
+// events behind: then lost is called with how many it missed (the
+// caller refetches). The runs of other processes (replicas on one
+// PostgreSQL database, a CLI command's engine) are found by a poll of the
+// newest runPollLimit runs every runPoll and their events read from the
+// store (Engine.Follow), so they come within about a second, and runs of
+// theirs beyond that many per poll are missed. fn and lost are called
+// from one goroutine at a time. FollowRuns returns when ctx ends (nil),
+// or fn or lost fails (its error); every goroutine it started has ended
+// by then.
+func (w *Workflows) FollowRuns(ctx context.Context, fn func(workflow.Event) error, lost func(n int) error) error {
+	sub := w.hub.subscribe()
+	defer w.hub.unsubscribe(sub)
 	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex           // serialises fn; guards the maps
-		after   = map[string]int64{} // the last event passed on of each run
-		active  = map[string]bool{}  // runs being followed
-		ended   = map[string]bool{}  // runs whose terminal event was passed on
-		started = false
-	)
+	var wg sync.WaitGroup
 	defer wg.Wait()
-	follow := func(id string, from int64) {
-		active[id] = true
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := w.Engine.Follow(ctx, id, from, func(ev workflow.Event) error {
+	defer cancel(nil)
+
+	// polled are the runs of other processes this follows from the store;
+	// hub the last seq passed on from the hook of each run of this
+	// process. Both keep only the runs of the last poll, and those live.
+	type polledRun struct {
+		after  int64 // the last event passed on
+		active bool  // being followed
+		ended  bool  // its terminal event was passed on
+	}
+	var (
+		mu     sync.Mutex // serialises fn and lost; guards the maps
+		polled = map[string]*polledRun{}
+		hub    = map[string]int64{}
+	)
+	follow := func(id string, p *polledRun) {
+		p.active = true
+		wg.Go(func() {
+			err := w.Engine.Follow(ctx, id, p.after, func(ev workflow.Event) error {
 				mu.Lock()
 				defer mu.Unlock()
 				if ev.Type.Terminal() {
 					// A resumed run's terminal event is withdrawn and
 					// its next takes its place.
-					ended[id] = true
+					p.ended = true
 				} else {
-					after[id] = ev.Seq
+					p.after = ev.Seq
 				}
 				return fn(ev)
 			})
 			mu.Lock()
-			active[id] = false
+			p.active = false
 			mu.Unlock()
 			if err != nil && ctx.Err() == nil && !errors.Is(err, workflow.ErrNoRun) {
 				cancel(err)
 			}
-		}()
+		})
 	}
-	tick := time.NewTicker(runPoll)
-	defer tick.Stop()
-	for {
-		runs, err := w.Engine.Runs(ctx, &workflow.RunFilter{Limit: runPollLimit})
-		if err != nil && ctx.Err() == nil {
-			return err
-		}
-		mu.Lock()
-		for _, rs := range runs {
-			last, seen := after[rs.ID]
-			switch {
-			case active[rs.ID]:
-			case !started:
-				// There before: its past is not news.
-				evs, err := w.Engine.Events(ctx, rs.ID, 0)
-				if err == nil && len(evs) > 0 {
-					last = evs[len(evs)-1].Seq
+	wg.Go(func() {
+		tick := time.NewTicker(runPoll)
+		defer tick.Stop()
+		self := w.Engine.ExecutorID()
+		for first := true; ; first = false {
+			runs, err := w.Engine.Runs(ctx, &workflow.RunFilter{Limit: runPollLimit})
+			if err != nil {
+				if ctx.Err() == nil {
+					cancel(err)
 				}
-				after[rs.ID] = last
-				if !rs.State.Ended() {
-					follow(rs.ID, last)
+				return
+			}
+			mu.Lock()
+			listed := map[string]bool{}
+			for _, rs := range runs {
+				listed[rs.ID] = true
+				p := polled[rs.ID]
+				if p == nil && rs.Executor == self {
+					continue // this process's: the hook passes its events on
 				}
-			case rs.State.Ended():
-			case ended[rs.ID]:
-				// Resumed since its end, or its end not recorded yet (the
-				// run's status lags its terminal event).
-				evs, err := w.Engine.Events(ctx, rs.ID, last)
-				if err == nil && (len(evs) == 0 || !evs[0].Type.Terminal()) {
-					ended[rs.ID] = false
-					follow(rs.ID, last)
+				switch {
+				case p == nil:
+					p = &polledRun{}
+					polled[rs.ID] = p
+					if last, ok := hub[rs.ID]; ok {
+						// Ours until now (resumed elsewhere).
+						p.after = last
+					} else if first {
+						// There before: its past is not news.
+						evs, err := w.Engine.Events(ctx, rs.ID, 0)
+						if err == nil && len(evs) > 0 {
+							p.after = evs[len(evs)-1].Seq
+						}
+						if rs.State.Ended() {
+							p.ended = true
+							continue
+						}
+					}
+					// New since the last look, ended already or not: all
+					// of it.
+					follow(rs.ID, p)
+				case p.active, !p.ended, rs.State.Ended():
+				default:
+					// Resumed since its end, or its end not recorded yet
+					// (the run's status lags its terminal event).
+					evs, err := w.Engine.Events(ctx, rs.ID, p.after)
+					if err == nil && (len(evs) == 0 || !evs[0].Type.Terminal()) {
+						p.ended = false
+						follow(rs.ID, p)
+					}
 				}
-			default:
-				// New.
-				if !seen {
-					last = 0
+			}
+			for id, p := range polled {
+				if !listed[id] && !p.active {
+					delete(polled, id)
 				}
-				follow(rs.ID, last)
+			}
+			for id := range hub {
+				if !listed[id] {
+					delete(hub, id)
+				}
+			}
+			mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
 			}
 		}
-		started = true
-		mu.Unlock()
+	})
+
+	for {
 		select {
 		case <-ctx.Done():
 			if err := context.Cause(ctx); err != context.Canceled {
 				return err
 			}
 			return nil
-		case <-tick.C:
+		case ev := <-sub.ch:
+			mu.Lock()
+			var err error
+			// A run followed from the store has its events passed on by
+			// its follower (one of another process's, adopted here):
+			// those it has passed on or will.
+			if p := polled[ev.RunID]; p == nil || !p.active && ev.Seq > p.after && !p.ended {
+				hub[ev.RunID] = max(hub[ev.RunID], ev.Seq)
+				err = fn(ev)
+			}
+			mu.Unlock()
+			if err != nil {
+				return err
+			}
+		case <-sub.lost:
+			mu.Lock()
+			err := lost(w.hub.takeLost(sub))
+			mu.Unlock()
+			if err != nil {
+				return err
+			}
 		}
 	}
 }

@@ -539,29 +539,59 @@ func SessionValue(token string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// TokenEqual reports whether a token presented equals the one expected,
+// in a time that depends on neither, their lengths included:
+// subtle.ConstantTimeCompare answers at once when the lengths differ,
+// which tells a guesser the token's length; the SHA-256 digests compared
+// instead always have the same length.
+func TokenEqual(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
+}
+
+// A Refuser renders the refusals of the [Guard] in front of it, each
+// naming the header at fault (Host, Origin, Authorization): the REST API
+// answers an RFC 9457 problem document as it does for its own errors.
+// Without one a refusal is plain text.
+type Refuser interface {
+	Refuse(w http.ResponseWriter, status int, header, msg string)
+}
+
+// refuse answers a refusal of the guard, through next's Refuser if it
+// has one.
+func (gd *guard) refuse(w http.ResponseWriter, status int, header, msg string) {
+	rf, ok := gd.next.(Refuser)
+	if !ok {
+		refuse(w, status, msg)
+		return
+	}
+	holdNoBody(w)
+	rf.Refuse(w, status, header, msg)
+}
+
 func (gd *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if gd.opts.Loopback && !gd.hostAllowed(r.Host) {
 		gd.log.Warn("refused a request for a foreign Host (DNS rebinding protection)", "host", r.Host, "remote", r.RemoteAddr)
-		refuse(w, http.StatusForbidden, "forbidden: Host not allowed")
+		gd.refuse(w, http.StatusForbidden, "Host", "forbidden: Host not allowed")
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !gd.originAllowed(origin, r) {
 		gd.log.Warn("refused a request from a foreign Origin", "origin", origin, "remote", r.RemoteAddr)
-		refuse(w, http.StatusForbidden, "forbidden: Origin not allowed")
+		gd.refuse(w, http.StatusForbidden, "Origin", "forbidden: Origin not allowed")
 		return
 	}
 	owner := false
 	if gd.opts.AuthToken != "" {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		owner = ok && subtle.ConstantTimeCompare([]byte(got), []byte(gd.opts.AuthToken)) == 1
+		owner = ok && TokenEqual(got, gd.opts.AuthToken)
 		if c, err := r.Cookie(SessionCookie); !owner && gd.session && err == nil {
 			// SameSite=Strict keeps a browser from sending it cross-site;
 			// the Origin check above refuses what a page elsewhere sends.
-			owner = subtle.ConstantTimeCompare([]byte(c.Value), []byte(SessionValue(gd.opts.AuthToken))) == 1
+			owner = TokenEqual(c.Value, SessionValue(gd.opts.AuthToken))
 		}
 		if !owner && gd.oauth == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
-			refuse(w, http.StatusUnauthorized, "unauthorized")
+			gd.refuse(w, http.StatusUnauthorized, "Authorization", "unauthorized")
 			return
 		}
 	}
@@ -598,9 +628,14 @@ const localHeader = "Switchboard-Local"
 // it (up to 256 KiB) to reuse the connection, and a read deadline in the
 // past makes sure nothing waits for a body that trickles in.
 func refuse(w http.ResponseWriter, status int, msg string) {
+	holdNoBody(w)
+	http.Error(w, msg, status)
+}
+
+// holdNoBody is refuse's care for the body, before any answer.
+func holdNoBody(w http.ResponseWriter) {
 	http.NewResponseController(w).SetReadDeadline(time.Now()) // not every ResponseWriter can; then there is no connection to hold
 	w.Header().Set("Connection", "close")
-	http.Error(w, msg, status)
 }
 
 // DefaultBodyTimeout is the default [HTTPOptions.BodyTimeout].

@@ -3,6 +3,7 @@ package ui_test
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,5 +72,52 @@ func TestLogin(t *testing.T) {
 		if status, _, body := s.do(tc.method, tc.path, form, tc.hdr...); status != tc.want {
 			t.Errorf("%s: %s %s: %d, want %d\n%s", tc.name, tc.method, tc.path, status, tc.want, body)
 		}
+	}
+}
+
+// TestLoginLimit: five wrong tokens from one address are each a 401; the
+// sixth attempt is a 429 with Retry-After, and so is the right token then
+// (an address over its limit learns nothing); a page then offers to log
+// out, and logging out (a POST with the CSRF header) clears the cookie.
+func TestLoginLimit(t *testing.T) {
+	const token = "ui-login-token-limit-8d2e"
+	t.Setenv("SB_UI_TOKEN", token)
+	s := serveWith(t, func(o *daemon.Options) { o.Config.Gateway.AuthToken = "{{env.SB_UI_TOKEN}}" },
+		config.Server{ID: "a", Transport: config.TransportStdio, Command: buildFixture(t)})
+	csrf := []string{ui.CSRFHeader, "1"}
+
+	// Logged in first: the cookie stays good while the address is limited.
+	status, hdr, body := s.do("POST", "/login", url.Values{"token": {token}}, append(csrf, "HX-Request", "true")...)
+	cookies := (&http.Response{Header: hdr}).Cookies()
+	if status != http.StatusNoContent || len(cookies) != 1 {
+		t.Fatalf("logging in: %d %v\n%s", status, cookies, body)
+	}
+	session := cookies[0].Name + "=" + cookies[0].Value
+
+	for i := range 5 {
+		if status, hdr, _ := s.do("POST", "/login", url.Values{"token": {"wrong"}}, csrf...); status != http.StatusUnauthorized || hdr.Get("Retry-After") != "" {
+			t.Fatalf("wrong token %d: %d, Retry-After %q; want 401", i+1, status, hdr.Get("Retry-After"))
+		}
+	}
+	for _, typed := range []string{"wrong", token} {
+		status, hdr, body := s.do("POST", "/login", url.Values{"token": {typed}}, csrf...)
+		after, err := strconv.Atoi(hdr.Get("Retry-After"))
+		if status != http.StatusTooManyRequests || err != nil || after < 1 || after > 60 || hdr.Get("Set-Cookie") != "" || !strings.Contains(body, "try again in") {
+			t.Errorf("after 5 wrong tokens, %q: %d, Retry-After %q, Set-Cookie %q; want 429 with 1 to 60 s and no cookie\n%s", typed, status, hdr.Get("Retry-After"), hdr.Get("Set-Cookie"), body)
+		}
+	}
+
+	status, _, body = s.do("GET", "/servers", nil, "Cookie", session)
+	if status != http.StatusOK || !strings.Contains(body, `id="logout"`) || !strings.Contains(body, `action="/logout"`) {
+		t.Errorf("GET /servers with the cookie: %d, want a page with a log-out button\n%s", status, body)
+	}
+	if status, _, _ := s.do("POST", "/logout", url.Values{}, "Cookie", session); status != http.StatusForbidden {
+		t.Errorf("POST /logout without the CSRF header: %d, want 403", status)
+	}
+	status, hdr, _ = s.do("POST", "/logout", url.Values{}, append(csrf, "Cookie", session, "HX-Request", "true")...)
+	cookies = (&http.Response{Header: hdr}).Cookies()
+	if status != http.StatusNoContent || hdr.Get("HX-Redirect") != "/login" || len(cookies) != 1 ||
+		cookies[0].Name != gateway.SessionCookie || cookies[0].Value != "" || cookies[0].MaxAge >= 0 || cookies[0].Path != "/" {
+		t.Errorf("logging out: %d %q %+v, want the cookie cleared and /login", status, hdr.Get("HX-Redirect"), cookies)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -432,23 +433,32 @@ func (u *UI) editServer(w http.ResponseWriter, r *http.Request) {
 	}
 	m, f := entryOf(r, cur.Config)
 	f.Values["id"], f.Edit = id, true
+	// The version the form was made from: a change saved meanwhile (in
+	// another tab, through the API, by another replica) is not
+	// overwritten unseen (the API's If-Match).
+	version, _ := strconv.ParseInt(r.PostFormValue("version"), 10, 64)
 	if f.ok() {
 		raw, _ := json.Marshal(m)
-		if _, err := u.d.UpdateServer(r.Context(), id, raw, 0); err != nil {
+		if saved, err := u.d.UpdateServer(r.Context(), id, raw, version); errors.Is(err, store.ErrConflict) {
+			f.General = append(f.General, fmt.Sprintf("%s was changed since this form was opened (it is at version %d now): reload the page to edit what it is now.", id, cur.Version))
+		} else if err != nil {
 			f.problems(err)
+		} else {
+			version = saved.Version
 		}
 	}
 	status, saved := http.StatusUnprocessableEntity, ""
 	if f.ok() {
 		status, saved = http.StatusOK, "Saved; "+id+" restarts with it."
 	}
-	u.render(w, status, "server", "edit-form", editData{ID: id, Form: f, Saved: saved})
+	u.render(w, status, "server", "edit-form", editData{ID: id, Version: version, Form: f, Saved: saved})
 }
 
 type editData struct {
-	ID    string
-	Form  form
-	Saved string
+	ID      string
+	Version int64 // the version the form edits (sent back with it)
+	Form    form
+	Saved   string
 }
 
 // readResource shows one resource of a server.

@@ -73,6 +73,7 @@ type UI struct {
 	log   *slog.Logger
 	mux   *http.ServeMux
 	pages map[string]*template.Template
+	limit loginLimiter // failed logins per client address
 }
 
 // Paths are the patterns the UI answers, each mounted by [UI.Mount]. The
@@ -88,7 +89,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 		u.log = slog.New(slog.DiscardHandler)
 	}
 	for _, p := range []string{"servers", "server", "tools", "tool", "runs", "run", "workflow", "agents", "agent-run", "login"} {
-		u.pages[p] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+p+".html"))
+		u.pages[p] = template.Must(template.New("").Funcs(funcs).Funcs(template.FuncMap{"tokenRequired": d.TokenRequired}).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+p+".html"))
 	}
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
@@ -107,13 +108,16 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 }
 
 // Mount mounts the UI on d at [Paths]: d.Run puts the gateway's checks in
-// front of each (gateway.Guard); and its login page at /login, behind the
-// Host and Origin checks only (it takes the token).
+// front of each (gateway.Guard); and its login page at /login and
+// /logout, behind the Host and Origin checks only (it takes the token).
 func (u *UI) Mount(d *daemon.Daemon) {
 	for _, p := range Paths {
 		d.Handle(p, u)
 	}
 	d.HandleOpen("/login", u)
+	// Open too: a browser whose cookie is void (the daemon restarted)
+	// can still clear it. The CSRF header keeps other sites from it.
+	d.HandleOpen("/logout", u)
 }
 
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -191,7 +195,7 @@ func (u *UI) hostOr(w http.ResponseWriter) *host.Host {
 }
 
 var funcs = template.FuncMap{
-	"editOf": func(id string, f form) editData { return editData{ID: id, Form: f} },
+	"editOf": func(id string, version int64, f form) editData { return editData{ID: id, Version: version, Form: f} },
 	"indent": indent,
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -29,7 +30,7 @@ const canary = "canary-ui-secret-41d7e2"
 
 // served is a daemon with the UI on loopback until the test ends.
 type served struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	d   *daemon.Daemon
 	bin string // the fixture server's binary
@@ -37,7 +38,7 @@ type served struct {
 
 // serve runs a daemon over the fixture servers given (id → flags) with
 // the UI mounted, and waits until it is ready.
-func serve(t *testing.T, servers map[string][]string) *served {
+func serve(t testing.TB, servers map[string][]string) *served {
 	t.Helper()
 	bin := interop.Build(t, fixturePkg)
 	var list []config.Server
@@ -49,14 +50,14 @@ func serve(t *testing.T, servers map[string][]string) *served {
 
 // serveServers is serve with the servers' configuration given; each gets
 // the canary in its environment.
-func serveServers(t *testing.T, servers ...config.Server) *served {
+func serveServers(t testing.TB, servers ...config.Server) *served {
 	t.Helper()
 	return serveWith(t, nil, servers...)
 }
 
 // serveWith is serveServers with more options: opts changes the
 // daemon's (its Config holds the servers and the state database).
-func serveWith(t *testing.T, opts func(*daemon.Options), servers ...config.Server) *served {
+func serveWith(t testing.TB, opts func(*daemon.Options), servers ...config.Server) *served {
 	t.Helper()
 	t.Setenv("SB_UI_CANARY", canary)
 	bin := interop.Build(t, fixturePkg)
@@ -292,4 +293,46 @@ func fieldIDs(t *testing.T, s *served, page string) map[string]string {
 		t.Fatalf("%s has no argument fields:\n%s", page, body)
 	}
 	return out
+}
+
+// TestServerPage: a server's page lists its resources (one read in place)
+// and prompts; a run-time server's edit form saves the version it was
+// made from, and a save over a change made meanwhile is refused, saying
+// so, and changes nothing (the API's If-Match).
+func TestServerPage(t *testing.T) {
+	s := serve(t, map[string][]string{"a": nil})
+	csrf := []string{ui.CSRFHeader, "1"}
+	status, _, body := s.do("GET", "/servers/a", nil)
+	if status != http.StatusOK || !strings.Contains(body, "test://static/1") || !strings.Contains(body, "greet") {
+		t.Errorf("GET /servers/a: %d, want its resource test://static/1 and prompt greet\n%s", status, body)
+	}
+	status, _, body = s.do("GET", "/servers/a/resource?uri="+url.QueryEscape("test://static/1"), nil)
+	if status != http.StatusOK || !strings.Contains(body, "static resource 1") {
+		t.Errorf("reading test://static/1: %d\n%s", status, body)
+	}
+
+	entry, _ := json.Marshal(map[string]any{"command": s.bin, "description": "first"})
+	if _, err := s.d.AddServer(context.Background(), "b", entry); err != nil {
+		t.Fatal(err)
+	}
+	status, _, body = s.do("GET", "/servers/b", nil)
+	if status != http.StatusOK || !strings.Contains(body, `name="version" value="1"`) {
+		t.Fatalf("GET /servers/b: %d, want the edit form of version 1\n%s", status, body)
+	}
+	edit := func(version, description string) (int, string) {
+		status, _, body := s.do("POST", "/servers/b", url.Values{"command": {s.bin}, "description": {description}, "version": {version}}, csrf...)
+		return status, body
+	}
+	status, body = edit("1", "second")
+	if status != http.StatusOK || !strings.Contains(body, "Saved") || !strings.Contains(body, `name="version" value="2"`) {
+		t.Fatalf("saving version 1: %d, want saved and the form at version 2\n%s", status, body)
+	}
+	status, body = edit("1", "stale")
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "changed since this form was opened") {
+		t.Errorf("saving over a change: %d, want 422 saying it changed\n%s", status, body)
+	}
+	m, err := s.d.GetServer(context.Background(), "b")
+	if err != nil || m.Version != 2 || !strings.Contains(string(m.Config), `"second"`) {
+		t.Errorf("after a stale save: version %d %s (%v), want version 2, description second", m.Version, m.Config, err)
+	}
 }

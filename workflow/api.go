@@ -143,6 +143,9 @@ type RunStatus struct {
 	Error   *RunError      `json:"error,omitempty"`
 	// Gate is the gate:waiting event of the gate the run waits on.
 	Gate *Event `json:"gate,omitempty"`
+	// Executor is the executor that runs it, or last ran it
+	// (Engine.ExecutorID): which process emits its events.
+	Executor string `json:"-"`
 }
 
 func (e *Engine) dbosStatus(ctx context.Context, runID string) (*dbos.WorkflowStatus, error) {
@@ -155,6 +158,11 @@ func (e *Engine) dbosStatus(ctx context.Context, runID string) (*dbos.WorkflowSt
 	}
 	return &list[0], nil
 }
+
+// ExecutorID is the executor id this engine runs under
+// (EngineOptions.ExecutorID, unless DBOS__VMID overrides it): a run whose
+// RunStatus.Executor it is runs here.
+func (e *Engine) ExecutorID() string { return dbos.GetExecutorID(e.dbos) }
 
 // Get returns the run's status.
 func (e *Engine) Get(ctx context.Context, runID string) (*RunStatus, error) {
@@ -172,7 +180,7 @@ func (e *Engine) Get(ctx context.Context, runID string) (*RunStatus, error) {
 func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 	var in runInput
 	convert(st.Input, &in)
-	rs := &RunStatus{ID: st.ID, Workflow: in.Workflow, Digest: in.Digest, Started: st.CreatedAt}
+	rs := &RunStatus{ID: st.ID, Workflow: in.Workflow, Digest: in.Digest, Started: st.CreatedAt, Executor: st.ExecutorID}
 	switch st.Status {
 	case dbos.WorkflowStatusEnqueued, dbos.WorkflowStatusDelayed:
 		rs.State = RunQueued

@@ -98,8 +98,11 @@ type EngineOptions struct {
 	// OnEvent, when set, is called with every event of every run once it
 	// is stored (once per event, even when a recovered run replays it),
 	// with Workflow set to the run's workflow id whatever the event's
-	// type; Seq is not set. It is called on the run's goroutine and must
-	// not block: telemetry's runs and steps attach here.
+	// type, and Seq the one the event was stored under. Events of one run
+	// emitted at once (parallel steps) may reach it out of Seq's order.
+	// It is called on the run's goroutine and must not block: telemetry's
+	// runs and steps and the daemon's live event stream
+	// (daemon.Workflows.FollowRuns) attach here.
 	OnEvent func(Event)
 }
 

@@ -82,29 +82,33 @@ func (s *eventStore) emit(ctx context.Context, wf, key string, ev *Event) (bool,
 	}
 	q := `INSERT INTO ` + eventsTable + ` (run_id, seq, key, terminal, body)
 		SELECT $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM ` + eventsTable + ` WHERE run_id = $1), $2, $3, $4
-		WHERE NOT EXISTS (SELECT 1 FROM ` + eventsTable + ` WHERE run_id = $1 AND (key = $2 OR terminal = 1))`
+		WHERE NOT EXISTS (SELECT 1 FROM ` + eventsTable + ` WHERE run_id = $1 AND (key = $2 OR terminal = 1))
+		RETURNING seq`
 	// A run's events are its history: written even when the step that
 	// emits them is being cancelled.
 	ctx = context.WithoutCancel(ctx)
 	for try := 0; ; try++ {
-		res, err := s.db.ExecContext(ctx, q, ev.RunID, key, terminal, string(body))
+		var seq int64
+		err := s.db.QueryRowContext(ctx, q, ev.RunID, key, terminal, string(body)).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil // stored before (a replay), or the run has ended
+		}
 		if err != nil {
 			if try < insertTries && !s.sqlite && uniqueViolation(err) {
 				continue
 			}
 			return false, fmt.Errorf("recording event %s of run %s: %w", ev.Type, ev.RunID, err)
 		}
-		n, _ := res.RowsAffected()
-		if n > 0 && s.onInsert != nil {
+		if s.onInsert != nil {
 			s.onInsert()
 		}
-		if n > 0 && s.onEvent != nil {
+		if s.onEvent != nil {
 			c := *ev
-			c.Seq = 0 // assigned by the insert, unread here
+			c.Seq = seq
 			c.Workflow = wf
 			s.onEvent(c)
 		}
-		return n > 0, nil
+		return true, nil
 	}
 }
 

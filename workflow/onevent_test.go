@@ -9,7 +9,8 @@ import (
 )
 
 // TestOnEvent: EngineOptions.OnEvent sees every stored event of a run once,
-// in order, each naming the run's workflow (a cancelled run's terminal
+// in order, each naming the run's workflow and with the Seq it was stored
+// under (a cancelled run's terminal
 // event, emitted outside the run, too).
 func TestOnEvent(t *testing.T) {
 	var mu sync.Mutex
@@ -38,8 +39,8 @@ func TestOnEvent(t *testing.T) {
 		t.Fatalf("OnEvent saw %d events of the run, %d stored", len(got), len(stored))
 	}
 	for i, ev := range got {
-		if ev.Type != stored[i].Type || ev.Step != stored[i].Step {
-			t.Errorf("OnEvent's event %d = %s %s, stored %s %s", i, ev.Type, ev.Step, stored[i].Type, stored[i].Step)
+		if ev.Type != stored[i].Type || ev.Step != stored[i].Step || ev.Seq != stored[i].Seq {
+			t.Errorf("OnEvent's event %d = %s %s seq %d, stored %s %s seq %d", i, ev.Type, ev.Step, ev.Seq, stored[i].Type, stored[i].Step, stored[i].Seq)
 		}
 		if ev.Workflow != "two" {
 			t.Errorf("OnEvent's event %d (%s) names workflow %q, want two", i, ev.Type, ev.Workflow)

@@ -268,7 +268,7 @@ func (e *env) startHost(ctx context.Context, allOptional bool, only string) (bac
 		servers = []config.Server{s}
 	}
 	if len(servers) == 0 {
-		return nil, nil, usageErr("no MCP servers configured: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE")
+		return nil, nil, usageErr("%s", noServers(cfg))
 	}
 	if d := e.useDaemon(ctx, cfg, only); d != nil {
 		return d, cfg, nil

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -106,7 +108,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"addr":     cmdAddr,
 			"envsubst": cmdEnvsubst,
+			"http":     cmdHTTP,
 			"exitcode": cmdExitcode,
 			"fakellm":  cmdFakeLLM,
 			"waitfor":  cmdWaitfor,
@@ -206,3 +210,40 @@ func cmdWaitfor(ts *testscript.TestScript, neg bool, args []string) {
 
 // waitforTimeout bounds waitfor: a serve's servers start within it.
 const waitforTimeout = time.Minute
+
+// cmdAddr sets $NAME to the host:port a serve's log says it serves MCP at.
+func cmdAddr(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: addr LOGFILE NAME")
+	}
+	m := regexp.MustCompile(`serving MCP at http://([^/\s]+)/mcp`).FindSubmatch([]byte(ts.ReadFile(args[0])))
+	if m == nil {
+		ts.Fatalf("addr: %s names no address", args[0])
+	}
+	ts.Setenv(args[1], string(m[1]))
+}
+
+// cmdHTTP sends a request to the management API as a client of it does
+// (the CSRF header; a body from FILE as application/json) and writes the
+// status on a line, then the body, to stdout.
+func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: http METHOD URL [BODYFILE]")
+	}
+	var body io.Reader
+	if len(args) == 3 {
+		body = strings.NewReader(ts.ReadFile(args[2]))
+	}
+	req, err := http.NewRequest(args[0], args[1], body)
+	ts.Check(err)
+	req.Header.Set("Switchboard-CSRF", "1")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	ts.Check(err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "%d\n%s", resp.StatusCode, b)
+}

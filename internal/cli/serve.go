@@ -45,6 +45,10 @@ A server that is not optional and fails to start makes serve exit 1, naming
 it, once every server has had its first attempt; one that fails later is
 restarted.
 
+With no server configured, serve starts without any and says so: servers
+are added in the web UI (/) or the REST API (/api/v1/servers) and kept in
+the state database for the next start. --stdio, which has neither, refuses.
+
 With --stdio it serves one client over stdin and stdout instead, for clients
 that start a process (Claude Desktop, Cursor); nothing else is written to
 stdout. The client's initialize is answered at once too.
@@ -127,8 +131,14 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		},
 		OnReady: r.ready,
 	})
+	if errors.Is(err, daemon.ErrNoServers) {
+		return usageErr("%s (with --stdio nothing can add one: serve over HTTP to add servers in the web UI or the REST API)", noServers(cfg))
+	}
 	if err != nil {
 		return daemonErr(err)
+	}
+	if ln != nil {
+		r.empty = fmt.Sprintf("switchboard: no MCP servers yet: add them %sthrough the REST API (POST http://%s/api/v1/servers); they are kept in %s", uiAt(ln.Addr().String()), ln.Addr(), d.Store().Where())
 	}
 	// Before the host starts (Serve), so before any run: agent steps'
 	// runs, turns and LLM requests in the daemon's telemetry.
@@ -170,6 +180,7 @@ type readiness struct {
 	stopP    func()
 	stopW    func()
 	isReady  bool
+	empty    string          // said at ready when there is no server
 	pending  map[string]bool // not up at ready: said once when they are
 	starting map[string]bool // of them, those still starting at ready
 	over     bool
@@ -229,6 +240,10 @@ func (r *readiness) ready(sts []host.ServerStatus) {
 		r.pending[st.ID] = true
 	}
 	var b strings.Builder
+	if len(sts) == 0 && r.empty != "" {
+		fmt.Fprintf(r.e.stderr, "switchboard: ready (%s): no servers\n%s\n", since(r.start), r.empty)
+		return
+	}
 	fmt.Fprintf(&b, "switchboard: ready (%s): ", since(r.start))
 	if len(up) == len(sts) {
 		fmt.Fprintf(&b, "%d %s", len(sts), plural(len(sts), "server", "servers"))
@@ -310,6 +325,15 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// noServers says there is no server to serve, naming the configuration
+// files read, or where one would be read.
+func noServers(cfg *config.Config) string {
+	if len(cfg.Files) == 0 {
+		return "no MCP servers configured: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE"
+	}
+	return "no MCP servers configured in " + strings.Join(cfg.Files, ", ") + ": add [[mcp_servers]]"
 }
 
 // daemonErr is the exit of a daemon error: a usage error (an address or a

@@ -11,3 +11,6 @@ import (
 // mountUI: a build with -tags noui serves no web UI (the MCP endpoint,
 // the REST API and /metrics are unchanged), and is about 9 MB smaller.
 func mountUI(d *daemon.Daemon, log *slog.Logger) {}
+
+// uiAt: no web UI to add servers in.
+func uiAt(addr string) string { return "" }
