@@ -58,6 +58,7 @@ func TestAgents(t *testing.T) {
 	code, h, body := a.do("GET", "/api/v1/agent-runs/nosuch", "")
 	a.wantProblem("no such agent run", 404, "", code, h, body)
 
+	all := a.openSSE("/api/v1/events") // before the run: it sees all of it
 	code, h, body = a.do("POST", "/api/v1/agents/adder/runs", `{"prompt":"What is 2+3?"}`)
 	var run struct {
 		ID    string `json:"id"`
@@ -70,6 +71,10 @@ func TestAgents(t *testing.T) {
 	s := a.openSSE("/api/v1/agent-runs/" + run.ID + "/events")
 	s.waitFor("agent:tool_result", `"tool":"mcp_a_add"`)
 	s.waitFor("run:completed", `It is 5.`)
+	// The daemon's one stream has them too, named by run and agent.
+	all.waitFor("agent-run", `"agent":"adder","type":"run:started"`)
+	all.waitFor("agent-run", `"type":"agent:tool_result"`)
+	all.waitFor("agent-run", `"type":"run:completed"`)
 	if ev, ok := s.next(); ok {
 		t.Errorf("the stream goes on after the run's end: %+v", ev)
 	}

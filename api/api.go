@@ -578,6 +578,22 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 			})
 		}()
 	}
+	{
+		// Agent runs' events, each an agent-run event whose type says
+		// which (an agent's run:started is not a workflow's).
+		ctx, cancel := context.WithCancel(r.Context())
+		done := make(chan struct{})
+		defer func() {
+			cancel()
+			<-done
+		}()
+		go func() {
+			defer close(done)
+			a.d.FollowAgentRuns(ctx, func(ev daemon.AgentRunEvent) error { return s.send("agent-run", "", ev) }, func(n int) error {
+				return s.send(string(host.EventDropped), "", map[string]any{"type": host.EventDropped, "time": time.Now().UTC(), "dropped": n, "agent_runs": true})
+			})
+		}()
+	}
 	for ev := range wt.Events(r.Context()) {
 		var data any
 		switch ev.Kind {

@@ -100,6 +100,7 @@ type agentRun struct {
 type agents struct {
 	mu   sync.Mutex
 	runs []*agentRun // oldest first
+	hub  fanout[AgentRunEvent]
 	wg   sync.WaitGroup
 	ctx  context.Context
 	stop context.CancelFunc
@@ -158,7 +159,11 @@ func (d *Daemon) StartAgentRun(name, prompt string) (AgentRun, error) {
 	go func() {
 		defer a.wg.Done()
 		defer r.cancel()
-		err := ar.RunAgent(ctx, h, name, prompt, r.st.ID, r.add)
+		err := ar.RunAgent(ctx, h, name, prompt, r.st.ID, func(ev AgentEvent) {
+			if r.add(ev) {
+				a.hub.publish(AgentRunEvent{Run: r.st.ID, Agent: name, AgentEvent: ev})
+			}
+		})
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.st.State == AgentRunning {
@@ -186,12 +191,13 @@ func (a *agents) forget() {
 	}
 }
 
-// add records an event of the run.
-func (r *agentRun) add(ev AgentEvent) {
+// add records an event of the run, and reports whether it was taken (a
+// run that ended takes no more).
+func (r *agentRun) add(ev AgentEvent) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.more == nil {
-		return // ended
+		return false // ended
 	}
 	if len(r.events) < maxAgentEvents || ev.Terminal {
 		r.events = append(r.events, ev)
@@ -218,10 +224,11 @@ func (r *agentRun) add(ev AgentEvent) {
 		}
 		close(r.more)
 		r.more = nil
-		return
+		return true
 	}
 	close(r.more)
 	r.more = make(chan struct{})
+	return true
 }
 
 func (r *agentRun) status() AgentRun {
@@ -295,6 +302,41 @@ func (d *Daemon) FollowAgentRun(ctx context.Context, id string, after int64, fn 
 		case <-more:
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+	}
+}
+
+// AgentRunEvent is an event of one of the daemon's agent runs, as
+// [Daemon.FollowAgentRuns] passes it on: the run's id and agent, and the
+// event.
+type AgentRunEvent struct {
+	Run   string `json:"run"`
+	Agent string `json:"agent"`
+	AgentEvent
+}
+
+// FollowAgentRuns calls fn with the events of every agent run of this
+// daemon from now on, as they happen, until ctx ends (nil) or fn or lost
+// fails (its error). It never slows a run: a follower more than
+// runSubBuffer events behind (a run's token deltas come fast) loses the
+// rest, and lost is called with how many. fn and lost are called from the
+// caller's goroutine.
+func (d *Daemon) FollowAgentRuns(ctx context.Context, fn func(AgentRunEvent) error, lost func(n int) error) error {
+	hub := &d.agents.hub
+	sub := hub.subscribe()
+	defer hub.unsubscribe(sub)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-sub.ch:
+			if err := fn(ev); err != nil {
+				return err
+			}
+		case <-sub.lost:
+			if err := lost(hub.takeLost(sub)); err != nil {
+				return err
+			}
 		}
 	}
 }

@@ -90,7 +90,7 @@ type Workflows struct {
 	launched chan struct{}
 	once     sync.Once
 	// hub passes the engine's events on to FollowRuns.
-	hub runHub
+	hub runHub // the engine's events (EngineOptions.OnEvent), to every FollowRuns
 	// sweep ends the adoption sweep (Launch) and done says it has.
 	mu     sync.Mutex
 	closed bool
@@ -360,62 +360,8 @@ const runPollLimit = 20
 // events, and is told how many.
 const runSubBuffer = 1024
 
-// runHub passes the engine's events (EngineOptions.OnEvent) to every
-// FollowRuns of this process.
-type runHub struct {
-	mu   sync.Mutex
-	subs map[*runSub]struct{}
-}
-
-// runSub is one FollowRuns's subscription.
-type runSub struct {
-	ch   chan workflow.Event
-	lost chan struct{} // signalled when n grows from 0
-	n    int           // events lost since last read; guarded by runHub.mu
-}
-
-// publish hands ev to every subscriber without blocking.
-func (h *runHub) publish(ev workflow.Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for s := range h.subs {
-		select {
-		case s.ch <- ev:
-		default:
-			s.n++
-			select {
-			case s.lost <- struct{}{}:
-			default: // told already
-			}
-		}
-	}
-}
-
-func (h *runHub) subscribe() *runSub {
-	s := &runSub{ch: make(chan workflow.Event, runSubBuffer), lost: make(chan struct{}, 1)}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.subs == nil {
-		h.subs = map[*runSub]struct{}{}
-	}
-	h.subs[s] = struct{}{}
-	return s
-}
-
-func (h *runHub) unsubscribe(s *runSub) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.subs, s)
-}
-
-// takeLost returns how many events s lost, and starts counting again.
-func (h *runHub) takeLost(s *runSub) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := s.n
-	s.n = 0
-	return n
-}
+// runHub passes the engine's events to every FollowRuns of this process.
+type runHub = fanout[workflow.Event]
 
 // FollowRuns calls fn with the events of every run from now on: a run
 // live now from its next event, a run that starts later (or is resumed)
