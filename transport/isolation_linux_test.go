@@ -32,7 +32,6 @@ func TestCommandHostKilled(t *testing.T) {
 			}
 			host := exec.Command(exe)
 			host.Env = append(os.Environ(), childEnv+"=host", "GORACE=atexit_sleep_ms=0")
-			interop.DieWithTest(host)
 			if iso.noNS {
 				host.Env = append(host.Env, noNamespaceEnv+"=1")
 			}
@@ -41,7 +40,7 @@ func TestCommandHostKilled(t *testing.T) {
 				t.Fatal(err)
 			}
 			host.Stderr = os.Stderr
-			if err := host.Start(); err != nil {
+			if err := interop.StartWithTest(host); err != nil {
 				t.Fatal(err)
 			}
 			defer host.Process.Kill()

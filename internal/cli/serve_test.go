@@ -362,12 +362,11 @@ args = ["-spawn-grandchild", "-spawn-setsid-grandchild"]
 	bin := interop.Build(t, "github.com/switchboardmcp/switchboard/cmd/switchboard")
 	cmd := exec.Command(bin, "-vv", "--config", cfg, "serve", "--listen", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir)
-	interop.DieWithTest(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := interop.StartWithTest(cmd); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,17 +18,16 @@ import (
 // dieWithTestHelper is set in the environment of TestDieWithTestHelper.
 const dieWithTestHelper = "SWITCHBOARD_INTEROP_DIE_WITH_TEST"
 
-// A process started with DieWithTest dies with the test process, even
+// A process started with StartWithTest dies with the test process, even
 // when that is killed with SIGKILL and cleans up nothing.
-func TestDieWithTest(t *testing.T) {
+func TestStartWithTest(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDieWithTestHelper$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), dieWithTestHelper+"=1")
-	interop.DieWithTest(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := interop.StartWithTest(cmd); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
@@ -58,16 +58,75 @@ func TestDieWithTest(t *testing.T) {
 	}
 }
 
-// TestDieWithTestHelper is the test process TestDieWithTest kills.
+// TestDieWithTestHelper is the test process TestStartWithTest kills.
 func TestDieWithTestHelper(t *testing.T) {
 	if os.Getenv(dieWithTestHelper) == "" {
-		t.Skip("run by TestDieWithTest")
+		t.Skip("run by TestStartWithTest")
 	}
 	cmd := exec.Command("sleep", "1000")
-	interop.DieWithTest(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := interop.StartWithTest(cmd); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Printf("started %d\n", cmd.Process.Pid)
 	select {}
+}
+
+// TestStartWithTestOutlivesItsCaller: the process outlives the thread of
+// the goroutine that started it (a goroutine locked to its thread that
+// returns ends the thread, which Pdeathsig takes for the parent's death):
+// a test's PostgreSQL died in mid-test that way.
+func TestStartWithTestOutlivesItsCaller(t *testing.T) {
+	// The runtime never ends the main thread (it parks it instead): a
+	// goroutine that landed there is tried again, and the next one cannot
+	// land there, which is parked for good.
+	var cmd *exec.Cmd
+	var exited chan error
+	var tid int
+	for range 2 {
+		cmd = exec.Command("sleep", "1000")
+		started := make(chan int, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			if err := interop.StartWithTest(cmd); err != nil {
+				t.Error(err)
+			}
+			started <- syscall.Gettid()
+		}()
+		tid = <-started
+		if cmd.Process == nil {
+			t.FailNow()
+		}
+		exited = make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		if tid != os.Getpid() {
+			break
+		}
+		cmd.Process.Kill()
+		<-exited
+	}
+	if tid == os.Getpid() {
+		t.Fatal("the locked goroutines ran on the main thread twice")
+	}
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	task := fmt.Sprintf("/proc/self/task/%d", tid)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(task); os.IsNotExist(err) {
+			break // the caller's thread has ended
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the locked goroutine's thread %d did not end", tid)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a condition, bounded
+	}
+	// Pdeathsig's SIGKILL, had it been sent, is delivered as the thread
+	// ends: Wait would return at once.
+	select {
+	case err := <-exited:
+		exited <- err // for the deferred kill
+		t.Fatalf("the process died with the thread of the goroutine that started it: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
 }

@@ -4,5 +4,6 @@ package interop
 
 import "os/exec"
 
-// DieWithTest does nothing here: only Linux has Pdeathsig.
-func DieWithTest(*exec.Cmd) {}
+// StartWithTest starts cmd; only Linux has Pdeathsig, so here cmd does not
+// die with the test process.
+func StartWithTest(cmd *exec.Cmd) error { return cmd.Start() }

@@ -159,13 +159,12 @@ func startPeer(argv, env []string, port int, listening *regexp.Regexp) (*peer, e
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	ownProcessGroup(cmd)
-	DieWithTest(cmd) // a peer listens: nothing else would end it
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
+	if err := StartWithTest(cmd); err != nil { // a peer listens: nothing else would end it
 		pr.Close()
 		pw.Close()
 		return nil, err

@@ -122,12 +122,11 @@ func (c *cluster) start(t testing.TB, name string) *replica {
 		"SWITCHBOARD_SECRETS_BACKEND=env",
 		"SB_TOKEN=" + token,
 	}
-	interop.DieWithTest(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := interop.StartWithTest(cmd); err != nil {
 		t.Fatal(err)
 	}
 	r := &replica{name: name, home: home, cmd: cmd, exited: make(chan struct{}), out: new(logBuffer)}

@@ -135,8 +135,7 @@ func start(config, dir string) (*HAProxy, error) {
 	// A group of its own, so that SIGKILL reaches the workers too; and
 	// the master dies with the test process however that ends.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	interop.DieWithTest(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := interop.StartWithTest(cmd); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
 	h := &HAProxy{Addr: addr, URL: "http://" + addr, Pid: cmd.Process.Pid, cmd: cmd, exited: make(chan struct{}), out: out}

@@ -94,8 +94,7 @@ func Start(t testing.TB) string {
 	// A test process that dies without its cleanups (its -timeout, a
 	// SIGKILL) leaves no server running on a shared machine: its
 	// backends see the postmaster gone and exit too.
-	interop.DieWithTest(srv)
-	if err := srv.Start(); err != nil {
+	if err := interop.StartWithTest(srv); err != nil {
 		t.Fatalf("testpg: starting postgres: %v", err)
 	}
 	exited := make(chan struct{})
