@@ -78,12 +78,14 @@ func TestFencedReplicaStops(t *testing.T) {
 	}
 
 	// A says it is not ready before it exits (polling: the probe has no
-	// event; bounded by A's exit).
+	// event; bounded by A's exit). On a loaded machine A may be gone
+	// before a probe sees the 503: then it is not listening any more.
 	unready := false
 	for deadline := time.Now().Add(10 * time.Second); !unready && time.Now().Before(deadline); {
 		resp, err := http.Get(ra.url + "/readyz")
 		if err != nil {
-			break // A has stopped listening
+			unready = true // A has stopped listening
+			break
 		}
 		resp.Body.Close()
 		unready = resp.StatusCode == http.StatusServiceUnavailable
@@ -100,6 +102,9 @@ func TestFencedReplicaStops(t *testing.T) {
 		ra.done <- nil // for the cleanup's shutdown
 	case <-ctx.Done():
 		t.Fatal("A still runs after its executor lost its lock")
+	}
+	if ra.d.Ready() {
+		t.Errorf("A says it is ready after its executor lost its lock")
 	}
 	fencedCalls := calls(t, logA)
 

@@ -27,7 +27,7 @@ func (d *Daemon) healthHandler() http.Handler {
 		probeAnswer(w, true)
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ok := d.ready.Load() && !d.fenced.Load()
+		ok := d.Ready()
 		if ok {
 			ctx, cancel := context.WithTimeout(r.Context(), readyzPingTimeout)
 			defer cancel()
@@ -40,6 +40,11 @@ func (d *Daemon) healthHandler() http.Handler {
 	})
 	return mux
 }
+
+// Ready reports whether the daemon can take clients, as /readyz does but
+// for the database check: every server that is not optional is up, and
+// its workflow executor (on PostgreSQL) has not lost its lock (fenced).
+func (d *Daemon) Ready() bool { return d.ready.Load() && !d.fenced.Load() }
 
 func probeAnswer(w http.ResponseWriter, ok bool) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
