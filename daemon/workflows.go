@@ -138,6 +138,13 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 			record(ev)
 			w.hub.publish(ev)
 		}
+		eo.StepContext = func(ctx context.Context, ev workflow.Event) context.Context {
+			item := -1
+			if ev.Item != nil {
+				item = *ev.Item
+			}
+			return o.Telemetry.WorkflowStepContext(ctx, ev.RunID, ev.Step, item)
+		}
 	}
 	e, err := workflow.New(ctx, eo)
 	if err != nil {
