@@ -52,7 +52,7 @@ var telemetryTable = mergedTable[Telemetry]{
 		}),
 		decode.Value("otlp_interval", decode.TOML, func(t *Telemetry) *time.Duration { return &t.OTLPInterval }, (*decode.Decoder).Duration,
 			func(d time.Duration) string {
-				if d < MinOTLPInterval {
+				if d != 0 && d < MinOTLPInterval { // 0: unset
 					return fmt.Sprintf("must be at least %v, not %v", MinOTLPInterval, d)
 				}
 				return ""
