@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -166,10 +167,13 @@ func TestWorkflowStepSpans(t *testing.T) {
 	if err := w.Launch(ctx, h, false); err != nil {
 		t.Fatal(err)
 	}
-	id, err := w.Engine.Start(ctx, "outer", nil, nil)
+	// The run is started by a traced call: its span is under the call's.
+	cctx, caller := tel.Tracer().Start(ctx, "caller")
+	id, err := w.Engine.Start(cctx, "outer", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	caller.End()
 	if st, err := w.Engine.Wait(ctx, id); err != nil || st.State != workflow.RunCompleted {
 		t.Fatalf("run: %v, %v", st, err)
 	}
@@ -187,6 +191,9 @@ func TestWorkflowStepSpans(t *testing.T) {
 		return byName[name][0]
 	}
 	run, say, think, sub := one("workflow outer"), one("step say"), one("step think"), one("step sub")
+	if run.Parent.SpanID() != caller.SpanContext().SpanID() {
+		t.Errorf("the run's span is under %s, not the span of the call that started it (%s)", run.Parent.SpanID(), caller.SpanContext().SpanID())
+	}
 	innerRun, ping := one("workflow inner"), one("step ping")
 	calls := byName["tools/call echo"]
 	if len(calls) != 2 {
@@ -234,4 +241,80 @@ func mustTemplate(t *testing.T, s string) *workflow.Template {
 		t.Fatal(err)
 	}
 	return x
+}
+
+// TestPublishedWorkflowSpan: a published workflow called through the host
+// (as the gateway calls it) runs under the call's client span: the trace
+// context the host writes into the call's _meta reaches the engine's
+// in-process server and the run's start.
+func TestPublishedWorkflowSpan(t *testing.T) {
+	spans := tracetest.NewInMemoryExporter()
+	tel, err := telemetry.New(&telemetry.Options{SpanExporter: spans})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.Close(context.Background())
+	args, _ := workflow.NewValue(map[string]any{"text": "hi"})
+	wf := &workflow.Workflow{ID: "hello", Digest: "d1", Steps: []*workflow.Step{
+		{ID: "say", Kind: workflow.StepTool, Tool: "mcp_fx_echo", Arguments: args},
+	}}
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
+	cfg.State.Database = filepath.Join(t.TempDir(), "state.db")
+	cfg.Gateway.Workflows = []string{"hello"}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	w, err := daemon.OpenWorkflows(ctx, &daemon.WorkflowOptions{Config: cfg, Workflows: []*workflow.Workflow{wf}, Kind: "test", Telemetry: tel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ip, ok, err := w.InProcess()
+	if err != nil || !ok {
+		t.Fatalf("InProcess: %v, %v", ok, err)
+	}
+	h, err := host.New(cfg.Servers, &host.Options{ClientMiddleware: tel.ClientMiddleware, InProcess: []host.InProcessServer{ip}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Launch(ctx, h, false); err != nil {
+		t.Fatal(err)
+	}
+	name := cfg.Gateway.WorkflowToolName("hello")
+	cctx, caller := tel.Tracer().Start(ctx, "caller")
+	res, err := h.CallTool(cctx, name, nil, nil)
+	caller.End()
+	if err != nil || res.IsError {
+		t.Fatalf("calling %s: %v, %+v", name, err, res)
+	}
+	// The run's span ends on the run's goroutine, as its last event is
+	// stored: poll for it, bounded.
+	var run, call tracetest.SpanStub
+	for {
+		for _, s := range spans.GetSpans() {
+			switch {
+			case s.Name == "workflow hello":
+				run = s
+			case s.Parent.SpanID() == caller.SpanContext().SpanID():
+				call = s
+			}
+		}
+		if run.Name != "" {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no span of the run; spans: %v", spanNames(spans.GetSpans()))
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by ctx
+	}
+	if call.Name == "" {
+		t.Fatalf("no span under the caller's; spans: %v", spanNames(spans.GetSpans()))
+	}
+	if run.Parent.SpanID() != call.SpanContext.SpanID() || run.SpanContext.TraceID() != caller.SpanContext().TraceID() {
+		t.Errorf("the run's span is under %s in trace %s; want under the call's %q (%s) in the caller's trace %s",
+			run.Parent.SpanID(), run.SpanContext.TraceID(), call.Name, call.SpanContext.SpanID(), caller.SpanContext().TraceID())
+	}
 }

@@ -134,6 +134,9 @@ type Telemetry struct {
 
 	wfMu   sync.Mutex
 	wfRuns map[string]*openRun // workflow runs seen started, by id (WorkflowEvent)
+	// wfCallers are the trace contexts of the calls that started runs not
+	// yet seen started (WorkflowStarting), by run id.
+	wfCallers map[string]trace.SpanContext
 }
 
 // New makes the providers. With Options.OTLPEndpoint it checks the URL

@@ -59,12 +59,18 @@ func (t *Telemetry) WorkflowEvent(ev WorkflowEvent) {
 		t.wfRuns = map[string]*openRun{}
 	}
 	or := t.wfRuns[ev.RunID]
+	defer delete(t.wfCallers, ev.RunID) // the run's first event here takes it
 	if or == nil {
 		if len(t.wfRuns) >= maxOpenRuns && !terminal(ev.Type) {
 			return
 		}
-		// A child workflow's run is under its parent's step.
-		ctx, r := t.StartRun(t.parentStep(ev.RunID), KindWorkflow, ev.Workflow, ev.RunID, ev.Time)
+		// A child workflow's run is under its parent's step; a run
+		// started by a traced call, under that call.
+		parent := t.parentStep(ev.RunID)
+		if sc, ok := t.wfCallers[ev.RunID]; ok && !trace.SpanContextFromContext(parent).IsValid() {
+			parent = trace.ContextWithSpanContext(parent, sc)
+		}
+		ctx, r := t.StartRun(parent, KindWorkflow, ev.Workflow, ev.RunID, ev.Time)
 		or = &openRun{run: r, ctx: ctx, steps: map[string]trace.Span{}}
 		t.wfRuns[ev.RunID] = or
 	}
@@ -156,4 +162,24 @@ func (t *Telemetry) WorkflowStepContext(ctx context.Context, runID, step string,
 		}
 	}
 	return ctx
+}
+
+// WorkflowStarting notes the trace context of ctx, the call starting
+// workflow run runID, so that the run's span is a child of it (as
+// workflow.EngineOptions.OnStart, through the daemon). At most
+// maxOpenRuns are held: a run whose start failed leaves its entry until
+// then.
+func (t *Telemetry) WorkflowStarting(ctx context.Context, runID string) {
+	sc := trace.SpanContextFromContext(ctx)
+	if t.tp == nil || !sc.IsValid() {
+		return
+	}
+	t.wfMu.Lock()
+	defer t.wfMu.Unlock()
+	if t.wfCallers == nil {
+		t.wfCallers = map[string]trace.SpanContext{}
+	}
+	if len(t.wfCallers) < maxOpenRuns {
+		t.wfCallers[runID] = sc
+	}
 }

@@ -112,6 +112,11 @@ type EngineOptions struct {
 	// must derive from the one given (its deadline and cancellation
 	// hold).
 	StepContext func(ctx context.Context, ev Event) context.Context
+	// OnStart, when set, is called by Start as it starts a new run (not
+	// one that exists), with Start's context, before the run's first
+	// event: telemetry takes the caller's trace context there, so that
+	// the run's span is a child of the call that started it.
+	OnStart func(ctx context.Context, runID, workflow string)
 }
 
 // Engine runs workflows durably on DBOS. Its methods are safe for
