@@ -1,6 +1,9 @@
 package config
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/netguard"
 )
@@ -11,6 +14,7 @@ import (
 //
 //	[telemetry]
 //	otlp_endpoint = "https://collector.example.com:4318"  # OTLP/HTTP; traces are off without it
+//	otlp_interval = "60s"         # how often metrics are pushed there
 //	allow_local_endpoint = false  # true admits a collector on this machine or the LAN
 //	record_payloads = false       # true records tool arguments and results in spans, redacted
 //
@@ -20,6 +24,9 @@ type Telemetry struct {
 	// OTLPEndpoint is an OTLP/HTTP collector's base URL; "" means no
 	// export (and no traces). The URL floor applies, as to a server's url.
 	OTLPEndpoint string
+	// OTLPInterval is how often metrics are pushed to OTLPEndpoint; 0
+	// means telemetry.DefaultOTLPInterval (a minute).
+	OTLPInterval time.Duration
 	// AllowLocalEndpoint admits a collector at a local or private address,
 	// as a server's allow_local_endpoint does.
 	AllowLocalEndpoint bool
@@ -43,6 +50,13 @@ var telemetryTable = mergedTable[Telemetry]{
 			}
 			return ""
 		}),
+		decode.Value("otlp_interval", decode.TOML, func(t *Telemetry) *time.Duration { return &t.OTLPInterval }, (*decode.Decoder).Duration,
+			func(d time.Duration) string {
+				if d != 0 && d < MinOTLPInterval { // 0: unset
+					return fmt.Sprintf("must be at least %v, not %v", MinOTLPInterval, d)
+				}
+				return ""
+			}),
 		decode.Bool("allow_local_endpoint", decode.TOML, func(t *Telemetry) *bool { return &t.AllowLocalEndpoint }),
 		decode.Bool("record_payloads", decode.TOML, func(t *Telemetry) *bool { return &t.RecordPayloads }),
 	},
@@ -50,6 +64,10 @@ var telemetryTable = mergedTable[Telemetry]{
 	source:        func(t *Telemetry) *Position { return &t.Source },
 	checkOnDecode: true,
 }
+
+// MinOTLPInterval bounds otlp_interval from below: each push is a
+// collection of every series and a request to the collector.
+const MinOTLPInterval = time.Second
 
 // CheckEndpoint returns what is wrong with the collector's URL under the
 // floor, or "" (also when there is none). The message never quotes the

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTelemetryProblems: each problem of [telemetry] names the file, the
@@ -22,6 +23,8 @@ func TestTelemetryProblems(t *testing.T) {
 		{"placeholder", "[telemetry]\notlp_endpoint = \"{{secrets.URL}}\"\n", []string{"t.toml:2", "telemetry.otlp_endpoint", "placeholders are not allowed"}},
 		{"local", "[telemetry]\notlp_endpoint = \"http://127.0.0.1:4318\"\n", []string{"t.toml:2", "telemetry.otlp_endpoint", "allow_local_endpoint"}},
 		{"password", "[telemetry]\notlp_endpoint = \"https://user:hunter2@collector.example.com\"\n", []string{"t.toml:2", "telemetry.otlp_endpoint", "credentials"}},
+		{"interval", "[telemetry]\notlp_interval = \"10ms\"\n", []string{"t.toml:2", "telemetry.otlp_interval", "at least 1s"}},
+		{"interval type", "[telemetry]\notlp_interval = 30\n", []string{"t.toml:2", "telemetry.otlp_interval"}},
 		{"scheme", "[telemetry]\notlp_endpoint = \"ftp://collector.example.com\"\n", []string{"t.toml:2", "telemetry.otlp_endpoint", "scheme"}},
 	} {
 		file := writeFile(t, root, c.name+"/t.toml", c.body)
@@ -43,12 +46,12 @@ func TestTelemetryProblems(t *testing.T) {
 
 	// Merged: the project's allow_local_endpoint admits the user's endpoint.
 	user := writeFile(t, root, "user/switchboard/config.toml", "[telemetry]\notlp_endpoint = \"http://127.0.0.1:4318\"\n")
-	writeFile(t, root, "work/switchboard.toml", "[telemetry]\nallow_local_endpoint = true\n[[mcp_servers]]\nid = \"a\"\ncommand = \"x\"\n")
+	writeFile(t, root, "work/switchboard.toml", "[telemetry]\nallow_local_endpoint = true\notlp_interval = \"15s\"\n[[mcp_servers]]\nid = \"a\"\ncommand = \"x\"\n")
 	cfg, err := Load(&LoadOptions{Dir: filepath.Join(root, "work"), UserConfigDir: filepath.Dir(user), Getenv: getenv(nil)})
 	if err != nil {
 		t.Fatalf("Load with allow_local_endpoint in the later file: %v", err)
 	}
-	if cfg.Telemetry.OTLPEndpoint != "http://127.0.0.1:4318" || !cfg.Telemetry.AllowLocalEndpoint {
+	if cfg.Telemetry.OTLPEndpoint != "http://127.0.0.1:4318" || !cfg.Telemetry.AllowLocalEndpoint || cfg.Telemetry.OTLPInterval != 15*time.Second {
 		t.Errorf("Telemetry = %+v", cfg.Telemetry)
 	}
 }

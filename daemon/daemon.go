@@ -278,7 +278,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	if d.tel == nil {
 		tc := opts.Config.Telemetry
 		t, err := telemetry.New(&telemetry.Options{Logger: d.opts.Logger, Redactor: d.red,
-			OTLPEndpoint: tc.OTLPEndpoint, AllowLocalEndpoint: tc.AllowLocalEndpoint, RecordPayloads: tc.RecordPayloads,
+			OTLPEndpoint: tc.OTLPEndpoint, OTLPInterval: tc.OTLPInterval, AllowLocalEndpoint: tc.AllowLocalEndpoint, RecordPayloads: tc.RecordPayloads,
 			Network: d.opts.Host.Network, Version: host.Version, Usage: d.store})
 		if err != nil {
 			d.Close()

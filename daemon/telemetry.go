@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -74,6 +75,29 @@ func (d *Daemon) Usage(ctx context.Context, since time.Time) (*store.UsageReport
 		d.log.Warn("telemetry: usage not recorded", "err", d.red.Redact(err.Error()))
 	}
 	return d.store.Usage(ctx, since)
+}
+
+// DefaultUsageWindow is the usage window of the API and the UI without
+// ?window=, as `switchboard stats` without --since.
+const DefaultUsageWindow = time.Hour
+
+// MinUsageWindow is the shortest usage window: the store's rows are
+// minutes.
+const MinUsageWindow = time.Minute
+
+// ParseUsageWindow reads a usage window as the API's and the UI's
+// ?window= give it ("1h", "24h": a Go duration from MinUsageWindow to
+// what the store keeps, store.UsageHourRetention); "" is
+// DefaultUsageWindow.
+func ParseUsageWindow(s string) (time.Duration, error) {
+	if s == "" {
+		return DefaultUsageWindow, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < MinUsageWindow || d > store.UsageHourRetention {
+		return 0, fmt.Errorf("give a duration from %v to %v (1h, 24h)", MinUsageWindow, store.UsageHourRetention)
+	}
+	return d, nil
 }
 
 // serveUsage answers GET /local/v1/usage?since=SECONDS (default a day).

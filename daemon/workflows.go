@@ -86,6 +86,7 @@ type Workflows struct {
 	Engine   *workflow.Engine
 	Executor *workflow.Executor
 	cfg      *config.Config
+	tel      *telemetry.Telemetry // nil: none
 	byID     map[string]*workflow.Workflow
 	launched chan struct{}
 	once     sync.Once
@@ -118,7 +119,7 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 	if err != nil {
 		return nil, err
 	}
-	w := &Workflows{Executor: x, cfg: o.Config, byID: map[string]*workflow.Workflow{}, launched: make(chan struct{})}
+	w := &Workflows{Executor: x, cfg: o.Config, byID: map[string]*workflow.Workflow{}, launched: make(chan struct{}), tel: o.Telemetry}
 	for _, wf := range o.Workflows {
 		w.byID[wf.ID] = wf
 	}
@@ -138,6 +139,14 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 			record(ev)
 			w.hub.publish(ev)
 		}
+		eo.StepContext = func(ctx context.Context, ev workflow.Event) context.Context {
+			item := -1
+			if ev.Item != nil {
+				item = *ev.Item
+			}
+			return o.Telemetry.WorkflowStepContext(ctx, ev.RunID, ev.Step, item)
+		}
+		eo.OnStart = func(ctx context.Context, runID, _ string) { o.Telemetry.WorkflowStarting(ctx, runID) }
 	}
 	e, err := workflow.New(ctx, eo)
 	if err != nil {
@@ -185,6 +194,11 @@ func (w *Workflows) InProcess() (host.InProcessServer, bool, error) {
 			return next(ctx, method, req)
 		}
 	})
+	if w.tel != nil {
+		// A call's trace context, from its _meta, to Start (OnStart): the
+		// run's span is under the host's client span of the call.
+		ip.Server.AddReceivingMiddleware(w.tel.ContextMiddleware())
+	}
 	// Published as [gateway] workflow_tool_format names them
 	// (workflow_{id}), not as mcp_workflows_…: the format is the
 	// operator's choice of the name clients see.

@@ -206,6 +206,27 @@ func (t *Telemetry) ServerMiddleware(published func(tool string) bool) mcp.Middl
 	}
 }
 
+// ContextMiddleware is a receiving middleware for a server in this
+// process that the host calls (host.InProcessServer): each request's
+// context gets the trace context of its _meta, which the host's
+// ClientMiddleware wrote, so that what the handler starts continues the
+// caller's trace. It records no span and no metric: the host's client
+// span is the call's.
+func (t *Telemetry) ContextMiddleware() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if t.tp != nil && !strings.HasPrefix(method, "notifications/") {
+				if params := req.GetParams(); !isNil(params) {
+					if meta := params.GetMeta(); meta != nil {
+						ctx = t.prop.Extract(ctx, metaCarrier(meta))
+					}
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
 // endSpan sets a span's attributes and status and ends it.
 func (t *Telemetry) endSpan(span trace.Span, attrs []attribute.KeyValue, res mcp.Result, err error, errType string) {
 	span.SetAttributes(attrs...)

@@ -33,21 +33,37 @@ const maxCollectorAnswer = 64 << 10
 
 func (c *otlpClient) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSpans) error {
 	// ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
+	body, err := exportRequest(spans)
+	if err != nil {
+		return err
+	}
+	return post(ctx, c.client, c.url, body)
+}
+
+// exportRequest is an OTLP collector's Export*ServiceRequest: each of its
+// messages has one field, 1, repeating the resource's data (resource_spans,
+// resource_metrics).
+func exportRequest[M proto.Message](items []M) ([]byte, error) {
 	var body []byte
-	for _, rs := range spans {
-		b, err := proto.Marshal(rs)
+	for _, it := range items {
+		b, err := proto.Marshal(it)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		body = protowire.AppendTag(body, 1, protowire.BytesType)
 		body = protowire.AppendBytes(body, b)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	return body, nil
+}
+
+// post sends an OTLP/HTTP request's protobuf body to url.
+func post(ctx context.Context, client *http.Client, url string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
-	resp, err := c.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("otlp_endpoint: %w", err)
 	}

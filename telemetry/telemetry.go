@@ -16,7 +16,8 @@
 //
 // Metrics are always collected and served in Prometheus's text format by
 // [Telemetry.Handler] (the daemon mounts it at /metrics, behind the
-// gateway's Host, Origin and token checks). Traces are recorded only when
+// gateway's Host, Origin and token checks), and pushed over OTLP/HTTP
+// when Options.OTLPEndpoint is set. Traces are recorded only when
 // there is somewhere to send them: Options.OTLPEndpoint, or
 // Options.SpanExporter in tests. Label values come only from what the
 // configuration and the servers' catalogs name (server ids, published tool
@@ -71,12 +72,15 @@ type Options struct {
 
 	// OTLPEndpoint, when set, is an OTLP/HTTP collector's base URL
 	// (http://collector:4318): traces are recorded and sent to
-	// /v1/traces, as protobuf. Metrics are served at /metrics only (see
-	// New). The URL floor
+	// /v1/traces, and metrics pushed to /v1/metrics every OTLPInterval,
+	// as protobuf (besides /metrics, served either way). The URL floor
 	// applies (netguard.CheckURL), with AllowLocalEndpoint as a server's
 	// allow_local_endpoint.
 	OTLPEndpoint       string
 	AllowLocalEndpoint bool
+	// OTLPInterval is how often metrics are pushed to OTLPEndpoint; 0
+	// means DefaultOTLPInterval.
+	OTLPInterval time.Duration
 	// Network is the operator's policy for the connection to the collector.
 	Network *netguard.Network
 	// RecordPayloads records a tool call's arguments and result in its
@@ -130,6 +134,9 @@ type Telemetry struct {
 
 	wfMu   sync.Mutex
 	wfRuns map[string]*openRun // workflow runs seen started, by id (WorkflowEvent)
+	// wfCallers are the trace contexts of the calls that started runs not
+	// yet seen started (WorkflowStarting), by run id.
+	wfCallers map[string]trace.SpanContext
 }
 
 // New makes the providers. With Options.OTLPEndpoint it checks the URL
@@ -163,10 +170,15 @@ func New(opts *Options) (*Telemetry, error) {
 		return nil, fmt.Errorf("telemetry: prometheus exporter: %w", err)
 	}
 	readers := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(pe), sdkmetric.WithView(views...)}
-	// Metrics are not pushed over OTLP: go.opentelemetry.io/otel's OTLP/HTTP
-	// metric exporter (v1.47.0) imports google.golang.org/grpc (see
-	// otlpClient), and unlike traces' its transform is internal. A
-	// collector scrapes /metrics instead (its prometheus receiver).
+	if client != nil {
+		// Our own exporter, not otlpmetrichttp: see metricExporter.
+		interval := o.OTLPInterval
+		if interval <= 0 {
+			interval = DefaultOTLPInterval
+		}
+		me := &metricExporter{url: collectorURL(o.OTLPEndpoint, "/v1/metrics"), client: client}
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(me, sdkmetric.WithInterval(interval))))
+	}
 	t.mp = sdkmetric.NewMeterProvider(readers...)
 
 	var tpo []sdktrace.TracerProviderOption

@@ -24,6 +24,9 @@ type receiver struct {
 	spans   []string // span names
 	metrics []string // metric names
 	paths   []string
+	// pushed receives each metrics request, once decoded (when not nil;
+	// a request nobody waits for is dropped).
+	pushed chan *colmetrics.ExportMetricsServiceRequest
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -65,6 +68,12 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
+		if rc.pushed != nil {
+			select {
+			case rc.pushed <- &req:
+			default:
+			}
+		}
 		b, _ := proto.Marshal(&colmetrics.ExportMetricsServiceResponse{})
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		w.Write(b)
@@ -74,8 +83,8 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // TestOTLPExport: with otlp_endpoint, spans reach an OTLP/HTTP receiver as
-// protobuf, at /v1/traces under the base URL; metrics are not pushed (see
-// New), and /metrics serves them.
+// protobuf, at /v1/traces under the base URL, and metrics at /v1/metrics
+// (Close pushes them once more); /metrics serves them too.
 func TestOTLPExport(t *testing.T) {
 	rc := &receiver{}
 	srv := httptest.NewServer(rc)
@@ -107,8 +116,10 @@ func TestOTLPExport(t *testing.T) {
 	if !contains(rc.spans, "tools/call echo") {
 		t.Errorf("spans received: %q (paths %q)", rc.spans, rc.paths)
 	}
-	if len(rc.metrics) > 0 {
-		t.Errorf("metrics pushed over OTLP: %q", rc.metrics)
+	for _, m := range []string{"switchboard.runs", "switchboard.run.duration", "gen_ai.client.token.usage"} {
+		if !contains(rc.metrics, m) {
+			t.Errorf("metric %s not pushed; received %q (paths %q)", m, rc.metrics, rc.paths)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -58,18 +59,22 @@ func (t *Telemetry) WorkflowEvent(ev WorkflowEvent) {
 		t.wfRuns = map[string]*openRun{}
 	}
 	or := t.wfRuns[ev.RunID]
+	defer delete(t.wfCallers, ev.RunID) // the run's first event here takes it
 	if or == nil {
 		if len(t.wfRuns) >= maxOpenRuns && !terminal(ev.Type) {
 			return
 		}
-		ctx, r := t.StartRun(context.Background(), KindWorkflow, ev.Workflow, ev.RunID, ev.Time)
+		// A child workflow's run is under its parent's step; a run
+		// started by a traced call, under that call.
+		parent := t.parentStep(ev.RunID)
+		if sc, ok := t.wfCallers[ev.RunID]; ok && !trace.SpanContextFromContext(parent).IsValid() {
+			parent = trace.ContextWithSpanContext(parent, sc)
+		}
+		ctx, r := t.StartRun(parent, KindWorkflow, ev.Workflow, ev.RunID, ev.Time)
 		or = &openRun{run: r, ctx: ctx, steps: map[string]trace.Span{}}
 		t.wfRuns[ev.RunID] = or
 	}
-	key := ev.Step
-	if ev.Item >= 0 {
-		key += "/" + strconv.Itoa(ev.Item)
-	}
+	key := stepKey(ev.Step, ev.Item)
 	switch ev.Type {
 	case "step:started":
 		if t.tp == nil {
@@ -115,4 +120,66 @@ func (t *Telemetry) WorkflowEvent(ev WorkflowEvent) {
 
 func terminal(typ string) bool {
 	return typ == "run:completed" || typ == "run:failed" || typ == "run:cancelled"
+}
+
+// stepKey is a step's key within its run (a for_each item's step/N), as
+// the engine names it: also the last part of a child workflow's run id.
+func stepKey(step string, item int) string {
+	if item >= 0 {
+		return step + "/" + strconv.Itoa(item)
+	}
+	return step
+}
+
+// parentStep is the context of the step span a child workflow's run
+// (id PARENT/STEP, or PARENT/STEP/ITEM) runs under, when that step is
+// open here; otherwise a context with no span. Called with wfMu held.
+func (t *Telemetry) parentStep(runID string) context.Context {
+	for i := strings.LastIndexByte(runID, '/'); i > 0; i = strings.LastIndexByte(runID[:i], '/') {
+		if or := t.wfRuns[runID[:i]]; or != nil {
+			if span := or.steps[runID[i+1:]]; span != nil {
+				return trace.ContextWithSpan(context.Background(), span)
+			}
+		}
+	}
+	return context.Background()
+}
+
+// WorkflowStepContext returns ctx with the span of run runID's step
+// (item: a for_each item's index, -1 for none) when that step is open
+// here, so that what the step calls (a tool, an agent) is a child of it;
+// otherwise ctx (tracing off, a step begun in another process). It is
+// workflow.EngineOptions.StepContext, through the daemon.
+func (t *Telemetry) WorkflowStepContext(ctx context.Context, runID, step string, item int) context.Context {
+	if t.tp == nil {
+		return ctx
+	}
+	t.wfMu.Lock()
+	defer t.wfMu.Unlock()
+	if or := t.wfRuns[runID]; or != nil {
+		if span := or.steps[stepKey(step, item)]; span != nil {
+			return trace.ContextWithSpan(ctx, span)
+		}
+	}
+	return ctx
+}
+
+// WorkflowStarting notes the trace context of ctx, the call starting
+// workflow run runID, so that the run's span is a child of it (as
+// workflow.EngineOptions.OnStart, through the daemon). At most
+// maxOpenRuns are held: a run whose start failed leaves its entry until
+// then.
+func (t *Telemetry) WorkflowStarting(ctx context.Context, runID string) {
+	sc := trace.SpanContextFromContext(ctx)
+	if t.tp == nil || !sc.IsValid() {
+		return
+	}
+	t.wfMu.Lock()
+	defer t.wfMu.Unlock()
+	if t.wfCallers == nil {
+		t.wfCallers = map[string]trace.SpanContext{}
+	}
+	if len(t.wfCallers) < maxOpenRuns {
+		t.wfCallers[runID] = sc
+	}
 }

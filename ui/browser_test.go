@@ -119,6 +119,11 @@ func TestBrowser(t *testing.T) {
 	do(t, ctx, "approve", chromedp.SetValue(`#gate-form #arg-0`, "true"), chromedp.Click(`#gate-accept`))
 	poll(t, ctx, "the run completes on the open page", `document.querySelector('#run-state')?.textContent === 'completed' && document.querySelector('#timeline').textContent.includes('from the browser')`)
 
+	// The Usage page, from the menu: b's echo call is counted there.
+	do(t, ctx, "open Usage from the menu", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(`nav a[href="/usage"]`),
+		chromedp.Click(`nav a[href="/usage"]`), chromedp.WaitVisible(`#usage-calls`))
+	poll(t, ctx, "b's echo call is counted", `document.querySelector('tr[data-usage="b/echo"] td:nth-of-type(2)')?.textContent === '1'`)
+
 	// Remove b.
 	do(t, ctx, "remove b", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(row("b")),
 		chromedp.Click(row("b")+` button.danger`))
@@ -148,7 +153,7 @@ func TestBrowser(t *testing.T) {
 	// Readable at a desktop's and a phone's width: nothing wider than the
 	// window.
 	for _, vp := range []struct{ w, h int64 }{{1280, 800}, {390, 844}} {
-		for _, p := range []string{"/servers", "/servers/a", "/tools", "/tools/mcp_a_add", "/runs", "/workflows/gated", "/agents"} {
+		for _, p := range []string{"/servers", "/servers/a", "/tools", "/tools/mcp_a_add", "/runs", "/workflows/gated", "/agents", "/usage"} {
 			do(t, ctx, "open "+p, chromedp.EmulateViewport(vp.w, vp.h), chromedp.Navigate(s.url+p), chromedp.WaitVisible(`main`))
 			w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 			if err != nil {

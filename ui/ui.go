@@ -20,6 +20,8 @@
 //     with each validation error next to its field and the result
 //     rendered (text, JSON, images, audio, resource links and embedded
 //     resources).
+//   - /usage: calls, errors and latency per server and tool, runs and
+//     tokens per agent and workflow, over the last hour or day.
 //
 // Security: the daemon mounts the UI with Daemon.Handle, behind the
 // gateway's checks (Host, Origin, the bearer token); see Mount. A request
@@ -78,7 +80,7 @@ type UI struct {
 
 // Paths are the patterns the UI answers, each mounted by [UI.Mount]. The
 // gateway keeps /mcp, /sse, /message and /ws, the REST API /api/v1/.
-var Paths = []string{"/{$}", "/servers", "/servers/", "/tools", "/tools/", "/runs", "/runs/", "/workflows/", "/agents", "/agents/", "/static/"}
+var Paths = []string{"/{$}", "/servers", "/servers/", "/tools", "/tools/", "/runs", "/runs/", "/workflows/", "/agents", "/agents/", "/usage", "/static/"}
 
 // New returns the UI of d; mount it with [UI.Mount] before d.Run.
 func New(d *daemon.Daemon, opts *Options) *UI {
@@ -88,7 +90,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	} else {
 		u.log = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range []string{"servers", "server", "tools", "tool", "runs", "run", "workflow", "agents", "agent-run", "login"} {
+	for _, p := range []string{"servers", "server", "tools", "tool", "runs", "run", "workflow", "agents", "agent-run", "login", "usage"} {
 		u.pages[p] = template.Must(template.New("").Funcs(funcs).Funcs(template.FuncMap{"tokenRequired": d.TokenRequired}).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+p+".html"))
 	}
 	static, err := fs.Sub(staticFS, "static")
@@ -104,6 +106,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	u.runRoutes()
 	u.agentRoutes()
 	u.loginRoutes()
+	u.usageRoutes()
 	return u
 }
 
@@ -197,6 +200,7 @@ func (u *UI) hostOr(w http.ResponseWriter) *host.Host {
 var funcs = template.FuncMap{
 	"editOf": func(id string, version int64, f form) editData { return editData{ID: id, Version: version, Form: f} },
 	"indent": indent,
+	"millis": millis,
 }
 
 // hashOf is a short digest of what a page shows, for its poll to say

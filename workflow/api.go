@@ -58,6 +58,9 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 		dctx, cancel = dbos.WithTimeout(e.dbos, wf.Timeout)
 		defer cancel() // the deadline is recorded with the run: DBOS enforces it
 	}
+	if f := e.opts.OnStart; f != nil {
+		f(ctx, runID, wf.ID)
+	}
 	h, err := dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs}, dbos.WithWorkflowID(runID))
 	if err != nil {
 		return "", fmt.Errorf("workflow %q: starting run %s: %w", id, runID, err)

@@ -104,6 +104,19 @@ type EngineOptions struct {
 	// runs and steps and the daemon's live event stream
 	// (daemon.Workflows.FollowRuns) attach here.
 	OnEvent func(Event)
+	// StepContext, when set, gives the context a tool or agent step's
+	// attempt runs in (its tool call, its agent run), from the step's
+	// context and the attempt's step:started event (RunID, Workflow,
+	// Step, Item, Attempt set): telemetry puts the step's span there, so
+	// that the calls it makes are children of it. The context returned
+	// must derive from the one given (its deadline and cancellation
+	// hold).
+	StepContext func(ctx context.Context, ev Event) context.Context
+	// OnStart, when set, is called by Start as it starts a new run (not
+	// one that exists), with Start's context, before the run's first
+	// event: telemetry takes the caller's trace context there, so that
+	// the run's span is a child of the call that started it.
+	OnStart func(ctx context.Context, runID, workflow string)
 }
 
 // Engine runs workflows durably on DBOS. Its methods are safe for

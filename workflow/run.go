@@ -595,7 +595,11 @@ func (r *run) goStep(ctx dbos.Context, t task, name string, do func(context.Cont
 			if a > 1 {
 				r.emit(fmt.Sprintf("step:started/%s#%d", t.key(), a), Event{Type: EventStepStarted, Step: t.owner.ID, Item: t.itemPtr(), Attempt: a})
 			}
-			res, rerr := do(sctx)
+			actx := sctx
+			if f := r.e.opts.StepContext; f != nil {
+				actx = f(sctx, Event{Type: EventStepStarted, RunID: r.id, Workflow: r.workflow, Step: t.owner.ID, Item: t.itemPtr(), Attempt: a})
+			}
+			res, rerr := do(actx)
 			if rerr == nil || a >= attempts || sctx.Err() != nil {
 				if rerr != nil {
 					rerr.attempt = a

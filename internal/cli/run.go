@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -20,6 +21,7 @@ import (
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/netguard"
+	"github.com/switchboardmcp/switchboard/telemetry"
 )
 
 // maxPromptBytes bounds a prompt read from stdin.
@@ -161,6 +163,13 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 	if len(plan.Servers) > 0 {
 		hopts.Secrets = e.secretStore()
 	}
+	// The run's usage goes to the state store, as serve's does: its tool
+	// calls per server and tool, its tokens (switchboard stats).
+	tel := e.usageTelemetry(cfg)
+	if tel != nil {
+		defer e.closeTelemetry(tel)
+		hopts.ClientMiddleware = tel.ClientMiddleware
+	}
 	h, err := e.connect(ctx, plan.Servers, hopts)
 	if err != nil {
 		return err
@@ -178,11 +187,38 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 		return e.missingTools(cfg, a, plan, h, missing)
 	}
 
-	events := agent.Run(ctx, &agent.RunOptions{
+	ro := &agent.RunOptions{
 		Agent: a, Host: h, Provider: provider, ProviderName: pc.name, Model: modelName, Prompt: prompt,
 		Tools: plan.Tools, Servers: plan.Servers, Builtins: builtins,
+	}
+	if tel == nil {
+		return e.printRun(agent.Run(ctx, ro))
+	}
+	ro.Provider = observedProvider{p: provider, tel: tel, name: pc.name, model: modelName}
+	ro.Turn = tel.StartTurn
+	ctx, run := tel.StartRun(ctx, telemetry.KindAgent, a.ID, "", time.Time{})
+	// A run whose events were not all read (printing failed) ends failed.
+	defer run.End(telemetry.OutcomeFailed, "agent_failed", time.Time{}, 0)
+	events := agent.Run(ctx, ro)
+	return e.printRun(func(yield func(agent.Event) bool) {
+		for ev := range events {
+			switch ev.Type {
+			case agent.EventRunCompleted:
+				run.End(telemetry.OutcomeCompleted, "", time.Time{}, 0)
+			case agent.EventRunCancelled:
+				run.End(telemetry.OutcomeCancelled, "", time.Time{}, 0)
+			case agent.EventRunFailed:
+				code := "agent_failed"
+				if ev.Error != nil {
+					code = string(ev.Error.Code)
+				}
+				run.End(telemetry.OutcomeFailed, code, time.Time{}, 0)
+			}
+			if !yield(ev) {
+				return
+			}
+		}
 	})
-	return e.printRun(events)
 }
 
 // printRun streams a run: --json prints every event as a JSON line;

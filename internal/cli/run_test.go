@@ -140,3 +140,49 @@ func TestAgentsCommand(t *testing.T) {
 		t.Errorf("agents with a broken file = %d, stderr %q", code, stderr)
 	}
 }
+
+// TestRunUsage: switchboard run records its usage in the state store as
+// serve does (its tool calls per server and tool, its run and tokens), so
+// that switchboard stats counts it; a failed run counts as failed.
+func TestRunUsage(t *testing.T) {
+	fake, cfg := runSetup(t)
+	fake.Script(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "mcp_t_add", Arguments: json.RawMessage(`{"a":2,"b":3}`)}},
+			Usage: llm.Usage{InputTokens: 100, OutputTokens: 7}},
+		llmtest.Turn{Text: "The sum is 5.", Usage: llm.Usage{InputTokens: 120, OutputTokens: 9}},
+	)
+	if stdout, stderr, code := runMain("--config", cfg, "run", "calc", "--prompt", "What is 2+3?"); code != 0 {
+		t.Fatalf("run = %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	fake.Script(llmtest.Turn{Status: 401})
+	if _, stderr, code := runMain("--config", cfg, "run", "calc", "--prompt", "x"); code != 1 {
+		t.Fatalf("run with a refused key = %d, stderr %q; want 1", code, stderr)
+	}
+
+	stdout, stderr, code := runMain("--config", cfg, "stats", "--json")
+	if code != 0 {
+		t.Fatalf("stats = %d, stderr %q", code, stderr)
+	}
+	var rep struct {
+		Calls []struct {
+			Server, Tool  string
+			Calls, Errors int64
+		} `json:"calls"`
+		Tokens []struct {
+			Kind, Name   string
+			Runs, Failed int64
+			In           int64 `json:"input_tokens"`
+			Out          int64 `json:"output_tokens"`
+		} `json:"tokens"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stats --json: %v\n%s", err, stdout)
+	}
+	if len(rep.Calls) != 1 || rep.Calls[0].Server != "t" || rep.Calls[0].Tool != "add" || rep.Calls[0].Calls != 1 || rep.Calls[0].Errors != 0 {
+		t.Errorf("calls recorded: %+v, want t/add once", rep.Calls)
+	}
+	if len(rep.Tokens) != 1 || rep.Tokens[0].Kind != "agent" || rep.Tokens[0].Name != "calc" || rep.Tokens[0].Runs != 2 || rep.Tokens[0].Failed != 1 ||
+		rep.Tokens[0].In != 220 || rep.Tokens[0].Out != 16 {
+		t.Errorf("runs recorded: %+v, want agent calc: 2 runs, 1 failed, 220 tokens in, 16 out", rep.Tokens)
+	}
+}

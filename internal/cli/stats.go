@@ -19,11 +19,12 @@ func (e *env) statsCommand() *cobra.Command {
 	var since time.Duration
 	cmd := &cobra.Command{
 		Use:   "stats [--since 1h|24h]",
-		Short: "Print the calls, errors, latency and tokens switchboard serve recorded",
-		Long: `Prints what switchboard serve recorded in the state store over the last
---since (default 1h): per server and tool, the calls, the errors (a tool's own
-failures included) and the latency's 50th, 95th and 99th percentiles; per agent
-and workflow, the runs, the failed ones and the LLM tokens they used.
+		Short: "Print the calls, errors, latency and tokens recorded in the state store",
+		Long: `Prints what switchboard serve, run and workflow run recorded in the state store
+over the last --since (default 1h): per server and tool, the calls, the errors
+(a tool's own failures included) and the latency's 50th, 95th and 99th
+percentiles; per agent and workflow, the runs, the failed ones and the LLM
+tokens they used.
 
 The figures come from a running switchboard serve of this configuration when
 there is one (its last seconds included), else from the state store directly.

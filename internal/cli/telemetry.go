@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboardmcp/switchboard/agent"
+	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
@@ -114,4 +115,36 @@ func (r observedRunner) RunAgent(ctx context.Context, h *host.Host, name, prompt
 	}
 	run.End(outcome, errType, time.Time{}, 0)
 	return nil
+}
+
+// usageTelemetry is the telemetry of a command that runs agents or
+// workflows in this process (run, a workflow run without a serve): no
+// export, only the usage, written to the state store as serve writes its
+// own, so that `switchboard stats` counts it. Nil when there is no state
+// store (stateStore has said why).
+func (e *env) usageTelemetry(cfg *config.Config) *telemetry.Telemetry {
+	st := e.stateStore(cfg)
+	if st == nil {
+		return nil
+	}
+	tel, err := telemetry.New(&telemetry.Options{Logger: e.logger(), Redactor: e.red, Usage: st, Version: host.Version})
+	if err != nil {
+		e.logger().Warn("usage not recorded", "err", err)
+		return nil
+	}
+	return tel
+}
+
+// usageFlushTimeout bounds writing a command's usage to the store at its
+// end: a locked database must not hold the command's exit.
+const usageFlushTimeout = 5 * time.Second
+
+// closeTelemetry writes tel's usage to the store and stops it, even when
+// the command's context was cancelled (^C): what ran is counted.
+func (e *env) closeTelemetry(tel *telemetry.Telemetry) {
+	ctx, cancel := context.WithTimeout(context.Background(), usageFlushTimeout)
+	defer cancel()
+	if err := tel.Close(ctx); err != nil {
+		e.logger().Warn("usage not recorded", "err", e.red.Redact(err.Error()))
+	}
 }

@@ -115,6 +115,9 @@ type engineHere struct {
 	wf    *daemon.Workflows
 	steps *agent.Steps
 	h     *host.Host
+	// closeTel writes the usage of the runs made here to the state store
+	// and stops their telemetry; nil when there is none.
+	closeTel func()
 }
 
 func (x *engineHere) Close() {
@@ -126,6 +129,9 @@ func (x *engineHere) Close() {
 	}
 	if x.h != nil {
 		x.h.Close()
+	}
+	if x.closeTel != nil {
+		x.closeTel()
 	}
 }
 
@@ -181,9 +187,19 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 	if strings.Contains(cfg.State.Database, "{{secrets.") {
 		secrets = e.secretStore() // opened only when needed: it may warn
 	}
+	agents := &workflowAgents{s: x.steps}
+	if run {
+		// The runs made here are counted in the state store, as a serve's
+		// are (switchboard stats).
+		if agents.tel = e.usageTelemetry(cfg); agents.tel != nil {
+			x.closeTel = func() { e.closeTelemetry(agents.tel) }
+			observeSteps(x.steps, agents.tel)
+		}
+	}
 	x.wf, err = daemon.OpenWorkflows(ctx, &daemon.WorkflowOptions{Config: cfg, Workflows: wfs, Kind: "cli",
-		Secrets: secrets, LookupEnv: e.lookupEnv, Agents: &workflowAgents{s: x.steps}, Redactor: e.red, Logger: e.logger()})
+		Secrets: secrets, LookupEnv: e.lookupEnv, Agents: agents, Redactor: e.red, Logger: e.logger(), Telemetry: agents.tel})
 	if err != nil {
+		x.Close()
 		return nil, failed(err)
 	}
 	x.runs = engineRuns{x.wf.Engine, x.wf}
@@ -196,6 +212,9 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 		return nil, err
 	}
 	hopts.Elicitation = e.elicitation("")
+	if agents.tel != nil {
+		hopts.ClientMiddleware = agents.tel.ClientMiddleware
+	}
 	x.h, err = e.connect(ctx, cfg.Servers, hopts)
 	if err != nil {
 		x.Close()
