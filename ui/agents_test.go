@@ -31,14 +31,28 @@ func (s stepRunner) RunAgent(ctx context.Context, h *host.Host, name, prompt, ru
 		b, _ := json.Marshal(v)
 		emit(daemon.AgentEvent{Type: typ, Seq: seq, Terminal: strings.HasPrefix(typ, "run:") && typ != "run:started", Data: b})
 	}
+	// Each wait ends with the run too: a test that failed meanwhile
+	// closes the daemon, which cancels its runs and waits for them.
+	wait := func() error {
+		select {
+		case <-s.next:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	ev(1, "run:started", map[string]any{"agent": name, "model": "fake:m"})
-	<-s.next
+	if err := wait(); err != nil {
+		return err
+	}
 	args, _ := json.Marshal(map[string]string{"text": prompt})
 	ev(2, "agent:tool_call", map[string]any{"step": 1, "call": map[string]any{"id": "c1", "tool": "mcp_a_echo", "arguments": json.RawMessage(args)}})
 	res, err := h.CallTool(ctx, "mcp_a_echo", args, nil)
 	ok := err == nil && !res.IsError
 	ev(3, "agent:tool_result", map[string]any{"step": 1, "call": map[string]any{"id": "c1", "tool": "mcp_a_echo", "success": ok}})
-	<-s.next
+	if err := wait(); err != nil {
+		return err
+	}
 	ev(4, "run:completed", map[string]any{"text": "said: " + prompt})
 	return nil
 }
