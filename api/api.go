@@ -565,36 +565,27 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 	wt := h.Watch(0)
 	defer wt.Close()
 	s := a.startSSE(w)
+	// Followers beside the host's events, each on a goroutine of its own
+	// that ends before the answer does.
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(r.Context())
+	defer wg.Wait()
+	defer cancel()
+	dropped := func(n int, what string) error {
+		return s.send(string(host.EventDropped), "", map[string]any{"type": host.EventDropped, "time": time.Now().UTC(), "dropped": n, what: true})
+	}
 	if wfs := a.d.Workflows(); wfs != nil {
-		ctx, cancel := context.WithCancel(r.Context())
-		done := make(chan struct{})
-		defer func() {
-			cancel()
-			<-done
-		}()
-		go func() {
-			defer close(done)
-			wfs.FollowRuns(ctx, func(ev workflow.Event) error { return s.send(string(ev.Type), "", ev) }, func(n int) error {
-				return s.send(string(host.EventDropped), "", map[string]any{"type": host.EventDropped, "time": time.Now().UTC(), "dropped": n, "runs": true})
-			})
-		}()
+		wg.Go(func() {
+			wfs.FollowRuns(ctx, func(ev workflow.Event) error { return s.send(string(ev.Type), "", ev) },
+				func(n int) error { return dropped(n, "runs") })
+		})
 	}
-	{
-		// Agent runs' events, each an agent-run event whose type says
-		// which (an agent's run:started is not a workflow's).
-		ctx, cancel := context.WithCancel(r.Context())
-		done := make(chan struct{})
-		defer func() {
-			cancel()
-			<-done
-		}()
-		go func() {
-			defer close(done)
-			a.d.FollowAgentRuns(ctx, func(ev daemon.AgentRunEvent) error { return s.send("agent-run", "", ev) }, func(n int) error {
-				return s.send(string(host.EventDropped), "", map[string]any{"type": host.EventDropped, "time": time.Now().UTC(), "dropped": n, "agent_runs": true})
-			})
-		}()
-	}
+	// Agent runs' events, each an agent-run event whose type says which
+	// (an agent's run:started is not a workflow's).
+	wg.Go(func() {
+		a.d.FollowAgentRuns(ctx, func(ev daemon.AgentRunEvent) error { return s.send("agent-run", "", ev) },
+			func(n int) error { return dropped(n, "agent_runs") })
+	})
 	for ev := range wt.Events(r.Context()) {
 		var data any
 		switch ev.Kind {

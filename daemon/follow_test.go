@@ -3,7 +3,6 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
-	"net/url"
 	"slices"
 	"testing"
 	"time"
@@ -84,22 +83,7 @@ func TestReplicasFollowEachOther(t *testing.T) {
 // database name on it.
 func pgDatabase(t *testing.T, name string) string {
 	t.Helper()
-	server := testpg.Start(t)
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
+	return testpg.CreateDatabase(t, testpg.Start(t), name)
 }
 
 // TestLazyToolsFollow: a lazy server started on replica A (its first run)

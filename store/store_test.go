@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +14,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardmcp/switchboard/internal/testpg"
 	"github.com/switchboardmcp/switchboard/store"
@@ -94,32 +91,11 @@ func TestBackends(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) {
 				c.test(t, func(t *testing.T) string {
 					n++
-					return createDatabase(t, server, fmt.Sprintf("%s_%d", c.name, n))
+					return testpg.CreateDatabase(t, server, fmt.Sprintf("%s_%d", c.name, n))
 				})
 			})
 		}
 	})
-}
-
-// createDatabase creates database name on the PostgreSQL server and
-// returns its URL.
-func createDatabase(t *testing.T, server, name string) string {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 func postgres(database string) bool { return strings.HasPrefix(database, "postgres://") }

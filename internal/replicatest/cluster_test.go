@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/internal/interop"
@@ -303,22 +301,7 @@ func shippedConfig(t testing.TB, addrs []string) string {
 // (on its Unix socket: testpg opens no TCP port).
 func database(t testing.TB, name string) string {
 	t.Helper()
-	server := testpg.Start(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
+	return testpg.CreateDatabase(t, testpg.Start(t), name)
 }
 
 // recorder sends the bearer token with every request, and records each

@@ -228,3 +228,24 @@ func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
 }
+
+// CreateDatabase creates database name on the server Start returned, and
+// returns its URL.
+func CreateDatabase(t testing.TB, server, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("testpg: creating database %s: %v", name, err)
+	}
+	u, err := url.Parse(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
