@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
-	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -29,14 +28,6 @@ import (
 // one (c) runs twice.
 func TestFencedReplicaStops(t *testing.T) {
 	db := pgDatabase(t, "fencing")
-	openPG := func() *store.Store {
-		s, err := store.Open(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
 	val := func(v any) *workflow.Value {
 		x, err := workflow.NewValue(v)
 		if err != nil {
@@ -53,7 +44,7 @@ func TestFencedReplicaStops(t *testing.T) {
 	logA, logB := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
 	replica := func(log string) *running {
 		cfg := &config.Config{Servers: []config.Server{fixture(t, "fx", "-call-log", log)}}
-		return run(t, cfg, openPG(), nil, daemon.Options{Database: db, Workflows: []*workflow.Workflow{wf}})
+		return run(t, cfg, openDB(t, db), nil, daemon.Options{Database: db, Workflows: []*workflow.Workflow{wf}})
 	}
 	ra, rb := replica(logA), replica(logB)
 	ra.awaitReady(t)

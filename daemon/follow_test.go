@@ -22,17 +22,9 @@ import (
 // through the database.
 func TestReplicasFollowEachOther(t *testing.T) {
 	db := pgDatabase(t, "replicas")
-	openPG := func() *store.Store {
-		s, err := store.Open(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "a")}}
-	ra := run(t, cfg, openPG(), nil)
-	rb := run(t, cfg, openPG(), nil)
+	ra := run(t, cfg, openDB(t, db), nil)
+	rb := run(t, cfg, openDB(t, db), nil)
 	ra.awaitReady(t)
 	rb.awaitReady(t)
 	ctx := context.Background()
@@ -79,6 +71,18 @@ func TestReplicasFollowEachOther(t *testing.T) {
 	ra.shutdown(t)
 }
 
+// openDB opens the state store on database db, closed when t ends: one
+// replica's store (each replica of a test opens its own).
+func openDB(t *testing.T, db string) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // pgDatabase starts a PostgreSQL server for t and returns the URL of a new
 // database name on it.
 func pgDatabase(t *testing.T, name string) string {
@@ -93,21 +97,13 @@ func pgDatabase(t *testing.T, name string) string {
 // the new list, and B still has not started the server.
 func TestLazyToolsFollow(t *testing.T) {
 	db := pgDatabase(t, "lazy_tools")
-	openPG := func() *store.Store {
-		s, err := store.Open(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
 	lz := fixture(t, "lz")
 	lz.Lazy = true
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "a"), lz}}
-	stA := openPG()
+	stA := openDB(t, db)
 	ra := run(t, cfg, stA, nil)
 	ra.awaitReady(t)
-	rb := run(t, cfg, openPG(), nil)
+	rb := run(t, cfg, openDB(t, db), nil)
 	rb.awaitReady(t)
 	if st, err := rb.d.Host().Status("lz"); err != nil || st.State != host.StateLazy {
 		t.Fatalf("lz on B: %+v, %v; want lazy-idle (A cached its tools)", st, err)

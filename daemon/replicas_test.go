@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
-	"github.com/switchboardmcp/switchboard/store"
 )
 
 // TestRetryReachesTheReplicaHoldingTheCall: two replicas on one
@@ -22,17 +21,9 @@ import (
 // error saying so.
 func TestRetryReachesTheReplicaHoldingTheCall(t *testing.T) {
 	db := pgDatabase(t, "retries")
-	openPG := func() *store.Store {
-		s, err := store.Open(context.Background(), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "old", "-protocol-version", "2025-11-25")}}
-	ra := run(t, cfg, openPG(), nil)
-	rb := run(t, cfg, openPG(), nil)
+	ra := run(t, cfg, openDB(t, db), nil)
+	rb := run(t, cfg, openDB(t, db), nil)
 	ra.awaitReady(t)
 	rb.awaitReady(t)
 	ctx := context.Background()
