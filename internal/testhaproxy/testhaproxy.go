@@ -27,7 +27,6 @@
 package testhaproxy
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -66,7 +65,7 @@ type HAProxy struct {
 
 	cmd    *exec.Cmd
 	exited chan struct{}
-	out    *syncBuffer
+	out    *interop.LogBuffer
 	once   sync.Once
 }
 
@@ -126,7 +125,7 @@ func start(config, dir string) (*HAProxy, error) {
 	}
 	defer notify.Close()
 
-	out := new(syncBuffer)
+	out := new(interop.LogBuffer)
 	cmd := exec.Command(bin, "-Ws", "-f", cfgPath)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+notifyPath)
@@ -222,23 +221,4 @@ func find() string {
 		return "/usr/sbin/haproxy"
 	}
 	return ""
-}
-
-// syncBuffer is a bytes.Buffer safe for the child's writes and a test's
-// reads at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
