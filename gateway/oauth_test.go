@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,41 +20,24 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/internal/interop"
 	"github.com/switchboardmcp/switchboard/internal/testauth"
 	"github.com/switchboardmcp/switchboard/transport"
 )
-
-// syncBuffer is a log a test reads while the gateway writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // oauthGateway is a gateway over servers protected by as, on loopback,
 // its resource the URL of its /mcp; log is what it logged.
 type oauthGateway struct {
 	g    *gateway.Gateway
 	base string
-	log  *syncBuffer
+	log  *interop.LogBuffer
 }
 
 func serveOAuth(t *testing.T, as *testauth.Server, servers []config.Server, policy []config.AuthPolicy, ownerToken string) *oauthGateway {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	log := &syncBuffer{}
+	log := &interop.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	g, err := gateway.Start(ctx, servers, nil, &gateway.Options{Policy: policy, Logger: logger})
 	if err != nil {

@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/interop"
 	"github.com/switchboardmcp/switchboard/internal/testauth"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/oauth"
@@ -33,7 +32,7 @@ type oauthEnv struct {
 	vault  secret.Vault
 	tokens *oauth.Tokens
 	srv    config.Server
-	logs   *syncBuffer
+	logs   *interop.LogBuffer
 
 	watchers []*host.Watcher // one per host started, for the events canary
 }
@@ -55,23 +54,6 @@ func (e *oauthEnv) eventsText(t *testing.T) string {
 	return string(b) + fmt.Sprintf("%+v", all)
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 func newOAuthEnv(t *testing.T, o *testauth.Options) *oauthEnv {
 	t.Helper()
 	as := testauth.Start(t, o)
@@ -89,7 +71,7 @@ func newOAuthEnv(t *testing.T, o *testauth.Options) *oauthEnv {
 		tokens: &oauth.Tokens{Vault: v, LockPath: dir + "/oauth.lock"},
 		srv: config.Server{ID: "remote", URL: as.URL, AllowLocalEndpoint: true, ConnectTimeout: 20 * time.Second,
 			OAuth: &config.OAuth{ClientID: as.ClientID, ClientSecret: "{{secrets.as_secret}}"}},
-		logs: &syncBuffer{},
+		logs: &interop.LogBuffer{},
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/internal/interop"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/transport"
 )
@@ -697,7 +698,7 @@ func TestCommandInstallGrace(t *testing.T) {
 		} {
 			t.Run(iso.name+"/"+tc.name, func(t *testing.T) {
 				checkLeaks(t)
-				var stderr syncBuffer
+				var stderr interop.LogBuffer
 				cmd := child(t, tc.mode)
 				cmd.NoPIDNamespace = iso.noNS
 				cmd.TerminateGrace = grace
@@ -743,24 +744,6 @@ func TestCommandInstallGrace(t *testing.T) {
 			})
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the Command's stderr goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // The variables every child gets are those secret.PublicEnv names, whose

@@ -259,7 +259,7 @@ command = "`+interop.Build(t, fixturePkg)+`"
 	defer cancel()
 	cmd := exec.Command(bin, "--config", cfg, "serve", "--stdio")
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir)
-	var stderr syncBuffer
+	var stderr interop.LogBuffer
 	cmd.Stderr = &stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -633,7 +633,7 @@ shutdown_grace = "1s"
 	defer cancel()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr syncBuffer
+	var stderr interop.LogBuffer
 	code := make(chan int, 1)
 	go func() {
 		code <- cli.Main(ctx, []string{"--config", cfg, "-vv", "serve", "--stdio"}, inR, outW, &stderr)
@@ -668,24 +668,6 @@ shutdown_grace = "1s"
 	inW.Close()
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestServeStdioOffersWhatItsClientHas: with one client, `serve --stdio`
 // offers the upstreams sampling and roots only if that client declared
 // them (it reads the client's initialize before starting them), so that no
@@ -714,7 +696,7 @@ args = ["-print-client-capabilities"]
 			defer cancel()
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
-			var stderr syncBuffer
+			var stderr interop.LogBuffer
 			code := make(chan int, 1)
 			go func() {
 				code <- cli.Main(ctx, []string{"--config", cfg, "-vv", "serve", "--stdio"}, inR, outW, &stderr)
