@@ -310,7 +310,7 @@ func (s *source) refresh(ctx context.Context) error {
 // have refreshed meanwhile (the refresh token is then spent): its token
 // is taken instead.
 func (s *source) refreshLocked(ctx context.Context, force bool) error {
-	unlock, err := s.tokens.lock()
+	unlock, err := s.tokens.lock(s.rec.Resource)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -18,9 +19,13 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/internal/testauth"
+	"github.com/switchboardmcp/switchboard/internal/testpg"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/oauth"
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/store"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
 var loopback = &netguard.Network{AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
@@ -31,15 +36,34 @@ const (
 	childURLEnv = "SWITCHBOARD_OAUTH_REFRESH_URL"   // the resource
 	childIDEnv  = "SWITCHBOARD_OAUTH_REFRESH_CLIENT"
 	childSecEnv = "SWITCHBOARD_OAUTH_REFRESH_SECRET"
+	childDBEnv  = "SWITCHBOARD_OAUTH_REFRESH_DB" // a shared database, if any
 )
 
-func openTokens(t testing.TB, dir string) *oauth.Tokens {
+// sealerKey seals the records in a shared database.
+const sealerKey = "oauth-test-sealer-key-0123456789abcdef"
+
+// openTokens opens the token store of a process: the secret store in dir,
+// and, when db is not "", the shared state database in front of it.
+func openTokens(t testing.TB, dir, db string) *oauth.Tokens {
 	t.Helper()
 	v, err := secret.OpenStore(&secret.StoreOptions{Dir: dir, Backend: secret.BackendFile})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &oauth.Tokens{Vault: v, LockPath: filepath.Join(dir, "oauth.lock")}
+	tokens := &oauth.Tokens{Vault: v, LockPath: filepath.Join(dir, "oauth.lock")}
+	if db != "" {
+		st, err := store.Open(context.Background(), db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		sealer, err := secret.NewSealer(sealerKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens.Shared, tokens.Sealer = st, sealer
+	}
+	return tokens
 }
 
 func tokenHash(tok string) string {
@@ -48,14 +72,25 @@ func tokenHash(tok string) string {
 }
 
 // TestTwoProcessesRefresh: two processes find the stored access token
-// expired at the same moment. The lock beside the store makes one refresh
-// and the other take the token it wrote: the refresh token (rotated, the
-// old one revoked at its first use) is spent once, and both end with the
-// same valid token.
+// expired at the same moment. The lock makes one refresh and the other
+// take the token it wrote: the refresh token (rotated, the old one revoked
+// at its first use) is spent once, and both end with the same valid token.
+//
+// Two set-ups: two processes of one machine sharing the secret store (the
+// lock file beside it); and two replicas, each with a secret store of its
+// own, sharing a login in the PostgreSQL state database (its advisory
+// lock), where the tokens are sealed.
 func TestTwoProcessesRefresh(t *testing.T) {
+	t.Run("secret_store", func(t *testing.T) { testTwoProcessesRefresh(t, "") })
+	t.Run("shared_database", func(t *testing.T) {
+		testTwoProcessesRefresh(t, testpg.CreateDatabase(t, testpg.Start(t), "oauth"))
+	})
+}
+
+func testTwoProcessesRefresh(t *testing.T, db string) {
 	as := testauth.Start(t, nil)
 	dir := t.TempDir()
-	tokens := openTokens(t, dir)
+	tokens := openTokens(t, dir, db)
 
 	// A login, as auth login stores it: a code grant through the real
 	// authorization server, then the access token taken for expired.
@@ -78,7 +113,11 @@ func TestTwoProcessesRefresh(t *testing.T) {
 	var children []child
 	for range 2 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestRefreshChild$", "-test.v")
-		cmd.Env = append(os.Environ(), childEnv+"="+dir, childURLEnv+"="+as.URL, childIDEnv+"="+as.ClientID, childSecEnv+"="+as.ClientSecret)
+		childDir := dir
+		if db != "" {
+			childDir = t.TempDir() // a replica: its own secret store, empty
+		}
+		cmd.Env = append(os.Environ(), childEnv+"="+childDir, childURLEnv+"="+as.URL, childIDEnv+"="+as.ClientID, childSecEnv+"="+as.ClientSecret, childDBEnv+"="+db)
 		in, _ := cmd.StdinPipe()
 		out, _ := cmd.StdoutPipe()
 		cmd.Stderr = os.Stderr
@@ -113,7 +152,7 @@ func TestTwoProcessesRefresh(t *testing.T) {
 	if n := as.Refreshes() - before; n != 1 {
 		t.Errorf("refresh_token grants = %d, want 1 (the refresh token spent once)", n)
 	}
-	stored, _ := openTokens(t, dir).Load(as.URL, as.ClientID)
+	stored, _ := openTokens(t, dir, db).Load(as.URL, as.ClientID)
 	if stored == nil || got[0] != tokenHash(stored.AccessToken) || got[1] != got[0] {
 		t.Errorf("children's tokens %v, stored %v: want both the one stored", got, stored != nil)
 	}
@@ -133,6 +172,32 @@ func TestTwoProcessesRefresh(t *testing.T) {
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		t.Errorf("the MCP server refused the refreshed token: %s", resp.Status)
 	}
+	if db != "" {
+		checkSealed(t, db, stored)
+	}
+}
+
+// checkSealed reads the database around the store: the row of the login
+// holds neither token nor the client secret in the clear.
+func checkSealed(t *testing.T, db string, rec *oauth.Record) {
+	t.Helper()
+	raw, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var value string
+	if err := raw.QueryRow(`SELECT value FROM secrets WHERE name = $1`, oauth.SecretName(rec.Resource)).Scan(&value); err != nil {
+		t.Fatalf("the login's row: %v", err)
+	}
+	for what, v := range map[string]string{"access token": rec.AccessToken, "refresh token": rec.RefreshToken, "client id": rec.ClientID} {
+		if v != "" && strings.Contains(value, v) {
+			t.Errorf("the database holds the %s in the clear", what)
+		}
+	}
+	if !strings.HasPrefix(value, "sb1.") {
+		t.Errorf("the row is %.12q…, want a sealed value (sb1.…)", value)
+	}
 }
 
 func waitLine(sc *bufio.Scanner, want string) bool {
@@ -150,7 +215,7 @@ func TestRefreshChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestTwoProcessesRefresh")
 	}
-	tokens := openTokens(t, dir)
+	tokens := openTokens(t, dir, os.Getenv(childDBEnv))
 	d := &netguard.Dialer{}
 	h, err := oauth.NewHandler(os.Getenv(childURLEnv), &config.OAuth{ClientID: os.Getenv(childIDEnv), ClientSecret: os.Getenv(childSecEnv)},
 		oauth.Options{Server: "remote", Tokens: tokens, HTTPClient: oauth.GuardedClient(d, loopback)})

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/switchboardmcp/switchboard/internal/flock"
 	"github.com/switchboardmcp/switchboard/secret"
 )
 
@@ -64,13 +66,21 @@ func (r *Record) config() *oauth2.Config {
 
 func (r *Record) key() string { return r.Issuer + " " + r.ClientID }
 
-// Tokens keeps OAuth tokens in the secret store: one secret per resource
-// URL (named oauth.<hash of the URL>, so not by server name: two servers
-// of one URL share their login, and renaming a server keeps it), holding
-// a record per (issuer, client id). Every write, and every refresh, holds
-// a file lock, so that two processes refreshing at once do not each spend
-// the refresh token (an authorization server that rotates refresh tokens
-// would then revoke the login).
+// Tokens keeps OAuth tokens: one secret per resource URL (named
+// oauth.<hash of the URL>, so not by server name: two servers of one URL
+// share their login, and renaming a server keeps it), holding a record per
+// (issuer, client id). Every write, and every refresh, holds a lock that
+// other processes respect, so that two processes refreshing at once do not
+// each spend the refresh token (an authorization server that rotates
+// refresh tokens would then revoke the login).
+//
+// The records are kept in Vault, the secret store, under a file lock: the
+// processes of one machine share them. Or, when Shared is set, in the
+// state database the replicas of a gateway share (several machines),
+// sealed by Sealer under a key each replica has in its own secret store,
+// with the database's lock around each refresh: one login, made once,
+// serves every replica. A login made in Vault before is still found there
+// until the first write copies it to Shared.
 //
 // Every token loaded or stored is given to Redactor, so that it never
 // reaches a log, an event or an error.
@@ -80,12 +90,53 @@ type Tokens struct {
 	// LockPath is the lock file beside the store; "" locks within this
 	// process only.
 	LockPath string
+	// Shared, when set, keeps the records instead of Vault (*store.Store
+	// is one), and Sealer, which is then required, seals them.
+	Shared Shared
+	Sealer *secret.Sealer
 	// Redactor, when set, is told every token and client secret.
 	Redactor *secret.Redactor
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
 	mu sync.Mutex // in-process, around the file lock
+}
+
+// A Shared store keeps values where processes on several machines read and
+// write them, and locks across them: the state database (store.Store).
+// Values are opaque to it: Tokens seals them before.
+type Shared interface {
+	Secret(ctx context.Context, name string) (value string, ok bool, err error)
+	SetSecret(ctx context.Context, name, value string) error
+	DeleteSecret(ctx context.Context, name string) (bool, error)
+	// Lock takes the lock called name, waiting for another holder until
+	// ctx is done.
+	Lock(ctx context.Context, name string) (unlock func(), err error)
+	// Where says where it is, for people (never a password).
+	Where() string
+}
+
+// storeTimeout bounds a read or a write of the records, and a wait for
+// their lock, whose holder is refreshing (at most oauthTimeout): a store
+// that never answers must not hold a call.
+const storeTimeout = 2 * oauthTimeout
+
+// ErrNoSealer: Shared is set without a Sealer.
+var ErrNoSealer = errors.New("OAuth tokens are kept in the shared state database, sealed, and no key seals them: set [state] encryption_key (the same on every process that shares the database)")
+
+// Location says where the records are kept, for people.
+func (t *Tokens) Location() string {
+	if t.Shared != nil {
+		where := "the state database " + t.Shared.Where()
+		if t.Sealer != nil {
+			where += " (sealed, key id " + t.Sealer.KeyID() + ")"
+		}
+		return where
+	}
+	if t.Vault == nil {
+		return "nowhere (no secret store)"
+	}
+	return t.Vault.Location()
 }
 
 // secretPrefix begins the name of each secret Tokens keeps.
@@ -126,12 +177,9 @@ func (t *Tokens) now() time.Time {
 // read returns the records kept for resource, read afresh (another
 // process may have written them).
 func (t *Tokens) read(resource string) ([]Record, error) {
-	if r, ok := t.Vault.(interface{ Reload() }); ok {
-		r.Reload()
-	}
-	raw, ok := t.Vault.Lookup(SecretName(resource))
-	if !ok {
-		return nil, nil
+	raw, ok, err := t.load(resource)
+	if err != nil || !ok {
+		return nil, err
 	}
 	var s stored
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
@@ -141,6 +189,40 @@ func (t *Tokens) read(resource string) ([]Record, error) {
 		t.redact(&r)
 	}
 	return s.Records, nil
+}
+
+// load returns the secret resource's records are kept in: from Shared,
+// opened, or else from Vault.
+func (t *Tokens) load(resource string) (string, bool, error) {
+	name := SecretName(resource)
+	if t.Shared != nil {
+		if t.Sealer == nil {
+			return "", false, ErrNoSealer
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		sealed, ok, err := t.Shared.Secret(ctx, name)
+		if err != nil {
+			return "", false, fmt.Errorf("reading the OAuth tokens for %s: %w", resource, err)
+		}
+		if ok {
+			plain, err := t.Sealer.Open(name, sealed)
+			if err != nil {
+				return "", false, fmt.Errorf("the OAuth tokens stored for %s in %s cannot be opened: %w; every process sharing the database needs the same [state] encryption_key (or switchboard auth logout, then log in again)", resource, t.Shared.Where(), err)
+			}
+			return string(plain), true, nil
+		}
+		// Not in the database: a login made in the secret store before
+		// the database was shared counts, until a write copies it.
+	}
+	if t.Vault == nil {
+		return "", false, nil
+	}
+	if r, ok := t.Vault.(interface{ Reload() }); ok {
+		r.Reload()
+	}
+	raw, ok := t.Vault.Lookup(name)
+	return raw, ok, nil
 }
 
 func (t *Tokens) redact(r *Record) {
@@ -156,6 +238,36 @@ func (t *Tokens) redact(r *Record) {
 
 func (t *Tokens) write(resource string, recs []Record) error {
 	name := SecretName(resource)
+	if t.Shared != nil {
+		if t.Sealer == nil {
+			return ErrNoSealer
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if len(recs) == 0 {
+			if _, err := t.Shared.DeleteSecret(ctx, name); err != nil {
+				return fmt.Errorf("deleting the OAuth tokens for %s: %w", resource, err)
+			}
+			// The secret store's copy too, which load would find next.
+			if t.Vault != nil {
+				if err := t.Vault.Delete(name); err != nil && !errors.Is(err, secret.ErrNotFound) && !errors.Is(err, secret.ErrReadOnly) {
+					return fmt.Errorf("deleting the OAuth tokens for %s from the secret store: %w", resource, err)
+				}
+			}
+			return nil
+		}
+		b, err := json.Marshal(stored{Records: recs})
+		if err != nil {
+			return err
+		}
+		if err := t.Shared.SetSecret(ctx, name, t.Sealer.Seal(name, b)); err != nil {
+			return fmt.Errorf("storing the OAuth tokens for %s: %w", resource, err)
+		}
+		return nil
+	}
+	if t.Vault == nil {
+		return errors.New("no secret store to keep OAuth tokens in")
+	}
 	if len(recs) == 0 {
 		err := t.Vault.Delete(name)
 		if errors.Is(err, secret.ErrNotFound) {
@@ -196,7 +308,7 @@ func (t *Tokens) Load(resource, clientID string) (*Record, error) {
 // Save stores r, replacing the record of the same (resource, issuer,
 // client id).
 func (t *Tokens) Save(r Record) error {
-	unlock, err := t.lock()
+	unlock, err := t.lock(r.Resource)
 	if err != nil {
 		return err
 	}
@@ -218,25 +330,43 @@ func (t *Tokens) saveLocked(r Record) error {
 // Delete removes every record kept for resource and returns how many
 // there were.
 func (t *Tokens) Delete(resource string) (int, error) {
-	unlock, err := t.lock()
+	unlock, err := t.lock(resource)
 	if err != nil {
 		return 0, err
 	}
 	defer unlock()
-	recs, _ := t.read(resource)
-	if _, ok := t.Vault.Lookup(SecretName(resource)); !ok {
+	raw, ok, err := t.load(resource)
+	if err != nil && !errors.Is(err, secret.ErrSealed) && !errors.Is(err, secret.ErrSealerKey) {
+		return 0, err // unreadable records are deleted; unreachable ones are not
+	}
+	if !ok && err == nil {
 		return 0, nil
 	}
-	return len(recs), t.write(resource, nil)
+	var s stored
+	json.Unmarshal([]byte(raw), &s)
+	return max(len(s.Records), 1), t.write(resource, nil)
 }
 
-// lock takes the in-process lock and the lock file.
-func (t *Tokens) lock() (func(), error) {
+// lock takes the lock around the records of resource: the database's,
+// or the in-process lock and the lock file.
+func (t *Tokens) lock(resource string) (func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if t.Shared != nil {
+		unlock, err := t.Shared.Lock(ctx, SecretName(resource))
+		if err != nil {
+			return nil, fmt.Errorf("locking the OAuth tokens of %s: %w", resource, err)
+		}
+		return unlock, nil
+	}
 	t.mu.Lock()
 	if t.LockPath == "" {
 		return t.mu.Unlock, nil
 	}
-	unlock, err := lockFile(t.LockPath)
+	unlock, err := flock.Lock(ctx, t.LockPath, nil)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return t.mu.Unlock, nil // no flock here: this process's refreshes are ordered
+	}
 	if err != nil {
 		t.mu.Unlock()
 		return nil, fmt.Errorf("locking the OAuth token store (%s): %w", t.LockPath, err)

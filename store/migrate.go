@@ -80,6 +80,13 @@ var migrations = []string{
 		address TEXT NOT NULL,
 		seen_at BIGINT NOT NULL
 	);`,
+	// 4: secrets sealed by their callers (secrets.go): the OAuth tokens
+	// replicas share.
+	`CREATE TABLE secrets (
+		name       TEXT PRIMARY KEY,
+		value      TEXT NOT NULL,
+		updated_at BIGINT NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	neturl "net/url"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -43,6 +45,34 @@ func (postgresBackend) notify(ctx context.Context, tx *sql.Tx, c wireChange) err
 	_, err = tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, string(b))
 	return err
 }
+
+// lock takes a session advisory lock on a connection kept for it, so that
+// the unlock is on the session that locked. If the unlock fails, the
+// connection is discarded, which ends the session and so the lock.
+func (postgresBackend) lock(ctx context.Context, db *sql.DB, name string) (func(), error) {
+	class, key := lockKey(name)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1, $2)`, class, key); err != nil {
+		conn.Raw(func(any) error { return driver.ErrBadConn }) // the wait may still be on the server
+		conn.Close()
+		return nil, err
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
+		defer cancel()
+		if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1, $2)`, class, key); err != nil {
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		conn.Close()
+	}, nil
+}
+
+// unlockTimeout bounds an unlock; past it the connection is dropped, which
+// releases the lock as surely.
+const unlockTimeout = 10 * time.Second
 
 func (b postgresBackend) listen(ctx context.Context) (listener, error) {
 	conn, err := pgx.Connect(ctx, b.url)

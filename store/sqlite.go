@@ -9,12 +9,13 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/switchboardmcp/switchboard/internal/flock"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
 // SQLite-only SQL lives in this file.
 
-type sqliteBackend struct{}
+type sqliteBackend struct{ path string }
 
 func (sqliteBackend) name() string { return "sqlite" }
 
@@ -25,6 +26,14 @@ func (sqliteBackend) lockMigrations(context.Context, *sql.Tx) error { return nil
 // notify: nothing to do; a SQLite file is one machine's, and Watch reports
 // nothing on it.
 func (sqliteBackend) notify(context.Context, *sql.Tx, wireChange) error { return nil }
+
+// lock: a file lock beside the database, one file per name (a SQLite file
+// is one machine's, and its processes share its folder). Where files
+// cannot be locked (not unix), it fails with errors.ErrUnsupported.
+func (b sqliteBackend) lock(ctx context.Context, _ *sql.DB, name string) (func(), error) {
+	_, key := lockKey(name)
+	return flock.Lock(ctx, fmt.Sprintf("%s.lock-%08x", b.path, uint32(key)), nil)
+}
 
 // openSQLite opens (creating if needed, owner-only) the SQLite file at path.
 func openSQLite(ctx context.Context, path string, o Options) (*Store, error) {
@@ -61,7 +70,7 @@ func openSQLite(ctx context.Context, path string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	s := newStore(db, sqliteBackend{}, path)
+	s := newStore(db, sqliteBackend{path: path}, path)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, s.errf(err, "opening")

@@ -27,9 +27,13 @@
 // (readers never wait for the writer) with a busy timeout, and every write
 // is a single statement or one transaction.
 //
-// Nothing secret is stored: a server's configuration holds placeholders
-// ({{secrets.NAME}}), never resolved values, and tool lists are what servers
-// published.
+// Nothing secret is stored in the clear: a server's configuration holds
+// placeholders ({{secrets.NAME}}), never resolved values, tool lists are
+// what servers published, and the secrets a caller keeps here (the OAuth
+// tokens replicas share: secrets.go) it seals first, under a key the
+// database does not hold. [Store.Lock] is a lock across the processes on
+// the database, for a read, a slow step and a write that must not
+// interleave with another process's (an OAuth refresh).
 package store
 
 import (
@@ -82,6 +86,8 @@ type backend interface {
 	lockMigrations(ctx context.Context, tx *sql.Tx) error
 	// notify announces a change to the other processes, within tx.
 	notify(ctx context.Context, tx *sql.Tx, c wireChange) error
+	// lock takes the lock called name across processes (Store.Lock).
+	lock(ctx context.Context, db *sql.DB, name string) (func(), error)
 }
 
 func newStore(db *sql.DB, b backend, where string) *Store {

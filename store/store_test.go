@@ -1,11 +1,13 @@
 package store_test
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/internal/interop"
 	"github.com/switchboardmcp/switchboard/internal/testpg"
 	"github.com/switchboardmcp/switchboard/store"
 
@@ -76,6 +79,8 @@ func TestBackends(t *testing.T) {
 		{"usage", testUsage},
 		{"usage_retention", testUsageRetention},
 		{"keys_and_replicas", testKeysAndReplicas},
+		{"secrets", testSecrets},
+		{"locks", testLocks},
 	}
 	t.Run("sqlite", func(t *testing.T) {
 		for _, c := range tests {
@@ -555,4 +560,127 @@ func testKeysAndReplicas(t *testing.T, newDB func(*testing.T) string) {
 	if _, err := b.Replica(ctx, "r2"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Replica(r2) after deleting those not seen since: %v, want ErrNotFound", err)
 	}
+}
+
+// testSecrets: a sealed value set by one store is read by another, replaced,
+// and deleted once.
+func testSecrets(t *testing.T, newDB func(*testing.T) string) {
+	ctx := context.Background()
+	db := newDB(t)
+	a, b := open(t, db), open(t, db)
+	if v, ok, err := b.Secret(ctx, "oauth.x"); ok || err != nil {
+		t.Fatalf("Secret of nothing = %q, %v, %v; want none", v, ok, err)
+	}
+	for _, v := range []string{"sb1.one", "sb1.two"} {
+		if err := a.SetSecret(ctx, "oauth.x", v); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, err := b.Secret(ctx, "oauth.x"); got != v || !ok || err != nil {
+			t.Errorf("Secret after SetSecret(%q) = %q, %v, %v", v, got, ok, err)
+		}
+	}
+	if had, err := b.DeleteSecret(ctx, "oauth.x"); !had || err != nil {
+		t.Errorf("DeleteSecret = %v, %v; want true", had, err)
+	}
+	if had, err := b.DeleteSecret(ctx, "oauth.x"); had || err != nil {
+		t.Errorf("second DeleteSecret = %v, %v; want false", had, err)
+	}
+	if _, ok, _ := a.Secret(ctx, "oauth.x"); ok {
+		t.Errorf("Secret after DeleteSecret: still there")
+	}
+}
+
+// testLocks: a lock held by one store is waited for by another (given up
+// when its context ends, taken once released); locks of other names are
+// free; and a lock whose process is killed is released.
+func testLocks(t *testing.T, newDB func(*testing.T) string) {
+	ctx := context.Background()
+	db := newDB(t)
+	a, b := open(t, db), open(t, db)
+	unlock, err := a.Lock(ctx, "oauth.x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := b.Lock(short, "oauth.x"); err == nil || !strings.Contains(err.Error(), `"oauth.x"`) {
+		t.Fatalf("Lock while another store holds it: %v; want an error naming the lock", err)
+	}
+	other, err := b.Lock(ctx, "oauth.y")
+	if err != nil {
+		t.Fatalf("Lock of another name: %v", err)
+	}
+	other()
+	got := make(chan error, 1)
+	go func() {
+		u, err := b.Lock(ctx, "oauth.x")
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	unlock()
+	if err := <-got; err != nil {
+		t.Fatalf("Lock once released: %v", err)
+	}
+	// The store still works after a Lock that gave up (PostgreSQL: its
+	// connection was dropped, not returned to the pool waiting).
+	if err := b.SetSecret(ctx, "after", "v"); err != nil {
+		t.Errorf("SetSecret after a Lock gave up: %v", err)
+	}
+
+	// A holder killed: its lock is released.
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHolderProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "STORE_TEST_LOCK="+db)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold, err := cmd.StdinPipe() // never written: the holder holds until killed
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	var stderr safeBuffer
+	cmd.Stderr = &stderr
+	if err := interop.StartWithTest(cmd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "locked\n" {
+		t.Fatalf("the holder said %q, want locked; its stderr:\n%s", line, stderr.String())
+	}
+	short2, cancel2 := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel2()
+	if _, err := a.Lock(short2, "oauth.x"); err == nil {
+		t.Fatalf("Lock while another process holds it: taken")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	wait, cancel3 := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel3()
+	u, err := a.Lock(wait, "oauth.x")
+	if err != nil {
+		t.Fatalf("Lock after its holder was killed: %v", err)
+	}
+	u()
+}
+
+// TestLockHolderProcess is the process testLocks kills holding a lock.
+func TestLockHolderProcess(t *testing.T) {
+	db := os.Getenv("STORE_TEST_LOCK")
+	if db == "" {
+		t.Skip("run by TestBackends/*/locks")
+	}
+	s, err := store.Open(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Lock(context.Background(), "oauth.x"); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("locked")
+	io.Copy(io.Discard, os.Stdin) // until killed
+	t.Fatal("stdin closed: the test that runs this process ended without killing it")
 }

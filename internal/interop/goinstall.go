@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/switchboardmcp/switchboard/internal/flock"
 )
 
 // GoPeer is a main package of a third-party Go module at a pinned version,
@@ -93,7 +95,7 @@ func goInstall(p GoPeer, logf Logf) (string, error) {
 			return "", fmt.Errorf("go install %s: %w", p, err)
 		}
 		t0 := time.Now()
-		unlock, err := lockFile(dir+".lock", func() { logf("waiting for another process installing %s", p) })
+		unlock, err := flock.Lock(context.Background(), dir+".lock", func() { logf("waiting for another process installing %s", p) })
 		if err != nil {
 			return "", fmt.Errorf("go install %s: %w", p, err)
 		}

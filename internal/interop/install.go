@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboardmcp/switchboard/internal/flock"
 )
 
 // npmTimeout bounds one npm install, so that a registry connection that
@@ -234,7 +236,7 @@ func npmInstall(logf Logf, dir string, specs []string, check string, fixup func(
 		return fmt.Errorf("installing %s: %w", what, err)
 	}
 	t0 := time.Now()
-	unlock, err := lockFile(dir+".lock", func() {
+	unlock, err := flock.Lock(context.Background(), dir+".lock", func() {
 		logf("waiting for another process installing %s", what)
 	})
 	if err != nil {
