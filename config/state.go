@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/switchboardmcp/switchboard/internal/decode"
@@ -27,12 +28,24 @@ import (
 // ~/.pgpass work too). The zero value means the default,
 // $XDG_STATE_HOME/switchboard/switchboard.db. A later file's keys override
 // an earlier file's one by one.
+//
+// encryption_key seals the secrets kept in a PostgreSQL state database:
+// the OAuth logins the replicas share. It is only a placeholder, resolved
+// with [State.ResolveEncryptionKey], the same value on every replica, of
+// at least 32 bytes (openssl rand -base64 32). It is required when the
+// database is PostgreSQL and a server signs in with OAuth's authorization
+// code grant.
+//
+//	encryption_key = "{{secrets.state_key}}"
 type State struct {
 	// Database is the state database as store.Open takes it once
 	// resolved: a SQLite file's path (absolute once loaded), "sqlite:" and
 	// a path, or a PostgreSQL URL with placeholders; "" means the
 	// default.
 	Database string
+	// EncryptionKey is the placeholder of the key sealing the secrets
+	// kept in a PostgreSQL database; "" when not set.
+	EncryptionKey string
 
 	// Source is where the last [state] table was declared; zero when none
 	// was.
@@ -45,6 +58,7 @@ var stateTable = mergedTable[State]{
 	key: "state",
 	fields: decode.Table[State]{
 		decode.Value("database", decode.TOML, func(s *State) *string { return &s.Database }, readDatabase, checkDatabase),
+		decode.Value("encryption_key", decode.TOML, func(s *State) *string { return &s.EncryptionKey }, readEncryptionKey, checkEncryptionKey),
 	},
 	config:        func(c *Config) *State { return &c.State },
 	source:        func(s *State) *Position { return &s.Source },
@@ -95,6 +109,84 @@ func checkDatabase(db string) string {
 		return `unsupported database address; want a SQLite file's path, "sqlite:" and a path, or a postgres:// URL`
 	}
 	return ""
+}
+
+// readEncryptionKey refuses an empty key: set empty, it would also
+// override a key an earlier file set.
+func readEncryptionKey(d *decode.Decoder, field string, v any) (string, bool) {
+	s, ok := d.String(field, v)
+	if ok && strings.TrimSpace(s) == "" {
+		d.Errorf(field, `empty; write "{{secrets.NAME}}" or "{{env.NAME}}", or leave encryption_key out`)
+		return "", false
+	}
+	return s, ok
+}
+
+// checkEncryptionKey wants a placeholder and nothing else; it never quotes
+// the value.
+func checkEncryptionKey(key string) string {
+	if key == "" {
+		return ""
+	}
+	ps, err := secret.Parse(key)
+	switch {
+	case err != nil:
+		return err.Error()
+	case len(ps) != 1 || ps[0].Start != 0 || ps[0].End != len(key):
+		return `want one placeholder and nothing else, "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}": a key written in a config file leaks with it`
+	}
+	return ""
+}
+
+// Shared reports whether the database is PostgreSQL, which processes on
+// several machines share.
+func (s State) Shared() bool { return isPostgresURL(s.Database) }
+
+// ResolveEncryptionKey expands EncryptionKey, registering the key with red
+// (when non-nil) so that it never reaches output; "" when none is set. It
+// does not check the key's length: secret.NewSealer does, without quoting
+// it.
+func (s State) ResolveEncryptionKey(getenv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) (string, error) {
+	if s.EncryptionKey == "" {
+		return "", nil
+	}
+	key, err := secret.Expand(s.EncryptionKey, getenv, secrets, red)
+	if err != nil {
+		return "", fmt.Errorf("state.encryption_key: %w", err)
+	}
+	if red != nil && key != "" {
+		red.Add(key) // a key, even from a public variable
+	}
+	return key, nil
+}
+
+// state checks what [state] needs of the rest of the configuration: a
+// shared database keeps OAuth logins sealed, so it needs the key when a
+// server signs in.
+func (v *validator) state(c *Config) {
+	if !c.State.Shared() || c.State.EncryptionKey != "" || v.reported("state.encryption_key") {
+		return
+	}
+	var ids []string
+	for _, s := range c.Servers {
+		if s.OAuth != nil && s.OAuth.Grant != GrantClientCredentials {
+			ids = append(ids, s.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	v.problems = append(v.problems, &Problem{Pos: v.mergedPos("state.database", c.State.Source), Field: "state.encryption_key",
+		Msg: fmt.Sprintf(`required: server %s signs in with OAuth, and with a PostgreSQL database its login is kept there, for every replica, sealed under this key; set encryption_key = "{{secrets.NAME}}" (or "{{env.NAME}}"), the same 32 bytes or more on every replica (openssl rand -base64 32)`,
+			strings.Join(quoteEach(ids), ", "))})
+}
+
+func quoteEach(ss []string) []string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return q
 }
 
 func isPostgresURL(db string) bool {

@@ -134,6 +134,28 @@ databse = "x.db"
 		{"misspelt table", `[stat]
 database = "x.db"
 `, []string{`s.toml:1: stat: unknown key "stat"; did you mean state?`}},
+		{"literal encryption key", `[state]
+encryption_key = "hunter2hunter2hunter2hunter2hunter2"
+`, []string{`s.toml:2: state.encryption_key: want one placeholder and nothing else, "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}": a key written in a config file leaks with it`}},
+		{"encryption key around a placeholder", `[state]
+encryption_key = "hunter2{{secrets.k}}"
+`, []string{`s.toml:2: state.encryption_key: want one placeholder and nothing else, "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}": a key written in a config file leaks with it`}},
+		{"empty encryption key", `[state]
+encryption_key = ""
+`, []string{`s.toml:2: state.encryption_key: empty; write "{{secrets.NAME}}" or "{{env.NAME}}", or leave encryption_key out`}},
+		{"shared logins need the key", `[state]
+database = "postgres://sb@db.internal/switchboard"
+
+[[mcp_servers]]
+id = "remote"
+url = "https://mcp.example.com/mcp"
+oauth = {}
+
+[[mcp_servers]]
+id = "robot"
+url = "https://mcp.example.com/mcp"
+oauth = { grant = "client_credentials", client_id = "c", client_secret = "{{secrets.c}}" }
+`, []string{`s.toml:2: state.encryption_key: required: server "remote" signs in with OAuth, and with a PostgreSQL database its login is kept there, for every replica, sealed under this key; set encryption_key = "{{secrets.NAME}}" (or "{{env.NAME}}"), the same 32 bytes or more on every replica (openssl rand -base64 32)`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -146,6 +168,45 @@ database = "x.db"
 				t.Errorf("a problem quotes the password: %v", err)
 			}
 		})
+	}
+}
+
+func noEnv(string) (string, bool) { return "", false }
+
+// TestStateEncryptionKey: a shared database with OAuth servers and the
+// key loads; the key resolves from its placeholder and is redacted, and an
+// unset one is named, never a value.
+func TestStateEncryptionKey(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.toml", `[state]
+database = "postgres://sb@db.internal/switchboard"
+encryption_key = "{{secrets.state_key}}"
+
+[[mcp_servers]]
+id = "remote"
+url = "https://mcp.example.com/mcp"
+oauth = {}
+`)
+	c, err := Load(&LoadOptions{File: file, Dir: dir, Getenv: getenv(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.State.Shared() || c.State.EncryptionKey != "{{secrets.state_key}}" {
+		t.Errorf("State = %+v: want shared, with the placeholder", c.State)
+	}
+	red := secret.NewRedactor()
+	key, err := c.State.ResolveEncryptionKey(noEnv, mapStore{"state_key": "k3y-k3y-k3y"}, red)
+	if err != nil || key != "k3y-k3y-k3y" || red.Redact("k3y-k3y-k3y") == "k3y-k3y-k3y" {
+		t.Errorf("ResolveEncryptionKey = %q, %v (redacted: %q)", key, err, red.Redact("k3y-k3y-k3y"))
+	}
+	if _, err := c.State.ResolveEncryptionKey(noEnv, mapStore{}, nil); err == nil || !strings.HasPrefix(err.Error(), "state.encryption_key: {{secrets.state_key}} is not set") {
+		t.Errorf("ResolveEncryptionKey of an unset secret: %v", err)
+	}
+	if key, err := (State{}).ResolveEncryptionKey(noEnv, nil, nil); key != "" || err != nil {
+		t.Errorf("ResolveEncryptionKey of none = %q, %v", key, err)
+	}
+	if (State{Database: "/var/lib/sb.db"}).Shared() {
+		t.Errorf("a SQLite file is Shared")
 	}
 }
 

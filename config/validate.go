@@ -60,6 +60,7 @@ func (v *validator) config(c *Config) {
 		v.server(c, i, seen)
 	}
 	v.gateway(c)
+	v.state(c)
 	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
 		p := c.Providers[name]
 		v.provider(c, &p)

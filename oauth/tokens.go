@@ -98,6 +98,10 @@ type Tokens struct {
 	Redactor *secret.Redactor
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Unavailable, when set, says why the tokens cannot be kept (the
+	// state database cannot be opened, the key does not resolve): every
+	// use fails with it, so that only the servers that sign in fail.
+	Unavailable error
 
 	mu sync.Mutex // in-process, around the file lock
 }
@@ -126,6 +130,9 @@ var ErrNoSealer = errors.New("OAuth tokens are kept in the shared state database
 
 // Location says where the records are kept, for people.
 func (t *Tokens) Location() string {
+	if t.Unavailable != nil {
+		return "nowhere (" + t.Unavailable.Error() + ")"
+	}
 	if t.Shared != nil {
 		where := "the state database " + t.Shared.Where()
 		if t.Sealer != nil {
@@ -194,6 +201,9 @@ func (t *Tokens) read(resource string) ([]Record, error) {
 // load returns the secret resource's records are kept in: from Shared,
 // opened, or else from Vault.
 func (t *Tokens) load(resource string) (string, bool, error) {
+	if t.Unavailable != nil {
+		return "", false, t.Unavailable
+	}
 	name := SecretName(resource)
 	if t.Shared != nil {
 		if t.Sealer == nil {
@@ -237,6 +247,9 @@ func (t *Tokens) redact(r *Record) {
 }
 
 func (t *Tokens) write(resource string, recs []Record) error {
+	if t.Unavailable != nil {
+		return t.Unavailable
+	}
 	name := SecretName(resource)
 	if t.Shared != nil {
 		if t.Sealer == nil {
@@ -350,6 +363,9 @@ func (t *Tokens) Delete(resource string) (int, error) {
 // lock takes the lock around the records of resource: the database's,
 // or the in-process lock and the lock file.
 func (t *Tokens) lock(resource string) (func(), error) {
+	if t.Unavailable != nil {
+		return nil, t.Unavailable
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	if t.Shared != nil {

@@ -12,18 +12,46 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/oauth"
+	"github.com/switchboardmcp/switchboard/secret"
 )
 
 // oauthTokens is where the OAuth tokens of servers with an oauth table are
 // kept: the secret store, with a lock file beside the encrypted file's
-// folder. Nil when the store cannot be opened (such servers then fail,
-// saying so).
-func (e *env) oauthTokens() *oauth.Tokens {
-	v, err := e.openStore()
-	if err != nil {
-		return nil
+// folder; or, when [state] database is PostgreSQL, that database, which
+// every replica shares, sealed under [state] encryption_key (a login made
+// in the secret store before is found there until a write copies it). The
+// error says why they cannot be kept.
+func (e *env) oauthTokens(cfg *config.Config) (*oauth.Tokens, error) {
+	v, verr := e.openStore()
+	t := &oauth.Tokens{LockPath: filepath.Join(e.configDir(), "oauth.lock"), Redactor: e.red}
+	if verr == nil {
+		t.Vault = v
 	}
-	return &oauth.Tokens{Vault: v, LockPath: filepath.Join(e.configDir(), "oauth.lock"), Redactor: e.red}
+	if !cfg.State.Shared() {
+		if verr != nil {
+			return nil, fmt.Errorf("no secret store for the OAuth tokens: %w", verr)
+		}
+		return t, nil
+	}
+	st := e.stateStore(cfg)
+	if st == nil {
+		return nil, fmt.Errorf("OAuth tokens are kept in the state database, which cannot be opened: %w", e.stateErr)
+	}
+	t.Shared = st
+	var secrets secret.Store = secret.EnvStore{LookupEnv: e.lookupEnv}
+	if t.Vault != nil {
+		secrets = t.Vault
+	}
+	key, err := cfg.State.ResolveEncryptionKey(e.lookupEnv, secrets, e.red)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" { // else every use says the key is missing (oauth.ErrNoSealer)
+		if t.Sealer, err = secret.NewSealer(key); err != nil {
+			return nil, fmt.Errorf("state.encryption_key: %w", err)
+		}
+	}
+	return t, nil
 }
 
 // configDir is $XDG_CONFIG_HOME/switchboard, else ~/.config/switchboard:
@@ -87,10 +115,9 @@ servers without a browser); it is used until it expires and is not refreshed.`,
 			if err != nil {
 				return err
 			}
-			tokens := e.oauthTokens()
-			if tokens == nil {
-				_, err := e.openStore()
-				return failed(fmt.Errorf("no secret store for the tokens: %w", err))
+			tokens, err := e.oauthTokens(cfg)
+			if err != nil {
+				return failed(err)
 			}
 			if tokenStdin {
 				b, err := io.ReadAll(io.LimitReader(e.stdin, maxSecretBytes))
@@ -153,6 +180,8 @@ type authStatusJSON struct {
 	Expiry           time.Time `json:"expiry,omitzero"`
 	RefreshToken     bool      `json:"refresh_token"`
 	ClientCredential bool      `json:"client_credentials,omitempty"`
+	// Error says why the login cannot be read.
+	Error string `json:"error,omitempty"`
 }
 
 func (e *env) authStatusCommand() *cobra.Command {
@@ -165,17 +194,22 @@ func (e *env) authStatusCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tokens := e.oauthTokens()
+			tokens, terr := e.oauthTokens(cfg)
+			if terr != nil {
+				return failed(terr)
+			}
 			var out []authStatusJSON
 			for _, s := range cfg.Servers {
 				if s.OAuth == nil {
 					continue
 				}
 				j := authStatusJSON{Server: s.ID, Resource: s.URL, ClientCredential: s.OAuth.Grant == config.GrantClientCredentials}
-				if tokens != nil {
-					if r, err := tokens.Load(s.URL, s.OAuth.ClientID); err == nil && r != nil {
-						j.SignedIn, j.Issuer, j.ClientID, j.Scopes, j.Expiry, j.RefreshToken = true, r.Issuer, r.ClientID, r.Scopes, r.Expiry, r.RefreshToken != ""
-					}
+				r, err := tokens.Load(s.URL, s.OAuth.ClientID)
+				if err != nil {
+					j.Error = err.Error() // the redactor's: never a token
+				}
+				if r != nil {
+					j.SignedIn, j.Issuer, j.ClientID, j.Scopes, j.Expiry, j.RefreshToken = true, r.Issuer, r.ClientID, r.Scopes, r.Expiry, r.RefreshToken != ""
 				}
 				out = append(out, j)
 			}
@@ -185,10 +219,15 @@ func (e *env) authStatusCommand() *cobra.Command {
 				}
 				return e.printJSON(out)
 			}
+			if len(out) > 0 {
+				fmt.Fprintf(e.stderr, "switchboard: logins are kept in %s\n", tokens.Location())
+			}
 			for _, j := range out {
 				switch {
 				case j.ClientCredential:
 					e.printf("%s\tclient credentials (no sign-in)\n", j.Server)
+				case j.Error != "":
+					e.printf("%s\tcannot read its login: %s\n", j.Server, j.Error)
 				case !j.SignedIn:
 					e.printf("%s\tnot signed in (switchboard auth login %s)\n", j.Server, j.Server)
 				default:
@@ -213,13 +252,12 @@ func (e *env) authLogoutCommand() *cobra.Command {
 		Short: "Remove the tokens stored for a server",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, s, err := e.oauthServer(args[0])
+			cfg, s, err := e.oauthServer(args[0])
 			if err != nil {
 				return err
 			}
-			tokens := e.oauthTokens()
-			if tokens == nil {
-				_, err := e.openStore()
+			tokens, err := e.oauthTokens(cfg)
+			if err != nil {
 				return failed(err)
 			}
 			n, err := tokens.Delete(s.URL)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/internal/cli"
 	"github.com/switchboardmcp/switchboard/internal/testauth"
+	"github.com/switchboardmcp/switchboard/internal/testpg"
 )
 
 // authEnv is a config with one server protected by a real authorization
@@ -100,24 +101,11 @@ func noToken(t *testing.T, as *testauth.Server, what, text string) {
 	}
 }
 
-// TestAuthCommands: auth login --no-browser prints the URL, a browser
-// (an HTTP client) follows it to the loopback callback and the tokens are
-// stored; auth status says signed in, with issuer, client, scopes and
-// expiry, never a token; the stored login serves a later command; auth
-// logout removes it. --token-stdin stores a token without a sign-in.
-func TestAuthCommands(t *testing.T) {
-	as, _ := authEnv(t, &testauth.Options{Scopes: []string{"tools"}})
-
-	st, _ := statusJSON(t)
-	if st.Server != "remote" || st.SignedIn {
-		t.Fatalf("status before login = %+v, want remote not signed in", st)
-	}
-	if out, _, _ := authMain(t, nil, "auth", "status"); !strings.Contains(out, "not signed in (switchboard auth login remote)") {
-		t.Errorf("auth status before login = %q, want the command to run", out)
-	}
-
-	// The login: its stderr is read line by line, and the URL it prints
-	// visited as a browser would.
+// login runs auth login remote --no-browser, visiting the URL it prints as
+// a browser would, and returns its stderr.
+func login(t *testing.T) string {
+	t.Helper()
+	// Its stderr is read line by line, and the URL it prints visited.
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	var errOut bytes.Buffer
@@ -141,10 +129,30 @@ func TestAuthCommands(t *testing.T) {
 	if err := <-visited; err != nil {
 		t.Fatalf("visiting the sign-in URL: %v\n%s", err, errOut.String())
 	}
-	if !strings.Contains(errOut.String(), "signed in to remote") {
-		t.Errorf("auth login stderr = %q, want it to say signed in", errOut.String())
+	return errOut.String()
+}
+
+// TestAuthCommands: auth login --no-browser prints the URL, a browser
+// (an HTTP client) follows it to the loopback callback and the tokens are
+// stored; auth status says signed in, with issuer, client, scopes and
+// expiry, never a token; the stored login serves a later command; auth
+// logout removes it. --token-stdin stores a token without a sign-in.
+func TestAuthCommands(t *testing.T) {
+	as, _ := authEnv(t, &testauth.Options{Scopes: []string{"tools"}})
+
+	st, _ := statusJSON(t)
+	if st.Server != "remote" || st.SignedIn {
+		t.Fatalf("status before login = %+v, want remote not signed in", st)
 	}
-	noToken(t, as, "auth login's output", errOut.String())
+	if out, _, _ := authMain(t, nil, "auth", "status"); !strings.Contains(out, "not signed in (switchboard auth login remote)") {
+		t.Errorf("auth status before login = %q, want the command to run", out)
+	}
+
+	errOut := login(t)
+	if !strings.Contains(errOut, "signed in to remote") {
+		t.Errorf("auth login stderr = %q, want it to say signed in", errOut)
+	}
+	noToken(t, as, "auth login's output", errOut)
 
 	st, raw := statusJSON(t)
 	if !st.SignedIn || st.Issuer != as.Issuer || st.ClientID != as.ClientID || !st.RefreshToken ||
@@ -199,5 +207,73 @@ func TestAuthCommands(t *testing.T) {
 	}
 	if !seen {
 		t.Errorf("the seeded token was never sent to the server")
+	}
+}
+
+// TestAuthSharedDatabase: with a PostgreSQL state database, a login made
+// on one machine serves another whose secret store is empty (a replica),
+// sealed in the database under [state] encryption_key; a replica with
+// another key, or with the key unset, is told so by name; a logout on
+// the replica signs both out.
+func TestAuthSharedDatabase(t *testing.T) {
+	as, cfg := authEnv(t, nil)
+	db := testpg.CreateDatabase(t, testpg.Start(t), "auth_shared")
+	body, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = append([]byte(fmt.Sprintf("[state]\ndatabase = %q\nencryption_key = \"{{env.SB_STATE_KEY}}\"\n", db)), body...)
+	if err := os.WriteFile(cfg, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const key = "auth-shared-test-key-0123456789abcdef"
+	t.Setenv("SB_STATE_KEY", key)
+	login(t)
+
+	// Another machine: its own home, no secrets but the client's (set as
+	// an environment variable, as a container is given it).
+	replica := t.TempDir()
+	t.Setenv("HOME", filepath.Join(replica, "home"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(replica, "xdg"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(replica, "state"))
+	t.Setenv("SWITCHBOARD_SECRET_AS_SECRET", as.ClientSecret)
+	st, raw := statusJSON(t)
+	if !st.SignedIn || st.Issuer != as.Issuer || !st.RefreshToken {
+		t.Fatalf("the replica's status = %+v, want signed in, refreshable", st)
+	}
+	noToken(t, as, "the replica's auth status --json", raw)
+	_, errText, _ := authMain(t, nil, "auth", "status")
+	if !strings.Contains(errText, "logins are kept in the state database postgres://") || !strings.Contains(errText, "key id ") || strings.Contains(errText, key) {
+		t.Errorf("auth status stderr = %q; want the database and the key id, not the key", errText)
+	}
+	out, errText, code := authMain(t, nil, "tools", "--json")
+	if code != 0 || !strings.Contains(out, "whoami") {
+		t.Fatalf("tools on the replica: exit %d, %q\n%s", code, out, errText)
+	}
+
+	// Another key: the login cannot be opened, and the error says which
+	// setting to compare; no key at all: the placeholder is named.
+	t.Setenv("SB_STATE_KEY", strings.Repeat("x", 40))
+	if st, raw := statusJSON(t); st.SignedIn || !strings.Contains(raw, "sealed under another key") || !strings.Contains(raw, "encryption_key") {
+		t.Errorf("status under another key = %s; want an error naming the key and the setting", raw)
+	}
+	_, errText, code = authMain(t, nil, "tools")
+	if code == 0 || !strings.Contains(errText, "encryption_key") {
+		t.Errorf("tools under another key: exit %d, %q; want a failure naming encryption_key", code, errText)
+	}
+	os.Unsetenv("SB_STATE_KEY")
+	_, errText, code = authMain(t, nil, "tools")
+	if code == 0 || !strings.Contains(errText, "{{env.SB_STATE_KEY}} is not set") {
+		t.Errorf("tools with the key unset: exit %d, %q; want a failure naming the placeholder", code, errText)
+	}
+	t.Setenv("SB_STATE_KEY", key)
+
+	if _, errText, code := authMain(t, nil, "auth", "logout", "remote"); code != 0 || !strings.Contains(errText, "signed out of remote") {
+		t.Fatalf("auth logout on the replica: exit %d, %q", code, errText)
+	}
+	t.Setenv("HOME", filepath.Join(filepath.Dir(cfg), "home"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(filepath.Dir(cfg), "xdg"))
+	if st, _ := statusJSON(t); st.SignedIn {
+		t.Errorf("the first machine's status after the replica's logout = %+v, want signed out", st)
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/version"
 	"github.com/switchboardmcp/switchboard/netguard"
+	"github.com/switchboardmcp/switchboard/oauth"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
 )
@@ -327,6 +328,11 @@ func (e *env) hostOptions(cfg *config.Config) (*host.Options, error) {
 	if err != nil {
 		return nil, err
 	}
+	tokens, err := e.oauthTokens(cfg)
+	if err != nil {
+		// Only the servers that sign in need them: they fail, saying why.
+		tokens = &oauth.Tokens{Unavailable: err}
+	}
 	return &host.Options{
 		Logger:              e.logger(),
 		ToolNameFormat:      cfg.ToolNameFormat,
@@ -337,7 +343,7 @@ func (e *env) hostOptions(cfg *config.Config) (*host.Options, error) {
 		Network:             n,
 		MaxDescriptionBytes: cfg.Limits.MaxDescriptionBytes,
 		MaxNameBytes:        cfg.Limits.MaxNameBytes,
-		OAuthTokens:         e.oauthTokens(),
+		OAuthTokens:         tokens,
 	}, nil
 }
 
