@@ -49,6 +49,7 @@ type cluster struct {
 	bin, fixture string
 	dir          string // the replicas' working folder: switchboard.toml, workflows/
 	callLog      string // the fixture's -call-log: a line per tools/call, every replica's
+	env          []string
 	replicas     []*replica
 }
 
@@ -67,16 +68,34 @@ type replica struct {
 // /readyz answers 200.
 func startCluster(t testing.TB, n int, workflows map[string]string) *cluster {
 	t.Helper()
+	c := newCluster(t, clusterOptions{workflows: workflows})
+	c.startReplicas(t, n)
+	return c
+}
+
+// clusterOptions are what a test adds to the replicas' set-up.
+type clusterOptions struct {
+	workflows map[string]string // file name to YAML, in the workflows folder
+	state     string            // more keys of the [state] table
+	config    string            // TOML appended to switchboard.toml
+	env       []string          // more environment of every replica (and login)
+}
+
+// newCluster starts PostgreSQL and writes the replicas' configuration,
+// starting no replica.
+func newCluster(t testing.TB, o clusterOptions) *cluster {
+	t.Helper()
 	c := &cluster{
 		bin:     interop.Build(t, "github.com/switchboardmcp/switchboard/cmd/switchboard"),
 		fixture: interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver"),
 		dir:     t.TempDir(),
+		env:     o.env,
 	}
 	c.callLog = filepath.Join(c.dir, "calls.log")
 	db := database(t, "switchboard")
 	cfg := fmt.Sprintf(`[state]
 database = %q
-
+%s
 [gateway]
 auth_token = "{{env.SB_TOKEN}}"
 
@@ -84,32 +103,37 @@ auth_token = "{{env.SB_TOKEN}}"
 id = "fx"
 command = %q
 args = ["-call-log", %q]
-`, db, c.fixture, c.callLog)
-	write(t, filepath.Join(c.dir, "switchboard.toml"), cfg)
-	if len(workflows) > 0 {
+`, db, o.state, c.fixture, c.callLog)
+	write(t, filepath.Join(c.dir, "switchboard.toml"), cfg+o.config)
+	if len(o.workflows) > 0 {
 		if err := os.Mkdir(filepath.Join(c.dir, "workflows"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for name, body := range workflows {
+		for name, body := range o.workflows {
 			write(t, filepath.Join(c.dir, "workflows", name), body)
 		}
 	}
+	return c
+}
+
+// startReplicas starts n replicas and waits until each is ready.
+func (c *cluster) startReplicas(t testing.TB, n int) {
+	t.Helper()
 	for i := range n {
 		c.replicas = append(c.replicas, c.start(t, names[i]))
 	}
 	for _, r := range c.replicas {
 		r.awaitReady(t)
 	}
-	return c
 }
 
-// start starts one replica and returns once it says where it serves.
-func (c *cluster) start(t testing.TB, name string) *replica {
-	t.Helper()
+// command is the switchboard binary run with args in the replicas' folder
+// and configuration, with a home of its own (a machine of its own).
+func (c *cluster) command(t testing.TB, args ...string) (*exec.Cmd, string) {
 	home := t.TempDir()
-	cmd := exec.Command(c.bin, "--config", filepath.Join(c.dir, "switchboard.toml"), "serve", "--listen", "127.0.0.1:0")
+	cmd := exec.Command(c.bin, append([]string{"--config", filepath.Join(c.dir, "switchboard.toml")}, args...)...)
 	cmd.Dir = c.dir
-	cmd.Env = []string{
+	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
 		"TMPDIR=" + os.TempDir(),
@@ -119,7 +143,14 @@ func (c *cluster) start(t testing.TB, name string) *replica {
 		"XDG_RUNTIME_DIR=" + filepath.Join(home, "run"),
 		"SWITCHBOARD_SECRETS_BACKEND=env",
 		"SB_TOKEN=" + token,
-	}
+	}, c.env...)
+	return cmd, home
+}
+
+// start starts one replica and returns once it says where it serves.
+func (c *cluster) start(t testing.TB, name string) *replica {
+	t.Helper()
+	cmd, home := c.command(t, "serve", "--listen", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

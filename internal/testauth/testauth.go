@@ -264,6 +264,15 @@ func (s *Server) Refreshes() int {
 	return s.refreshN
 }
 
+// RevokeAccessTokens revokes every access token the MCP server has been
+// sent: it refuses them (401) from now on, and a client must refresh.
+// Refresh tokens stay valid.
+func (s *Server) RevokeAccessTokens() {
+	for _, tok := range s.TokensSeen() {
+		s.manager.RemoveAccessToken(context.Background(), tok)
+	}
+}
+
 // Resources are the resource parameters of the token requests, in order.
 func (s *Server) Resources() []string {
 	s.mu.Lock()
