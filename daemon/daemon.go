@@ -253,7 +253,8 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	d.replica = newReplicaID()
 	{
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		key, err := d.store.Key(ctx, stateKeyName)
+		key, err := requestStateKey(ctx, opts.Config.State, "gateway request state v1", d.lookupEnv(), d.opts.Host.Secrets, d.red,
+			func(ctx context.Context) ([]byte, error) { return d.store.Key(ctx, stateKeyName) })
 		cancel()
 		if err != nil {
 			d.Close()
@@ -290,7 +291,8 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		wf, err := OpenWorkflows(ctx, &WorkflowOptions{Config: opts.Config, Workflows: opts.Workflows, Kind: "serve",
-			Database: database, Agents: opts.Agents, Redactor: d.red, Logger: d.opts.Logger, Telemetry: d.tel})
+			Database: database, Agents: opts.Agents, Redactor: d.red, Logger: d.opts.Logger, Telemetry: d.tel,
+			Secrets: d.opts.Host.Secrets, LookupEnv: d.lookupEnv()})
 		if err != nil {
 			d.Close()
 			return nil, err

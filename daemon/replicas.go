@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
 )
 
@@ -35,6 +37,25 @@ const replicaExpiry = 3 * replicaHeartbeat
 // stateKeyName names the key, in the state database, that signs the
 // requestStates of the calls the gateway bridges: one for every replica.
 const stateKeyName = "gateway_request_state"
+
+// requestStateKey is the key that signs the requestStates of purpose: from
+// [state] encryption_key when it is set, the same on every replica and
+// kept out of the database, so that whoever reads the database cannot sign
+// one; else the key fromDB gives, made once in the database.
+func requestStateKey(ctx context.Context, st config.State, purpose string, lookupEnv func(string) (string, bool), secrets secret.Store, red *secret.Redactor, fromDB func(context.Context) ([]byte, error)) ([]byte, error) {
+	if st.EncryptionKey == "" {
+		return fromDB(ctx)
+	}
+	pass, err := st.ResolveEncryptionKey(lookupEnv, secrets, red)
+	if err != nil {
+		return nil, err
+	}
+	key, err := secret.DeriveKey(pass, purpose, 32)
+	if err != nil {
+		return nil, fmt.Errorf("state.encryption_key: %w", err)
+	}
+	return key, nil
+}
 
 func newReplicaID() string {
 	host, _ := os.Hostname()

@@ -66,7 +66,8 @@ type WorkflowOptions struct {
 	// resolved here with Secrets and LookupEnv.
 	Database string
 	// Secrets and LookupEnv resolve the placeholders of [state] database
-	// (a PostgreSQL password) when Database is "".
+	// (a PostgreSQL password) when Database is "", and of [state]
+	// encryption_key, from which the gates' requestState key is derived.
 	Secrets   secret.Store
 	LookupEnv func(string) (string, bool)
 	// Agents runs agent steps (the CLI's, over agent.Steps: the daemon
@@ -123,7 +124,15 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 	for _, wf := range o.Workflows {
 		w.byID[wf.ID] = wf
 	}
+	var stateKey []byte // nil: the engine's own, in the database
+	if o.Config.State.EncryptionKey != "" {
+		if stateKey, err = requestStateKey(ctx, o.Config.State, "workflow request state v1", o.LookupEnv, o.Secrets, o.Redactor, nil); err != nil {
+			x.Close()
+			return nil, err
+		}
+	}
 	eo := &workflow.EngineOptions{
+		StateKey:   stateKey,
 		Database:   db,
 		Agents:     o.Agents,
 		Workflows:  w.byID,

@@ -48,14 +48,11 @@ const (
 // NewSealer returns the Sealer of passphrase, which must be at least
 // [MinSealerKey] bytes long. Its errors never quote the passphrase.
 func NewSealer(passphrase string) (*Sealer, error) {
-	if len(passphrase) < MinSealerKey {
-		return nil, fmt.Errorf("the key is %d bytes long, and must be %d or more: make one with openssl rand -base64 32", len(passphrase), MinSealerKey)
-	}
-	key, err := hkdf.Key(sha256.New, []byte(passphrase), nil, "switchboard sealer v1 key", 32)
+	key, err := DeriveKey(passphrase, "sealer v1 key", 32)
 	if err != nil {
 		return nil, err
 	}
-	id, err := hkdf.Key(sha256.New, []byte(passphrase), nil, "switchboard sealer v1 id", 4)
+	id, err := DeriveKey(passphrase, "sealer v1 id", 4)
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +61,18 @@ func NewSealer(passphrase string) (*Sealer, error) {
 		return nil, err
 	}
 	return &Sealer{aead: aead, id: hex.EncodeToString(id)}, nil
+}
+
+// DeriveKey returns n bytes of key for purpose, derived (HKDF-SHA256)
+// from passphrase, which must be at least [MinSealerKey] bytes long: one
+// passphrase given to every replica keys several things, each with a key
+// of its own that reveals nothing of the others. Its errors never quote
+// the passphrase.
+func DeriveKey(passphrase, purpose string, n int) ([]byte, error) {
+	if len(passphrase) < MinSealerKey {
+		return nil, fmt.Errorf("the key is %d bytes long, and must be %d or more: make one with openssl rand -base64 32", len(passphrase), MinSealerKey)
+	}
+	return hkdf.Key(sha256.New, []byte(passphrase), nil, "switchboard "+purpose, n)
 }
 
 // KeyID names the key, for messages: two processes with the same key

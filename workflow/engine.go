@@ -93,6 +93,11 @@ type EngineOptions struct {
 	ExecutorID string
 	// Redactor redacts events; nil means the host's.
 	Redactor *secret.Redactor
+	// StateKey signs the requestStates of gates (32 bytes or more), the
+	// same for every engine on the database; nil means a key made once in
+	// the database (switchboard_keys), which whoever reads the database
+	// could sign with.
+	StateKey []byte
 	// Logger receives the engine's and DBOS's logs; nil discards them.
 	Logger *slog.Logger
 	// OnEvent, when set, is called with every event of every run once it

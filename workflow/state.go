@@ -50,8 +50,16 @@ func (s *eventStore) stateKey(ctx context.Context) ([]byte, error) {
 	return base64.StdEncoding.DecodeString(key)
 }
 
+// stateKey is the key gates' requestStates are signed with.
+func (e *Engine) stateKey(ctx context.Context) ([]byte, error) {
+	if e.opts.StateKey != nil {
+		return e.opts.StateKey, nil
+	}
+	return e.events.stateKey(ctx)
+}
+
 func (e *Engine) signState(ctx context.Context, st gateState) (string, error) {
-	key, err := e.events.stateKey(ctx)
+	key, err := e.stateKey(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -65,7 +73,7 @@ func (e *Engine) signState(ctx context.Context, st gateState) (string, error) {
 var errBadState = errors.New("requestState refused")
 
 func (e *Engine) verifyState(ctx context.Context, s string) (gateState, error) {
-	key, err := e.events.stateKey(ctx)
+	key, err := e.stateKey(ctx)
 	if err != nil {
 		return gateState{}, err
 	}

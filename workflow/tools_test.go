@@ -167,7 +167,8 @@ func TestToolCallElicitationRefused(t *testing.T) {
 }
 
 // TestRequestStateSigned: a requestState is accepted as signed, refused
-// changed in any byte, and refused by an engine on another database.
+// changed in any byte, and refused by an engine on another database unless
+// both are given the key (EngineOptions.StateKey).
 func TestRequestStateSigned(t *testing.T) {
 	_, e := publish(t, gateWorkflow(GateFail))
 	ctx := context.Background()
@@ -189,6 +190,21 @@ func TestRequestStateSigned(t *testing.T) {
 	_, other := publish(t, gateWorkflow(GateFail))
 	if _, err := other.verifyState(ctx, s); err == nil {
 		t.Error("another database's engine verified the state")
+	}
+	// A key given to both engines (derived from [state] encryption_key):
+	// they verify each other's states although their databases differ,
+	// and a state signed with a database's own key no longer verifies.
+	key := []byte(strings.Repeat("k", 32))
+	e.opts.StateKey, other.opts.StateKey = key, key
+	given, err := e.signState(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := other.verifyState(ctx, given); err != nil || got != st {
+		t.Errorf("a state signed with the given key, verified by another engine with it: %+v, %v", got, err)
+	}
+	if _, err := e.verifyState(ctx, s); err == nil {
+		t.Error("a state signed with the database's key verified under the given key")
 	}
 	expired, _ := e.signState(ctx, gateState{Run: "r1", Gate: "ok", Expires: time.Now().Add(-time.Second).Unix()})
 	if _, err := e.verifyState(ctx, expired); err == nil || !strings.Contains(err.Error(), "switchboard runs answer r1 ok") {

@@ -184,7 +184,7 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 	}
 	x.steps = e.agentSteps(cfg)
 	var secrets secret.Store
-	if strings.Contains(cfg.State.Database, "{{secrets.") {
+	if strings.Contains(cfg.State.Database+cfg.State.EncryptionKey, "{{secrets.") {
 		secrets = e.secretStore() // opened only when needed: it may warn
 	}
 	agents := &workflowAgents{s: x.steps}
