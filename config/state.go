@@ -29,8 +29,9 @@ import (
 // $XDG_STATE_HOME/switchboard/switchboard.db. A later file's keys override
 // an earlier file's one by one.
 //
-// encryption_key seals the secrets kept in a PostgreSQL state database:
-// the OAuth logins the replicas share. It is only a placeholder, resolved
+// encryption_key seals the secrets kept in a PostgreSQL state database
+// (the OAuth logins the replicas share) and keys the signatures of the
+// requestStates replicas verify for each other. It is only a placeholder, resolved
 // with [State.ResolveEncryptionKey], the same value on every replica, of
 // at least 32 bytes (openssl rand -base64 32). It is required when the
 // database is PostgreSQL and a server signs in with OAuth's authorization
