@@ -59,7 +59,7 @@ type replica struct {
 	url    string // http://127.0.0.1:PORT
 	cmd    *exec.Cmd
 	exited chan struct{}
-	out    *logBuffer
+	out    *interop.LogBuffer // its stderr, for the failure messages
 }
 
 // startCluster starts PostgreSQL and n replicas of switchboard serve on one
@@ -158,7 +158,7 @@ func (c *cluster) start(t testing.TB, name string) *replica {
 	if err := interop.StartWithTest(cmd); err != nil {
 		t.Fatal(err)
 	}
-	r := &replica{name: name, home: home, cmd: cmd, exited: make(chan struct{}), out: new(logBuffer)}
+	r := &replica{name: name, home: home, cmd: cmd, exited: make(chan struct{}), out: new(interop.LogBuffer)}
 	first := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -169,7 +169,7 @@ func (c *cluster) start(t testing.TB, name string) *replica {
 				first <- sc.Text()
 				once = true
 			}
-			r.out.add(sc.Text())
+			fmt.Fprintln(r.out, sc.Text())
 		}
 		if !once {
 			close(first)
@@ -417,22 +417,4 @@ func write(t testing.TB, path, body string) {
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// logBuffer keeps a replica's stderr for the failure messages.
-type logBuffer struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (b *logBuffer) add(l string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.lines = append(b.lines, l)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Join(b.lines, "\n")
 }
