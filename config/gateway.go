@@ -199,26 +199,40 @@ var gatewayTable = mergedTable[Gateway]{
 // readAuthToken refuses an empty token when reading: set empty, it would
 // also override a token an earlier file set, and a loopback gateway would
 // take anyone.
-func readAuthToken(d *decode.Decoder, field string, v any) (string, bool) {
-	s, ok := d.String(field, v)
-	if ok && strings.TrimSpace(s) == "" {
-		d.Errorf(field, `empty; write "{{secrets.NAME}}" or "{{env.NAME}}", or leave auth_token out for no token (loopback only)`)
-		return "", false
-	}
-	return s, ok
-}
+var readAuthToken = readNonEmpty(`empty; write "{{secrets.NAME}}" or "{{env.NAME}}", or leave auth_token out for no token (loopback only)`)
 
 func checkAuthToken(tok string) string {
-	if tok == "" {
+	return checkCredential(tok, false, `a literal token is not allowed: config files are shared and committed, and a token written there leaks; write "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}"`)
+}
+
+// readNonEmpty reads a string that may not be empty (or blank), refusing
+// it with empty: set empty, it would also override what an earlier file
+// set.
+func readNonEmpty(empty string) func(d *decode.Decoder, field string, v any) (string, bool) {
+	return func(d *decode.Decoder, field string, v any) (string, bool) {
+		s, ok := d.String(field, v)
+		if ok && strings.TrimSpace(s) == "" {
+			d.Errorf(field, "%s", empty)
+			return "", false
+		}
+		return s, ok
+	}
+}
+
+// checkCredential checks a value that may be written only with
+// placeholders, returning literal for one without any (with whole, for
+// one that is not a single placeholder alone). It never quotes the value:
+// it may be a credential.
+func checkCredential(v string, whole bool, literal string) string {
+	if v == "" {
 		return ""
 	}
-	ps, err := secret.Parse(tok)
+	ps, err := secret.Parse(v)
 	switch {
 	case err != nil:
 		return err.Error()
-	case len(ps) == 0:
-		// Never quote the value: it is a token.
-		return `a literal token is not allowed: config files are shared and committed, and a token written there leaks; write "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}"`
+	case len(ps) == 0, whole && (len(ps) != 1 || ps[0].Start != 0 || ps[0].End != len(v)):
+		return literal
 	}
 	return ""
 }

@@ -88,18 +88,7 @@ func checkBaseURL(u string) string {
 }
 
 func checkAPIKey(key string) string {
-	if key == "" {
-		return ""
-	}
-	ps, err := secret.Parse(key)
-	switch {
-	case err != nil:
-		return err.Error()
-	case len(ps) == 0:
-		// Never quote the value: it is a key.
-		return `a literal key is not allowed in a config file; write "{{env.NAME}}" or "{{secrets.NAME}}" and set the variable`
-	}
-	return ""
+	return checkCredential(key, false, `a literal key is not allowed in a config file; write "{{env.NAME}}" or "{{secrets.NAME}}" and set the variable`)
 }
 
 // tomlProviders decodes the [providers] table: one table per provider name.

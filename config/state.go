@@ -112,31 +112,12 @@ func checkDatabase(db string) string {
 	return ""
 }
 
-// readEncryptionKey refuses an empty key: set empty, it would also
-// override a key an earlier file set.
-func readEncryptionKey(d *decode.Decoder, field string, v any) (string, bool) {
-	s, ok := d.String(field, v)
-	if ok && strings.TrimSpace(s) == "" {
-		d.Errorf(field, `empty; write "{{secrets.NAME}}" or "{{env.NAME}}", or leave encryption_key out`)
-		return "", false
-	}
-	return s, ok
-}
+// readEncryptionKey refuses an empty key.
+var readEncryptionKey = readNonEmpty(`empty; write "{{secrets.NAME}}" or "{{env.NAME}}", or leave encryption_key out`)
 
-// checkEncryptionKey wants a placeholder and nothing else; it never quotes
-// the value.
+// checkEncryptionKey wants a placeholder and nothing else.
 func checkEncryptionKey(key string) string {
-	if key == "" {
-		return ""
-	}
-	ps, err := secret.Parse(key)
-	switch {
-	case err != nil:
-		return err.Error()
-	case len(ps) != 1 || ps[0].Start != 0 || ps[0].End != len(key):
-		return `want one placeholder and nothing else, "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}": a key written in a config file leaks with it`
-	}
-	return ""
+	return checkCredential(key, true, `want one placeholder and nothing else, "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}": a key written in a config file leaks with it`)
 }
 
 // Shared reports whether the database is PostgreSQL, which processes on
