@@ -278,10 +278,13 @@ type addedData struct {
 }
 
 // serverOp runs restart, refresh, enable, disable or delete from a
-// server's buttons.
+// server's buttons. Enable, disable and delete carry the version of the
+// row they were shown on: a change saved meanwhile (on another page, by
+// the API, on another replica) refuses them, as If-Match does.
 func (u *UI) serverOp(w http.ResponseWriter, r *http.Request) {
 	id, op := r.PathValue("id"), r.PathValue("op")
 	ctx := r.Context()
+	version, _ := strconv.ParseInt(r.PostFormValue("version"), 10, 64) // 0: no check
 	var err error
 	var done string
 	switch op {
@@ -290,12 +293,24 @@ func (u *UI) serverOp(w http.ResponseWriter, r *http.Request) {
 	case "refresh":
 		err, done = u.d.RefreshServerTools(ctx, id), "Refreshed the tools of "+id+"."
 	case "enable", "disable":
-		_, err = u.d.SetServerEnabled(ctx, id, op == "enable", 0)
+		_, err = u.d.SetServerEnabled(ctx, id, op == "enable", version)
 		done = strings.ToUpper(op[:1]) + op[1:] + "d " + id + "."
 	case "delete":
-		err, done = u.d.DeleteServer(ctx, id, 0), "Deleted "+id+"."
+		err, done = u.d.DeleteServer(ctx, id, version), "Deleted "+id+"."
 	default:
 		http.NotFound(w, r)
+		return
+	}
+	if errors.Is(err, store.ErrConflict) {
+		// The table as it is now, so that the next press is of what is.
+		msg := id + " was changed since this page showed it, so nothing was done: the table shows it as it is now."
+		t, terr := u.table(ctx)
+		if terr != nil {
+			u.flash(w, statusOf(err), msg, true)
+			return
+		}
+		t.OOB = true
+		u.render(w, statusOf(err), "servers", "changed", changedData{Table: t, Flash: flashData{Msg: msg, Err: true, OOB: true}})
 		return
 	}
 	if err != nil {

@@ -336,3 +336,50 @@ func TestServerPage(t *testing.T) {
 		t.Errorf("after a stale save: version %d %s (%v), want version 2, description second", m.Version, m.Config, err)
 	}
 }
+
+// TestServerButtonsCarryVersion: the Disable, Enable and Remove buttons
+// send the version of the row they were shown on; pressed after a change
+// saved meanwhile (here through the daemon, as the API or another replica
+// would), they are refused with 412, saying so, change nothing, and give
+// back the table as it is now.
+func TestServerButtonsCarryVersion(t *testing.T) {
+	s := serve(t, map[string][]string{"a": nil})
+	csrf := []string{ui.CSRFHeader, "1"}
+	ctx := context.Background()
+	entry, _ := json.Marshal(map[string]any{"command": s.bin})
+	if _, err := s.d.AddServer(ctx, "b", entry); err != nil {
+		t.Fatal(err)
+	}
+	_, _, page := s.do("GET", "/", nil)
+	for _, button := range []string{`hx-post="/servers/b/disable" hx-vals='{"version": "1"}'`} {
+		if !strings.Contains(page, button) {
+			t.Fatalf("the servers page has no %s\n%s", button, page)
+		}
+	}
+	_, _, confirm := s.do("GET", "/servers/b/remove?confirm=1", nil)
+	if !strings.Contains(confirm, `hx-post="/servers/b/delete" hx-vals='{"version": "1"}'`) {
+		t.Fatalf("the remove confirmation carries no version\n%s", confirm)
+	}
+
+	// Changed meanwhile: version 2.
+	if _, err := s.d.SetServerEnabled(ctx, "b", true, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"disable", "delete"} {
+		status, _, body := s.do("POST", "/servers/b/"+op, url.Values{"version": {"1"}}, csrf...)
+		if status != http.StatusPreconditionFailed || !strings.Contains(body, "b was changed since this page showed it") || !strings.Contains(body, `"version": "2"`) {
+			t.Errorf("%s at a stale version: %d, want 412 saying so with the table at version 2\n%s", op, status, body)
+		}
+	}
+	m, err := s.d.GetServer(ctx, "b")
+	if err != nil || !m.Enabled || m.Version != 2 {
+		t.Fatalf("after the stale presses: %+v, %v; want b enabled, at version 2", m, err)
+	}
+	// At the version shown: done.
+	if status, _, body := s.do("POST", "/servers/b/disable", url.Values{"version": {"2"}}, csrf...); status != http.StatusOK || !strings.Contains(body, "Disabled b.") {
+		t.Errorf("disable at the version shown: %d\n%s", status, body)
+	}
+	if status, _, body := s.do("POST", "/servers/b/delete", url.Values{"version": {"3"}}, csrf...); status != http.StatusOK || !strings.Contains(body, "Deleted b.") {
+		t.Errorf("delete at the version shown: %d\n%s", status, body)
+	}
+}
