@@ -36,12 +36,7 @@ func TestTelemetrySession(t *testing.T) {
 	const traceID, parent = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	metaLog := filepath.Join(t.TempDir(), "meta.log")
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx", "-meta-log", metaLog)}}
-	spans := tracetest.NewInMemoryExporter()
-	tel, err := telemetry.New(&telemetry.Options{SpanExporter: spans})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tel.Close(context.Background()) })
+	tel, spans := traced(t)
 	r := run(t, cfg, openStore(t), nil, daemon.Options{Telemetry: tel})
 	r.awaitReady(t)
 
@@ -99,4 +94,17 @@ func TestTelemetrySession(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition, bounded
 	}
+}
+
+// traced is telemetry whose spans go to the returned in-memory exporter,
+// closed when t ends (after the daemons it was given to).
+func traced(t *testing.T) (*telemetry.Telemetry, *tracetest.InMemoryExporter) {
+	t.Helper()
+	spans := tracetest.NewInMemoryExporter()
+	tel, err := telemetry.New(&telemetry.Options{SpanExporter: spans})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tel.Close(context.Background()) })
+	return tel, spans
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
-	"github.com/switchboardmcp/switchboard/telemetry"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -31,12 +30,7 @@ func (f agentFunc) RunAgent(ctx context.Context, name, prompt string) (*workflow
 // steps' tokens in switchboard.run.tokens, and a span per run with its
 // steps under it.
 func TestWorkflowTelemetry(t *testing.T) {
-	spans := tracetest.NewInMemoryExporter()
-	tel, err := telemetry.New(&telemetry.Options{SpanExporter: spans})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tel.Close(context.Background())
+	tel, spans := traced(t)
 	tpl := func(s string) *workflow.Template {
 		x, err := workflow.ParseTemplate(s)
 		if err != nil {
@@ -127,12 +121,7 @@ func TestWorkflowTelemetry(t *testing.T) {
 // telemetry middleware), the context its agent runs in, and a child
 // workflow's run span; all in the run's trace.
 func TestWorkflowStepSpans(t *testing.T) {
-	spans := tracetest.NewInMemoryExporter()
-	tel, err := telemetry.New(&telemetry.Options{SpanExporter: spans})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tel.Close(context.Background())
+	tel, spans := traced(t)
 	args, _ := workflow.NewValue(map[string]any{"text": "hi"})
 	inner := &workflow.Workflow{ID: "inner", Digest: "d2", Steps: []*workflow.Step{
 		{ID: "ping", Kind: workflow.StepTool, Tool: "mcp_fx_echo", Arguments: args},
@@ -248,12 +237,7 @@ func mustTemplate(t *testing.T, s string) *workflow.Template {
 // context the host writes into the call's _meta reaches the engine's
 // in-process server and the run's start.
 func TestPublishedWorkflowSpan(t *testing.T) {
-	spans := tracetest.NewInMemoryExporter()
-	tel, err := telemetry.New(&telemetry.Options{SpanExporter: spans})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tel.Close(context.Background())
+	tel, spans := traced(t)
 	args, _ := workflow.NewValue(map[string]any{"text": "hi"})
 	wf := &workflow.Workflow{ID: "hello", Digest: "d1", Steps: []*workflow.Step{
 		{ID: "say", Kind: workflow.StepTool, Tool: "mcp_fx_echo", Arguments: args},
