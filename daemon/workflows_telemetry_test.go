@@ -31,17 +31,10 @@ func (f agentFunc) RunAgent(ctx context.Context, name, prompt string) (*workflow
 // steps under it.
 func TestWorkflowTelemetry(t *testing.T) {
 	tel, spans := traced(t)
-	tpl := func(s string) *workflow.Template {
-		x, err := workflow.ParseTemplate(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return x
-	}
 	args, _ := workflow.NewValue(map[string]any{"text": "hi"})
 	wf := &workflow.Workflow{ID: "triage", Digest: "d1", Steps: []*workflow.Step{
 		{ID: "say", Kind: workflow.StepTool, Tool: "mcp_fx_echo", Arguments: args},
-		{ID: "think", Kind: workflow.StepAgent, Agent: "helper", Prompt: tpl("about {{.steps.say.result}}"), Needs: []string{"say"}},
+		{ID: "think", Kind: workflow.StepAgent, Agent: "helper", Prompt: mustTemplate(t, "about {{.steps.say.result}}"), Needs: []string{"say"}},
 	}}
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
 	cfg.State.Database = filepath.Join(t.TempDir(), "state.db")
@@ -55,17 +48,7 @@ func TestWorkflowTelemetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	h, err := host.New(cfg.Servers, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Launch(ctx, h, false); err != nil {
-		t.Fatal(err)
-	}
+	launch(t, ctx, w, cfg, nil)
 	for range 2 {
 		id, err := w.Engine.Start(ctx, "triage", nil, nil)
 		if err != nil {
@@ -145,17 +128,7 @@ func TestWorkflowStepSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	h, err := host.New(cfg.Servers, &host.Options{ClientMiddleware: tel.ClientMiddleware})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Launch(ctx, h, false); err != nil {
-		t.Fatal(err)
-	}
+	launch(t, ctx, w, cfg, &host.Options{ClientMiddleware: tel.ClientMiddleware})
 	// The run is started by a traced call: its span is under the call's.
 	cctx, caller := tel.Tracer().Start(ctx, "caller")
 	id, err := w.Engine.Start(cctx, "outer", nil, nil)
@@ -256,17 +229,7 @@ func TestPublishedWorkflowSpan(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("InProcess: %v, %v", ok, err)
 	}
-	h, err := host.New(cfg.Servers, &host.Options{ClientMiddleware: tel.ClientMiddleware, InProcess: []host.InProcessServer{ip}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Launch(ctx, h, false); err != nil {
-		t.Fatal(err)
-	}
+	h := launch(t, ctx, w, cfg, &host.Options{ClientMiddleware: tel.ClientMiddleware, InProcess: []host.InProcessServer{ip}})
 	name := cfg.Gateway.WorkflowToolName("hello")
 	cctx, caller := tel.Tracer().Start(ctx, "caller")
 	res, err := h.CallTool(cctx, name, nil, nil)
@@ -301,4 +264,23 @@ func TestPublishedWorkflowSpan(t *testing.T) {
 		t.Errorf("the run's span is under %s in trace %s; want under the call's %q (%s) in the caller's trace %s",
 			run.Parent.SpanID(), run.SpanContext.TraceID(), call.Name, call.SpanContext.SpanID(), caller.SpanContext().TraceID())
 	}
+}
+
+// launch starts a host over cfg's servers with opts and launches w on it.
+// The host closes when t ends, after w (closed by the test), as
+// daemon.Workflows asks.
+func launch(t *testing.T, ctx context.Context, w *daemon.Workflows, cfg *config.Config, opts *host.Options) *host.Host {
+	t.Helper()
+	h, err := host.New(cfg.Servers, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Launch(ctx, h, false); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
