@@ -201,14 +201,11 @@ func (t *Tokens) read(resource string) ([]Record, error) {
 // load returns the secret resource's records are kept in: from Shared,
 // opened, or else from Vault.
 func (t *Tokens) load(resource string) (string, bool, error) {
-	if t.Unavailable != nil {
-		return "", false, t.Unavailable
+	if err := t.usable(); err != nil {
+		return "", false, err
 	}
 	name := SecretName(resource)
 	if t.Shared != nil {
-		if t.Sealer == nil {
-			return "", false, ErrNoSealer
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
 		sealed, ok, err := t.Shared.Secret(ctx, name)
@@ -246,56 +243,70 @@ func (t *Tokens) redact(r *Record) {
 	}
 }
 
-func (t *Tokens) write(resource string, recs []Record) error {
-	if t.Unavailable != nil {
+// usable says why the records cannot be reached: Unavailable, or Shared
+// without a Sealer.
+func (t *Tokens) usable() error {
+	switch {
+	case t.Unavailable != nil:
 		return t.Unavailable
+	case t.Shared != nil && t.Sealer == nil:
+		return ErrNoSealer
 	}
-	name := SecretName(resource)
-	if t.Shared != nil {
-		if t.Sealer == nil {
-			return ErrNoSealer
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
-		if len(recs) == 0 {
-			if _, err := t.Shared.DeleteSecret(ctx, name); err != nil {
-				return fmt.Errorf("deleting the OAuth tokens for %s: %w", resource, err)
-			}
-			// The secret store's copy too, which load would find next.
-			if t.Vault != nil {
-				if err := t.Vault.Delete(name); err != nil && !errors.Is(err, secret.ErrNotFound) && !errors.Is(err, secret.ErrReadOnly) {
-					return fmt.Errorf("deleting the OAuth tokens for %s from the secret store: %w", resource, err)
-				}
-			}
-			return nil
-		}
-		b, err := json.Marshal(stored{Records: recs})
-		if err != nil {
-			return err
-		}
-		if err := t.Shared.SetSecret(ctx, name, t.Sealer.Seal(name, b)); err != nil {
-			return fmt.Errorf("storing the OAuth tokens for %s: %w", resource, err)
-		}
-		return nil
-	}
-	if t.Vault == nil {
-		return errors.New("no secret store to keep OAuth tokens in")
+	return nil
+}
+
+// write stores recs as resource's records, or deletes them when there are
+// none.
+func (t *Tokens) write(resource string, recs []Record) error {
+	if err := t.usable(); err != nil {
+		return err
 	}
 	if len(recs) == 0 {
-		err := t.Vault.Delete(name)
-		if errors.Is(err, secret.ErrNotFound) {
-			err = nil
-		}
-		return err
+		return t.erase(resource)
 	}
 	b, err := json.Marshal(stored{Records: recs})
 	if err != nil {
 		return err
 	}
-	if err := t.Vault.Set(name, string(b)); err != nil {
+	name := SecretName(resource)
+	switch {
+	case t.Shared != nil:
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		err = t.Shared.SetSecret(ctx, name, t.Sealer.Seal(name, b))
+	case t.Vault == nil:
+		return errors.New("no secret store to keep OAuth tokens in")
+	default:
+		err = t.Vault.Set(name, string(b))
+	}
+	if err != nil {
 		return fmt.Errorf("storing the OAuth tokens for %s: %w", resource, err)
 	}
 	return nil
+}
+
+// erase deletes resource's records: from Shared, and from Vault, where a
+// login made before the database was shared would be found next.
+func (t *Tokens) erase(resource string) error {
+	name := SecretName(resource)
+	if t.Shared != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if _, err := t.Shared.DeleteSecret(ctx, name); err != nil {
+			return fmt.Errorf("deleting the OAuth tokens for %s: %w", resource, err)
+		}
+	}
+	if t.Vault == nil {
+		return nil
+	}
+	err := t.Vault.Delete(name)
+	if errors.Is(err, secret.ErrNotFound) || t.Shared != nil && errors.Is(err, secret.ErrReadOnly) {
+		return nil
+	}
+	if err != nil && t.Shared != nil {
+		return fmt.Errorf("deleting the OAuth tokens for %s from the secret store: %w", resource, err)
+	}
+	return err
 }
 
 // Load returns the most recently written record for resource, of client
@@ -363,8 +374,8 @@ func (t *Tokens) Delete(resource string) (int, error) {
 // lock takes the lock around the records of resource: the database's,
 // or the in-process lock and the lock file.
 func (t *Tokens) lock(resource string) (func(), error) {
-	if t.Unavailable != nil {
-		return nil, t.Unavailable
+	if err := t.usable(); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
