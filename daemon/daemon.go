@@ -253,8 +253,10 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	d.replica = newReplicaID()
 	{
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		key, err := requestStateKey(ctx, opts.Config.State, "gateway request state v1", d.lookupEnv(), d.opts.Host.Secrets, d.red,
-			func(ctx context.Context) ([]byte, error) { return d.store.Key(ctx, stateKeyName) })
+		key, err := derivedStateKey(opts.Config.State, "gateway request state v1", d.lookupEnv(), d.opts.Host.Secrets, d.red)
+		if key == nil && err == nil {
+			key, err = d.store.Key(ctx, stateKeyName)
+		}
 		cancel()
 		if err != nil {
 			d.Close()

@@ -38,13 +38,14 @@ const replicaExpiry = 3 * replicaHeartbeat
 // requestStates of the calls the gateway bridges: one for every replica.
 const stateKeyName = "gateway_request_state"
 
-// requestStateKey is the key that signs the requestStates of purpose: from
-// [state] encryption_key when it is set, the same on every replica and
-// kept out of the database, so that whoever reads the database cannot sign
-// one; else the key fromDB gives, made once in the database.
-func requestStateKey(ctx context.Context, st config.State, purpose string, lookupEnv func(string) (string, bool), secrets secret.Store, red *secret.Redactor, fromDB func(context.Context) ([]byte, error)) ([]byte, error) {
+// derivedStateKey is the key that signs the requestStates of purpose,
+// derived from [state] encryption_key: the same on every replica and kept
+// out of the database, so that whoever reads the database cannot sign
+// one. Nil when no key is set: the caller's key is then one made once in
+// the database.
+func derivedStateKey(st config.State, purpose string, lookupEnv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) ([]byte, error) {
 	if st.EncryptionKey == "" {
-		return fromDB(ctx)
+		return nil, nil
 	}
 	pass, err := st.ResolveEncryptionKey(lookupEnv, secrets, red)
 	if err != nil {

@@ -124,12 +124,10 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 	for _, wf := range o.Workflows {
 		w.byID[wf.ID] = wf
 	}
-	var stateKey []byte // nil: the engine's own, in the database
-	if o.Config.State.EncryptionKey != "" {
-		if stateKey, err = requestStateKey(ctx, o.Config.State, "workflow request state v1", o.LookupEnv, o.Secrets, o.Redactor, nil); err != nil {
-			x.Close()
-			return nil, err
-		}
+	stateKey, err := derivedStateKey(o.Config.State, "workflow request state v1", o.LookupEnv, o.Secrets, o.Redactor) // nil: the engine's own
+	if err != nil {
+		x.Close()
+		return nil, err
 	}
 	eo := &workflow.EngineOptions{
 		StateKey:   stateKey,
