@@ -20,8 +20,16 @@ import (
 // folder; or, when [state] database is PostgreSQL, that database, which
 // every replica shares, sealed under [state] encryption_key (a login made
 // in the secret store before is found there until a write copies it). The
-// error says why they cannot be kept.
+// error says why they cannot be kept. Made once per command: the login
+// command and its host share one.
 func (e *env) oauthTokens(cfg *config.Config) (*oauth.Tokens, error) {
+	if e.tokens == nil && e.tokensErr == nil {
+		e.tokens, e.tokensErr = e.newOAuthTokens(cfg)
+	}
+	return e.tokens, e.tokensErr
+}
+
+func (e *env) newOAuthTokens(cfg *config.Config) (*oauth.Tokens, error) {
 	v, verr := e.openStore()
 	t := &oauth.Tokens{LockPath: filepath.Join(e.configDir(), "oauth.lock"), Redactor: e.red}
 	if verr == nil {
@@ -154,7 +162,6 @@ servers without a browser); it is used until it expires and is not refreshed.`,
 			if err != nil {
 				return err
 			}
-			opts.OAuthTokens = tokens
 			opts.OAuthLogin, opts.OAuthRedirectURL = l.Fetch, l.RedirectURL
 			h, err := e.connect(cmd.Context(), []config.Server{s}, opts)
 			if err != nil {

@@ -96,6 +96,9 @@ type env struct {
 	// and closed when Main returns.
 	state    *store.Store
 	stateErr error
+	// tokens is where OAuth tokens are kept (oauthTokens), made once.
+	tokens    *oauth.Tokens
+	tokensErr error
 }
 
 // Main runs the switchboard command with args (without the program name) and
