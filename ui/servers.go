@@ -301,29 +301,23 @@ func (u *UI) serverOp(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if errors.Is(err, store.ErrConflict) {
-		// The table as it is now, so that the next press is of what is.
-		msg := id + " was changed since this page showed it, so nothing was done: the table shows it as it is now."
-		t, terr := u.table(ctx)
-		if terr != nil {
-			u.flash(w, statusOf(err), msg, true)
-			return
-		}
-		t.OOB = true
-		u.render(w, statusOf(err), "servers", "changed", changedData{Table: t, Flash: flashData{Msg: msg, Err: true, OOB: true}})
-		return
-	}
-	if err != nil {
+	status, msg, isErr := http.StatusOK, done, false
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		// The table as it is now comes with it, so that the next press
+		// is of what is.
+		status, msg, isErr = statusOf(err), id+" was changed since this page showed it, so nothing was done: the table shows it as it is now.", true
+	case err != nil:
 		u.flash(w, statusOf(err), id+": "+err.Error(), true)
 		return
 	}
 	t, terr := u.table(ctx)
 	if terr != nil {
-		u.flash(w, http.StatusOK, done, false)
+		u.flash(w, status, msg, isErr)
 		return
 	}
 	t.OOB = true
-	u.render(w, http.StatusOK, "servers", "changed", changedData{Table: t, Flash: flashData{Msg: done, OOB: true}})
+	u.render(w, status, "servers", "changed", changedData{Table: t, Flash: flashData{Msg: msg, Err: isErr, OOB: true}})
 }
 
 type changedData struct {
