@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboardmcp/switchboard/internal/cli"
+	"github.com/switchboardmcp/switchboard/internal/interop"
 	"github.com/switchboardmcp/switchboard/internal/testauth"
 	"github.com/switchboardmcp/switchboard/internal/testpg"
 )
@@ -223,6 +224,9 @@ func TestAuthSharedDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	body = append([]byte(fmt.Sprintf("[state]\ndatabase = %q\nencryption_key = \"{{env.SB_STATE_KEY}}\"\n", db)), body...)
+	// A server that does not sign in, which no trouble with the tokens
+	// may touch.
+	body = fmt.Appendf(body, "\n[[mcp_servers]]\nid = \"local\"\ncommand = %q\n", interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver"))
 	if err := os.WriteFile(cfg, body, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -262,9 +266,18 @@ func TestAuthSharedDatabase(t *testing.T) {
 		t.Errorf("tools under another key: exit %d, %q; want a failure naming encryption_key", code, errText)
 	}
 	os.Unsetenv("SB_STATE_KEY")
-	_, errText, code = authMain(t, nil, "tools")
+	_, errText, code = authMain(t, nil, "call", "mcp_remote_whoami")
 	if code == 0 || !strings.Contains(errText, "{{env.SB_STATE_KEY}} is not set") {
-		t.Errorf("tools with the key unset: exit %d, %q; want a failure naming the placeholder", code, errText)
+		t.Errorf("call remote with the key unset: exit %d, %q; want a failure naming the placeholder", code, errText)
+	}
+	// Only the servers that sign in fail: with remote optional, local
+	// answers.
+	optional := strings.Replace(string(body), "id = \"remote\"\n", "id = \"remote\"\noptional = true\n", 1)
+	if err := os.WriteFile(cfg, []byte(optional), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errText, code := authMain(t, nil, "call", "mcp_local_echo", "--arg", "text=still here"); code != 0 || !strings.Contains(out, "still here") {
+		t.Errorf("call local with the key unset: exit %d, %q, %q; want its answer", code, out, errText)
 	}
 	t.Setenv("SB_STATE_KEY", key)
 
