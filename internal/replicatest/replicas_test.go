@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,7 +131,23 @@ func TestReplicas(t *testing.T) {
 
 		holder.kill(t)
 		before := len(rec.exchanges())
-		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "after the kill"}})
+		call := func() error {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "after the kill"}})
+			return err
+		}
+		err = call()
+		// HAProxy may not yet have read the end of its idle keep-alive
+		// connection to the dead replica when the request arrives. It then
+		// sends the request there, reads nothing, and closes the client's
+		// connection without an answer: HAProxy's way of asking a client
+		// to retry a keep-alive request ("abort_keep_alive" in its
+		// http_ana.c). The go-sdk client keeps its session after that
+		// (ErrRejected), and the request after it is answered 404. Once,
+		// and only as a closed connection: anything else fails here.
+		if err != nil && !errors.Is(err, mcp.ErrSessionMissing) && closedWithoutAnswer(err) {
+			t.Logf("the first call after the kill met a connection HAProxy closed without an answer (%v); calling again", err)
+			err = call()
+		}
 		if !errors.Is(err, mcp.ErrSessionMissing) {
 			t.Errorf("the next call of a session whose replica died: %v; want %v", err, mcp.ErrSessionMissing)
 		}
@@ -377,4 +394,11 @@ func TestGateAnsweredOnOtherReplica(t *testing.T) {
 		t.Errorf("%s exited during the test:\n%s", runner.name, runner.out)
 	default:
 	}
+}
+
+// closedWithoutAnswer reports whether err is a connection closed before
+// any answer came: an end of file or a reset, as the HTTP client reports a
+// connection the balancer closed.
+func closedWithoutAnswer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
