@@ -135,19 +135,10 @@ func TestReplicas(t *testing.T) {
 			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "after the kill"}})
 			return err
 		}
-		err = call()
-		// HAProxy may not yet have read the end of its idle keep-alive
-		// connection to the dead replica when the request arrives. It then
-		// sends the request there, reads nothing, and closes the client's
-		// connection without an answer: HAProxy's way of asking a client
-		// to retry a keep-alive request ("abort_keep_alive" in its
-		// http_ana.c). The go-sdk client keeps its session after that
-		// (ErrRejected), and the request after it is answered 404. Once,
-		// and only as a closed connection: anything else fails here.
-		if err != nil && !errors.Is(err, mcp.ErrSessionMissing) && closedWithoutAnswer(err) {
-			t.Logf("the first call after the kill met a connection HAProxy closed without an answer (%v); calling again", err)
-			err = call()
-		}
+		// The go-sdk client keeps its session after a connection closed
+		// without an answer (ErrRejected): the call after it is the one
+		// answered 404.
+		err = afterDeath(t, call)
 		if !errors.Is(err, mcp.ErrSessionMissing) {
 			t.Errorf("the next call of a session whose replica died: %v; want %v", err, mcp.ErrSessionMissing)
 		}
@@ -230,7 +221,13 @@ func TestWorkflowSurvivesReplica(t *testing.T) {
 
 	// Through the balancer, so on the survivor: the gate is answered
 	// there while the run still belongs to the dead replica.
-	status, answer = apiCall(t, "POST", lb.URL+"/api/v1/runs/"+run.ID+"/answer", `{"gate":"confirm","answer":{"action":"accept","content":{"go":true}}}`)
+	err := afterDeath(t, func() (err error) {
+		status, answer, err = apiDo("POST", lb.URL+"/api/v1/runs/"+run.ID+"/answer", `{"gate":"confirm","answer":{"action":"accept","content":{"go":true}}}`)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("answering the gate through the balancer after %s died: %v", runner.name, err)
+	}
 	if status != http.StatusOK {
 		t.Fatalf("answering the gate through the balancer after %s died: %d %s", runner.name, status, answer)
 	}
@@ -321,20 +318,29 @@ func follow(t *testing.T, base, run string, after int64, until func(event) bool)
 // header, and returns the status and the body.
 func apiCall(t *testing.T, method, url, body string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	status, b, err := apiDo(method, url, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return status, b
+}
+
+// apiDo is apiCall returning its error.
+func apiDo(method, url, body string) (int, []byte, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Switchboard-CSRF", "1")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }
 
 // postWithSession sends a tools/list of session sid straight to a
@@ -396,9 +402,23 @@ func TestGateAnsweredOnOtherReplica(t *testing.T) {
 	}
 }
 
-// closedWithoutAnswer reports whether err is a connection closed before
-// any answer came: an end of file or a reset, as the HTTP client reports a
-// connection the balancer closed.
-func closedWithoutAnswer(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+// afterDeath makes a request through the balancer just after a replica
+// died, the way a client that retries does: once more if the first
+// attempt's connection was closed without an answer, and only then.
+//
+// HAProxy may not yet have read the end of its idle keep-alive connection
+// to the dead replica when the request arrives on a client connection that
+// carried an earlier one. It then sends the request there, reads nothing,
+// and closes the client's connection without an answer: HAProxy's way of
+// asking a client to retry a keep-alive request ("abort_keep_alive" in its
+// http_ana.c). The dead replica read nothing, so the retry is safe; it
+// meets a refused connection, and HAProxy sends it to a live replica.
+func afterDeath(t *testing.T, do func() error) error {
+	t.Helper()
+	err := do()
+	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
+		t.Logf("a request just after a replica's death met a connection HAProxy closed without an answer (%v); sending it again", err)
+		err = do()
+	}
+	return err
 }
