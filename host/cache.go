@@ -130,7 +130,7 @@ func (s *server) startLazy() bool {
 	s.tools = compiled
 	s.mu.Unlock()
 	s.setNotes("tools", notes)
-	s.setState(StateLazy, nil)
+	s.offer(StateLazy)
 	s.log.Info("lazy: offering cached tools until a call needs the server", "tools", len(tools))
 	return true
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,6 +113,28 @@ func TestWatchSeesTheStart(t *testing.T) {
 	start(t, []config.Server{fixture(t, "a")}, nil, st)
 	st.await(t, "a", host.StateConnecting)
 	st.await(t, "a", host.StateReady)
+}
+
+// TestReadyEventCountsTools: the event saying a server is ready counts the
+// tools the catalog offers from it, at the start and after a restart
+// (before, it was published before the catalog took them: "tools": 0).
+func TestReadyEventCountsTools(t *testing.T) {
+	st := newStates()
+	h, _ := start(t, []config.Server{fixture(t, "a", "-tools", "3")}, nil, st)
+	want := h.Servers()[0].Tools
+	if want < 4 {
+		t.Fatalf("the fixture with 3 extra tools offers %d", want)
+	}
+	if got := st.await(t, "a", host.StateReady).Tools; got != want {
+		t.Errorf("the ready event at the start counts %d tools; the catalog offers %d", got, want)
+	}
+	if err := syscall.Kill(pidOf(t, h, "a"), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st.await(t, "a", host.StateRestarting)
+	if got := st.await(t, "a", host.StateReady).Tools; got != want {
+		t.Errorf("the ready event after a restart counts %d tools; the catalog offers %d", got, want)
+	}
 }
 
 // TestStartOffersEachServerWhenReady: during Start, a server that is up is

@@ -379,13 +379,11 @@ func (h *Host) Start(ctx context.Context) error {
 	return nil
 }
 
-// joined installs a catalog with s's tools, now that s is ready (or lazily
-// idle with its cached tools), and tells the watchers that what s offers
-// changed: at the start, after a restart, when it joins late or wakes.
+// joined tells the watchers that what s offers changed, now that s is
+// ready (or lazily idle with its cached tools) and the catalog has its
+// tools (server.offer): at the start, after a restart, when it joins late
+// or wakes.
 func (h *Host) joined(s *server) {
-	h.catalogMu.Lock()
-	h.rebuildCatalog()
-	h.catalogMu.Unlock()
 	for _, k := range []ChangeKind{ToolsChanged, ResourcesChanged, PromptsChanged} {
 		h.changed(Change{Server: s.cfg.ID, Kind: k})
 	}

@@ -298,6 +298,9 @@ func TestLazyServers(t *testing.T) {
 	if !hasTool(h2, "mcp_lz_echo") {
 		t.Fatalf("cached tools not offered: %v", toolNames(h2))
 	}
+	if got, want := st.await(t, "lz", host.StateLazy).Tools, len(toolNames(h2)); got != want {
+		t.Errorf("the lazy-idle event counts %d tools; the catalog offers %d", got, want)
+	}
 	if got := callText(t, h2, "mcp_lz_echo", `{"text":"woken"}`, nil); got != "woken" {
 		t.Errorf("echo = %q", got)
 	}

@@ -177,8 +177,19 @@ func (s *server) connect(ctx context.Context, reported bool) bool {
 	s.lastHealthy = time.Now()
 	s.lastFailure, s.missing = "", false
 	s.mu.Unlock()
-	s.setState(StateReady, nil)
+	s.offer(StateReady)
 	return true
+}
+
+// offer installs a catalog with the server's tools, then sets st (ready,
+// or lazily idle with cached tools): the state's event counts the tools
+// the catalog offers from it. The caller then tells the watchers
+// (Host.joined).
+func (s *server) offer(st State) {
+	s.h.catalogMu.Lock()
+	s.h.rebuildCatalog()
+	s.h.catalogMu.Unlock()
+	s.setState(st, nil)
 }
 
 func (s *server) connectErr(ctx context.Context) error {
