@@ -157,18 +157,22 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 	if builtins != nil {
 		hopts.InProcess = []host.InProcessServer{builtins.InProcess()}
 	}
-	if a.AllowSampling {
-		hopts.Sampling = agent.SamplingHandler(provider, modelName)
-	}
 	if len(plan.Servers) > 0 {
 		hopts.Secrets = e.secretStore()
 	}
 	// The run's usage goes to the state store, as serve's does: its tool
 	// calls per server and tool, its tokens (switchboard stats).
 	tel := e.usageTelemetry(cfg)
+	observed := provider
 	if tel != nil {
 		defer e.closeTelemetry(tel)
 		hopts.ClientMiddleware = tel.ClientMiddleware
+		observed = observedProvider{p: provider, tel: tel, name: pc.name, model: modelName}
+	}
+	if a.AllowSampling {
+		// The run answers its tool calls' sampling requests itself, and
+		// counts them; this answers a server's request made outside a call.
+		hopts.Sampling = agent.SamplingHandler(observed, modelName)
 	}
 	h, err := e.connect(ctx, plan.Servers, hopts)
 	if err != nil {
@@ -194,7 +198,7 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 	if tel == nil {
 		return e.printRun(agent.Run(ctx, ro))
 	}
-	ro.Provider = observedProvider{p: provider, tel: tel, name: pc.name, model: modelName}
+	ro.Provider = observed
 	ro.Turn = tel.StartTurn
 	ctx, run := tel.StartRun(ctx, telemetry.KindAgent, a.ID, "", time.Time{})
 	// A run whose events were not all read (printing failed) ends failed.

@@ -186,3 +186,49 @@ func TestRunUsage(t *testing.T) {
 		t.Errorf("runs recorded: %+v, want agent calc: 2 runs, 1 failed, 220 tokens in, 16 out", rep.Tokens)
 	}
 }
+
+// TestRunSamplingUsage: the tokens a run's model spends answering a tool's
+// sampling request count in the agent's usage (switchboard stats), as the
+// run's own turns do; before, only the run's events counted them.
+func TestRunSamplingUsage(t *testing.T) {
+	fake, cfg := runSetup(t)
+	write(t, filepath.Join(filepath.Dir(cfg), "agents", "sampler.md"), `---
+description: Lets a tool ask its model
+model: fake:test-model
+allow_sampling: true
+mcp_servers:
+  - ref: t
+    tools_allowlist: [sample]
+---
+Call the sample tool.
+`)
+	fake.Script(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "mcp_t_sample", Arguments: json.RawMessage(`{}`)}},
+			Usage: llm.Usage{InputTokens: 100, OutputTokens: 7}},
+		llmtest.Turn{Text: "hello from the model", Usage: llm.Usage{InputTokens: 30, OutputTokens: 4}}, // the sampling request
+		llmtest.Turn{Text: "The tool said hello.", Usage: llm.Usage{InputTokens: 120, OutputTokens: 9}},
+	)
+	if stdout, stderr, code := runMain("--config", cfg, "run", "sampler", "--prompt", "Go"); code != 0 || !strings.Contains(stdout, "The tool said hello.") {
+		t.Fatalf("run = %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if n := len(fake.Requests()); n != 3 {
+		t.Fatalf("the model was asked %d times; want 3 (two turns and the sampling request)", n)
+	}
+	stdout, stderr, code := runMain("--config", cfg, "stats", "--json")
+	if code != 0 {
+		t.Fatalf("stats = %d, stderr %q", code, stderr)
+	}
+	var rep struct {
+		Tokens []struct {
+			Kind, Name string
+			In         int64 `json:"input_tokens"`
+			Out        int64 `json:"output_tokens"`
+		} `json:"tokens"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stats --json: %v\n%s", err, stdout)
+	}
+	if len(rep.Tokens) != 1 || rep.Tokens[0].Name != "sampler" || rep.Tokens[0].In != 250 || rep.Tokens[0].Out != 20 {
+		t.Errorf("tokens recorded: %+v; want agent sampler: 250 in, 20 out (the sampling request's 30 and 4 included)", rep.Tokens)
+	}
+}
