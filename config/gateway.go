@@ -34,6 +34,7 @@ const DefaultGatewayListen = "127.0.0.1:7300"
 //	max_sessions     = 256                        # sessions at once; the idlest makes room
 //	max_client_sessions = 64                      # sessions one client address holds
 //	shutdown_grace   = "5s"                       # SIGTERM: calls get this long, then are cancelled
+//	shutdown_drain   = "3s"                       # SIGTERM: first serve on this long, /readyz 503
 //	workflows        = ["triage"]                 # workflows published as tools (ids); default none
 //	workflow_tool_format = "workflow_{id}"        # their tool names; {id} is the workflow's id
 //
@@ -82,6 +83,13 @@ type Gateway struct {
 	// (upstream too) and the process exits. 0 means
 	// [DefaultGatewayShutdownGrace].
 	ShutdownGrace time.Duration
+	// ShutdownDrain is how long `switchboard serve`, told to stop, first
+	// serves on as before while GET /readyz answers 503, so that a load
+	// balancer takes it out of rotation before it stops accepting
+	// connections; then the shutdown (ShutdownGrace) begins. Set it
+	// longer than the balancer takes to notice (HAProxy: fall × inter).
+	// 0 means none: a replica alone, or a desktop's, stops at once.
+	ShutdownDrain time.Duration
 	// Workflows lists the ids of the workflows published as tools (opt-in
 	// per workflow); nil means none. That each names a workflow is checked
 	// where workflows are loaded (the workflow package, `switchboard
@@ -188,6 +196,7 @@ var gatewayTable = mergedTable[Gateway]{
 		decode.AtLeastOne("max_sessions", decode.TOML, func(g *Gateway) *int { return &g.MaxSessions }),
 		decode.AtLeastOne("max_client_sessions", decode.TOML, func(g *Gateway) *int { return &g.MaxClientSessions }),
 		decode.Duration("shutdown_grace", decode.TOML, func(g *Gateway) *time.Duration { return &g.ShutdownGrace }),
+		decode.Duration("shutdown_drain", decode.TOML, func(g *Gateway) *time.Duration { return &g.ShutdownDrain }),
 		decode.StringList("workflows", decode.TOML, func(g *Gateway) *[]string { return &g.Workflows }, checkGatewayWorkflow),
 		decode.String("workflow_tool_format", decode.TOML, func(g *Gateway) *string { return &g.WorkflowToolFormat }, checkWorkflowToolFormat),
 		decode.Value("auth", decode.TOML, func(g *Gateway) **GatewayAuth { return &g.Auth }, readGatewayAuth),

@@ -32,6 +32,7 @@ max_sessions = 100
 max_client_sessions = 10
 replica_address = "gw-1.internal:7400"
 shutdown_grace = "30s"
+shutdown_drain = "3s"
 workflows = ["triage", "sums"]
 workflow_tool_format = "wf-{id}"
 `)
@@ -43,7 +44,7 @@ workflow_tool_format = "wf-{id}"
 		Listen: "0.0.0.0:7400", ToolNameFormat: "{server}__{tool}", Servers: []string{"b"},
 		AllowedOrigins: []string{"https://app.example.com", "http://localhost:3000"},
 		AuthToken:      "{{secrets.gw}}", JSONResponse: true, SessionTimeout: 5 * time.Minute,
-		MaxSessions: 100, MaxClientSessions: 10, ShutdownGrace: 30 * time.Second, ReplicaAddress: "gw-1.internal:7400",
+		MaxSessions: 100, MaxClientSessions: 10, ShutdownGrace: 30 * time.Second, ShutdownDrain: 3 * time.Second, ReplicaAddress: "gw-1.internal:7400",
 		Workflows: []string{"triage", "sums"}, WorkflowToolFormat: "wf-{id}",
 		Source: Position{File: file, Line: 9, Field: "gateway"},
 	}
@@ -230,10 +231,12 @@ auth_tokn = "{{env.X}}"
 max_sessions = 0
 max_client_sessions = -3
 shutdown_grace = "0s"
+shutdown_drain = "-1s"
 `, []string{
 			`g.toml:2: gateway.max_sessions: must be at least 1, not 0`,
 			`g.toml:3: gateway.max_client_sessions: must be between 0 and 1048576, not -3`,
 			`g.toml:4: gateway.shutdown_grace: must be positive, not "0s"`,
+			`g.toml:5: gateway.shutdown_drain: must be positive, not "-1s"`,
 		}},
 		{"a client may not hold every session", `[gateway]
 max_sessions = 10

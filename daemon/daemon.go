@@ -14,9 +14,11 @@
 // answered at once, and each server is published as it comes up (clients
 // get list_changed). Options.OnReady says when every server that is not
 // optional is up; a required server that fails its first start fails Run
-// (after every server has had its first attempt). When ctx ends, requests
-// in flight, over every transport, get one grace period ([gateway]
-// shutdown_grace); past it they are cancelled, upstream too; then every
+// (after every server has had its first attempt). When ctx ends, GET
+// /readyz answers 503 at once; with [gateway] shutdown_drain the daemon
+// serves on as before that long, for a load balancer to take it out of
+// rotation. Then requests in flight, over every transport, get one grace
+// period ([gateway] shutdown_grace); past it they are cancelled, upstream too; then every
 // connection, the gateway, the host (with its child processes) and the
 // store are closed, and Run returns. [Daemon.ServeStdio] serves one client
 // over a pair of streams instead, for clients that start a process (Claude
@@ -140,6 +142,9 @@ type Daemon struct {
 	// fenced: the workflow executor lost its lock (watchExecutor); the
 	// daemon is never ready again.
 	fenced atomic.Bool
+	// stopping: Run was told to stop; the daemon drains, then shuts down,
+	// and is not ready again.
+	stopping atomic.Bool
 	// launched: the workflow engine's launch was tried (startHost); ready
 	// waits for it, so that a run can be started once the daemon says it
 	// is ready. recheck is watch's readiness check, run again then.

@@ -42,9 +42,27 @@ func (d *Daemon) healthHandler() http.Handler {
 }
 
 // Ready reports whether the daemon can take clients, as /readyz does but
-// for the database check: every server that is not optional is up, and
-// its workflow executor (on PostgreSQL) has not lost its lock (fenced).
-func (d *Daemon) Ready() bool { return d.ready.Load() && !d.fenced.Load() }
+// for the database check: every server that is not optional is up, its
+// workflow executor (on PostgreSQL) has not lost its lock (fenced), and
+// it has not been told to stop (draining, or shutting down).
+func (d *Daemon) Ready() bool { return d.ready.Load() && !d.fenced.Load() && !d.stopping.Load() }
+
+// drain is the start of a stop: the daemon is not ready from now on
+// (/readyz answers 503), and serves on as before for [gateway]
+// shutdown_drain, so that a load balancer's checks see it and send the
+// requests elsewhere before its listener closes. Without the drain, a
+// request reaching a balancer as the replica closes its connections may
+// be answered by a closed connection (HAProxy closes the client's, asking
+// it to retry).
+func (d *Daemon) drain() {
+	d.stopping.Store(true)
+	t := d.opts.Config.Gateway.ShutdownDrain
+	if t <= 0 {
+		return
+	}
+	d.log.Info("draining: /readyz answers 503; serving on before the shutdown", "drain", t)
+	time.Sleep(t)
+}
 
 func probeAnswer(w http.ResponseWriter, ok bool) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -1,11 +1,13 @@
 package daemon_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchboardmcp/switchboard/config"
 )
 
@@ -63,4 +65,49 @@ func TestHealthProbes(t *testing.T) {
 	st.Close() // the database is gone
 	check(r2.url, "/readyz", 503, "not ready\n")
 	check(r2.url, "/healthz", 200, "ok\n")
+}
+
+// TestShutdownDrain: told to stop, a daemon with [gateway] shutdown_drain
+// answers /readyz 503 at once and serves on as before (a session's call,
+// a new client's) for the drain, so that a load balancer takes it out of
+// rotation before its listener closes; then it shuts down.
+func TestShutdownDrain(t *testing.T) {
+	const drain = 8 * time.Second
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
+	cfg.Gateway.ShutdownDrain = drain
+	r := run(t, cfg, openStore(t), nil)
+	r.awaitReady(t)
+	if c, _ := probe(t, r.url, "/readyz"); c != http.StatusOK {
+		t.Fatalf("/readyz once ready: %d", c)
+	}
+	cs := connect(t, r.url)
+
+	stopped := time.Now()
+	r.stop()
+	deadline := time.Now().Add(testTimeout)
+	for {
+		c, _ := probe(t, r.url, "/readyz")
+		if c == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz still %d after the stop", c)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+	}
+	select {
+	case err := <-r.done:
+		t.Fatalf("Run returned %v, %v after the stop, before its %v drain", err, time.Since(stopped), drain)
+	default:
+	}
+	for name, s := range map[string]*mcp.ClientSession{"the open session": cs, "a new client": connect(t, r.url)} {
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "draining"}})
+		if err != nil || res.IsError {
+			t.Errorf("%s's call while draining (%v after the stop): %+v, %v", name, time.Since(stopped), res, err)
+		}
+	}
+	r.shutdown(t)
+	if d := time.Since(stopped); d < drain {
+		t.Errorf("Run returned %v after the stop; want the %v drain first", d, drain)
+	}
 }

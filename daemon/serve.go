@@ -118,6 +118,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	stopFence := d.watchExecutor(fail)
 	defer stopFence()
 	failed := d.await(ctx, st, faces)
+	if failed == nil {
+		d.drain() // told to stop: out of the balancer's rotation first
+	}
 	st.stop()
 	grace := d.grace()
 	if failed != nil {

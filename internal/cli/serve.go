@@ -63,7 +63,9 @@ The [gateway] table chooses the servers exposed, the tool names clients see,
 allowed browser origins and a bearer token (required to listen beyond
 loopback). Ctrl-C or SIGTERM shuts down gracefully: requests in flight get
 [gateway] shutdown_grace (5 seconds unless set) to finish; past it they are
-cancelled, upstream too, and serve exits.`,
+cancelled, upstream too, and serve exits. With [gateway] shutdown_drain it
+first serves on that long while /readyz answers 503, for a load balancer to
+send new requests elsewhere.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if stdio && cmd.Flags().Changed("listen") {

@@ -77,6 +77,7 @@ func startCluster(t testing.TB, n int, workflows map[string]string) *cluster {
 type clusterOptions struct {
 	workflows map[string]string // file name to YAML, in the workflows folder
 	state     string            // more keys of the [state] table
+	gateway   string            // more keys of the [gateway] table
 	config    string            // TOML appended to switchboard.toml
 	env       []string          // more environment of every replica (and login)
 }
@@ -98,12 +99,12 @@ database = %q
 %s
 [gateway]
 auth_token = "{{env.SB_TOKEN}}"
-
+%s
 [[mcp_servers]]
 id = "fx"
 command = %q
 args = ["-call-log", %q]
-`, db, o.state, c.fixture, c.callLog)
+`, db, o.state, o.gateway, c.fixture, c.callLog)
 	write(t, filepath.Join(c.dir, "switchboard.toml"), cfg+o.config)
 	if len(o.workflows) > 0 {
 		if err := os.Mkdir(filepath.Join(c.dir, "workflows"), 0o755); err != nil {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -421,4 +422,72 @@ func afterDeath(t *testing.T, do func() error) error {
 		err = do()
 	}
 	return err
+}
+
+// TestRollingStop: a replica with [gateway] shutdown_drain is stopped
+// (SIGTERM, as systemd and container runtimes do) while a 2026-07-28
+// client keeps four calls in flight through the balancer: no call fails,
+// before, during or after the stop (the drain, its 503s on /readyz and
+// HAProxy's checks; then the shutdown); the other replica answers them
+// all once the stopped one has gone.
+func TestRollingStop(t *testing.T) {
+	c := newCluster(t, clusterOptions{gateway: `shutdown_drain = "3s"`})
+	c.startReplicas(t, 2)
+	lb := balancer(t, c.replicas...)
+	ctx := context.Background()
+	cs := connect(t, lb.URL, "2026-07-28", nil)
+	stopping, survivor := c.replicas[0], c.replicas[1]
+
+	var (
+		mu       sync.Mutex
+		failures []string
+		answered = map[string]int{} // by replica, after the stop ended
+		stopped  bool
+		done     = make(chan struct{})
+		wg       sync.WaitGroup
+	)
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				where, err := c.whereCalled(ctx, cs)
+				mu.Lock()
+				if err != nil {
+					failures = append(failures, err.Error())
+				} else if stopped {
+					answered[where]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	start := time.Now()
+	stopping.stop(t)
+	mu.Lock()
+	stopped = true
+	mu.Unlock()
+	t.Logf("%s stopped in %v", stopping.name, time.Since(start).Round(time.Millisecond))
+	// Calls go on until the survivor has answered 50 after the stop.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := answered[survivor.name]
+		mu.Unlock()
+		if n >= 50 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+	}
+	close(done)
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Errorf("%d calls failed through the balancer while %s stopped; the first: %s", len(failures), stopping.name, failures[0])
+	}
+	if answered[survivor.name] < 50 || answered[stopping.name] != 0 {
+		t.Errorf("calls answered after the stop: %v; want 50 or more by %s alone", answered, survivor.name)
+	}
 }
