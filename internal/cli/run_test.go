@@ -159,25 +159,7 @@ func TestRunUsage(t *testing.T) {
 		t.Fatalf("run with a refused key = %d, stderr %q; want 1", code, stderr)
 	}
 
-	stdout, stderr, code := runMain("--config", cfg, "stats", "--json")
-	if code != 0 {
-		t.Fatalf("stats = %d, stderr %q", code, stderr)
-	}
-	var rep struct {
-		Calls []struct {
-			Server, Tool  string
-			Calls, Errors int64
-		} `json:"calls"`
-		Tokens []struct {
-			Kind, Name   string
-			Runs, Failed int64
-			In           int64 `json:"input_tokens"`
-			Out          int64 `json:"output_tokens"`
-		} `json:"tokens"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("stats --json: %v\n%s", err, stdout)
-	}
+	rep := stats(t, cfg)
 	if len(rep.Calls) != 1 || rep.Calls[0].Server != "t" || rep.Calls[0].Tool != "add" || rep.Calls[0].Calls != 1 || rep.Calls[0].Errors != 0 {
 		t.Errorf("calls recorded: %+v, want t/add once", rep.Calls)
 	}
@@ -214,21 +196,36 @@ Call the sample tool.
 	if n := len(fake.Requests()); n != 3 {
 		t.Fatalf("the model was asked %d times; want 3 (two turns and the sampling request)", n)
 	}
+	if rep := stats(t, cfg); len(rep.Tokens) != 1 || rep.Tokens[0].Name != "sampler" || rep.Tokens[0].In != 250 || rep.Tokens[0].Out != 20 {
+		t.Errorf("tokens recorded: %+v; want agent sampler: 250 in, 20 out (the sampling request's 30 and 4 included)", rep.Tokens)
+	}
+}
+
+// statsReport is what `switchboard stats --json` says, in the parts the
+// tests read.
+type statsReport struct {
+	Calls []struct {
+		Server, Tool  string
+		Calls, Errors int64
+	} `json:"calls"`
+	Tokens []struct {
+		Kind, Name   string
+		Runs, Failed int64
+		In           int64 `json:"input_tokens"`
+		Out          int64 `json:"output_tokens"`
+	} `json:"tokens"`
+}
+
+// stats runs `switchboard stats --json` on cfg.
+func stats(t *testing.T, cfg string) statsReport {
+	t.Helper()
 	stdout, stderr, code := runMain("--config", cfg, "stats", "--json")
 	if code != 0 {
 		t.Fatalf("stats = %d, stderr %q", code, stderr)
 	}
-	var rep struct {
-		Tokens []struct {
-			Kind, Name string
-			In         int64 `json:"input_tokens"`
-			Out        int64 `json:"output_tokens"`
-		} `json:"tokens"`
-	}
+	var rep statsReport
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("stats --json: %v\n%s", err, stdout)
 	}
-	if len(rep.Tokens) != 1 || rep.Tokens[0].Name != "sampler" || rep.Tokens[0].In != 250 || rep.Tokens[0].Out != 20 {
-		t.Errorf("tokens recorded: %+v; want agent sampler: 250 in, 20 out (the sampling request's 30 and 4 included)", rep.Tokens)
-	}
+	return rep
 }
