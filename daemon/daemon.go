@@ -18,11 +18,11 @@
 // /readyz answers 503 at once; with [gateway] shutdown_drain the daemon
 // serves on as before that long, for a load balancer to take it out of
 // rotation. Then requests in flight, over every transport, get one grace
-// period ([gateway] shutdown_grace); past it they are cancelled, upstream too; then every
-// connection, the gateway, the host (with its child processes) and the
-// store are closed, and Run returns. [Daemon.ServeStdio] serves one client
-// over a pair of streams instead, for clients that start a process (Claude
-// Desktop, Cursor), the same way.
+// period ([gateway] shutdown_grace); past it they are cancelled, upstream
+// too; then every connection, the gateway, the host (with its child
+// processes) and the store are closed, and Run returns.
+// [Daemon.ServeStdio] serves one client over a pair of streams instead,
+// for clients that start a process (Claude Desktop, Cursor), the same way.
 //
 // With Options.Socket (see [SocketPath]) the daemon also serves the CLI
 // commands of its own configuration on a unix socket only its user can
