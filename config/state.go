@@ -35,9 +35,12 @@ import (
 // with [State.ResolveEncryptionKey], the same value on every replica, of
 // at least 32 bytes (openssl rand -base64 32). It is required when the
 // database is PostgreSQL and a server signs in with OAuth's authorization
-// code grant.
+// code grant. encryption_key_fallbacks rotates it: keys (placeholders
+// too) that open what they sealed and verify what they signed, but never
+// seal or sign ([State.ResolveEncryptionKeyFallbacks]).
 //
 //	encryption_key = "{{secrets.state_key}}"
+//	encryption_key_fallbacks = ["{{secrets.state_key_old}}"]
 type State struct {
 	// Database is the state database as store.Open takes it once
 	// resolved: a SQLite file's path (absolute once loaded), "sqlite:" and
@@ -47,6 +50,10 @@ type State struct {
 	// EncryptionKey is the placeholder of the key sealing the secrets
 	// kept in a PostgreSQL database; "" when not set.
 	EncryptionKey string
+	// EncryptionKeyFallbacks are the placeholders of keys being rotated
+	// in or out: what they sealed opens, what they signed verifies, and
+	// nothing is sealed or signed with them. nil when not set.
+	EncryptionKeyFallbacks []string
 
 	// Source is where the last [state] table was declared; zero when none
 	// was.
@@ -60,6 +67,12 @@ var stateTable = mergedTable[State]{
 	fields: decode.Table[State]{
 		decode.Value("database", decode.TOML, func(s *State) *string { return &s.Database }, readDatabase, checkDatabase),
 		decode.Value("encryption_key", decode.TOML, func(s *State) *string { return &s.EncryptionKey }, readEncryptionKey, checkEncryptionKey),
+		decode.StringList("encryption_key_fallbacks", decode.TOML, func(s *State) *[]string { return &s.EncryptionKeyFallbacks }, func(l []string, i int) string {
+			if l[i] == "" {
+				return `empty; write "{{secrets.NAME}}" or "{{env.NAME}}"`
+			}
+			return checkEncryptionKey(l[i])
+		}),
 	},
 	config:        func(c *Config) *State { return &c.State },
 	source:        func(s *State) *Position { return &s.Source },
@@ -142,10 +155,31 @@ func (s State) ResolveEncryptionKey(getenv func(string) (string, bool), secrets 
 	return key, nil
 }
 
+// ResolveEncryptionKeyFallbacks expands EncryptionKeyFallbacks as
+// ResolveEncryptionKey does EncryptionKey; nil when none are set.
+func (s State) ResolveEncryptionKeyFallbacks(getenv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) ([]string, error) {
+	var keys []string
+	for i, p := range s.EncryptionKeyFallbacks {
+		key, err := secret.Expand(p, getenv, secrets, red)
+		if err != nil {
+			return nil, fmt.Errorf("state.encryption_key_fallbacks[%d]: %w", i, err)
+		}
+		if red != nil && key != "" {
+			red.Add(key)
+		}
+		keys = append(keys, key)
+	}
+	return keys, nil
+}
+
 // state checks what [state] needs of the rest of the configuration: a
 // shared database keeps OAuth logins sealed, so it needs the key when a
-// server signs in.
+// server signs in; fallbacks need a key to fall back from.
 func (v *validator) state(c *Config) {
+	if len(c.State.EncryptionKeyFallbacks) > 0 && c.State.EncryptionKey == "" && !v.reported("state.encryption_key") {
+		v.problems = append(v.problems, &Problem{Pos: v.mergedPos("state.encryption_key_fallbacks", c.State.Source), Field: "state.encryption_key_fallbacks",
+			Msg: "set without encryption_key: fallbacks only open and verify; encryption_key seals and signs"})
+	}
 	if !c.State.Shared() || c.State.EncryptionKey != "" || v.reported("state.encryption_key") {
 		return
 	}

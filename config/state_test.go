@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestState(t *testing.T) {
 
 	// No [state]: the zero State, which means the default.
 	c, err := LoadFile(writeFile(t, root, "none.toml", "[[mcp_servers]]\nid = \"a\"\ncommand = \"x\"\n"))
-	if err != nil || c.State != (State{}) {
+	if err != nil || !reflect.DeepEqual(c.State, State{}) {
 		t.Errorf("LoadFile without [state] = %+v, %v; want the zero State", c.State, err)
 	}
 }
@@ -143,6 +144,16 @@ encryption_key = "hunter2{{secrets.k}}"
 		{"empty encryption key", `[state]
 encryption_key = ""
 `, []string{`s.toml:2: state.encryption_key: empty; write "{{secrets.NAME}}" or "{{env.NAME}}", or leave encryption_key out`}},
+		{"a literal fallback key", `[state]
+encryption_key = "{{secrets.k}}"
+encryption_key_fallbacks = ["{{secrets.old}}", "hunter2hunter2hunter2hunter2hunter2", ""]
+`, []string{
+			`s.toml:3: state.encryption_key_fallbacks[1]: want one placeholder and nothing else, "{{secrets.NAME}}" (switchboard secrets set NAME) or "{{env.NAME}}": a key written in a config file leaks with it`,
+			`s.toml:3: state.encryption_key_fallbacks[2]: empty; write "{{secrets.NAME}}" or "{{env.NAME}}"`,
+		}},
+		{"fallbacks without the key", `[state]
+encryption_key_fallbacks = ["{{secrets.old}}"]
+`, []string{`s.toml:2: state.encryption_key_fallbacks: set without encryption_key: fallbacks only open and verify; encryption_key seals and signs`}},
 		{"shared logins need the key", `[state]
 database = "postgres://sb@db.internal/switchboard"
 
@@ -204,6 +215,14 @@ oauth = {}
 	}
 	if key, err := (State{}).ResolveEncryptionKey(noEnv, nil, nil); key != "" || err != nil {
 		t.Errorf("ResolveEncryptionKey of none = %q, %v", key, err)
+	}
+	fb := State{EncryptionKey: "{{secrets.state_key}}", EncryptionKeyFallbacks: []string{"{{env.OLD}}", "{{secrets.older}}"}}
+	keys, err := fb.ResolveEncryptionKeyFallbacks(func(k string) (string, bool) { return map[string]string{"OLD": "old-old-old"}[k], k == "OLD" }, mapStore{"older": "older-older"}, red)
+	if err != nil || len(keys) != 2 || keys[0] != "old-old-old" || keys[1] != "older-older" || red.Redact("old-old-old older-older") != "[REDACTED] [REDACTED]" {
+		t.Errorf("ResolveEncryptionKeyFallbacks = %q, %v (redacted: %q)", keys, err, red.Redact("old-old-old older-older"))
+	}
+	if _, err := fb.ResolveEncryptionKeyFallbacks(noEnv, mapStore{}, nil); err == nil || !strings.HasPrefix(err.Error(), "state.encryption_key_fallbacks[0]: {{env.OLD}} is not set") {
+		t.Errorf("ResolveEncryptionKeyFallbacks of an unset variable: %v", err)
 	}
 	if (State{Database: "/var/lib/sb.db"}).Shared() {
 		t.Errorf("a SQLite file is Shared")

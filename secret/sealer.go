@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -23,9 +25,15 @@ import (
 // moved to another name does not open. It is text: "sb1.", the key's id
 // (not secret: 8 hex digits derived from the key), ".", and the nonce and
 // ciphertext in unpadded base64url.
+//
+// A Sealer may also hold fallback keys, which open what they sealed but
+// never seal: the keys being rotated in or out. [Sealer.Stale] says which
+// values to seal again under the sealing key.
 type Sealer struct {
 	aead cipher.AEAD
 	id   string
+	// fallbacks open values sealed under their ids.
+	fallbacks map[string]cipher.AEAD
 }
 
 // MinSealerKey is the shortest passphrase [NewSealer] takes, in bytes:
@@ -45,22 +53,42 @@ const (
 	sealedAD     = "switchboard-sealed-v1\n"
 )
 
-// NewSealer returns the Sealer of passphrase, which must be at least
-// [MinSealerKey] bytes long. Its errors never quote the passphrase.
-func NewSealer(passphrase string) (*Sealer, error) {
-	key, err := DeriveKey(passphrase, "sealer v1 key", 32)
+// NewSealer returns the Sealer that seals under passphrase and opens what
+// it or any of fallbacks sealed. Each must be at least [MinSealerKey]
+// bytes long. Its errors never quote a passphrase.
+func NewSealer(passphrase string, fallbacks ...string) (*Sealer, error) {
+	aead, id, err := sealerKey(passphrase)
 	if err != nil {
 		return nil, err
+	}
+	s := &Sealer{aead: aead, id: id, fallbacks: map[string]cipher.AEAD{}}
+	for i, f := range fallbacks {
+		aead, id, err := sealerKey(f)
+		if err != nil {
+			return nil, fmt.Errorf("fallback key %d: %w", i+1, err)
+		}
+		if id != s.id {
+			s.fallbacks[id] = aead
+		}
+	}
+	return s, nil
+}
+
+// sealerKey returns the cipher and the id of passphrase's key.
+func sealerKey(passphrase string) (cipher.AEAD, string, error) {
+	key, err := DeriveKey(passphrase, "sealer v1 key", 32)
+	if err != nil {
+		return nil, "", err
 	}
 	id, err := DeriveKey(passphrase, "sealer v1 id", 4)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	aead, err := newGCM(key)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &Sealer{aead: aead, id: hex.EncodeToString(id)}, nil
+	return aead, hex.EncodeToString(id), nil
 }
 
 // DeriveKey returns n bytes of key for purpose, derived (HKDF-SHA256)
@@ -75,9 +103,29 @@ func DeriveKey(passphrase, purpose string, n int) ([]byte, error) {
 	return hkdf.Key(sha256.New, []byte(passphrase), nil, "switchboard "+purpose, n)
 }
 
-// KeyID names the key, for messages: two processes with the same key
-// show the same id. It reveals nothing of the key.
+// KeyID names the sealing key, for messages: two processes with the same
+// key show the same id. It reveals nothing of the key.
 func (s *Sealer) KeyID() string { return s.id }
+
+// FallbackIDs names the fallback keys, sorted.
+func (s *Sealer) FallbackIDs() []string { return slices.Sorted(maps.Keys(s.fallbacks)) }
+
+// Stale reports whether sealed was sealed under a fallback key: it opens,
+// and should be sealed again under the sealing key before that fallback
+// is taken away.
+func (s *Sealer) Stale(sealed string) bool {
+	id, _, ok := splitSealed(sealed)
+	return ok && s.fallbacks[id] != nil
+}
+
+// splitSealed splits a sealed value into its key id and its data.
+func splitSealed(sealed string) (id, data string, ok bool) {
+	rest, ok := strings.CutPrefix(sealed, sealedPrefix)
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(rest, ".")
+}
 
 // Seal returns plain sealed, bound to name.
 func (s *Sealer) Seal(name string, plain []byte) string {
@@ -87,25 +135,31 @@ func (s *Sealer) Seal(name string, plain []byte) string {
 	return sealedPrefix + s.id + "." + base64.RawURLEncoding.EncodeToString(out)
 }
 
-// Open returns the value Seal sealed under name: [ErrSealerKey] when it
-// was sealed under another key (the error names both keys' ids), and
-// [ErrSealed] when it is not a sealed value, was altered, or was sealed
-// under another name.
+// Open returns the value Seal sealed under name, with the sealing key or a
+// fallback: [ErrSealerKey] when it was sealed under another key (the
+// error names the keys' ids), and [ErrSealed] when it is not a sealed
+// value, was altered, or was sealed under another name.
 func (s *Sealer) Open(name, sealed string) ([]byte, error) {
-	rest, ok := strings.CutPrefix(sealed, sealedPrefix)
-	id, data, ok2 := strings.Cut(rest, ".")
-	if !ok || !ok2 {
+	id, data, ok := splitSealed(sealed)
+	if !ok {
 		return nil, ErrSealed
 	}
+	aead := s.aead
 	if id != s.id {
-		return nil, fmt.Errorf("%w (key id %s; this process's key is %s)", ErrSealerKey, id, s.id)
+		if aead = s.fallbacks[id]; aead == nil {
+			keys := "key is " + s.id
+			if len(s.fallbacks) > 0 {
+				keys = "keys are " + s.id + " (sealing) and " + strings.Join(s.FallbackIDs(), ", ")
+			}
+			return nil, fmt.Errorf("%w (key id %s; this process's %s)", ErrSealerKey, id, keys)
+		}
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(data)
-	if err != nil || len(raw) < s.aead.NonceSize() {
+	if err != nil || len(raw) < aead.NonceSize() {
 		return nil, ErrSealed
 	}
-	nonce, ct := raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():]
-	plain, err := s.aead.Open(nil, nonce, ct, []byte(sealedAD+name))
+	nonce, ct := raw[:aead.NonceSize()], raw[aead.NonceSize():]
+	plain, err := aead.Open(nil, nonce, ct, []byte(sealedAD+name))
 	if err != nil {
 		return nil, ErrSealed
 	}

@@ -53,3 +53,56 @@ func TestSealer(t *testing.T) {
 		t.Errorf("NewSealer(20 bytes) = %v: want a refusal that does not quote the key", err)
 	}
 }
+
+// TestSealerFallbacks: a key is rotated with fallbacks, which open what
+// they sealed but never seal; Stale names the values to seal again.
+func TestSealerFallbacks(t *testing.T) {
+	oldKey, newKey := strings.Repeat("o", 40), strings.Repeat("n", 40)
+	old, _ := secret.NewSealer(oldKey)
+	sealedOld := old.Seal("oauth.abc", []byte("v1"))
+
+	// Phase 1: the new key is a fallback everywhere; values still sealed
+	// under the old one.
+	phase1, err := secret.NewSealer(oldKey, newKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Phase 2: the new key seals; the old one opens what it sealed.
+	rotated, err := secret.NewSealer(newKey, oldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rotated.Open("oauth.abc", sealedOld); err != nil || string(got) != "v1" {
+		t.Errorf("the rotated sealer opens an old value: %q, %v", got, err)
+	}
+	if !rotated.Stale(sealedOld) || old.Stale(sealedOld) {
+		t.Errorf("Stale(old value) = %v under the rotated sealer, %v under the old: want true, false", rotated.Stale(sealedOld), old.Stale(sealedOld))
+	}
+	sealedNew := rotated.Seal("oauth.abc", []byte("v2"))
+	if !strings.HasPrefix(sealedNew, "sb1."+rotated.KeyID()+".") || rotated.Stale(sealedNew) {
+		t.Errorf("the rotated sealer sealed %q: want its own key id, not stale", sealedNew)
+	}
+	if got, err := phase1.Open("oauth.abc", sealedNew); err != nil || string(got) != "v2" {
+		t.Errorf("a phase-1 process opens a value the rotated one sealed: %q, %v", got, err)
+	}
+	if fb := rotated.FallbackIDs(); len(fb) != 1 || fb[0] != old.KeyID() {
+		t.Errorf("FallbackIDs = %v; want [%s]", fb, old.KeyID())
+	}
+	// Phase 3: the old key is gone; an old value no longer opens, and the
+	// error names the keys there are.
+	done, _ := secret.NewSealer(newKey)
+	if _, err := done.Open("oauth.abc", sealedOld); !errors.Is(err, secret.ErrSealerKey) || !strings.Contains(err.Error(), old.KeyID()) {
+		t.Errorf("opening an old value with the old key gone: %v; want ErrSealerKey naming %s", err, old.KeyID())
+	}
+	third, _ := secret.NewSealer(strings.Repeat("t", 40))
+	if _, err := third.Open("oauth.abc", sealedOld); err == nil {
+		t.Error("an unrelated key opened the value")
+	}
+	if _, err := rotated.Open("oauth.abc", third.Seal("oauth.abc", []byte("x"))); !errors.Is(err, secret.ErrSealerKey) ||
+		!strings.Contains(err.Error(), rotated.KeyID()+" (sealing) and "+old.KeyID()) {
+		t.Errorf("a value under an unknown key: %v; want ErrSealerKey naming the sealing key and the fallback", err)
+	}
+	if _, err := secret.NewSealer(newKey, "short"); err == nil || !strings.Contains(err.Error(), "fallback key 1") || strings.Contains(err.Error(), "short") {
+		t.Errorf("a short fallback: %v; want a refusal naming fallback key 1, not quoting it", err)
+	}
+}
