@@ -181,15 +181,7 @@ func testTwoProcessesRefresh(t *testing.T, db string) {
 // holds neither token nor the client secret in the clear.
 func checkSealed(t *testing.T, db string, rec *oauth.Record) {
 	t.Helper()
-	raw, err := sql.Open("pgx", db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	var value string
-	if err := raw.QueryRow(`SELECT value FROM secrets WHERE name = $1`, oauth.SecretName(rec.Resource)).Scan(&value); err != nil {
-		t.Fatalf("the login's row: %v", err)
-	}
+	value := loginRow(t, db, rec.Resource)
 	for what, v := range map[string]string{"access token": rec.AccessToken, "refresh token": rec.RefreshToken, "client id": rec.ClientID} {
 		if v != "" && strings.Contains(value, v) {
 			t.Errorf("the database holds the %s in the clear", what)
@@ -269,4 +261,20 @@ func login(t *testing.T, as *testauth.Server, tokens *oauth.Tokens) {
 	if err := <-errc; err != nil {
 		t.Fatalf("driving the authorization URL: %v", err)
 	}
+}
+
+// loginRow reads the value the database holds for resource's login, as
+// whoever reads the database would.
+func loginRow(t *testing.T, db, resource string) string {
+	t.Helper()
+	raw, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var value string
+	if err := raw.QueryRow(`SELECT value FROM secrets WHERE name = $1`, oauth.SecretName(resource)).Scan(&value); err != nil {
+		t.Fatalf("the login's row: %v", err)
+	}
+	return value
 }

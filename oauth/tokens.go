@@ -136,7 +136,11 @@ func (t *Tokens) Location() string {
 	if t.Shared != nil {
 		where := "the state database " + t.Shared.Where()
 		if t.Sealer != nil {
-			where += " (sealed, key id " + t.Sealer.KeyID() + ")"
+			where += " (sealed, key id " + t.Sealer.KeyID()
+			if fb := t.Sealer.FallbackIDs(); len(fb) > 0 {
+				where += "; also opened with " + strings.Join(fb, ", ")
+			}
+			where += ")"
 		}
 		return where
 	}
@@ -184,25 +188,32 @@ func (t *Tokens) now() time.Time {
 // read returns the records kept for resource, read afresh (another
 // process may have written them).
 func (t *Tokens) read(resource string) ([]Record, error) {
-	raw, ok, err := t.load(resource)
+	recs, _, err := t.readStale(resource)
+	return recs, err
+}
+
+// readStale is read, and also reports whether the records were sealed
+// under a fallback key (Tokens.reseal).
+func (t *Tokens) readStale(resource string) ([]Record, bool, error) {
+	raw, ok, stale, err := t.load(resource)
 	if err != nil || !ok {
-		return nil, err
+		return nil, false, err
 	}
 	var s stored
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
-		return nil, fmt.Errorf("the OAuth tokens stored for %s are unreadable (switchboard auth logout, then log in again): %v", resource, err)
+		return nil, false, fmt.Errorf("the OAuth tokens stored for %s are unreadable (switchboard auth logout, then log in again): %v", resource, err)
 	}
 	for _, r := range s.Records {
 		t.redact(&r)
 	}
-	return s.Records, nil
+	return s.Records, stale, nil
 }
 
 // load returns the secret resource's records are kept in: from Shared,
-// opened, or else from Vault.
-func (t *Tokens) load(resource string) (string, bool, error) {
+// opened (stale: under a fallback key), or else from Vault.
+func (t *Tokens) load(resource string) (raw string, ok, stale bool, err error) {
 	if err := t.usable(); err != nil {
-		return "", false, err
+		return "", false, false, err
 	}
 	name := SecretName(resource)
 	if t.Shared != nil {
@@ -210,26 +221,43 @@ func (t *Tokens) load(resource string) (string, bool, error) {
 		defer cancel()
 		sealed, ok, err := t.Shared.Secret(ctx, name)
 		if err != nil {
-			return "", false, fmt.Errorf("reading the OAuth tokens for %s: %w", resource, err)
+			return "", false, false, fmt.Errorf("reading the OAuth tokens for %s: %w", resource, err)
 		}
 		if ok {
 			plain, err := t.Sealer.Open(name, sealed)
 			if err != nil {
-				return "", false, fmt.Errorf("the OAuth tokens stored for %s in %s cannot be opened: %w; every process sharing the database needs the same [state] encryption_key (or switchboard auth logout, then log in again)", resource, t.Shared.Where(), err)
+				return "", false, false, fmt.Errorf("the OAuth tokens stored for %s in %s cannot be opened: %w; every process sharing the database needs the same [state] encryption_key, or the key that sealed them among its encryption_key_fallbacks (or switchboard auth logout, then log in again)", resource, t.Shared.Where(), err)
 			}
-			return string(plain), true, nil
+			return string(plain), true, t.Sealer.Stale(sealed), nil
 		}
 		// Not in the database: a login made in the secret store before
 		// the database was shared counts, until a write copies it.
 	}
 	if t.Vault == nil {
-		return "", false, nil
+		return "", false, false, nil
 	}
 	if r, ok := t.Vault.(interface{ Reload() }); ok {
 		r.Reload()
 	}
-	raw, ok := t.Vault.Lookup(name)
-	return raw, ok, nil
+	raw, ok = t.Vault.Lookup(name)
+	return raw, ok, false, nil
+}
+
+// reseal seals resource's records again under the sealing key, now that
+// a fallback key opened them: the key being rotated out can then be taken
+// away. It reads them again under the lock, so that a refresh another
+// process made meanwhile is kept, not undone.
+func (t *Tokens) reseal(resource string) error {
+	unlock, err := t.lock(resource)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	recs, stale, err := t.readStale(resource)
+	if err != nil || !stale {
+		return err
+	}
+	return t.write(resource, recs)
 }
 
 func (t *Tokens) redact(r *Record) {
@@ -310,11 +338,16 @@ func (t *Tokens) erase(resource string) error {
 }
 
 // Load returns the most recently written record for resource, of client
-// clientID if that is not "".
+// clientID if that is not "". Records sealed under a fallback key are
+// sealed again under the sealing key (a failure to is left for the next
+// Load: they were read).
 func (t *Tokens) Load(resource, clientID string) (*Record, error) {
-	recs, err := t.read(resource)
+	recs, stale, err := t.readStale(resource)
 	if err != nil {
 		return nil, err
+	}
+	if stale {
+		t.reseal(resource)
 	}
 	var best *Record
 	for i := range recs {
@@ -359,7 +392,7 @@ func (t *Tokens) Delete(resource string) (int, error) {
 		return 0, err
 	}
 	defer unlock()
-	raw, ok, err := t.load(resource)
+	raw, ok, _, err := t.load(resource)
 	if err != nil && !errors.Is(err, secret.ErrSealed) && !errors.Is(err, secret.ErrSealerKey) {
 		return 0, err // unreadable records are deleted; unreachable ones are not
 	}

@@ -75,3 +75,51 @@ func TestSharedTokens(t *testing.T) {
 		t.Errorf("second Delete = %d, %v; want 0", n, err)
 	}
 }
+
+// TestSharedTokensRotation: [state] encryption_key is rotated with
+// encryption_key_fallbacks. A process whose fallback is the old key reads
+// a login sealed under it and seals it again under the new key, so that
+// a process with the new key alone reads it next; one with the old key
+// alone no longer can, and says which keys it has.
+func TestSharedTokensRotation(t *testing.T) {
+	db := testpg.CreateDatabase(t, testpg.Start(t), "oauth_rotation")
+	const resource = "https://mcp.example.com/mcp"
+	const newKey = "a-new-state-key-0123456789-0123456789-0123"
+	rec := oauth.Record{Resource: resource, Issuer: "https://as.example.com", ClientID: "c1",
+		AccessToken: "at-rotate-1234", RefreshToken: "rt-rotate-5678", Expiry: time.Now().Add(time.Hour)}
+	old := openTokens(t, t.TempDir(), db)
+	if err := old.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	oldID := old.Sealer.KeyID()
+	if row := loginRow(t, db, resource); !strings.HasPrefix(row, "sb1."+oldID+".") {
+		t.Fatalf("the login's row %.14q…: want it sealed under the old key %s", row, oldID)
+	}
+
+	rotated := openTokens(t, t.TempDir(), db)
+	var err error
+	if rotated.Sealer, err = secret.NewSealer(newKey, sealerKey); err != nil {
+		t.Fatal(err)
+	}
+	newID := rotated.Sealer.KeyID()
+	if loc := rotated.Location(); !strings.Contains(loc, "key id "+newID+"; also opened with "+oldID) {
+		t.Errorf("Location() = %q: want the sealing key and the fallback", loc)
+	}
+	if r, err := rotated.Load(resource, "c1"); err != nil || r == nil || r.AccessToken != rec.AccessToken || r.RefreshToken != rec.RefreshToken {
+		t.Fatalf("Load with the old key as a fallback = %+v, %v", r, err)
+	}
+	if row := loginRow(t, db, resource); !strings.HasPrefix(row, "sb1."+newID+".") {
+		t.Errorf("after a Load with the old key as a fallback, the row is %.14q…: want it sealed again under %s", row, newID)
+	}
+	checkSealed(t, db, &rec)
+
+	done := openTokens(t, t.TempDir(), db)
+	done.Sealer, _ = secret.NewSealer(newKey)
+	if r, err := done.Load(resource, "c1"); err != nil || r == nil || r.AccessToken != rec.AccessToken {
+		t.Errorf("Load with the new key alone = %+v, %v; want the login, sealed again", r, err)
+	}
+	if _, err := old.Load(resource, "c1"); !errors.Is(err, secret.ErrSealerKey) || !strings.Contains(err.Error(), newID) ||
+		!strings.Contains(err.Error(), "encryption_key_fallbacks") {
+		t.Errorf("Load with the old key alone: %v; want ErrSealerKey naming %s and the fallbacks setting", err, newID)
+	}
+}
