@@ -54,9 +54,13 @@ func (e *env) newOAuthTokens(cfg *config.Config) (*oauth.Tokens, error) {
 	if err != nil {
 		return nil, err
 	}
+	fallbacks, err := cfg.State.ResolveEncryptionKeyFallbacks(e.lookupEnv, secrets, e.red)
+	if err != nil {
+		return nil, err
+	}
 	if key != "" { // else every use says the key is missing (oauth.ErrNoSealer)
-		if t.Sealer, err = secret.NewSealer(key); err != nil {
-			return nil, fmt.Errorf("state.encryption_key: %w", err)
+		if t.Sealer, err = secret.NewSealer(key, fallbacks...); err != nil {
+			return nil, fmt.Errorf("state.encryption_key: %w", err) // "fallback key N: …" for a fallback
 		}
 	}
 	return t, nil

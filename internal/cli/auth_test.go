@@ -279,7 +279,35 @@ func TestAuthSharedDatabase(t *testing.T) {
 	if out, errText, code := authMain(t, nil, "call", "mcp_local_echo", "--arg", "text=still here"); code != 0 || !strings.Contains(out, "still here") {
 		t.Errorf("call local with the key unset: exit %d, %q, %q; want its answer", code, out, errText)
 	}
-	t.Setenv("SB_STATE_KEY", key)
+
+	// The key is rotated: the new one seals, the old one is a fallback;
+	// auth status reads the login and seals it again under the new key,
+	// which then serves alone.
+	const newKey = "auth-shared-rotated-key-0123456789abcdef"
+	t.Setenv("SB_STATE_KEY", newKey)
+	t.Setenv("SB_OLD_KEY", key)
+	rotating := strings.Replace(optional, "encryption_key = \"{{env.SB_STATE_KEY}}\"\n", "encryption_key = \"{{env.SB_STATE_KEY}}\"\nencryption_key_fallbacks = [\"{{env.SB_OLD_KEY}}\"]\n", 1)
+	if rotating == optional {
+		t.Fatal("no encryption_key line to add the fallbacks after")
+	}
+	if err := os.WriteFile(cfg, []byte(rotating), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, raw := statusJSON(t); !st.SignedIn {
+		t.Errorf("status with the old key as a fallback = %s; want signed in", raw)
+	}
+	if _, errText, _ := authMain(t, nil, "auth", "status"); !strings.Contains(errText, "also opened with ") || strings.Contains(errText, key) || strings.Contains(errText, newKey) {
+		t.Errorf("auth status stderr while rotating = %q; want the fallback's key id, no key", errText)
+	}
+	if err := os.WriteFile(cfg, []byte(optional), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, raw := statusJSON(t); !st.SignedIn {
+		t.Errorf("status with the new key alone, after the rotation = %s; want signed in", raw)
+	}
+	if out, errText, code := authMain(t, nil, "call", "mcp_remote_whoami"); code != 0 {
+		t.Errorf("call remote with the new key alone: exit %d, %q, %q", code, out, errText)
+	}
 
 	if _, errText, code := authMain(t, nil, "auth", "logout", "remote"); code != 0 || !strings.Contains(errText, "signed out of remote") {
 		t.Fatalf("auth logout on the replica: exit %d, %q", code, errText)
