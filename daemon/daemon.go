@@ -167,6 +167,8 @@ type Daemon struct {
 
 	replica  string // this daemon's id among the replicas (replicas.go)
 	stateKey []byte // signs the gateway's requestStates, the same for every replica
+	// stateKeyFallbacks also verify them (encryption_key_fallbacks).
+	stateKeyFallbacks [][]byte
 
 	closeOnce sync.Once
 	closeErr  error
@@ -258,7 +260,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	d.replica = newReplicaID()
 	{
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		key, err := derivedStateKey(opts.Config.State, "gateway request state v1", d.lookupEnv(), d.opts.Host.Secrets, d.red)
+		key, fallbacks, err := derivedStateKey(opts.Config.State, "gateway request state v1", d.lookupEnv(), d.opts.Host.Secrets, d.red)
 		if key == nil && err == nil {
 			key, err = d.store.Key(ctx, stateKeyName)
 		}
@@ -267,7 +269,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 			d.Close()
 			return nil, err
 		}
-		d.stateKey = key
+		d.stateKey, d.stateKeyFallbacks = key, fallbacks
 	}
 	servers, err := d.loadServers()
 	if err != nil {
@@ -611,7 +613,7 @@ func up(st host.State) bool {
 // gatewayOptions are the gateway's options from [gateway].
 func (d *Daemon) gatewayOptions() *gateway.Options {
 	o := &gateway.Options{Logger: d.opts.Logger, MaxWaitingCalls: d.opts.Config.Gateway.MaxSessions,
-		Replica: d.replica, StateKey: d.stateKey}
+		Replica: d.replica, StateKey: d.stateKey, StateKeyFallbacks: d.stateKeyFallbacks}
 	if d.store.Backend() == "postgres" {
 		o.Peers = d.peer
 	}

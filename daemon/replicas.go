@@ -41,21 +41,32 @@ const stateKeyName = "gateway_request_state"
 // derivedStateKey is the key that signs the requestStates of purpose,
 // derived from [state] encryption_key: the same on every replica and kept
 // out of the database, so that whoever reads the database cannot sign
-// one. Nil when no key is set: the caller's key is then one made once in
-// the database.
-func derivedStateKey(st config.State, purpose string, lookupEnv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) ([]byte, error) {
+// one; and the keys that also verify them, derived from
+// encryption_key_fallbacks. Nil when no key is set: the caller's key is
+// then one made once in the database.
+func derivedStateKey(st config.State, purpose string, lookupEnv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) (key []byte, fallbacks [][]byte, err error) {
 	if st.EncryptionKey == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	pass, err := st.ResolveEncryptionKey(lookupEnv, secrets, red)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	key, err := secret.DeriveKey(pass, purpose, 32)
+	if key, err = secret.DeriveKey(pass, purpose, 32); err != nil {
+		return nil, nil, fmt.Errorf("state.encryption_key: %w", err)
+	}
+	passes, err := st.ResolveEncryptionKeyFallbacks(lookupEnv, secrets, red)
 	if err != nil {
-		return nil, fmt.Errorf("state.encryption_key: %w", err)
+		return nil, nil, err
 	}
-	return key, nil
+	for i, p := range passes {
+		k, err := secret.DeriveKey(p, purpose, 32)
+		if err != nil {
+			return nil, nil, fmt.Errorf("state.encryption_key_fallbacks[%d]: %w", i, err)
+		}
+		fallbacks = append(fallbacks, k)
+	}
+	return key, fallbacks, nil
 }
 
 func newReplicaID() string {

@@ -129,7 +129,9 @@ func (o originTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // that signs requestStates comes from each replica's secrets, not from the
 // database: two replicas given the same key verify each other's (B
 // forwards A's call's retry), and a replica on the same database given
-// another key refuses them, which it would not with the database's key.
+// another key refuses them, which it would not with the database's key;
+// one given another key with A's among its encryption_key_fallbacks (a
+// rotation) verifies them.
 func TestRequestStateKeyFromSecrets(t *testing.T) {
 	db := pgDatabase(t, "state_key")
 	t.Setenv("SB_STATE_KEY", "request-state-test-key-0123456789abcdef")
@@ -138,38 +140,51 @@ func TestRequestStateKeyFromSecrets(t *testing.T) {
 		State: config.State{EncryptionKey: "{{env.SB_STATE_KEY}}"}}
 	other := *cfg
 	other.State.EncryptionKey = "{{env.SB_OTHER_KEY}}"
+	// D is rotating: the other key signs, A's verifies (a fallback).
+	rotating := other
+	rotating.State.EncryptionKeyFallbacks = []string{"{{env.SB_STATE_KEY}}"}
 	ra := run(t, cfg, openDB(t, db), nil)
 	rb := run(t, cfg, openDB(t, db), nil)
 	rc := run(t, &other, openDB(t, db), nil)
-	for _, r := range []*running{ra, rb, rc} {
+	rd := run(t, &rotating, openDB(t, db), nil)
+	for _, r := range []*running{ra, rb, rc, rd} {
 		r.awaitReady(t)
 	}
 	ctx := context.Background()
 	a, b, c := statelessClient(t, ra.url, ""), statelessClient(t, rb.url, rb.url), statelessClient(t, rc.url, rc.url)
-	res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_old_elicit", Arguments: map[string]any{}})
-	if err != nil || res.RequestState == "" || len(res.InputRequests) != 1 {
-		t.Fatalf("first round on A: %+v, %v; want an input-required result", res, err)
+	d := statelessClient(t, rd.url, rd.url)
+	// A call held on A; its requestState retried on another replica.
+	held := func() func(cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
+		t.Helper()
+		res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_old_elicit", Arguments: map[string]any{}})
+		if err != nil || res.RequestState == "" || len(res.InputRequests) != 1 {
+			t.Fatalf("first round on A: %+v, %v; want an input-required result", res, err)
+		}
+		var key string
+		for k := range res.InputRequests {
+			key = k
+		}
+		return func(cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
+			return cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_old_elicit", Arguments: map[string]any{}, RequestState: res.RequestState,
+				InputResponses: mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Keyed"}}}})
+		}
 	}
-	var key string
-	for k := range res.InputRequests {
-		key = k
-	}
-	retry := func(cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
-		return cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_old_elicit", Arguments: map[string]any{}, RequestState: res.RequestState,
-			InputResponses: mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Keyed"}}}})
-	}
+	retry := held()
 	if got, err := retry(c); err == nil || !strings.Contains(err.Error(), "requestState") {
 		t.Errorf("a replica with another encryption_key: %+v, %v; want the requestState refused", got, err)
 	}
 	if got, err := retry(b); err != nil || !strings.Contains(textOf(got), "Keyed") {
 		t.Errorf("the retry on B, which has A's key: %+v, %v; want A's call's result", got, err)
 	}
+	if got, err := held()(d); err != nil || !strings.Contains(textOf(got), "Keyed") {
+		t.Errorf("the retry on D, whose encryption_key_fallbacks has A's key: %+v, %v; want A's call's result", got, err)
+	}
 	// Stopped here, every replica's calls and sessions over, for each
 	// one's leak check.
-	for _, cs := range []*mcp.ClientSession{a, b, c} {
+	for _, cs := range []*mcp.ClientSession{a, b, c, d} {
 		cs.Close()
 	}
-	for _, r := range []*running{rc, rb, ra} {
+	for _, r := range []*running{rd, rc, rb, ra} {
 		r.shutdown(t)
 	}
 }

@@ -124,20 +124,21 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 	for _, wf := range o.Workflows {
 		w.byID[wf.ID] = wf
 	}
-	stateKey, err := derivedStateKey(o.Config.State, "workflow request state v1", o.LookupEnv, o.Secrets, o.Redactor) // nil: the engine's own
+	stateKey, fallbacks, err := derivedStateKey(o.Config.State, "workflow request state v1", o.LookupEnv, o.Secrets, o.Redactor) // nil: the engine's own
 	if err != nil {
 		x.Close()
 		return nil, err
 	}
 	eo := &workflow.EngineOptions{
-		StateKey:   stateKey,
-		Database:   db,
-		Agents:     o.Agents,
-		Workflows:  w.byID,
-		AppVersion: workflow.AppVersion,
-		ExecutorID: x.ID,
-		Redactor:   o.Redactor,
-		Logger:     o.Logger,
+		StateKey:          stateKey,
+		StateKeyFallbacks: fallbacks,
+		Database:          db,
+		Agents:            o.Agents,
+		Workflows:         w.byID,
+		AppVersion:        workflow.AppVersion,
+		ExecutorID:        x.ID,
+		Redactor:          o.Redactor,
+		Logger:            o.Logger,
 	}
 	eo.OnEvent = w.hub.publish
 	if o.Telemetry != nil {

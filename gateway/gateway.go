@@ -96,6 +96,9 @@ type Options struct {
 	// requestState another issued from a forged or altered one. Nil: a
 	// random key of this gateway's own.
 	StateKey []byte
+	// StateKeyFallbacks also verify requestStates, and never sign one:
+	// the keys being rotated in or out ([state] encryption_key_fallbacks).
+	StateKeyFallbacks [][]byte
 	// Peers returns the address (host:port, plain HTTP) at which replica
 	// serves, or an error when it is gone, for a 2026-07-28 retry over
 	// Streamable HTTP whose requestState names another replica: the retry

@@ -98,6 +98,9 @@ type EngineOptions struct {
 	// the database (switchboard_keys), which whoever reads the database
 	// could sign with.
 	StateKey []byte
+	// StateKeyFallbacks also verify gates' requestStates, and never sign
+	// one: the keys being rotated in or out. Used only with StateKey.
+	StateKeyFallbacks [][]byte
 	// Logger receives the engine's and DBOS's logs; nil discards them.
 	Logger *slog.Logger
 	// OnEvent, when set, is called with every event of every run once it

@@ -81,9 +81,18 @@ func (e *Engine) verifyState(ctx context.Context, s string) (gateState, error) {
 	// Strict: the signature's last character carries 2 unused bits that a
 	// lenient decoder ignores, so that 4 spellings of one state would verify.
 	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(p))
-	if !ok || err != nil || !hmac.Equal(got, m.Sum(nil)) {
+	signed := func(key []byte) bool {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(p))
+		return hmac.Equal(got, m.Sum(nil))
+	}
+	verified := signed(key)
+	if e.opts.StateKey != nil {
+		for _, k := range e.opts.StateKeyFallbacks {
+			verified = verified || signed(k)
+		}
+	}
+	if !ok || err != nil || !verified {
 		return gateState{}, fmt.Errorf("%w: its signature does not verify", errBadState)
 	}
 	body, _ := base64.RawURLEncoding.DecodeString(p)

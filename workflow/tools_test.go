@@ -206,6 +206,22 @@ func TestRequestStateSigned(t *testing.T) {
 	if _, err := e.verifyState(ctx, s); err == nil {
 		t.Error("a state signed with the database's key verified under the given key")
 	}
+	// The key rotated: the new one signs, the old one (a fallback) still
+	// verifies what it signed; once it is gone, that no longer verifies.
+	newKey := []byte(strings.Repeat("n", 32))
+	other.opts.StateKey, other.opts.StateKeyFallbacks = newKey, [][]byte{key}
+	if got, err := other.verifyState(ctx, given); err != nil || got != st {
+		t.Errorf("a state signed with the old key, verified with it as a fallback: %+v, %v", got, err)
+	}
+	if fresh, _ := other.signState(ctx, st); fresh == given {
+		t.Error("the rotated engine signed with its fallback")
+	} else if _, err := e.verifyState(ctx, fresh); err == nil {
+		t.Error("an engine with the old key alone verified a state signed with the new one")
+	}
+	other.opts.StateKeyFallbacks = nil
+	if _, err := other.verifyState(ctx, given); err == nil {
+		t.Error("a state signed with the old key verified once the fallback was gone")
+	}
 	expired, _ := e.signState(ctx, gateState{Run: "r1", Gate: "ok", Expires: time.Now().Add(-time.Second).Unix()})
 	if _, err := e.verifyState(ctx, expired); err == nil || !strings.Contains(err.Error(), "switchboard runs answer r1 ok") {
 		t.Errorf("expired state: %v", err)
