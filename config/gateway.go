@@ -376,17 +376,12 @@ func (g Gateway) ResolveAuthToken(getenv func(string) (string, bool), secrets se
 	if g.AuthToken == "" {
 		return "", nil
 	}
-	tok, err := secret.Expand(g.AuthToken, getenv, secrets, red)
+	tok, err := expandCredential("gateway.auth_token", g.AuthToken, getenv, secrets, red)
 	if err != nil {
-		return "", fmt.Errorf("gateway.auth_token: %w", err)
+		return "", err
 	}
 	if tok == "" {
 		return "", fmt.Errorf("gateway.auth_token: %s resolved to the empty string", g.AuthToken)
-	}
-	if red != nil {
-		// Expand leaves a public variable ({{env.USER}}) unregistered;
-		// as a token it is a credential all the same.
-		red.Add(tok)
 	}
 	return tok, nil
 }

@@ -204,16 +204,7 @@ func (n Network) Resolve(getenv func(string) (string, bool), secrets secret.Stor
 	}
 	if user != "" {
 		expand := func(s string) (string, error) {
-			v, err := secret.Expand(s, getenv, secrets, red)
-			if err != nil {
-				return "", fmt.Errorf("network.proxy: %w", err)
-			}
-			if v != s && red != nil {
-				// Expand leaves a public variable ({{env.USER}}) unregistered;
-				// as a proxy login it is a credential all the same.
-				red.Add(v)
-			}
-			return v, nil
+			return expandCredential("network.proxy", s, getenv, secrets, red)
 		}
 		name, pass, hasPass := strings.Cut(user, ":")
 		if name, err = expand(name); err != nil {

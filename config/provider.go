@@ -152,15 +152,9 @@ func (p Provider) Resolve(getenv func(string) (string, bool), secrets secret.Sto
 	out := p
 	var errs []error
 	expand := func(field, in string) string {
-		v, err := secret.Expand(in, getenv, secrets, red)
+		v, err := expandCredential(fmt.Sprintf("provider %q: %s", p.Name, field), in, getenv, secrets, red)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("provider %q: %s: %w", p.Name, field, err))
-			return ""
-		}
-		if v != in && red != nil {
-			// Expand leaves a public variable ({{env.USER}}) unregistered;
-			// in api_key and headers it is a credential all the same.
-			red.Add(v)
+			errs = append(errs, err)
 		}
 		return v
 	}

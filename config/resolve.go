@@ -69,3 +69,19 @@ func (s Server) Resolve(getenv func(string) (string, bool), secrets secret.Store
 	}
 	return out, nil
 }
+
+// expandCredential expands in, the value of field, and registers what it
+// resolved to with red (when non-nil): Expand leaves a public variable
+// ({{env.USER}}) unregistered, and as a credential it is one all the
+// same. A value without placeholders is returned as it is, unregistered.
+// An error names field, never a value.
+func expandCredential(field, in string, getenv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) (string, error) {
+	v, err := secret.Expand(in, getenv, secrets, red)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", field, err)
+	}
+	if v != in && v != "" && red != nil {
+		red.Add(v)
+	}
+	return v, nil
+}

@@ -145,14 +145,7 @@ func (s State) ResolveEncryptionKey(getenv func(string) (string, bool), secrets 
 	if s.EncryptionKey == "" {
 		return "", nil
 	}
-	key, err := secret.Expand(s.EncryptionKey, getenv, secrets, red)
-	if err != nil {
-		return "", fmt.Errorf("state.encryption_key: %w", err)
-	}
-	if red != nil && key != "" {
-		red.Add(key) // a key, even from a public variable
-	}
-	return key, nil
+	return expandCredential("state.encryption_key", s.EncryptionKey, getenv, secrets, red)
 }
 
 // ResolveEncryptionKeyFallbacks expands EncryptionKeyFallbacks as
@@ -160,12 +153,9 @@ func (s State) ResolveEncryptionKey(getenv func(string) (string, bool), secrets 
 func (s State) ResolveEncryptionKeyFallbacks(getenv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) ([]string, error) {
 	var keys []string
 	for i, p := range s.EncryptionKeyFallbacks {
-		key, err := secret.Expand(p, getenv, secrets, red)
+		key, err := expandCredential(fmt.Sprintf("state.encryption_key_fallbacks[%d]", i), p, getenv, secrets, red)
 		if err != nil {
-			return nil, fmt.Errorf("state.encryption_key_fallbacks[%d]: %w", i, err)
-		}
-		if red != nil && key != "" {
-			red.Add(key)
+			return nil, err
 		}
 		keys = append(keys, key)
 	}
