@@ -34,7 +34,7 @@ const DefaultGatewayListen = "127.0.0.1:7300"
 //	max_sessions     = 256                        # sessions at once; the idlest makes room
 //	max_client_sessions = 64                      # sessions one client address holds
 //	shutdown_grace   = "5s"                       # SIGTERM: calls get this long, then are cancelled
-//	shutdown_drain   = "3s"                       # SIGTERM: first serve on this long, /readyz 503
+//	shutdown_drain   = "5s"                       # SIGTERM: first serve on this long, /readyz 503
 //	workflows        = ["triage"]                 # workflows published as tools (ids); default none
 //	workflow_tool_format = "workflow_{id}"        # their tool names; {id} is the workflow's id
 //

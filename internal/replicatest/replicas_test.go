@@ -431,7 +431,7 @@ func afterDeath(t *testing.T, do func() error) error {
 // HAProxy's checks; then the shutdown); the other replica answers them
 // all once the stopped one has gone.
 func TestRollingStop(t *testing.T) {
-	c := newCluster(t, clusterOptions{gateway: `shutdown_drain = "3s"`})
+	c := newCluster(t, clusterOptions{gateway: `shutdown_drain = "5s"`})
 	c.startReplicas(t, 2)
 	lb := balancer(t, c.replicas...)
 	ctx := context.Background()
