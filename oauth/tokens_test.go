@@ -85,7 +85,7 @@ func TestSharedTokensRotation(t *testing.T) {
 	db := testpg.CreateDatabase(t, testpg.Start(t), "oauth_rotation")
 	const resource = "https://mcp.example.com/mcp"
 	const newKey = "a-new-state-key-0123456789-0123456789-0123"
-	rec := oauth.Record{Resource: resource, Issuer: "https://as.example.com", ClientID: "c1",
+	rec := oauth.Record{Resource: resource, Issuer: "https://as.example.com", ClientID: "client-rotation-0123456789",
 		AccessToken: "at-rotate-1234", RefreshToken: "rt-rotate-5678", Expiry: time.Now().Add(time.Hour)}
 	old := openTokens(t, t.TempDir(), db)
 	if err := old.Save(rec); err != nil {
@@ -105,20 +105,20 @@ func TestSharedTokensRotation(t *testing.T) {
 	if loc := rotated.Location(); !strings.Contains(loc, "key id "+newID+"; also opened with "+oldID) {
 		t.Errorf("Location() = %q: want the sealing key and the fallback", loc)
 	}
-	if r, err := rotated.Load(resource, "c1"); err != nil || r == nil || r.AccessToken != rec.AccessToken || r.RefreshToken != rec.RefreshToken {
+	if r, err := rotated.Load(resource, rec.ClientID); err != nil || r == nil || r.AccessToken != rec.AccessToken || r.RefreshToken != rec.RefreshToken {
 		t.Fatalf("Load with the old key as a fallback = %+v, %v", r, err)
 	}
 	if row := loginRow(t, db, resource); !strings.HasPrefix(row, "sb1."+newID+".") {
 		t.Errorf("after a Load with the old key as a fallback, the row is %.14q…: want it sealed again under %s", row, newID)
 	}
-	checkSealed(t, db, &rec)
+	checkSealed(t, db, &rec) // a client id long enough not to appear in the sealed text by chance
 
 	done := openTokens(t, t.TempDir(), db)
 	done.Sealer, _ = secret.NewSealer(newKey)
-	if r, err := done.Load(resource, "c1"); err != nil || r == nil || r.AccessToken != rec.AccessToken {
+	if r, err := done.Load(resource, rec.ClientID); err != nil || r == nil || r.AccessToken != rec.AccessToken {
 		t.Errorf("Load with the new key alone = %+v, %v; want the login, sealed again", r, err)
 	}
-	if _, err := old.Load(resource, "c1"); !errors.Is(err, secret.ErrSealerKey) || !strings.Contains(err.Error(), newID) ||
+	if _, err := old.Load(resource, rec.ClientID); !errors.Is(err, secret.ErrSealerKey) || !strings.Contains(err.Error(), newID) ||
 		!strings.Contains(err.Error(), "encryption_key_fallbacks") {
 		t.Errorf("Load with the old key alone: %v; want ErrSealerKey naming %s and the fallbacks setting", err, newID)
 	}
