@@ -147,6 +147,7 @@ type Gateway struct {
 	ownsHost  bool // made by Start: Close closes the host too
 
 	peerTransport *http.Transport // retries forwarded to other replicas (replicas.go)
+	stateSigner   *secret.Signer  // signs the requestStates of bridged calls (Options.StateKey)
 
 	// Requests from downstream clients: each runs on a context that ends
 	// with requests (Shutdown's deadline, or Close), and is counted so
@@ -255,6 +256,7 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 		g.opts.StateKey = make([]byte, 32)
 		rand.Read(g.opts.StateKey)
 	}
+	g.stateSigner = secret.NewSigner(g.opts.StateKey, g.opts.StateKeyFallbacks...)
 	g.peerTransport = newPeerTransport()
 	g.hidden = map[string]bool{}
 	for _, name := range g.opts.HideTools {

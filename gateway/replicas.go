@@ -3,8 +3,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -68,27 +66,7 @@ type bridgeState struct {
 func (g *Gateway) issueState(id string) string {
 	body, _ := json.Marshal(bridgeState{Replica: g.opts.Replica, Call: id})
 	p := statePrefix + base64.RawURLEncoding.EncodeToString(body)
-	return p + "." + base64.RawURLEncoding.EncodeToString(stateMAC(g.opts.StateKey, p))
-}
-
-func stateMAC(key []byte, p string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(p))
-	return m.Sum(nil)
-}
-
-// stateSigned reports whether sig is p's signature under the key or a
-// fallback.
-func (g *Gateway) stateSigned(p string, sig []byte) bool {
-	if hmac.Equal(sig, stateMAC(g.opts.StateKey, p)) {
-		return true
-	}
-	for _, k := range g.opts.StateKeyFallbacks {
-		if hmac.Equal(sig, stateMAC(k, p)) {
-			return true
-		}
-	}
-	return false
+	return p + "." + base64.RawURLEncoding.EncodeToString(g.stateSigner.Sign(p))
 }
 
 // openState returns what a requestState a gateway with this key issued
@@ -101,7 +79,7 @@ func (g *Gateway) openState(s string) (st bridgeState, ok bool) {
 	// Strict: a lenient decoder ignores the unused bits of the last
 	// character, so that several spellings of one state would verify.
 	sig, err := base64.RawURLEncoding.Strict().DecodeString(s[i+1:])
-	if err != nil || i < len(statePrefix) || !g.stateSigned(s[:i], sig) {
+	if err != nil || i < len(statePrefix) || !g.stateSigner.Verify(s[:i], sig) {
 		return st, false
 	}
 	body, err := base64.RawURLEncoding.Strict().DecodeString(s[len(statePrefix):i])

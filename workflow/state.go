@@ -2,15 +2,15 @@ package workflow
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/switchboardmcp/switchboard/secret"
 )
 
 // An input-required result's requestState names the run and the gate it
@@ -50,30 +50,33 @@ func (s *eventStore) stateKey(ctx context.Context) ([]byte, error) {
 	return base64.StdEncoding.DecodeString(key)
 }
 
-// stateKey is the key gates' requestStates are signed with.
-func (e *Engine) stateKey(ctx context.Context) ([]byte, error) {
+// stateSigner signs gates' requestStates: with the given key (and its
+// fallbacks), else the database's.
+func (e *Engine) stateSigner(ctx context.Context) (*secret.Signer, error) {
 	if e.opts.StateKey != nil {
-		return e.opts.StateKey, nil
+		return secret.NewSigner(e.opts.StateKey, e.opts.StateKeyFallbacks...), nil
 	}
-	return e.events.stateKey(ctx)
+	key, err := e.events.stateKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return secret.NewSigner(key), nil
 }
 
 func (e *Engine) signState(ctx context.Context, st gateState) (string, error) {
-	key, err := e.stateKey(ctx)
+	signer, err := e.stateSigner(ctx)
 	if err != nil {
 		return "", err
 	}
 	body, _ := json.Marshal(st)
 	p := base64.RawURLEncoding.EncodeToString(body)
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(p))
-	return p + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
+	return p + "." + base64.RawURLEncoding.EncodeToString(signer.Sign(p)), nil
 }
 
 var errBadState = errors.New("requestState refused")
 
 func (e *Engine) verifyState(ctx context.Context, s string) (gateState, error) {
-	key, err := e.stateKey(ctx)
+	signer, err := e.stateSigner(ctx)
 	if err != nil {
 		return gateState{}, err
 	}
@@ -81,18 +84,7 @@ func (e *Engine) verifyState(ctx context.Context, s string) (gateState, error) {
 	// Strict: the signature's last character carries 2 unused bits that a
 	// lenient decoder ignores, so that 4 spellings of one state would verify.
 	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
-	signed := func(key []byte) bool {
-		m := hmac.New(sha256.New, key)
-		m.Write([]byte(p))
-		return hmac.Equal(got, m.Sum(nil))
-	}
-	verified := signed(key)
-	if e.opts.StateKey != nil {
-		for _, k := range e.opts.StateKeyFallbacks {
-			verified = verified || signed(k)
-		}
-	}
-	if !ok || err != nil || !verified {
+	if !ok || err != nil || !signer.Verify(p, got) {
 		return gateState{}, fmt.Errorf("%w: its signature does not verify", errBadState)
 	}
 	body, _ := base64.RawURLEncoding.DecodeString(p)
