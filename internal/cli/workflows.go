@@ -24,7 +24,6 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
-	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/telemetry"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
@@ -183,10 +182,10 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 		}
 	}
 	x.steps = e.agentSteps(cfg)
-	var secrets secret.Store
-	if strings.Contains(cfg.State.Database+cfg.State.EncryptionKey, "{{secrets.") {
-		secrets = e.secretStore() // opened only when needed: it may warn
-	}
+	// Every secret of the configuration is read, to redact the runs this
+	// command reads (daemon.OpenWorkflows): a run may hold one that no
+	// server started here would have made known.
+	secrets := e.secretStore()
 	agents := &workflowAgents{s: x.steps}
 	if run {
 		// The runs made here are counted in the state store, as a serve's
