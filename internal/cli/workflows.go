@@ -516,7 +516,8 @@ func (e *env) follow(ctx context.Context, x *engineHere, rid string) error {
 	}
 }
 
-// printEvent says an event on stderr, one line.
+// printEvent says an event on stderr, one line, cleaned (eprintf): it
+// quotes what servers and templates produced.
 func (e *env) printEvent(ev workflow.Event) {
 	step := ev.Step
 	if ev.Item != nil {
@@ -528,35 +529,35 @@ func (e *env) printEvent(ev workflow.Event) {
 	}
 	switch ev.Type {
 	case workflow.EventRunStarted:
-		fmt.Fprintf(e.stderr, "run %s: workflow %s started\n", ev.RunID, ev.Workflow)
+		e.eprintf("run %s: workflow %s started\n", ev.RunID, ev.Workflow)
 	case workflow.EventStepStarted:
 		att := ""
 		if ev.Attempt > 1 {
 			att = fmt.Sprintf(" (attempt %d)", ev.Attempt)
 		}
-		fmt.Fprintf(e.stderr, "→ %s%s\n", step, att)
+		e.eprintf("→ %s%s\n", step, att)
 	case workflow.EventStepCompleted:
 		if ev.Skipped {
-			fmt.Fprintf(e.stderr, "- %s skipped\n", step)
+			e.eprintf("- %s skipped\n", step)
 		} else {
-			fmt.Fprintf(e.stderr, "✓ %s%s: %s\n", step, ms, firstLine(string(ev.Result)))
+			e.eprintf("✓ %s%s: %s\n", step, ms, firstLine(string(ev.Result)))
 		}
 	case workflow.EventStepFailed:
 		cont := ""
 		if ev.Continued {
 			cont = "; continuing"
 		}
-		fmt.Fprintf(e.stderr, "✗ %s: %v%s\n", step, ev.Error, cont)
+		e.eprintf("✗ %s: %v%s\n", step, ev.Error, cont)
 	case workflow.EventGateWaiting:
-		fmt.Fprintf(e.stderr, "? %s: %s\n", step, oneLine(ev.Text))
+		e.eprintf("? %s: %s\n", step, oneLine(ev.Text))
 	case workflow.EventGateAnswered:
-		fmt.Fprintf(e.stderr, "! %s: %s\n", step, ev.Action)
+		e.eprintf("! %s: %s\n", step, ev.Action)
 	case workflow.EventRunCompleted:
-		fmt.Fprintf(e.stderr, "run %s completed%s\n", ev.RunID, ms)
+		e.eprintf("run %s completed%s\n", ev.RunID, ms)
 	case workflow.EventRunFailed:
-		fmt.Fprintf(e.stderr, "run %s failed%s\n", ev.RunID, ms)
+		e.eprintf("run %s failed%s\n", ev.RunID, ms)
 	case workflow.EventRunCancelled:
-		fmt.Fprintf(e.stderr, "run %s cancelled\n", ev.RunID)
+		e.eprintf("run %s cancelled\n", ev.RunID)
 	}
 }
 

@@ -109,7 +109,8 @@
 //	                     zero-width characters) in every text field: tools hostile,
 //	                     hostile_error and hostile_elicit, prompt hostile, resource
 //	                     test://hostile, template test://hostile/{id}, serverInfo,
-//	                     instructions, and in progress, log, error and elicitation messages;
+//	                     instructions, in progress, log, error and elicitation messages, and
+//	                     in a result (tool hostile_result);
 //	                     and a tool, prompt and resource whose identifiers hold a zero-width
 //	                     space (see addHostileText)
 //	-description-bytes N add tool long whose description is N bytes
