@@ -45,6 +45,7 @@ func testSecretsAtRest(t *testing.T, database string) {
 		Outputs: []Output{
 			{Name: "joined", Value: tpl(joined)},
 			{Name: "var", Value: tpl("{{.vars.whole}}")},
+			{Name: "quoted", Value: tpl("{{json .vars.whole}}")}, // JSON-escaped
 			{Name: "said", Value: tpl("{{.steps.say.result}}")},
 			{Name: "child", Value: tpl("{{.steps.nested.result.back}}")},
 			{Name: "think", Value: tpl("{{.steps.think.result.text}}")},
@@ -66,7 +67,7 @@ func testSecretsAtRest(t *testing.T, database string) {
 	if st.State != RunCompleted {
 		t.Fatalf("halves: state %s %+v", st.State, st.Error)
 	}
-	for _, k := range []string{"joined", "var", "child", "think"} {
+	for _, k := range []string{"joined", "var", "quoted", "child", "think"} {
 		if v, _ := st.Outputs[k].(string); !strings.Contains(v, "[REDACTED]") {
 			t.Errorf("outputs.%s = %q, want it redacted", k, st.Outputs[k])
 		}
