@@ -452,7 +452,11 @@ func (r *run) callTool(ctx context.Context, c llm.ToolCall, offered map[string]b
 		// an "Error: " before the text for Chat Completions).
 		return r.red.Redact(err.Error()), code
 	}
-	text := r.red.Redact(Summarize(res))
+	// Cleaned as the host cleans what servers declare: escapes and
+	// invisible characters (tag characters spell instructions no person
+	// sees) carry nothing a model should read. Then redacted: a secret
+	// split by invisible characters is whole once they are gone.
+	text := r.red.Redact(host.CleanText(Summarize(res)))
 	if res.IsError {
 		return text, CallToolError
 	}

@@ -85,3 +85,38 @@ func expandCredential(field, in string, getenv func(string) (string, bool), secr
 	}
 	return v, nil
 }
+
+// RegisterSecrets resolves every placeholder of the configuration — each
+// server's env, headers and OAuth credentials, the gateway's auth_token,
+// the providers' keys and headers, the network proxy, the state database
+// and encryption keys — and registers what each resolves to with red (as
+// Resolve does), without starting anything. A process that reads what
+// others wrote, such as stored workflow runs, redacts with it the secrets
+// a server, a template or an agent may have put there. It returns the
+// placeholders that did not resolve, each naming its field; the others
+// are registered all the same.
+func (c *Config) RegisterSecrets(getenv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) error {
+	if red == nil {
+		return nil
+	}
+	var errs []error
+	for _, s := range c.Servers {
+		_, err := s.Resolve(getenv, secrets, red)
+		errs = append(errs, err)
+	}
+	_, err := c.Gateway.ResolveAuthToken(getenv, secrets, red)
+	errs = append(errs, err)
+	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
+		_, err := c.Providers[name].Resolve(getenv, secrets, red)
+		errs = append(errs, err)
+	}
+	_, err = c.Network.Resolve(getenv, secrets, red)
+	errs = append(errs, err)
+	_, err = c.State.ResolveDatabase(getenv, secrets, red)
+	errs = append(errs, err)
+	_, err = c.State.ResolveEncryptionKey(getenv, secrets, red)
+	errs = append(errs, err)
+	_, err = c.State.ResolveEncryptionKeyFallbacks(getenv, secrets, red)
+	errs = append(errs, err)
+	return errors.Join(errs...)
+}

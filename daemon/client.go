@@ -99,7 +99,7 @@ func DialLocal(ctx context.Context, path string, opts *ClientOptions) (*Client, 
 		st := host.ServerStatus{ID: j.ID, Description: j.Description, Transport: config.Transport(j.Transport), State: j.State,
 			Optional: j.Optional, ServerInfo: j.ServerInfo, ProtocolVersion: j.ProtocolVersion, Instructions: j.Instructions,
 			Tools: j.Tools, Warnings: j.Warnings, Err: j.Err.Err(), LastError: j.LastError.Err(), Restarts: j.Restarts,
-			LastHealthy: j.LastHealthy, ReadySince: j.ReadySince, InFlight: j.InFlight, PID: j.PID}
+			LastHealthy: j.LastHealthy, ReadySince: j.ReadySince, InFlight: j.InFlight, PID: j.PID, Isolation: j.Isolation}
 		for _, sk := range j.Skipped {
 			st.Skipped = append(st.Skipped, host.Skipped{Tool: sk.Tool, Reason: sk.Reason})
 		}

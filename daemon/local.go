@@ -123,6 +123,7 @@ type statusJSON struct {
 	ReadySince      time.Time           `json:"ready_since,omitzero"`
 	InFlight        int                 `json:"in_flight"`
 	PID             int                 `json:"pid,omitempty"`
+	Isolation       string              `json:"isolation,omitempty"`
 }
 
 type skippedJSON struct {
@@ -158,7 +159,7 @@ func (l *local) state(w http.ResponseWriter, r *http.Request) {
 			Optional: st.Optional, ServerInfo: st.ServerInfo, ProtocolVersion: st.ProtocolVersion,
 			Instructions: st.Instructions, Tools: st.Tools, Warnings: st.Warnings,
 			Err: host.NewErrorJSON(st.Err), LastError: host.NewErrorJSON(st.LastError), Restarts: st.Restarts,
-			LastHealthy: st.LastHealthy, ReadySince: st.ReadySince, InFlight: st.InFlight, PID: st.PID}
+			LastHealthy: st.LastHealthy, ReadySince: st.ReadySince, InFlight: st.InFlight, PID: st.PID, Isolation: st.Isolation}
 		for _, sk := range st.Skipped {
 			j.Skipped = append(j.Skipped, skippedJSON{Tool: sk.Tool, Reason: sk.Reason})
 		}

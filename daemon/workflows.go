@@ -73,7 +73,10 @@ type WorkflowOptions struct {
 	// Agents runs agent steps (the CLI's, over agent.Steps: the daemon
 	// knows no LLM); nil fails them.
 	Agents workflow.Agents
-	// Redactor redacts the engine's events; nil means the host's.
+	// Redactor redacts what the engine stores and reads back (events, a
+	// run's outputs); nil means the host's once launched. OpenWorkflows
+	// registers every secret of Config with it (RegisterSecrets), so that
+	// a process that only reads runs redacts what others wrote.
 	Redactor *secret.Redactor
 	Logger   *slog.Logger
 	// Telemetry, when set, records the runs (workflowEvents).
@@ -109,6 +112,12 @@ const AdoptInterval = 5 * time.Second
 // state store's file: DBOS's tables and the engine's beside the store's)
 // under a new executor of kind, without launching it.
 func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) {
+	// The runs it reads back were written by processes that may have known
+	// secrets it has not met (a server it has not started): it redacts
+	// with every secret of the configuration.
+	if err := o.Config.RegisterSecrets(o.LookupEnv, o.Secrets, o.Redactor); err != nil && o.Logger != nil {
+		o.Logger.Debug("workflow runs are redacted without the secrets that did not resolve", "error", err)
+	}
 	db := o.Database
 	if db == "" {
 		var err error

@@ -84,6 +84,21 @@ func (l *limits) cleanText(s string, max int) (string, change) {
 	return l.clean(s, max, false)
 }
 
+// CleanText returns s without terminal escape sequences (CSI, OSC and the
+// other string sequences, whole) and control and invisible characters
+// (tag characters, bidi controls, zero-width characters, stray variation
+// selectors), newlines and tabs kept and CRLF made LF: the cleaning the
+// host gives what servers declare, for what it passes on as it is — a
+// tool's result, a resource's contents, an event that quotes them — where a
+// face shows it on a terminal (the CLI's text output) or gives it to a
+// model (an agent's tool results). It does not redact: text from which
+// something was removed may hold a secret that was split, so redact after.
+// Clean ASCII is returned as it is, without allocating.
+func CleanText(s string) string {
+	s, _ = (&limits{}).clean(s, len(s), false)
+	return s
+}
+
 // cleanLine is cleanText for a one-line field (a title, a version): a
 // newline or tab there is a control character, replaced by a space.
 func (l *limits) cleanLine(s string) (string, change) {

@@ -64,6 +64,8 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 		if err == nil && !inputRequired {
 			s.mu.Lock()
 			s.pid = cmd.Pid()
+			iso, _ := cmd.Isolation()
+			s.iso = iso.String()
 			s.mu.Unlock()
 		}
 		s.noteIsolation(cmd)

@@ -817,6 +817,7 @@ func TestGrandchildStopped(t *testing.T) {
 		}
 		return m != nil
 	}, "the grandchild's pid in the logs")
+	pid = serverHostPID(t, h, "gc", pid)
 	if err := syscall.Kill(pid, 0); err != nil {
 		t.Fatalf("grandchild %d not running before Close: %v", pid, err)
 	}
@@ -829,6 +830,60 @@ func TestGrandchildStopped(t *testing.T) {
 	}, fmt.Sprintf("grandchild %d to be gone after Close", pid))
 	if kids := children(t); len(kids) > 0 {
 		t.Errorf("children left: %v", kids)
+	}
+}
+
+// serverHostPID returns the host's ID of the process that server id's
+// stdio child, in a PID namespace of its own or not, calls pid.
+func serverHostPID(t *testing.T, h *host.Host, id string, pid int) int {
+	t.Helper()
+	for _, st := range h.Servers() {
+		if st.ID == id {
+			hp, err := interop.HostPIDIn(st.PID, pid)
+			if err != nil {
+				t.Fatalf("server %s (pid %d): %v", id, st.PID, err)
+			}
+			return hp
+		}
+	}
+	t.Fatalf("no server %s", id)
+	return 0
+}
+
+// TestServersShareNoSecret: a stdio server cannot read the environment of
+// another, where the host put its secrets (issue 23 §4). Two real servers
+// started by the host, one with a secret in its env; the other reads the
+// first's /proc/PID/environ, scans every /proc/*/environ, and tries again
+// with /proc unmounted and mounted anew in namespaces of its own
+// (interop.SnoopEnviron). Each has a /proc of its own, and the status says
+// so.
+func TestServersShareNoSecret(t *testing.T) {
+	canary := interop.NewCanary(t)
+	holder := fixture(t, "holder")
+	holder.Env = map[string]string{"API_TOKEN": canary}
+	h, _ := start(t, []config.Server{holder, fixture(t, "snoop", "-snoop")}, nil)
+	var pid int
+	for _, st := range h.Servers() {
+		if st.ID == "holder" {
+			pid = st.PID
+		}
+	}
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err != nil || !strings.Contains(string(b), canary) {
+		t.Fatalf("the holder's environment, as the host sees it, lacks the secret: %v", err)
+	}
+	args, _ := json.Marshal(map[string]any{"needle": canary, "pid": pid})
+	report := callText(t, h, "mcp_snoop_snoop", string(args), nil)
+	t.Logf("the snooping server's report:\n%s", report)
+	if strings.Contains(report, "FOUND") {
+		t.Errorf("a server found another's secret in its environment")
+	}
+	if strings.Contains(report, "scanned /proc: 0 environments") {
+		t.Errorf("the snooper read no environment at all, not even its own: the probe proves nothing")
+	}
+	for _, st := range h.Servers() {
+		if st.Isolation != "PID namespace, private /proc" {
+			t.Errorf("server %s: Isolation = %q, want a private /proc", st.ID, st.Isolation)
+		}
 	}
 }
 
@@ -845,6 +900,9 @@ func TestSetsidGrandchildStopped(t *testing.T) {
 		}
 		return len(pids) == 2
 	}, "the grandchildren's pids in the logs")
+	for what, pid := range pids {
+		pids[what] = serverHostPID(t, h, "gc", pid)
+	}
 	for what, pid := range pids {
 		if err := syscall.Kill(pid, 0); err != nil {
 			t.Fatalf("%s %d not running before Close: %v", what, pid, err)

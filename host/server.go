@@ -45,6 +45,7 @@ type server struct {
 	done     chan struct{} // closed when the session has ended
 	lastErr  error         // the last error, kept after recovery
 	pid      int           // the stdio child's pid, while it runs
+	iso      string        // how the stdio child is contained, while it runs
 	detail   string        // what it is doing while it starts (ServerStatus.Detail)
 
 	// The stdio child being started (install.go).
@@ -336,22 +337,29 @@ func (s *server) startFailure(rs config.Server, err error) error {
 }
 
 // noteIsolation logs how a started stdio child is contained, and once per
-// host that the kernel refused the PID namespace that would hold all it
-// starts (see transport.Isolation): not a warning, since nothing is wrong
-// with the server and many kernels refuse one, but what an operator who
-// wonders why a server's helper outlived it needs to know.
+// host that the kernel refused a stronger containment (see
+// transport.Isolation): not a warning, since nothing is wrong with the
+// server and many kernels refuse, but what an operator who wonders why a
+// server's helper outlived it, or whether one server can read another's
+// secrets, needs to know.
 func (s *server) noteIsolation(cmd *transport.Command) {
 	iso, refused := cmd.Isolation()
 	if iso == transport.IsolationNone {
 		return // not started
 	}
 	s.log.Debug("server process started", "pid", cmd.Pid(), "isolation", iso.String())
-	if refused != nil {
-		s.h.isolationRefused.Do(func() {
-			s.log.Info("stdio servers run in a process group, not a PID namespace of their own: a process one starts that leaves its group may outlive it",
-				"reason", refused.Error())
-		})
+	if refused == nil {
+		return
 	}
+	s.h.isolationRefused.Do(func() {
+		if iso == transport.IsolationPIDNamespace {
+			s.log.Info("stdio servers run in a PID namespace without a /proc of their own: each may read the environment, secrets included, of other processes of its user through /proc (docs/security.md)",
+				"reason", refused.Error())
+			return
+		}
+		s.log.Info("stdio servers run in a process group, not a PID namespace of their own: a process one starts that leaves its group may outlive it, and each may read the environment, secrets included, of other processes of its user through /proc (docs/security.md)",
+			"reason", refused.Error())
+	})
 }
 
 // watch notices when the session ends on its own (the child exited, the
@@ -367,7 +375,7 @@ func (s *server) watch(session *mcp.ClientSession, done chan struct{}) {
 		}
 		s.lost = s.explain(fmt.Errorf("connection lost: %w", err))
 		s.session = nil
-		s.pid = 0
+		s.pid, s.iso = 0, ""
 		// The supervisor restarts it; calls meanwhile wait.
 		s.setStateLocked(StateRestarting, s.lost)
 	}

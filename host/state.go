@@ -69,6 +69,11 @@ type ServerStatus struct {
 	InFlight int
 	// PID is the stdio child's process id while it runs.
 	PID int
+	// Isolation is how the stdio child is contained while it runs
+	// (transport.Isolation's name): "PID namespace, private /proc" where
+	// the kernel allows it; with less, a server can read the environment of
+	// other processes of its user (docs/security.md).
+	Isolation string
 }
 
 // StateEvent is the JSON form of a server:state event.
@@ -186,6 +191,7 @@ func (s *server) statusLocked() ServerStatus {
 		ReadySince:  s.readySince,
 		InFlight:    len(s.inflight),
 		PID:         s.pid,
+		Isolation:   s.iso,
 		Warnings:    s.warningsLocked(),
 	}
 	if s.info != nil {

@@ -276,10 +276,23 @@ const (
 	// every process in the namespace: nothing it started can outlive it,
 	// setsid and double forks included. It is killed when the host process
 	// dies (even by SIGKILL), so then nothing outlives the host either. It
-	// sees itself as PID 1 (/proc is still the host's), and orphans in the
-	// namespace become its children: those it does not reap stay zombies
-	// until it exits.
+	// sees itself as PID 1, and orphans in the namespace become its
+	// children: those it does not reap stay zombies until it exits. Its
+	// /proc is still the host's: it can read the environment of every
+	// process of the same user through /proc/PID/environ, other servers'
+	// secrets included.
 	IsolationPIDNamespace
+	// IsolationPrivateProc (Linux): IsolationPIDNamespace, in a mount
+	// namespace of its own whose /proc is a procfs of the child's PID
+	// namespace: the child and what it starts see only their own
+	// processes, not the host's nor other servers' (their command lines,
+	// environments, open files). The host's /proc is unmounted in the
+	// child's mount namespace where the kernel allows it (when the host is
+	// root outside a user namespace); where it does not, it stays hidden
+	// under the new one, and the child loses CAP_SYS_ADMIN (which it then
+	// only had inside a user namespace) so that it cannot unmount what
+	// hides it. Mounts the child makes do not propagate to the host.
+	IsolationPrivateProc
 )
 
 func (i Isolation) String() string {
@@ -288,6 +301,8 @@ func (i Isolation) String() string {
 		return "process group"
 	case IsolationPIDNamespace:
 		return "PID namespace"
+	case IsolationPrivateProc:
+		return "PID namespace, private /proc"
 	}
 	return "none"
 }

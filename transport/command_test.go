@@ -194,15 +194,16 @@ var isolations = []struct {
 	{"group", true, transport.IsolationProcessGroup, "process group"},
 }
 
-// requireIsolation fails t unless cmd got want; a PID namespace the kernel
-// refused skips it instead, saying why.
+// requireIsolation fails t unless cmd got want (a PID namespace with a
+// /proc of its own or without, for IsolationPIDNamespace); a PID namespace
+// the kernel refused skips it instead, saying why.
 func requireIsolation(t *testing.T, cmd *transport.Command, want transport.Isolation) {
 	t.Helper()
 	got, refused := cmd.Isolation()
-	if got == want {
+	if got == want || want == transport.IsolationPIDNamespace && got == transport.IsolationPrivateProc {
 		return
 	}
-	if want == transport.IsolationPIDNamespace && refused != nil {
+	if want >= transport.IsolationPIDNamespace && refused != nil {
 		t.Skipf("no PID namespace on this machine: %v", refused)
 	}
 	t.Fatalf("Isolation() = %v, %v; want %v", got, refused, want)
@@ -222,8 +223,9 @@ func TestCommandKillsGrandchild(t *testing.T) {
 			requireIsolation(t, cmd, iso.want)
 			var pids struct{ Pid, Grandchild int }
 			readReady(t, conn, &pids)
+			pids.Pid, pids.Grandchild = hostPID(t, cmd, pids.Pid), hostPID(t, cmd, pids.Grandchild)
 			if pids.Pid != cmd.Pid() {
-				t.Errorf("child reports pid %d, Pid() = %d", pids.Pid, cmd.Pid())
+				t.Errorf("child is pid %d, Pid() = %d", pids.Pid, cmd.Pid())
 			}
 			if err := conn.Close(); err != nil {
 				t.Errorf("Close: %v", err)
@@ -253,6 +255,7 @@ func TestCommandKillsSetsidGrandchild(t *testing.T) {
 			requireIsolation(t, cmd, iso.want)
 			var pids struct{ Pid, Grandchild, Setsid int }
 			readReady(t, conn, &pids)
+			pids.Pid, pids.Grandchild, pids.Setsid = hostPID(t, cmd, pids.Pid), hostPID(t, cmd, pids.Grandchild), hostPID(t, cmd, pids.Setsid)
 			for _, pid := range []int{pids.Grandchild, pids.Setsid} {
 				if gone(pid) {
 					t.Fatalf("grandchild %d not running before Close", pid)
@@ -299,6 +302,11 @@ func TestCommandKillsGrandchildOfExitedChild(t *testing.T) {
 			requireIsolation(t, cmd, tc.want)
 			var pids struct{ Pid, Grandchild int }
 			readReady(t, conn, &pids)
+			pids.Grandchild = hostPID(t, cmd, pids.Grandchild)
+			// Its sign to exit.
+			if err := conn.Write(t.Context(), &jsonrpc.Request{Method: "exit"}); err != nil {
+				t.Fatal(err)
+			}
 			<-cmd.Exited() // by itself, without Close
 			if err := cmd.ExitErr(); err != nil {
 				t.Errorf("ExitErr = %v, want nil", err)

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/internal/interop"
@@ -60,7 +63,7 @@ func TestCommandHostKilled(t *testing.T) {
 				t.Fatalf("host report %q: %v", line, err)
 			}
 			p := msg.Params
-			if p.Isolation != iso.label {
+			if !strings.HasPrefix(p.Isolation, iso.label) {
 				host.Process.Kill()
 				host.Wait()
 				if !iso.noNS {
@@ -208,10 +211,130 @@ func TestCommandNamespaceRefused(t *testing.T) {
 	t.Logf("refused: %v", refused)
 	var pids struct{ Pid, Grandchild, Setsid int }
 	readReady(t, conn, &pids)
+	pids.Pid, pids.Grandchild, pids.Setsid = hostPID(t, cmd, pids.Pid), hostPID(t, cmd, pids.Grandchild), hostPID(t, cmd, pids.Setsid)
 	if err := conn.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
 	waitGone(t, pids.Pid, "child")
 	waitGone(t, pids.Grandchild, "grandchild in the child's group")
 	waitGone(t, pids.Setsid, "grandchild in a session of its own")
+}
+
+// TestCommandPrivateProc: a stdio server cannot read the environment of
+// another, where its secrets are (issue 23 §4): each has a /proc of its own,
+// which shows only its own processes. The snooping child reads the other's
+// /proc/PID/environ, scans every /proc/*/environ, and, as root of a mount
+// namespace or of a user namespace of its own, unmounts /proc to see what
+// is under it and mounts a procfs anew. It runs as the user the tests run
+// as (root here), as root of a user namespace (a rootless container),
+// which owns the child's mount namespace but may not unmount what hides the
+// host's /proc, and as an unprivileged user, whose child gets a user
+// namespace of its own.
+func TestCommandPrivateProc(t *testing.T) {
+	const inner = "SWITCHBOARD_TRANSPORT_TEST_PRIVATE_PROC"
+	if os.Getenv(inner) != "" {
+		snoopOther(t, true)
+		return
+	}
+	t.Run("self", func(t *testing.T) { snoopOther(t, false) })
+	reexec := func(t *testing.T, exe string, wrapper ...string) {
+		t.Helper()
+		args := append(wrapper, exe, "-test.run=^TestCommandPrivateProc$", "-test.v", "-test.count=1")
+		c := exec.Command(args[0], args[1:]...)
+		c.Env = append(os.Environ(), inner+"=1")
+		out, err := c.CombinedOutput()
+		t.Logf("%s", out)
+		if strings.Contains(string(out), "--- SKIP: TestCommandPrivateProc") {
+			t.Skip("skipped inside")
+		}
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestCommandPrivateProc") {
+			t.Errorf("%v: %v", wrapper, err)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("root of a user namespace", func(t *testing.T) {
+		unshare, err := exec.LookPath("unshare")
+		if err != nil {
+			t.Skipf("needs unshare(1): %v", err)
+		}
+		if out, err := exec.Command(unshare, "--user", "--map-root-user", "true").CombinedOutput(); err != nil {
+			t.Skipf("no user namespaces here: %v: %s", err, out)
+		}
+		reexec(t, exe, unshare, "--user", "--map-root-user")
+	})
+	t.Run("unprivileged", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("the tests run unprivileged already (self)")
+		}
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skipf("needs setpriv(1): %v", err)
+		}
+		// A copy that nobody may run: the test binary's own folder is root's.
+		dir, err := os.MkdirTemp("", "privateproc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		bin := filepath.Join(dir, "transport.test")
+		b, err := os.ReadFile(exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		reexec(t, bin, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups")
+	})
+}
+
+// snoopOther starts a server with a secret in its environment and a
+// snooping child, and fails t if the snoop finds the secret. inside says
+// it runs re-executed under another user or namespace.
+func snoopOther(t *testing.T, inside bool) {
+	canary := interop.NewCanary(t)
+	holder := child(t, "server")
+	holder.Env = transport.MinimalEnv(map[string]string{childEnv: "server", "GORACE": "atexit_sleep_ms=0", "API_TOKEN": canary})
+	cs := connectClient(t, holder)
+	defer cs.Close()
+	// The secret is there to be found by whoever may read the host's /proc.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", holder.Pid())); err != nil || !strings.Contains(string(b), canary) {
+		t.Fatalf("the holder's environment, as the host sees it, lacks the secret: %v", err)
+	}
+	snooper := child(t, "snoop")
+	conn, err := snooper.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	readReady(t, conn, nil)
+	params, _ := json.Marshal(map[string]any{"needle": canary, "pid": holder.Pid()})
+	if err := conn.Write(t.Context(), &jsonrpc.Request{Method: "snoop", Params: params}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Report string }
+	readReady(t, conn, &got)
+	t.Logf("uid %d; the snooper's report:\n%s", os.Geteuid(), got.Report)
+	if strings.Contains(got.Report, "FOUND") {
+		iso, refused := snooper.Isolation()
+		t.Errorf("a server found another's secret in its environment (isolation %v, refused: %v)", iso, refused)
+	}
+	if strings.Contains(got.Report, "scanned /proc: 0 environments") {
+		t.Errorf("the snooper read no environment at all, not even its own: the probe proves nothing")
+	}
+	for _, c := range []*transport.Command{holder, snooper} {
+		iso, refused := c.Isolation()
+		if iso != transport.IsolationPrivateProc {
+			if refused != nil {
+				t.Skipf("no /proc of its own here: %v (%v)", refused, iso)
+			}
+			t.Errorf("Isolation() = %v, %v; want %v", iso, refused, transport.IsolationPrivateProc)
+		}
+	}
 }

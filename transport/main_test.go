@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,30 +45,32 @@ var children = map[string]func(){
 	"server": runServer,
 	// sleep is a grandchild: it sleeps until killed.
 	"sleep": func() { time.Sleep(time.Hour) },
-	// orphan starts a grandchild, reports both PIDs and exits.
+	// orphan starts a grandchild, reports both PIDs, and exits when it
+	// has read a line (the test's sign that it knows who is who).
 	"orphan": func() {
-		ready(map[string]int{"pid": interop.HostPID(os.Getpid()), "grandchild": spawnGrandchild(false)})
+		ready(map[string]int{"pid": os.Getpid(), "grandchild": spawnGrandchild(false)})
+		bufio.NewReader(os.Stdin).ReadString('\n')
 	},
-	// setsid-orphan starts a grandchild in a session of its own, reports
-	// both PIDs and exits.
+	// setsid-orphan is orphan with a grandchild in a session of its own.
 	"setsid-orphan": func() {
-		ready(map[string]int{"pid": interop.HostPID(os.Getpid()), "grandchild": spawnGrandchild(true)})
+		ready(map[string]int{"pid": os.Getpid(), "grandchild": spawnGrandchild(true)})
+		bufio.NewReader(os.Stdin).ReadString('\n')
 	},
 	// group starts a grandchild, reports both PIDs and stays.
 	"group": func() {
-		ready(map[string]int{"pid": interop.HostPID(os.Getpid()), "grandchild": spawnGrandchild(false)})
+		ready(map[string]int{"pid": os.Getpid(), "grandchild": spawnGrandchild(false)})
 		io.Copy(io.Discard, os.Stdin) // exits on stdin close
 	},
 	// setsid starts a grandchild in a session (and so a process group) of
 	// its own, and one in its own group, reports the PIDs and stays.
 	"setsid": func() {
-		ready(map[string]int{"pid": interop.HostPID(os.Getpid()), "grandchild": spawnGrandchild(false), "setsid": spawnGrandchild(true)})
+		ready(map[string]int{"pid": os.Getpid(), "grandchild": spawnGrandchild(false), "setsid": spawnGrandchild(true)})
 		io.Copy(io.Discard, os.Stdin) // exits on stdin close
 	},
 	// setsid-stay is setsid, but stays after stdin closes, as a server
 	// that notices no EOF does.
 	"setsid-stay": func() {
-		ready(map[string]int{"pid": interop.HostPID(os.Getpid()), "grandchild": spawnGrandchild(false), "setsid": spawnGrandchild(true)})
+		ready(map[string]int{"pid": os.Getpid(), "grandchild": spawnGrandchild(false), "setsid": spawnGrandchild(true)})
 		io.Copy(io.Discard, os.Stdin)
 		select {}
 	},
@@ -91,13 +94,19 @@ var children = map[string]func(){
 		if err != nil {
 			log.Fatal(err)
 		}
-		var pids map[string]any
+		var pids map[string]int
 		if err := json.Unmarshal(msg.(*jsonrpc.Request).Params, &pids); err != nil {
 			log.Fatal(err)
 		}
+		report := map[string]any{}
+		for k, pid := range pids {
+			if report[k], err = interop.HostPIDIn(cmd.Pid(), pid); err != nil {
+				log.Fatal(err)
+			}
+		}
 		iso, _ := cmd.Isolation()
-		pids["isolation"] = iso.String()
-		ready(pids)
+		report["isolation"] = iso.String()
+		ready(report)
 		select {}
 	},
 	// ignore-term ignores both stdin close and SIGTERM.
@@ -154,6 +163,28 @@ var children = map[string]func(){
 		<-usr
 		io.Copy(io.Discard, os.Stdin)
 	},
+	// snoop waits for a request {"needle", "pid"} and answers with what
+	// interop.SnoopEnviron found: a hostile server looking for another's
+	// secret. The needle comes on stdin, not in its environment, where it
+	// would find it in itself.
+	"snoop": func() {
+		ready(nil)
+		line, err := bufio.NewReader(os.Stdin).ReadBytes('\n')
+		if err != nil {
+			log.Fatal(err)
+		}
+		var req struct {
+			Params struct {
+				Needle string
+				Pid    int
+			}
+		}
+		if err := json.Unmarshal(line, &req); err != nil {
+			log.Fatal(err)
+		}
+		ready(map[string]string{"report": interop.SnoopEnviron(req.Params.Needle, req.Params.Pid)})
+		io.Copy(io.Discard, os.Stdin)
+	},
 	// stderr-flood writes 8 MiB to stderr and then serves.
 	"stderr-flood": func() {
 		line := strings.Repeat("x", 1023) + "\n"
@@ -194,7 +225,7 @@ func ready(params any) {
 const noNamespaceEnv = "SWITCHBOARD_TRANSPORT_TEST_NO_PIDNS"
 
 // spawnGrandchild starts a grandchild that sleeps, in a session of its own
-// if setsid, and returns its PID as the host sees it.
+// if setsid, and returns its PID as the child sees it (see hostPID).
 func spawnGrandchild(setsid bool) int {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), childEnv+"=sleep")
@@ -202,7 +233,18 @@ func spawnGrandchild(setsid bool) int {
 	if err := cmd.Start(); err != nil {
 		log.Fatal(err)
 	}
-	return interop.HostPID(cmd.Process.Pid)
+	return cmd.Process.Pid
+}
+
+// hostPID returns the host's ID of the process that the child cmd (in a
+// PID namespace of its own or not) calls pid. The process must still run.
+func hostPID(t *testing.T, cmd *transport.Command, pid int) int {
+	t.Helper()
+	h, err := interop.HostPIDIn(cmd.Pid(), pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 type greetArgs struct {

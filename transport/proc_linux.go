@@ -20,7 +20,11 @@ import (
 // calls setsid leaves the process group, never the namespace). And every
 // child gets Pdeathsig SIGKILL, so that it dies with the host process, even
 // when that is killed with SIGKILL and runs no code of ours; with the
-// namespace, everything it started dies then too.
+// namespace, everything it started dies then too. The namespace comes with
+// a mount namespace whose /proc shows the child's processes only (see
+// procinit_linux.go); where the kernel refuses that mount (a container
+// whose /proc hides paths, a policy against mounts), the child gets the
+// PID namespace alone, and the host's /proc.
 //
 // Where the kernel refuses a namespace (user namespaces disabled or
 // restricted, as by Ubuntu's AppArmor policy since 23.10, or a container's
@@ -36,10 +40,10 @@ import (
 // know, and protects nothing when the host dies.
 
 // startChild starts a child made by newCmd: in a PID namespace of its own
-// when pidNamespace is set and the kernel allows it, else in a process group
-// of its own.
+// (with a /proc of its own where the kernel allows) when pidNamespace is
+// set and the kernel allows it, else in a process group of its own.
 func startChild(newCmd func() *exec.Cmd, pidNamespace bool) (started, error) {
-	var refusals []string
+	var refusals, procRefusals []string
 	if pidNamespace {
 		// Root may create a PID namespace directly; anyone else (and root
 		// without CAP_SYS_ADMIN, in a container) needs a user namespace
@@ -49,19 +53,28 @@ func startChild(newCmd func() *exec.Cmd, pidNamespace bool) (started, error) {
 			attempts = []bool{false, true}
 		}
 		for _, userNS := range attempts {
+			what := "a PID namespace"
+			if userNS {
+				what += " in a user namespace"
+			}
+			st, refusal, err := startPrivateProc(newCmd, userNS)
+			if err != nil {
+				return started{}, err
+			}
+			if refusal == nil {
+				return st, nil
+			}
+			procRefusals = append(procRefusals, fmt.Sprintf("%s with a /proc of its own (%v)", what, refusal))
 			cmd := newCmd()
 			cmd.SysProcAttr = namespaceAttr(userNS)
 			release, err := spawn(cmd)
 			if err == nil {
-				return started{cmd: cmd, iso: IsolationPIDNamespace, release: release}, nil
+				return started{cmd: cmd, iso: IsolationPIDNamespace, release: release,
+					refused: errors.New("the kernel refused " + strings.Join(procRefusals, " and "))}, nil
 			}
 			errno, ok := namespaceRefusal(err)
 			if !ok {
 				return started{}, err
-			}
-			what := "a PID namespace"
-			if userNS {
-				what += " in a user namespace"
 			}
 			refusals = append(refusals, fmt.Sprintf("%s (%v)", what, errno))
 		}
@@ -186,7 +199,7 @@ func spawnLoop(reqs <-chan func()) {
 func (p *proc) terminate() {
 	// Read before signalling: a handler may reset SIGTERM to the default
 	// on its way out (the Go runtime does).
-	kill := p.iso == IsolationPIDNamespace && signalDefault(p.pid, syscall.SIGTERM)
+	kill := p.iso >= IsolationPIDNamespace && signalDefault(p.pid, syscall.SIGTERM)
 	signalGroup(p.cmd.Process, syscall.SIGTERM)
 	if kill {
 		_ = p.cmd.Process.Signal(syscall.SIGKILL)

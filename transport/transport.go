@@ -13,6 +13,10 @@
 //     child exits by itself: on Linux in a PID namespace of its own, which
 //     no descendant can leave, and killed with the host process; elsewhere,
 //     or where the kernel refuses, in its own process group ([Isolation]);
+//   - on Linux, gives that namespace a /proc of its own, so that a server
+//     cannot read the environment (the secrets) of another
+//     ([IsolationPrivateProc]); a program that imports this package runs
+//     itself as the child's init for that (procinit_linux.go);
 //   - stops the child the MCP specification's way on Close: close stdin, wait
 //     [Command.TerminateGrace], SIGTERM the group, wait again, SIGKILL the group;
 //     a child that has read none of its input yet (a package runner such as

@@ -36,6 +36,9 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 	if err != nil {
 		return "", err
 	}
+	if at := e.events.secretAt("inputs", inputs); at != "" {
+		return "", fmt.Errorf("workflow %q: %s holds the value of a secret: a run's inputs are kept in the state database; give the secret to the server that uses it (its env or headers) instead", id, at)
+	}
 	runID := ""
 	if opts != nil {
 		runID = opts.RunID
@@ -141,7 +144,8 @@ type RunStatus struct {
 	State    RunState  `json:"state"`
 	Started  time.Time `json:"started"`
 	Ended    time.Time `json:"ended,omitzero"`
-	// Outputs of a completed run (whole: not redacted, unlike events).
+	// Outputs of a completed run, redacted of the secrets the engine
+	// knows, as they are stored.
 	Outputs map[string]any `json:"outputs,omitempty"`
 	Error   *RunError      `json:"error,omitempty"`
 	// Gate is the gate:waiting event of the gate the run waits on.
@@ -236,6 +240,11 @@ func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 			rs.Ended = ev.Time
 		}
 	}
+	// Stored redacted by the process that ran the run, whose redactor may
+	// have known fewer secrets than this one (or, before issue 23, none
+	// of the outputs').
+	rs.Outputs = e.events.atRest(rs.Outputs).(map[string]any)
+	rs.Error = e.events.errAtRest(rs.Error)
 	if rs.State == RunRunning && len(open) > 0 {
 		for _, ev := range events {
 			if ev.Type == EventGateWaiting && open[taskKey(ev.Step, itemOf(&ev))] != nil {
@@ -384,6 +393,9 @@ func (e *Engine) Answer(ctx context.Context, runID, gate string, a GateAnswer) e
 	}
 	switch a.Action {
 	case "accept":
+		if at := e.events.secretAt("", a.Content); at != "" {
+			return fmt.Errorf("gate %s: the answer: %s holds the value of a secret: answers are kept in the state database", gate, at)
+		}
 		if sch != nil {
 			c, err := schema.Compile(sch)
 			if err != nil {

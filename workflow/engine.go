@@ -91,7 +91,11 @@ type EngineOptions struct {
 	// ExecutorID names this process to DBOS (runs are recovered by the
 	// executor that started them); "" means "local".
 	ExecutorID string
-	// Redactor redacts events; nil means the host's.
+	// Redactor redacts what the engine stores (events, and what DBOS
+	// keeps of a run: inputs, outputs, step outcomes) and what it reads
+	// back (a run's status and events); nil means the host's, once
+	// launched. An engine that only reads runs (not launched) redacts with
+	// this one: give it the configuration's secrets.
 	Redactor *secret.Redactor
 	// StateKey signs the requestStates of gates (32 bytes or more), the
 	// same for every engine on the database; nil means a key made once in
@@ -226,6 +230,7 @@ func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
 	unlock = func() {}
 	e.events.onInsert = e.wake
 	e.events.onEvent = o.OnEvent
+	e.red, e.events.red = o.Redactor, o.Redactor
 	dbos.RegisterWorkflow(d, e.runWorkflow, dbos.WithWorkflowName(runWorkflowName))
 	dbos.RegisterWorkflow(d, e.gateWorkflow, dbos.WithWorkflowName(gateWorkflowName))
 	if o.Host != nil {
@@ -255,7 +260,6 @@ func (e *Engine) Launch(ctx context.Context, h *host.Host) error {
 		return errors.New("workflow: already launched")
 	}
 	e.host, e.launched = h, true
-	e.red = e.opts.Redactor
 	if e.red == nil {
 		e.red = h.Redactor()
 	}

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -135,7 +137,9 @@ func (s *eventStore) list(ctx context.Context, runID string, afterSeq int64, lim
 			return nil, fmt.Errorf("run %s event %d: %w", runID, seq, err)
 		}
 		ev.Seq = seq
-		out = append(out, ev)
+		// Redacted when written, by the redactor of the process that ran
+		// the run, which may have known fewer secrets than this one.
+		out = append(out, secret.RedactValue(s.red, ev))
 	}
 	return out, rows.Err()
 }
@@ -287,4 +291,77 @@ func lockSetup(ctx context.Context, u string) (func(), error) {
 		// Closing the session releases the lock.
 		conn.Close(context.WithoutCancel(ctx))
 	}, nil
+}
+
+// Nothing the engine writes to its database holds a secret its redactor
+// knows: not the events (value, text), and not what DBOS keeps of a run —
+// its inputs and outputs, each step's outcome, a nested workflow's inputs,
+// a gate's message and answer (issue 23 §4). What a run computes (outputs
+// a template joined from pieces that are no secret alone, an agent's
+// reply, an error that quotes a prompt) is redacted before DBOS stores it,
+// and the run goes on with what was stored, so that a recovered run sees
+// what the first execution saw. What a person gives (a run's inputs, a
+// gate's answer) is refused instead: run on "[REDACTED]", it would do
+// something else than asked, without saying so.
+
+// atRest returns v redacted of every secret the engine's redactor knows,
+// as DBOS may store it.
+func (s *eventStore) atRest(v any) any {
+	if v == nil || s.red == nil {
+		return v
+	}
+	return secret.RedactValue(s.red, v)
+}
+
+// errAtRest returns rerr with its message redacted, its attempt kept.
+func (s *eventStore) errAtRest(rerr *RunError) *RunError {
+	if rerr == nil || s.red == nil {
+		return rerr
+	}
+	if m := s.red.Redact(rerr.Message); m != rerr.Message {
+		c := *rerr
+		c.Message = m
+		return &c
+	}
+	return rerr
+}
+
+// secretAt returns where in v (under the path prefix, map keys in
+// order) the first value that holds a secret the redactor knows is, and
+// "" when none does.
+func (s *eventStore) secretAt(prefix string, v any) string {
+	if s.red == nil {
+		return ""
+	}
+	switch v := v.(type) {
+	case string:
+		if s.red.Redact(v) != v {
+			return prefix
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			if s.red.Redact(k) != k {
+				return p + " (its name)"
+			}
+			if at := s.secretAt(p, v[k]); at != "" {
+				return at
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if at := s.secretAt(fmt.Sprintf("%s[%d]", prefix, i), e); at != "" {
+				return at
+			}
+		}
+	default:
+		// Numbers, booleans: their JSON text.
+		if b, err := json.Marshal(v); err == nil && s.red.Redact(string(b)) != string(b) {
+			return prefix
+		}
+	}
+	return ""
 }

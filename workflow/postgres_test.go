@@ -18,7 +18,7 @@ import (
 // PostgreSQL system database and the events table beside it), each on a
 // database of its own on one throwaway server: a DAG, each step kind, a
 // failure, an idempotent run id, a gate answered and timed out,
-// cancel/resume, redacted events, and a kill -9 during a step and during
+// cancel/resume, redacted events, no secret in any table, and a kill -9 during a step and during
 // a gate, then the run resumed by another process.
 func TestPostgres(t *testing.T) {
 	server := testpg.Start(t)
@@ -34,6 +34,7 @@ func TestPostgres(t *testing.T) {
 		{"gate_timeout", testGateTimeoutSkipRest},
 		{"cancel_resume", testCancelResume},
 		{"events_redacted", testEventsRedacted},
+		{"secrets_at_rest", testSecretsAtRest},
 		{"concurrent_events", testConcurrentEvents},
 		{"kill_during_step", testKillDuringStep},
 		{"kill_during_gate", testKillDuringGate},

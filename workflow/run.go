@@ -145,7 +145,7 @@ func (r *run) fail(step string, rerr *RunError) (runOutput, error) {
 		rerr.Step = step
 	}
 	r.emit("run:end", Event{Type: EventRunFailed, Step: step, Error: r.redactErr(rerr), DurationMS: r.since()})
-	return runOutput{Error: rerr}, nil
+	return runOutput{Error: r.e.events.errAtRest(rerr)}, nil
 }
 
 func (r *run) redactErr(rerr *RunError) *RunError {
@@ -455,6 +455,9 @@ func (r *run) complete() (runOutput, error) {
 		}
 		outputs[o.Name] = v
 	}
+	// DBOS keeps the outputs: a template may have joined a secret from
+	// pieces that are none alone.
+	outputs = r.e.events.atRest(outputs).(map[string]any)
 	r.emit("run:end", Event{Type: EventRunCompleted, Outputs: r.e.events.value(outputs), DurationMS: r.since()})
 	return runOutput{Outputs: outputs}, nil
 }
@@ -521,8 +524,10 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 		inputs, err = applyInputs(wf, inputs)
 		if err != nil {
 			return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: 1,
-				Error: &RunError{Code: ErrChildWorkflow, Message: fmt.Sprintf("step %s: %v", t.key(), err)}}
+				Error: &RunError{Code: ErrChildWorkflow, Message: fmt.Sprintf("step %s: %v", t.key(), r.e.events.text(err.Error()))}}
 		}
+		// DBOS keeps the child's inputs.
+		inputs = r.e.events.atRest(inputs).(map[string]any)
 		r.emit("step:started/"+t.key(), Event{Type: EventStepStarted, Step: t.owner.ID, Item: t.itemPtr(), Attempt: 1})
 		cctx := ctx
 		if s.Timeout > 0 {
@@ -561,7 +566,7 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 			d := time.Now().Add(s.Gate.Timeout).UTC()
 			ev.Deadline = &d
 		}
-		if _, err := dbos.RunWorkflow(ctx, r.e.gateWorkflow, gateInput{Run: r.id, Step: t.key(), Message: msg, TimeoutMS: s.Gate.Timeout.Milliseconds()},
+		if _, err := dbos.RunWorkflow(ctx, r.e.gateWorkflow, gateInput{Run: r.id, Step: t.key(), Message: r.e.events.text(msg), TimeoutMS: s.Gate.Timeout.Milliseconds()},
 			dbos.WithWorkflowID(child)); err != nil {
 			return nil, outcome{Step: t.owner.ID, Item: t.item, Error: &RunError{Code: ErrCallFailed, Message: fmt.Sprintf("gate %s: %v", t.key(), err)}}
 		}
@@ -638,6 +643,9 @@ func (r *run) goRaw(ctx dbos.Context, t task, name string, fn func(context.Conte
 		if a, ok := res.(GateAnswer); ok {
 			o.Action, o.Result = a.Action, a.Content
 		}
+		// DBOS keeps the outcome, and a replay sees it: the run goes on
+		// with what is kept.
+		o.Result, o.Error = r.e.events.atRest(o.Result), r.e.events.errAtRest(o.Error)
 		return o, nil
 	}, dbos.WithStepName(name), dbos.WithStepMaxRetries(0))
 	if err != nil {

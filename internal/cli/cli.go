@@ -476,6 +476,18 @@ func escapeHidden(s string) string {
 	return b.String()
 }
 
+// printf writes the text output of a command to stdout: redacted, and
+// cleaned of terminal escapes and control and invisible characters
+// (host.CleanText; newlines and tabs kept), since it holds what servers
+// sent as they sent it (a tool's result, a resource's text) and a terminal
+// would act on it. --json output (printJSON) is exact instead, those
+// characters escaped.
 func (e *env) printf(format string, args ...any) {
-	fmt.Fprint(e.stdout, e.red.Redact(fmt.Sprintf(format, args...)))
+	fmt.Fprint(e.stdout, e.red.Redact(host.CleanText(fmt.Sprintf(format, args...))))
+}
+
+// eprintf writes a line about a server's doing to stderr, cleaned as
+// printf cleans (stderr is redacted by its writer).
+func (e *env) eprintf(format string, args ...any) {
+	fmt.Fprint(e.stderr, host.CleanText(fmt.Sprintf(format, args...)))
 }

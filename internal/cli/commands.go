@@ -33,6 +33,7 @@ type serverJSON struct {
 	LastError       string        `json:"last_error,omitempty"`
 	LastHealthy     string        `json:"last_healthy,omitempty"` // RFC 3339
 	InFlight        int           `json:"in_flight"`
+	Isolation       string        `json:"isolation,omitempty"` // how its stdio child is contained (transport.Isolation)
 }
 
 type skippedJSON struct {
@@ -74,7 +75,7 @@ Exits 1 when a server that is not optional failed.`,
 				if st.Err != nil {
 					j.Error = st.Err.Error()
 				}
-				j.Description, j.Restarts, j.InFlight = st.Description, st.Restarts, st.InFlight
+				j.Description, j.Restarts, j.InFlight, j.Isolation = st.Description, st.Restarts, st.InFlight, st.Isolation
 				if st.LastError != nil {
 					j.LastError = st.LastError.Error()
 				}

@@ -196,7 +196,9 @@ func (e *env) exit(ctx context.Context, err error, args []string) int {
 		return ee.code
 	}
 	msg := e.red.Redact(ee.err.Error())
-	fmt.Fprintf(e.stderr, "switchboard: %s\n", msg)
+	// An error may quote what a server said (a tool's error result in a
+	// failed run).
+	e.eprintf("switchboard: %s\n", msg)
 	if (e.jsonOut || wantsJSON(args)) && !e.wroteJSON {
 		var j errorJSON
 		j.Error.Code, j.Error.Message, j.Error.Details = ee.kind, msg, ee.details

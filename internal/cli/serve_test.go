@@ -415,12 +415,20 @@ args = ["-spawn-grandchild", "-spawn-setsid-grandchild"]
 		for range lines { // keep draining: a blocked pipe would stall serve
 		}
 	}()
+	// The helpers report their pids as the server's namespace sees them.
+	for _, what := range []string{"grandchild", "setsid-grandchild"} {
+		hp, err := interop.HostPIDIn(pids["server"], pids[what])
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		pids[what] = hp
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()
 	waitGone(t, pids["server"], "the stdio server")
-	if isolation != "PID namespace" {
+	if !strings.HasPrefix(isolation, "PID namespace") {
 		syscall.Kill(-pids["server"], syscall.SIGKILL)
 		syscall.Kill(pids["setsid-grandchild"], syscall.SIGKILL)
 		t.Skipf("the server ran in a %s (no PID namespace on this machine): its helpers are not promised to die with serve", isolation)

@@ -24,7 +24,6 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
-	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/telemetry"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
@@ -183,10 +182,10 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 		}
 	}
 	x.steps = e.agentSteps(cfg)
-	var secrets secret.Store
-	if strings.Contains(cfg.State.Database+cfg.State.EncryptionKey, "{{secrets.") {
-		secrets = e.secretStore() // opened only when needed: it may warn
-	}
+	// Every secret of the configuration is read, to redact the runs this
+	// command reads (daemon.OpenWorkflows): a run may hold one that no
+	// server started here would have made known.
+	secrets := e.secretStore()
 	agents := &workflowAgents{s: x.steps}
 	if run {
 		// The runs made here are counted in the state store, as a serve's
@@ -517,7 +516,8 @@ func (e *env) follow(ctx context.Context, x *engineHere, rid string) error {
 	}
 }
 
-// printEvent says an event on stderr, one line.
+// printEvent says an event on stderr, one line, cleaned (eprintf): it
+// quotes what servers and templates produced.
 func (e *env) printEvent(ev workflow.Event) {
 	step := ev.Step
 	if ev.Item != nil {
@@ -529,35 +529,35 @@ func (e *env) printEvent(ev workflow.Event) {
 	}
 	switch ev.Type {
 	case workflow.EventRunStarted:
-		fmt.Fprintf(e.stderr, "run %s: workflow %s started\n", ev.RunID, ev.Workflow)
+		e.eprintf("run %s: workflow %s started\n", ev.RunID, ev.Workflow)
 	case workflow.EventStepStarted:
 		att := ""
 		if ev.Attempt > 1 {
 			att = fmt.Sprintf(" (attempt %d)", ev.Attempt)
 		}
-		fmt.Fprintf(e.stderr, "→ %s%s\n", step, att)
+		e.eprintf("→ %s%s\n", step, att)
 	case workflow.EventStepCompleted:
 		if ev.Skipped {
-			fmt.Fprintf(e.stderr, "- %s skipped\n", step)
+			e.eprintf("- %s skipped\n", step)
 		} else {
-			fmt.Fprintf(e.stderr, "✓ %s%s: %s\n", step, ms, firstLine(string(ev.Result)))
+			e.eprintf("✓ %s%s: %s\n", step, ms, firstLine(string(ev.Result)))
 		}
 	case workflow.EventStepFailed:
 		cont := ""
 		if ev.Continued {
 			cont = "; continuing"
 		}
-		fmt.Fprintf(e.stderr, "✗ %s: %v%s\n", step, ev.Error, cont)
+		e.eprintf("✗ %s: %v%s\n", step, ev.Error, cont)
 	case workflow.EventGateWaiting:
-		fmt.Fprintf(e.stderr, "? %s: %s\n", step, oneLine(ev.Text))
+		e.eprintf("? %s: %s\n", step, oneLine(ev.Text))
 	case workflow.EventGateAnswered:
-		fmt.Fprintf(e.stderr, "! %s: %s\n", step, ev.Action)
+		e.eprintf("! %s: %s\n", step, ev.Action)
 	case workflow.EventRunCompleted:
-		fmt.Fprintf(e.stderr, "run %s completed%s\n", ev.RunID, ms)
+		e.eprintf("run %s completed%s\n", ev.RunID, ms)
 	case workflow.EventRunFailed:
-		fmt.Fprintf(e.stderr, "run %s failed%s\n", ev.RunID, ms)
+		e.eprintf("run %s failed%s\n", ev.RunID, ms)
 	case workflow.EventRunCancelled:
-		fmt.Fprintf(e.stderr, "run %s cancelled\n", ev.RunID)
+		e.eprintf("run %s cancelled\n", ev.RunID)
 	}
 }
 

@@ -2,11 +2,15 @@ package interop
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math/big"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,4 +96,102 @@ func Leaks(text, canary string) []string {
 func Excerpt(s string, i int) string {
 	lo, hi := max(0, i-200), min(len(s), i+200)
 	return s[lo:hi]
+}
+
+// LeaksAtRest is [Leaks] for what a database holds: it looks in text and
+// in every run of base64 in it, decoded (DBOS keeps workflow inputs,
+// outputs and step results as base64 of their JSON, where a quote or an
+// angle bracket of the canary is escaped before encoding, so that no
+// base64 form of the canary itself appears), and leaves out fragments:
+// pieces of a secret a test splits on purpose (halves a template joins)
+// are not leaks where they are stored apart.
+func LeaksAtRest(text, canary string) []string {
+	var out []string
+	check := func(where, s string) {
+		for _, l := range Leaks(s, canary) {
+			if !strings.Contains(l, "-byte fragment of the canary") {
+				out = append(out, where+l)
+			}
+		}
+	}
+	check("", text)
+	for _, m := range base64Run.FindAllString(text, -1) {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+			if b, err := enc.DecodeString(m); err == nil {
+				check("in base64 decoded: ", string(b))
+				break
+			}
+		}
+	}
+	return out
+}
+
+var base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}={0,2}`)
+
+// TableRows returns every row of every table of db, each as text, by
+// table ("schema.table" on PostgreSQL): what a test scans for a secret
+// kept at rest. postgres says which database db is (SQLite otherwise).
+func TableRows(ctx context.Context, db *sql.DB, postgres bool) (map[string][]string, error) {
+	q := `SELECT name FROM sqlite_master WHERE type = 'table'`
+	if postgres {
+		q = `SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) FROM information_schema.tables
+			WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`
+	}
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		tables = append(tables, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, tb := range tables {
+		q := `SELECT * FROM "` + tb + `"`
+		if postgres {
+			q = `SELECT t::text FROM ` + tb + ` t`
+		}
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", tb, err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("%s: %w", tb, err)
+			}
+			var b strings.Builder
+			for i, v := range vals {
+				if i > 0 {
+					b.WriteString(" | ")
+				}
+				if bs, ok := v.([]byte); ok {
+					b.Write(bs)
+				} else {
+					fmt.Fprint(&b, v)
+				}
+			}
+			out[tb] = append(out[tb], b.String())
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", tb, err)
+		}
+	}
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -45,48 +46,49 @@ func Children(pid int) map[int]string {
 	return out
 }
 
-// HostPID returns the process ID that the host's /proc gives process pid,
-// which is this process (os.Getpid()) or one of its children, for fixtures
-// that report process IDs to a test from inside a PID namespace of their own
-// (transport.IsolationPIDNamespace), where os.Getpid() is 1. There /proc is
-// still the host's, so /proc/self names this process by its host ID, and a
-// child's /proc/PID/status has its IDs in every namespace (NSpid). Outside
-// such a namespace, and where /proc cannot say, it returns pid.
-func HostPID(pid int) int {
-	link, err := os.Readlink("/proc/self")
-	self, err2 := strconv.Atoi(link)
-	if err != nil || err2 != nil || self == os.Getpid() {
-		return pid
+// HostPIDIn returns the process ID that the host's /proc gives the process
+// that the PID namespace of process init (a host PID, such as
+// transport.Command.Pid) calls pid: fixtures in a PID namespace of their own
+// (transport.IsolationPIDNamespace) know only the IDs of their namespace,
+// and with a /proc of their own (transport.IsolationPrivateProc) cannot
+// learn any other. The process must still run. When init is in this
+// process's PID namespace, and on systems without /proc, it returns pid.
+func HostPIDIn(init, pid int) (int, error) {
+	if runtime.GOOS != "linux" {
+		return pid, nil
 	}
-	if pid == os.Getpid() {
-		return self
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", init))
+	if err != nil {
+		return 0, fmt.Errorf("the PID namespace of process %d: %w", init, err)
+	}
+	if self, err := os.Readlink("/proc/self/ns/pid"); err == nil && self == ns {
+		return pid, nil
 	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return pid
+		return 0, err
 	}
+	want := strconv.Itoa(pid)
 	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if l, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "pid")); err != nil || l != ns {
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
 		if err != nil {
 			continue
 		}
-		var ppid int
-		var nspid []string
 		for _, line := range strings.Split(string(b), "\n") {
-			k, v, _ := strings.Cut(line, ":")
-			switch k {
-			case "PPid":
-				ppid, _ = strconv.Atoi(strings.TrimSpace(v))
-			case "NSpid":
-				nspid = strings.Fields(v)
+			if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				if f := strings.Fields(v); len(f) > 1 && f[len(f)-1] == want {
+					return strconv.Atoi(f[0])
+				}
 			}
 		}
-		if ppid == self && len(nspid) > 1 && nspid[len(nspid)-1] == strconv.Itoa(pid) {
-			host, _ := strconv.Atoi(nspid[0])
-			return host
-		}
 	}
-	return pid
+	return 0, fmt.Errorf("no process %d in the PID namespace of process %d", pid, init)
 }
 
 // WaitAccepting dials addr until it accepts a connection, for servers that

@@ -27,7 +27,9 @@ const HostileText = "Adds numbers.\x1b[2J\x1b[31m red\x1b[0m \x1b]8;;https://evi
 // annotations, input and output schema descriptions, a default, and an
 // enum value, which must be kept), whose call sends a
 // progress notification and a log message holding it; tool hostile_error,
-// which fails with a protocol error holding it; tool hostile_elicit, which
+// which fails with a protocol error holding it; tool hostile_result, whose
+// result holds it (a text and an embedded resource's text, which the host
+// passes on as they are); tool hostile_elicit, which
 // asks a question holding it (2025-11-25); a tool, a prompt, a resource
 // and a template whose identifiers hold a zero-width space; prompt
 // hostile with an argument; resource test://hostile and template
@@ -59,6 +61,11 @@ func addHostileText(s *mcp.Server) {
 				return nil, err
 			}
 			return &mcp.CallToolResult{Content: text("answered %s", res.Action)}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "hostile_result", Description: "Returns hostile text: as text, and as an embedded resource's text.", InputSchema: emptyObject},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: HostileText},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://hostile", MIMEType: "text/plain", Text: HostileText}}}}, nil
 		})
 	s.AddTool(&mcp.Tool{Name: "hid\u200bden", Description: "Its name holds a zero-width space.", InputSchema: emptyObject}, named("hid\u200bden"))
 	s.AddPrompt(&mcp.Prompt{Name: "hostile", Title: HostileText, Description: HostileText,

@@ -109,19 +109,25 @@
 //	                     zero-width characters) in every text field: tools hostile,
 //	                     hostile_error and hostile_elicit, prompt hostile, resource
 //	                     test://hostile, template test://hostile/{id}, serverInfo,
-//	                     instructions, and in progress, log, error and elicitation messages;
+//	                     instructions, in progress, log, error and elicitation messages, and
+//	                     in a result (tool hostile_result);
 //	                     and a tool, prompt and resource whose identifiers hold a zero-width
 //	                     space (see addHostileText)
 //	-description-bytes N add tool long whose description is N bytes
 //	-raw-tool JSON       add this tool object, as written, to the last page of every
 //	                     tools/list result (repeatable), below the SDK: what the SDK would
 //	                     refuse to send, such as "inputSchema": null or no inputSchema
+//	-snoop               add tool snoop {needle string, pid int}, which looks for needle in
+//	                     other processes' environments as a hostile server would
+//	                     (interop.SnoopEnviron: /proc/PID/environ, every /proc/*/environ,
+//	                     /proc unmounted and mounted anew in namespaces of its own) and
+//	                     answers with what it did, a line starting "FOUND" where it found it
 //	-counter             add tool count, which answers "call N" for its Nth call in this
 //	                     process: two callers see one process (a running serve's) when
 //	                     the second gets "call 2"
 //
-// The PIDs written are those the host sees, also when the fixture runs in a
-// PID namespace of its own (where its own PID is 1).
+// The PIDs written are those the fixture sees: in a PID namespace of its own
+// (where its own PID is 1) tests translate them with interop.HostPIDIn.
 //
 // The misbehaviours on tools/call apply to every tool. They and -hang,
 // -hang-init and -ignore-stdin-close work below the SDK, on the stdin and
@@ -144,8 +150,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/switchboardmcp/switchboard/internal/interop"
 )
 
 func main() {
@@ -183,7 +187,7 @@ type config struct {
 	without                              stringList
 	elicitSchema                         string
 	elicitElsewhere                      string
-	counter                              bool
+	counter, snoop                       bool
 	callLog                              string
 	metaLog                              string
 }
@@ -234,6 +238,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&c.without, "without", "answer `METHOD` with -32601 method not found (repeatable)")
 	fs.StringVar(&c.elicitSchema, "elicit-schema", "", "the elicit tool asks for this requested schema (`JSON`) instead of its own")
 	fs.StringVar(&c.elicitElsewhere, "elicit-answer-elsewhere", "", "the elicit tool's question says in its _meta it can be answered this other way (`TEXT`)")
+	fs.BoolVar(&c.snoop, "snoop", false, "add tool snoop, which looks for a needle in other processes' environments")
 	fs.BoolVar(&c.counter, "counter", false, "add tool count, which answers how many times this process was called")
 	fs.StringVar(&c.callLog, "call-log", "", "append a line `TOOL ARGUMENTS` to this file for every tools/call, before answering it")
 	fs.StringVar(&c.metaLog, "meta-log", "", "append a line `METHOD META` to this file for every request, META its _meta as JSON")
@@ -286,7 +291,7 @@ func run(args []string, stdin io.ReadCloser, stdout io.Writer, stderr io.Writer)
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("spawning grandchild: %w", err)
 		}
-		fmt.Fprintf(stderr, "grandchild=%d\n", interop.HostPID(cmd.Process.Pid))
+		fmt.Fprintf(stderr, "grandchild=%d\n", cmd.Process.Pid)
 	}
 	if c.spawnSetsidGrandchild {
 		cmd := exec.Command("sleep", "1000")
@@ -294,7 +299,7 @@ func run(args []string, stdin io.ReadCloser, stdout io.Writer, stderr io.Writer)
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("spawning grandchild: %w", err)
 		}
-		fmt.Fprintf(stderr, "setsid-grandchild=%d\n", interop.HostPID(cmd.Process.Pid))
+		fmt.Fprintf(stderr, "setsid-grandchild=%d\n", cmd.Process.Pid)
 	}
 	if c.ignoreSigterm {
 		signal.Ignore(syscall.SIGTERM)

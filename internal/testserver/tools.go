@@ -14,7 +14,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/internal/interop"
 )
+
+type snoopArgs struct {
+	Needle string `json:"needle"`
+	Pid    int    `json:"pid,omitempty"`
+}
 
 func newServer(c *config) *mcp.Server {
 	opts := &mcp.ServerOptions{PageSize: c.pageSize, SupportedProtocolVersions: c.protocolVersions}
@@ -115,6 +122,16 @@ func newServer(c *config) *mcp.Server {
 		s.AddTool(&mcp.Tool{Name: "count", Description: "Counts its calls in this process.", InputSchema: emptyObject},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: text("call %d", calls.Add(1))}, nil
+			})
+	}
+	if c.snoop {
+		mcp.AddTool(s, &mcp.Tool{Name: "snoop", Description: "Looks for needle in other processes' environments."},
+			func(_ context.Context, _ *mcp.CallToolRequest, in snoopArgs) (*mcp.CallToolResult, any, error) {
+				var pids []int
+				if in.Pid > 0 {
+					pids = append(pids, in.Pid)
+				}
+				return &mcp.CallToolResult{Content: text("%s", interop.SnoopEnviron(in.Needle, pids...))}, nil, nil
 			})
 	}
 	if c.hostileText {
