@@ -28,6 +28,12 @@ type server struct {
 	cfg config.Server
 	log *slog.Logger
 
+	// life ends when the server is closed (or the host): the requests
+	// in flight on its sessions end with it, since closing a session
+	// waits for them.
+	life    context.Context
+	endLife context.CancelFunc
+
 	stderr *transport.TailBuffer // stdio only
 	inproc *mcp.Server           // in-process only
 	// ownNames: the tools keep their own names (InProcessServer.OwnNames)
@@ -135,6 +141,7 @@ func newServer(h *Host, cfg config.Server) *server {
 	if cfg.MaxConcurrency > 0 {
 		s.sem = make(chan struct{}, cfg.MaxConcurrency)
 	}
+	s.life, s.endLife = context.WithCancel(h.ctx)
 	return s
 }
 
@@ -257,7 +264,7 @@ func (s *server) startOnce(ctx context.Context, rs config.Server) error {
 	s.noteSession(session.ID())
 	tools, err := s.listTools(cctx, session)
 	if err != nil {
-		session.Close()
+		s.closeSession(session)
 		if ctx.Err() != nil {
 			return err
 		}
@@ -375,7 +382,7 @@ func (s *server) watch(session *mcp.ClientSession, done chan struct{}) {
 	s.mu.Unlock()
 	if !closing {
 		// Release what the SDK still holds for the dead session.
-		session.Close()
+		s.closeSession(session)
 		s.log.Warn("server connection lost", "err", oneLine(snap.Err.Error()))
 		s.announce(snap)
 	}
@@ -389,6 +396,7 @@ func (s *server) close() error {
 	if s.state != StateClosed {
 		s.setStateLocked(StateClosed, nil)
 		close(s.stop)
+		s.endLife()
 		st := s.statusLocked()
 		snap = &st
 	}
@@ -423,7 +431,7 @@ func (s *server) close() error {
 	}()
 	var err error
 	if session != nil {
-		err = session.Close()
+		err = s.closeSession(session)
 	}
 	if watcher != nil {
 		<-watcher
