@@ -251,6 +251,13 @@ func (s *server) startOnce(ctx context.Context, rs config.Server) error {
 			// and at once by a call or Host.Restart after the sign-in.
 			return &missingError{le}
 		}
+		var lf *oauth.LoginFailedError
+		if errors.As(err, &lf) {
+			// A sign-in that failed (a refused callback, an authorization
+			// server without PKCE): said at once, as it is, rather than
+			// after the connect timeout; not retried unasked.
+			return &missingError{lf}
+		}
 		if ctx.Err() != nil {
 			return err // stopped: how the child then died is no news
 		}
