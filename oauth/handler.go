@@ -292,6 +292,7 @@ func (h *handler) newTokenSource(ctx context.Context, cfg *oauth2.Config, tok *o
 		TokenType:    tok.TokenType,
 		RefreshToken: tok.RefreshToken,
 		Expiry:       tok.Expiry,
+		Updated:      h.opts.Tokens.now(),
 	}
 	if h.conf.ClientSecret == "" {
 		// A dynamically registered client's secret: needed to refresh.
@@ -329,8 +330,8 @@ type source struct {
 func (s *source) Token() (*oauth2.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t := s.rec.Token(); t.Valid() {
-		return t, nil
+	if s.rec.fresh(s.tokens.now()) {
+		return s.rec.Token(), nil
 	}
 	if err := s.refreshLocked(context.Background(), false); err != nil {
 		return nil, err
@@ -360,8 +361,12 @@ func (s *source) refresh(ctx context.Context) error {
 }
 
 // refreshLocked refreshes under the store's lock. Another process may
-// have refreshed meanwhile (the refresh token is then spent): its token
-// is taken instead.
+// have refreshed meanwhile, while this one waited for the lock: the
+// refresh token this one holds is then spent (an authorization server
+// that rotates refresh tokens refuses it, and may revoke the login), so
+// the stored record is taken instead, and refreshed in turn only if its
+// own token is due too (or, with force, never: the server refused this
+// one's token, not that one).
 func (s *source) refreshLocked(ctx context.Context, force bool) error {
 	unlock, err := s.tokens.lock(s.rec.Resource)
 	if err != nil {
@@ -371,14 +376,18 @@ func (s *source) refreshLocked(ctx context.Context, force bool) error {
 	recs, err := s.tokens.read(s.rec.Resource)
 	if err == nil {
 		for _, r := range recs {
-			if r.key() == s.rec.key() && r.AccessToken != s.rec.AccessToken && r.Token().Valid() {
-				secret := s.rec.ClientSecret
-				s.rec = r
-				if s.rec.ClientSecret == "" {
-					s.rec.ClientSecret = secret
-				}
+			if r.key() != s.rec.key() || (r.AccessToken == s.rec.AccessToken && r.RefreshToken == s.rec.RefreshToken) {
+				continue
+			}
+			secret := s.rec.ClientSecret
+			s.rec = r
+			if s.rec.ClientSecret == "" {
+				s.rec.ClientSecret = secret
+			}
+			if force || s.rec.fresh(s.tokens.now()) {
 				return nil
 			}
+			break
 		}
 	}
 	if s.rec.RefreshToken == "" {
@@ -392,6 +401,7 @@ func (s *source) refreshLocked(ctx context.Context, force bool) error {
 		return fmt.Errorf("refreshing the access token: %w", err)
 	}
 	s.rec.setToken(tok)
+	s.rec.Updated = s.tokens.now() // when it was issued, near enough (Record.fresh)
 	s.tokens.redact(&s.rec)
 	return s.tokens.saveLocked(s.rec)
 }
