@@ -84,7 +84,7 @@ type Server struct {
 	asSeen   []string // every Authorization header the authorization server was sent
 	refreshN int
 	spent    map[string]int // refresh token -> the refresh grants that presented it
-	resource []string // the resource parameter of each token request
+	resource []string       // the resource parameter of each token request
 	keys     []signingKey
 	jwksN    int
 }
