@@ -42,6 +42,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/transport"
 )
 
 // Options configures a [Gateway]. Nil means defaults.
@@ -158,6 +159,12 @@ type Gateway struct {
 	inflight     int
 	idle         chan struct{} // closed when inflight drops to 0; nil while it is 0
 	shuttingDown bool
+
+	// ends ties each downstream session's requests, and the questions
+	// forwarded to its client, to the session: ending a session (DELETE,
+	// eviction) ends them first, for the go-sdk's ServerSession.Close
+	// waits for them. Its contexts end with requests too.
+	ends *transport.SessionEnds[*mcp.ServerSession]
 }
 
 type promptRoute struct{ server, name string }
@@ -274,6 +281,7 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.requests, g.endRequests = context.WithCancelCause(g.ctx)
+	g.ends = transport.NewSessionEnds[*mcp.ServerSession](g.requests)
 
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: g.opts.Name, Version: g.opts.Version}, &mcp.ServerOptions{
 		Instructions:       g.opts.Instructions,
@@ -567,10 +575,11 @@ func (g *Gateway) published(req mcp.Request) bool {
 }
 
 // requestMiddleware counts the downstream requests in flight, refuses new
-// ones during a shutdown, and runs each on a context that ends when the
-// shutdown's grace is over (or at Close): the session's own context for a
-// request lasts as long as its handler, and a session closes only when its
-// handlers have returned.
+// ones during a shutdown, and runs each on a context that ends when its
+// session is ended (g.ends: deleted by its client, closed to make room) or
+// the shutdown's grace is over (or at Close): the session's own context
+// for a request lasts as long as its handler, and a session closes only
+// when its handlers have returned.
 func (g *Gateway) requestMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") {
@@ -589,17 +598,44 @@ func (g *Gateway) requestMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			g.reqMu.Unlock()
 			defer g.endRequest()
 		}
+		life := g.requests
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+			sctx, release, err := g.ends.Hold(ss)
+			if err != nil {
+				return nil, errSessionEnded
+			}
+			defer release()
+			life = sctx
+		}
 		ctx, cancel := context.WithCancelCause(ctx)
-		stop := context.AfterFunc(g.requests, func() { cancel(context.Cause(g.requests)) })
+		stop := context.AfterFunc(life, func() { cancel(context.Cause(life)) })
 		defer stop()
 		defer cancel(nil)
 		res, err := next(ctx, method, req)
-		if err != nil && errors.Is(context.Cause(ctx), ErrShuttingDown) {
+		if err != nil {
 			// Say why, rather than a bare "context canceled".
-			return nil, &jsonrpc.Error{Code: codeShuttingDown, Message: ErrShuttingDown.Error() + ": the request was cancelled when the shutdown grace period ended"}
+			switch cause := context.Cause(ctx); {
+			case errors.Is(cause, ErrShuttingDown):
+				return nil, &jsonrpc.Error{Code: codeShuttingDown, Message: ErrShuttingDown.Error() + ": the request was cancelled when the shutdown grace period ended"}
+			case errors.Is(cause, transport.ErrSessionEnded):
+				return nil, errSessionEnded
+			}
 		}
 		return res, err
 	}
+}
+
+// errSessionEnded is the error of a request cancelled, or refused, because
+// its session ended (its client deleted it, or it was closed to make room).
+// Its client hardly hears it: the session is gone.
+var errSessionEnded = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the request's session has ended (deleted by its client, or closed); the request was cancelled"}
+
+// endSession ends ss's requests, and the questions forwarded to its
+// client, then closes it.
+func (g *Gateway) endSession(ss *mcp.ServerSession) {
+	closed := g.ends.End(ss, nil)
+	defer closed()
+	ss.Close()
 }
 
 func (g *Gateway) endRequest() {
@@ -1002,10 +1038,22 @@ func (g *Gateway) directAsk(callCtx context.Context, req *mcp.CallToolRequest) (
 		// what it has, at once: the question is not withdrawn with the call
 		// (the host may ask through any call of this session, see
 		// host.CallOptions.Client), only with the upstream's own request.
+		// It ends, though, with the session (or the shutdown's grace),
+		// like the session's own requests: a session that is closed waits
+		// for the questions put to its client.
 		Roots: func(ctx context.Context, server string) (*mcp.ListRootsResult, error) {
 			if caps == nil || caps.RootsV2 == nil {
 				return nil, notDeclared("roots/list", "roots")
 			}
+			life, release, err := g.ends.Hold(ss)
+			if err != nil {
+				return nil, fmt.Errorf("roots/list: the client's session has ended")
+			}
+			defer release()
+			ctx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			stop := context.AfterFunc(life, func() { cancel(context.Cause(life)) })
+			defer stop()
 			return ss.ListRoots(ctx, &mcp.ListRootsParams{})
 		},
 	}

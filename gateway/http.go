@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -171,7 +172,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		<-g.ctx.Done()
 		ws.Close()
 	}()
-	limits := newSessionLimits(g.srv, o.MaxSessions, o.MaxClientSessions, func(msg string, args ...any) { log.Info(msg, args...) })
+	limits := newSessionLimits(g.srv, o.MaxSessions, o.MaxClientSessions, func(msg string, args ...any) { log.Info(msg, args...) }, g.endSession)
 	mux.Handle("/mcp", &byGeneration{g: g, srv: g.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
 	mux.Handle("/sse", limits.limitStreams(sse))
 	mux.Handle("/message", limits.limitStreams(sse)) // a GET here opens a session too
@@ -345,7 +346,7 @@ func (b *byGeneration) initialize(w http.ResponseWriter, r *http.Request, id jso
 		// Before the answer goes out, so that the client's next request
 		// finds the session counted.
 		if sid := w.Header().Get("Mcp-Session-Id"); sid != "" && cw.status == http.StatusOK {
-			b.limits.track(client, sid)
+			b.limits.track(client, sid, userOf(r))
 			cw.tracked = sid
 			return
 		}
@@ -374,10 +375,39 @@ func (b *byGeneration) serveSession(w http.ResponseWriter, r *http.Request, id s
 	}
 	end := b.limits.begin(id)
 	defer end()
+	if r.Method == http.MethodDelete && b.limits.owns(id, userOf(r)) {
+		// The SDK's DELETE closes the session, which waits for its
+		// requests and for the questions put to its client: end those
+		// first. Only for the session's own client (the SDK refuses
+		// another user's DELETE with 403, after the wait).
+		if ss := b.session(id); ss != nil {
+			closed := b.g.ends.End(ss, nil)
+			defer closed()
+		}
+	}
 	b.sessions.ServeHTTP(w, r)
 	if r.Method == http.MethodDelete {
 		b.limits.forget(id)
 	}
+}
+
+// session is the Streamable HTTP session id, or nil.
+func (b *byGeneration) session(id string) *mcp.ServerSession {
+	for ss := range b.srv.Sessions() {
+		if ss.ID() == id {
+			return ss
+		}
+	}
+	return nil
+}
+
+// userOf is the user a request's OAuth token names, or "": what the go-sdk
+// binds a session to.
+func userOf(r *http.Request) string {
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		return ti.UserID
+	}
+	return ""
 }
 
 // checkBatch refuses a JSON-RPC batch on a session whose protocol has none.

@@ -34,6 +34,7 @@ type pendingCall struct {
 	id      string
 	state   string             // the requestState naming it (issueState)
 	session *mcp.ServerSession // nil for a sessionless client
+	ctx     context.Context    // the upstream call's: ends with it (cancel, InputTimeout, the shutdown)
 	cancel  context.CancelFunc // ends the upstream call
 	asks    chan *ask          // questions from the upstream call
 	done    chan struct{}      // closed with res/err set
@@ -142,6 +143,7 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 		id:          id,
 		state:       g.issueState(id),
 		session:     boundSession(ctx, req),
+		ctx:         cctx,
 		cancel:      cancel,
 		asks:        make(chan *ask),
 		done:        make(chan struct{}),
@@ -299,21 +301,39 @@ func (g *Gateway) await(ctx context.Context, p *pendingCall) (*mcp.CallToolResul
 	}
 }
 
-// ask puts a question to the downstream client and waits for its answer.
+// ask puts a question to the downstream client and waits for its answer,
+// until the upstream withdraws the question (ctx) or the call ends: its
+// client gave up or never came back (InputTimeout), the shutdown's grace
+// is over, or the call returned. An upstream need not withdraw its
+// questions when its call ends (a server asking from a goroutine of its
+// own, a TypeScript server that passes no signal does not), and the host's
+// connection to it cannot close while one is open.
 func (p *pendingCall) ask(ctx context.Context, req mcp.InputRequest) (mcp.InputResponse, error) {
 	a := &ask{key: newID()[:12], req: req, reply: make(chan answer, 1)}
 	select {
 	case p.asks <- a:
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-p.ctx.Done():
+		return nil, errCallEnded
+	case <-p.done:
+		return nil, errCallEnded
 	}
 	select {
 	case ans := <-a.reply:
 		return ans.resp, ans.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-p.ctx.Done():
+		return nil, errCallEnded
+	case <-p.done:
+		return nil, errCallEnded
 	}
 }
+
+// errCallEnded is what an upstream is told of a question it asked during a
+// call that has ended before the client answered.
+var errCallEnded = errors.New("the call this question was asked in has ended (cancelled, or its client did not come back with the input), unanswered")
 
 func (g *Gateway) drop(p *pendingCall) {
 	g.mu.Lock()

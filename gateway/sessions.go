@@ -48,6 +48,7 @@ type sessionLimits struct {
 	max       int
 	perClient int
 	log       func(msg string, args ...any)
+	closeSS   func(*mcp.ServerSession) // ends a session's requests and closes it (Gateway.endSession)
 
 	mu      sync.Mutex
 	tracked map[string]*trackedSession // Streamable HTTP sessions by id
@@ -61,12 +62,13 @@ type sessionLimits struct {
 
 type trackedSession struct {
 	id, client string
+	user       string    // the OAuth user it belongs to, as the go-sdk binds it; "" for none
 	active     int       // requests of this session in flight
 	last       time.Time // when the last one ended (or began)
 }
 
-func newSessionLimits(srv *mcp.Server, max, perClient int, log func(string, ...any)) *sessionLimits {
-	return &sessionLimits{srv: srv, max: max, perClient: perClient, log: log,
+func newSessionLimits(srv *mcp.Server, max, perClient int, log func(string, ...any), closeSS func(*mcp.ServerSession)) *sessionLimits {
+	return &sessionLimits{srv: srv, max: max, perClient: perClient, log: log, closeSS: closeSS,
 		tracked: map[string]*trackedSession{}, held: map[string]int{}, evicted: map[string]bool{}}
 }
 
@@ -135,16 +137,27 @@ func (l *sessionLimits) releaseLocked(client string) {
 	}
 }
 
-// track makes a reserved place the Streamable HTTP session id, with one
-// request (its initialize) in flight; end that request with done.
-func (l *sessionLimits) track(client, id string) {
+// track makes a reserved place the Streamable HTTP session id of user (""
+// for none), with one request (its initialize) in flight; end that request
+// with done.
+func (l *sessionLimits) track(client, id, user string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, dup := l.tracked[id]; dup {
 		l.releaseLocked(client)
 		return
 	}
-	l.tracked[id] = &trackedSession{id: id, client: client, active: 1, last: time.Now()}
+	l.tracked[id] = &trackedSession{id: id, client: client, user: user, active: 1, last: time.Now()}
+}
+
+// owns reports whether user may end session id: the go-sdk's rule for a
+// DELETE (a session made without a user may be deleted by anyone who
+// knows its id).
+func (l *sessionLimits) owns(id, user string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.tracked[id]
+	return s != nil && (s.user == "" || s.user == user)
 }
 
 // begin records a request of session id in flight; the returned func ends
@@ -240,13 +253,13 @@ func (l *sessionLimits) idlestLocked(client string, mine bool) *trackedSession {
 }
 
 // closeSession closes the server session id. Its client learns of it at
-// its next request (404: the spec tells it to initialize again). Close
-// waits for the session's handlers, so it runs on its own goroutine: an
-// idle session may still be finishing a call whose client hung up.
+// its next request (404: the spec tells it to initialize again). Closing
+// ends what the session still waits on (a question put to its client, a
+// call whose client hung up) first, on a goroutine of its own.
 func (l *sessionLimits) closeSession(id string) {
 	for ss := range l.srv.Sessions() {
 		if ss.ID() == id {
-			go ss.Close()
+			go l.closeSS(ss)
 			return
 		}
 	}

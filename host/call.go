@@ -127,6 +127,9 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	defer cancel(nil)
 	timer := time.AfterFunc(timeout, func() { cancel(ErrTimeout) })
 	defer timer.Stop()
+	// Closing the server's session waits for the call: it ends first.
+	stop := context.AfterFunc(s.life, func() { cancel(ErrClosed) })
+	defer stop()
 	if s.cfg.ProgressResetsTimeout {
 		c.reset = func() { timer.Reset(timeout) }
 	}
@@ -202,6 +205,8 @@ func (h *Host) callFailure(s *server, ir *irConn, ctx, cctx context.Context, err
 	switch {
 	case errors.Is(context.Cause(cctx), ErrTimeout) && ctx.Err() == nil:
 		return ErrTimeout
+	case errors.Is(context.Cause(cctx), ErrClosed) && ctx.Err() == nil:
+		return ErrClosed
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w (%v)", ctx.Err(), err)
 	}

@@ -186,6 +186,9 @@ func (s *server) newClient(inputRequired bool) *mcp.Client {
 	// Cleaning (declared.go) runs before redaction: a secret split by
 	// invisible characters is whole once they are gone.
 	c.AddReceivingMiddleware(s.cleanRequests)
+	// Outermost: every request of the server's runs until it is answered,
+	// the server withdraws it, or the host closes the session.
+	c.AddReceivingMiddleware(s.endWithSession)
 	if mw := s.h.opts.ClientMiddleware; mw != nil {
 		c.AddSendingMiddleware(mw(s.cfg.ID))
 	}

@@ -92,7 +92,7 @@ func (s *server) inputRequiredConn(ctx context.Context) (*irConn, error) {
 	}
 	s.noteSession(cs.ID())
 	if v := cs.InitializeResult().ProtocolVersion; v < InputRequiredVersion {
-		cs.Close()
+		s.closeSession(cs)
 		s.irOlder.Store(true)
 		s.log.Info("the server speaks an older protocol than the calling client", "version", v, "client", InputRequiredVersion)
 		return nil, ErrOlderGeneration
@@ -112,7 +112,7 @@ func (s *server) inputRequiredConn(ctx context.Context) (*irConn, error) {
 			s.ir = nil
 		}
 		s.irMu.Unlock()
-		cs.Close()
+		s.closeSession(cs)
 		s.log.Info("the " + InputRequiredVersion + " connection ended; the next request that needs it opens it again")
 		close(ir.done)
 	}()
@@ -128,7 +128,7 @@ func (s *server) closeInputRequired() {
 	s.ir = nil
 	s.irMu.Unlock()
 	if ir != nil {
-		ir.cs.Close()
+		s.closeSession(ir.cs)
 	}
 	s.irWatch.Wait()
 }

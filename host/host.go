@@ -53,6 +53,7 @@ import (
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/oauth"
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/transport"
 )
 
 // Options configures a [Host]. The zero value (or nil) is usable.
@@ -226,6 +227,13 @@ type Host struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	// inbound ends the requests the servers' sessions have made of the
+	// host before a session is closed (closeSession), and all of them
+	// at Close: the go-sdk's ClientSession.Close waits for them, and a
+	// handler waiting on someone (a gateway client, a person) would hold
+	// it forever.
+	inbound *transport.SessionEnds[*mcp.ClientSession]
+
 	// events fans the host's events out to its watchers (events.go).
 	events hub
 
@@ -261,6 +269,7 @@ func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, 
 func New(servers []config.Server, opts *Options) (*Host, error) {
 	h := &Host{}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.inbound = transport.NewSessionEnds[*mcp.ClientSession](h.ctx)
 	if opts != nil {
 		h.opts = *opts
 	}

@@ -4,11 +4,46 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchboardmcp/switchboard/secret"
 )
+
+// endWithSession runs each request the server sends the host (roots,
+// sampling, elicitation, ping) on a context that also ends when the host
+// closes the session (closeSession) or itself. A server need not withdraw
+// a question when its call ends, and whoever answers it (a gateway's
+// client, a person at a terminal) need not answer: the go-sdk's
+// ClientSession.Close, which waits for these requests, must not wait on
+// them.
+func (s *server) endWithSession(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		cs, ok := req.GetSession().(*mcp.ClientSession)
+		if !ok || cs == nil || strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		life, release, err := s.h.inbound.Hold(cs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: switchboard is closing the connection to server %q", method, s.cfg.ID)
+		}
+		defer release()
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(life, func() { cancel(context.Cause(life)) })
+		defer stop()
+		return next(ctx, method, req)
+	}
+}
+
+// closeSession closes one of the server's sessions, having ended the
+// requests it made of the host (endWithSession).
+func (s *server) closeSession(cs *mcp.ClientSession) error {
+	closed := s.h.inbound.End(cs, fmt.Errorf("switchboard closed the connection to server %q", s.cfg.ID))
+	defer closed()
+	return cs.Close()
+}
 
 // changed tells the watchers that a server's list changed.
 func (h *Host) changed(c Change) {

@@ -141,6 +141,8 @@ func requestAs[R any](h *Host, ctx context.Context, serverID, method, target str
 	defer cancel(nil)
 	timer := time.AfterFunc(s.cfg.Timeout, func() { cancel(ErrTimeout) })
 	defer timer.Stop()
+	stop := context.AfterFunc(s.life, func() { cancel(ErrClosed) })
+	defer stop()
 	cs, err := s.liveSession(cctx)
 	var ir *irConn
 	if err == nil && inputRequired {

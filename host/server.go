@@ -28,6 +28,12 @@ type server struct {
 	cfg config.Server
 	log *slog.Logger
 
+	// life ends when the server is closed (or the host): the requests
+	// in flight on its sessions end with it, since closing a session
+	// waits for them.
+	life    context.Context
+	endLife context.CancelFunc
+
 	stderr *transport.TailBuffer // stdio only
 	inproc *mcp.Server           // in-process only
 	// ownNames: the tools keep their own names (InProcessServer.OwnNames)
@@ -136,6 +142,7 @@ func newServer(h *Host, cfg config.Server) *server {
 	if cfg.MaxConcurrency > 0 {
 		s.sem = make(chan struct{}, cfg.MaxConcurrency)
 	}
+	s.life, s.endLife = context.WithCancel(h.ctx)
 	return s
 }
 
@@ -245,6 +252,13 @@ func (s *server) startOnce(ctx context.Context, rs config.Server) error {
 			// and at once by a call or Host.Restart after the sign-in.
 			return &missingError{le}
 		}
+		var lf *oauth.LoginFailedError
+		if errors.As(err, &lf) {
+			// A sign-in that failed (a refused callback, an authorization
+			// server without PKCE): said at once, as it is, rather than
+			// after the connect timeout; not retried unasked.
+			return &missingError{lf}
+		}
 		if ctx.Err() != nil {
 			return err // stopped: how the child then died is no news
 		}
@@ -258,7 +272,7 @@ func (s *server) startOnce(ctx context.Context, rs config.Server) error {
 	s.noteSession(session.ID())
 	tools, err := s.listTools(cctx, session)
 	if err != nil {
-		session.Close()
+		s.closeSession(session)
 		if ctx.Err() != nil {
 			return err
 		}
@@ -383,7 +397,7 @@ func (s *server) watch(session *mcp.ClientSession, done chan struct{}) {
 	s.mu.Unlock()
 	if !closing {
 		// Release what the SDK still holds for the dead session.
-		session.Close()
+		s.closeSession(session)
 		s.log.Warn("server connection lost", "err", oneLine(snap.Err.Error()))
 		s.announce(snap)
 	}
@@ -397,6 +411,7 @@ func (s *server) close() error {
 	if s.state != StateClosed {
 		s.setStateLocked(StateClosed, nil)
 		close(s.stop)
+		s.endLife()
 		st := s.statusLocked()
 		snap = &st
 	}
@@ -431,7 +446,7 @@ func (s *server) close() error {
 	}()
 	var err error
 	if session != nil {
-		err = session.Close()
+		err = s.closeSession(session)
 	}
 	if watcher != nil {
 		<-watcher

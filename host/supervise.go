@@ -255,7 +255,7 @@ func (s *server) watchHealth(ctx context.Context, done chan struct{}) bool {
 		s.mu.Lock()
 		s.lost = err
 		s.mu.Unlock()
-		cs.Close()
+		s.closeSession(cs)
 		<-done
 		return true
 	}

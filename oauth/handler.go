@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -40,6 +42,28 @@ func (e *LoginRequiredError) Error() string {
 }
 
 func (e *LoginRequiredError) Is(target error) bool { return target == ErrLoginRequired }
+
+// ErrLoginFailed matches a [LoginFailedError].
+var ErrLoginFailed = errors.New("sign-in failed")
+
+// A LoginFailedError is a browser sign-in that ran and failed: its
+// callback was refused (a state not the sign-in's, an iss not its
+// authorization server's), the authorization server refused it or does
+// not offer PKCE with S256, or the code could not be exchanged. Nothing
+// was stored; signing in again right away, unasked, would open another
+// page to fail the same way, so the handler that failed returns it again.
+type LoginFailedError struct {
+	Server string
+	Err    error
+}
+
+func (e *LoginFailedError) Error() string {
+	return fmt.Sprintf("signing in to %s failed: %v", e.Server, e.Err)
+}
+
+func (e *LoginFailedError) Unwrap() error { return e.Err }
+
+func (e *LoginFailedError) Is(target error) bool { return target == ErrLoginFailed }
 
 // Options configures [NewHandler].
 type Options struct {
@@ -163,6 +187,12 @@ type handler struct {
 	mu     sync.Mutex
 	src    *source // the stored token; nil before a login
 	issuer string  // from the last authorization server metadata read
+	// noPKCE: the authorization server's metadata, read for a sign-in,
+	// does not offer PKCE with S256 (issuerTap).
+	noPKCE error
+	// failed: a sign-in ran and failed (not cancelled); returned again
+	// by Authorize rather than another browser page.
+	failed *LoginFailedError
 }
 
 var _ auth.OAuthHandler = (*handler)(nil)
@@ -207,7 +237,30 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		}
 		return &LoginRequiredError{Server: h.opts.Server, Reason: reason}
 	}
-	return h.sdk.Authorize(ctx, req, resp)
+	h.mu.Lock()
+	failed := h.failed
+	h.noPKCE = nil
+	h.mu.Unlock()
+	if failed != nil {
+		// The go-sdk's client asks twice when a connection offers
+		// 2026-07-28 (server/discover, then initialize): one page.
+		drain(resp)
+		return failed
+	}
+	// The callback's page waits for the outcome of this flow (login.go).
+	f := newFlow()
+	err := h.sdk.Authorize(context.WithValue(ctx, flowKey{}, f), req, resp)
+	if err != nil && ctx.Err() == nil {
+		h.mu.Lock()
+		if h.noPKCE != nil {
+			err = h.noPKCE // the go-sdk's error says less
+		}
+		h.failed = &LoginFailedError{Server: h.opts.Server, Err: err}
+		err = h.failed
+		h.mu.Unlock()
+	}
+	f.finish(err)
+	return err
 }
 
 func drain(resp *http.Response) {
@@ -239,6 +292,7 @@ func (h *handler) newTokenSource(ctx context.Context, cfg *oauth2.Config, tok *o
 		TokenType:    tok.TokenType,
 		RefreshToken: tok.RefreshToken,
 		Expiry:       tok.Expiry,
+		Updated:      h.opts.Tokens.now(),
 	}
 	if h.conf.ClientSecret == "" {
 		// A dynamically registered client's secret: needed to refresh.
@@ -276,8 +330,8 @@ type source struct {
 func (s *source) Token() (*oauth2.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t := s.rec.Token(); t.Valid() {
-		return t, nil
+	if s.rec.fresh(s.tokens.now()) {
+		return s.rec.Token(), nil
 	}
 	if err := s.refreshLocked(context.Background(), false); err != nil {
 		return nil, err
@@ -307,8 +361,12 @@ func (s *source) refresh(ctx context.Context) error {
 }
 
 // refreshLocked refreshes under the store's lock. Another process may
-// have refreshed meanwhile (the refresh token is then spent): its token
-// is taken instead.
+// have refreshed meanwhile, while this one waited for the lock: the
+// refresh token this one holds is then spent (an authorization server
+// that rotates refresh tokens refuses it, and may revoke the login), so
+// the stored record is taken instead, and refreshed in turn only if its
+// own token is due too (or, with force, never: the server refused this
+// one's token, not that one).
 func (s *source) refreshLocked(ctx context.Context, force bool) error {
 	unlock, err := s.tokens.lock(s.rec.Resource)
 	if err != nil {
@@ -318,14 +376,18 @@ func (s *source) refreshLocked(ctx context.Context, force bool) error {
 	recs, err := s.tokens.read(s.rec.Resource)
 	if err == nil {
 		for _, r := range recs {
-			if r.key() == s.rec.key() && r.AccessToken != s.rec.AccessToken && r.Token().Valid() {
-				secret := s.rec.ClientSecret
-				s.rec = r
-				if s.rec.ClientSecret == "" {
-					s.rec.ClientSecret = secret
-				}
+			if r.key() != s.rec.key() || (r.AccessToken == s.rec.AccessToken && r.RefreshToken == s.rec.RefreshToken) {
+				continue
+			}
+			secret := s.rec.ClientSecret
+			s.rec = r
+			if s.rec.ClientSecret == "" {
+				s.rec.ClientSecret = secret
+			}
+			if force || s.rec.fresh(s.tokens.now()) {
 				return nil
 			}
+			break
 		}
 	}
 	if s.rec.RefreshToken == "" {
@@ -339,6 +401,7 @@ func (s *source) refreshLocked(ctx context.Context, force bool) error {
 		return fmt.Errorf("refreshing the access token: %w", err)
 	}
 	s.rec.setToken(tok)
+	s.rec.Updated = s.tokens.now() // when it was issued, near enough (Record.fresh)
 	s.tokens.redact(&s.rec)
 	return s.tokens.saveLocked(s.rec)
 }
@@ -373,12 +436,30 @@ func (t *issuerTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	var m struct {
-		Issuer string `json:"issuer"`
+		Issuer  string   `json:"issuer"`
+		Methods []string `json:"code_challenge_methods_supported"`
 	}
 	if json.Unmarshal(body, &m) == nil && m.Issuer != "" {
 		t.h.mu.Lock()
 		t.h.issuer = m.Issuer
 		t.h.mu.Unlock()
+	}
+	if !slices.Contains(m.Methods, "S256") {
+		// The MCP authorization spec: a client MUST refuse to proceed
+		// without PKCE, and use S256. The go-sdk (v1.8.0) refuses only
+		// metadata without the field, and would go on with S256 where
+		// the server lists only "plain".
+		listed := "lists no code_challenge_methods_supported"
+		if m.Methods != nil {
+			b, _ := json.Marshal(m.Methods)
+			listed = "lists code_challenge_methods_supported " + string(b)
+		}
+		err := fmt.Errorf("the authorization server %s does not offer PKCE with S256 (its metadata %s %s), which the MCP authorization spec requires: switchboard will not sign in there",
+			cmp.Or(m.Issuer, netguard.Origin(req.URL)), req.URL.Redacted(), listed)
+		t.h.mu.Lock()
+		t.h.noPKCE = err
+		t.h.mu.Unlock()
+		return nil, err
 	}
 	return resp, nil
 }

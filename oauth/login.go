@@ -2,10 +2,12 @@ package oauth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html"
 	"net"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"runtime"
 	"sync"
@@ -17,6 +19,16 @@ import (
 // A Login receives the authorization code of a browser sign-in on a
 // loopback callback (RFC 8252 §7.3): http://127.0.0.1:PORT/callback, the
 // port chosen by the system. Close stops it.
+//
+// The callback is for the one sign-in waiting for it ([Login.Fetch]), and
+// only once. Its page tells the browser what came of the sign-in: through
+// a handler of this package ([NewHandler]) it waits for the outcome — the
+// go-sdk's checks of the callback's iss (RFC 9207), the code exchange —
+// and says "Signed in" only once the tokens are stored; otherwise it says
+// that the sign-in failed, and why. A callback whose state is not the
+// sign-in's (another page's, a stale link) is refused at once, and ends
+// the sign-in with that error; so does the authorization server's own
+// refusal. A callback when no sign-in waits, or a second one, is refused.
 type Login struct {
 	// RedirectURL is the callback's URL, to register and redirect to.
 	RedirectURL string
@@ -26,10 +38,20 @@ type Login struct {
 	Show func(url string)
 	Open func(url string) error
 
-	ln      net.Listener
-	srv     *http.Server
-	results chan callback
-	once    sync.Once
+	ln   net.Listener
+	srv  *http.Server
+	once sync.Once
+
+	mu      sync.Mutex
+	waiting *waiting // the sign-in waiting for its callback; nil when none
+}
+
+// waiting is a sign-in's wait for its callback.
+type waiting struct {
+	state string        // the authorization request's
+	flow  *flow         // its outcome, when run by a handler of this package
+	got   chan callback // the callback taken, once
+	taken bool          // a callback was taken (l.mu)
 }
 
 type callback struct {
@@ -37,8 +59,30 @@ type callback struct {
 	err error
 }
 
+// A flow is one run of the go-sdk's authorization code flow, from a
+// handler's Authorize (which puts it in the context Fetch is given) to its
+// outcome, which the callback's page waits for.
+type flow struct {
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+type flowKey struct{}
+
+func newFlow() *flow { return &flow{done: make(chan struct{})} }
+
+func (f *flow) finish(err error) {
+	f.err = err
+	close(f.done)
+}
+
 // callbackPath is where the authorization server redirects to.
 const callbackPath = "/callback"
+
+// verdictTimeout bounds how long the callback's page waits for the outcome
+// of its sign-in: the checks and the code exchange, one token request,
+// which oauthTimeout bounds.
+const verdictTimeout = oauthTimeout + 5*time.Second
 
 // Listen starts a Login's callback on 127.0.0.1 and a free port.
 func Listen() (*Login, error) {
@@ -49,7 +93,6 @@ func Listen() (*Login, error) {
 	l := &Login{
 		RedirectURL: "http://" + ln.Addr().String() + callbackPath,
 		ln:          ln,
-		results:     make(chan callback, 1),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+callbackPath, l.callback)
@@ -60,33 +103,91 @@ func Listen() (*Login, error) {
 	return l, nil
 }
 
+// errStateMismatch is the sign-in's error for a callback whose state is
+// not its own.
+var errStateMismatch = errors.New("the callback's state is not this sign-in's (it came from another page or an old link, or was forged); it was refused")
+
 func (l *Login) callback(w http.ResponseWriter, r *http.Request) {
+	l.mu.Lock()
+	wt := l.waiting
+	if wt == nil || wt.taken {
+		l.mu.Unlock()
+		page(w, http.StatusConflict, "Sign-in failed", "no sign-in is waiting for this callback: it has ended (or this page was opened twice). Nothing was stored from this page.")
+		return
+	}
+	wt.taken = true
+	l.mu.Unlock()
+
 	q := r.URL.Query()
 	var cb callback
-	if e := q.Get("error"); e != "" {
-		msg := e
+	switch {
+	case q.Get("error") != "":
+		msg := q.Get("error")
 		if d := q.Get("error_description"); d != "" {
 			msg += ": " + d
 		}
 		cb.err = fmt.Errorf("the authorization server refused the sign-in: %s", msg)
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, "<p>Sign-in refused: %s. You can close this tab.</p>\n", html.EscapeString(msg))
-	} else if q.Get("code") == "" {
-		http.Error(w, "no authorization code", http.StatusBadRequest)
-		return
-	} else {
+	case q.Get("state") != wt.state:
+		cb.err = errStateMismatch
+	case q.Get("code") == "":
+		cb.err = errors.New("the callback carries no authorization code")
+	default:
 		cb.res = &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}
-		fmt.Fprintln(w, "<p>Signed in to Switchboard. You can close this tab.</p>")
 	}
+	wt.got <- cb
+	if cb.err != nil {
+		page(w, http.StatusBadRequest, "Sign-in failed", cb.err.Error()+". Nothing was stored.")
+		return
+	}
+	if wt.flow == nil {
+		// Nobody to tell the outcome: the terminal says it.
+		page(w, http.StatusOK, "Sign-in received", "switchboard has the authorization code; the terminal says whether the sign-in succeeded.")
+		return
+	}
+	t := time.NewTimer(verdictTimeout)
+	defer t.Stop()
 	select {
-	case l.results <- cb:
-	default: // a second callback: the first one counts
+	case <-wt.flow.done:
+		if err := wt.flow.err; err != nil {
+			page(w, http.StatusBadRequest, "Sign-in failed", err.Error()+". Nothing was stored.")
+			return
+		}
+		page(w, http.StatusOK, "Signed in", "Signed in to Switchboard.")
+	case <-t.C:
+		page(w, http.StatusGatewayTimeout, "Sign-in undecided", "switchboard is still exchanging the code; the terminal says whether the sign-in succeeded.")
+	case <-r.Context().Done():
 	}
 }
 
+// page answers the browser with a small page: title and text, escaped.
+func page(w http.ResponseWriter, status int, title, text string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<!doctype html><title>%s</title><h1>%s</h1><p>%s</p><p>You can close this tab.</p>\n",
+		html.EscapeString(title), html.EscapeString(title), html.EscapeString(text))
+}
+
 // Fetch is an [auth.AuthorizationCodeFetcher]: it shows (and opens) the
-// authorization URL, then waits for the callback or ctx.
+// authorization URL, then waits for its callback or ctx.
 func (l *Login) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	u, err := url.Parse(args.URL)
+	if err != nil {
+		return nil, fmt.Errorf("the authorization URL: %w", err)
+	}
+	wt := &waiting{state: u.Query().Get("state"), got: make(chan callback, 1)}
+	wt.flow, _ = ctx.Value(flowKey{}).(*flow)
+	// Waiting before the URL is shown: a quick browser's callback finds it.
+	l.mu.Lock()
+	l.waiting = wt
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		if l.waiting == wt {
+			l.waiting = nil
+		}
+		l.mu.Unlock()
+	}()
 	if l.Show != nil {
 		l.Show(args.URL)
 	}
@@ -96,16 +197,27 @@ func (l *Login) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth.
 		}
 	}
 	select {
-	case cb := <-l.results:
+	case cb := <-wt.got:
 		return cb.res, cb.err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for the sign-in in the browser: %w", context.Cause(ctx))
 	}
 }
 
-// Close stops the callback. It is idempotent.
+// closeGrace bounds how long Close lets a callback's page that is being
+// answered (its sign-in decided) go out.
+const closeGrace = 5 * time.Second
+
+// Close stops the callback, once the page of a callback being answered has
+// gone out (within closeGrace). It is idempotent.
 func (l *Login) Close() error {
-	l.once.Do(func() { l.srv.Close() })
+	l.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
+		defer cancel()
+		if l.srv.Shutdown(ctx) != nil {
+			l.srv.Close()
+		}
+	})
 	return nil
 }
 

@@ -10,8 +10,10 @@
 //
 // What this package adds: tokens kept in the secret store keyed by
 // (resource URL, issuer, client id) and written back at every refresh under
-// a file lock ([Tokens]); the loopback callback of a browser sign-in
-// ([Login]); a handler that, where no sign-in can run (a serve, a call),
+// a file lock, each refresh token spent once across processes ([Tokens]);
+// the loopback callback of a browser sign-in, which tells the browser what
+// came of it ([Login]); the refusal of an authorization server without
+// PKCE S256; a handler that, where no sign-in can run (a serve, a call),
 // refreshes once on a 401 and otherwise fails with a [LoginRequiredError]
 // naming the command to run ([NewHandler]); every OAuth request through the
 // guarded dialer ([GuardedClient]); and [Transport], which carries a handler

@@ -45,6 +45,30 @@ func (r *Record) Token() *oauth2.Token {
 	return &oauth2.Token{AccessToken: r.AccessToken, TokenType: r.TokenType, RefreshToken: r.RefreshToken, Expiry: r.Expiry}
 }
 
+// expiryMargin is how long before its expiry an access token is renewed,
+// as golang.org/x/oauth2 does (its expiryDelta): a token is not sent to
+// expire on the way.
+const expiryMargin = 10 * time.Second
+
+// fresh reports whether the access token can still be used at now: it
+// does not expire, or not within expiryMargin — within a quarter of its
+// lifetime (from Updated, when it was written, to Expiry) for a token that
+// lives less than four margins, so that a token of a few seconds is used
+// for most of them, not renewed at every use.
+func (r *Record) fresh(now time.Time) bool {
+	if r.AccessToken == "" {
+		return false
+	}
+	if r.Expiry.IsZero() {
+		return true
+	}
+	margin := expiryMargin
+	if life := r.Expiry.Sub(r.Updated); !r.Updated.IsZero() && life > 0 && life < 4*expiryMargin {
+		margin = life / 4
+	}
+	return now.Add(margin).Before(r.Expiry)
+}
+
 func (r *Record) setToken(t *oauth2.Token) {
 	r.AccessToken, r.TokenType, r.Expiry = t.AccessToken, t.TokenType, t.Expiry
 	if t.RefreshToken != "" {

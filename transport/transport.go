@@ -64,6 +64,11 @@
 // one bigger than that comes from a broken or hostile server, and the bound
 // keeps the host's memory bounded whatever a server sends. A message over the
 // bound is an error that closes the connection.
+//
+// A session's close is bounded too: the go-sdk's Close waits for the
+// requests in flight on the session, in both directions, and
+// [SessionEnds] ends them first, so that a peer that never answers cannot
+// hold a session (and whatever closes it) open.
 package transport
 
 import "errors"

@@ -40,8 +40,11 @@ import (
 // Options configures [Start].
 type Options struct {
 	// AccessTokenExp is how long an access token lives; 0 means an hour.
-	// Under ten seconds a client (golang.org/x/oauth2) takes a token for
-	// expired at once, so each use refreshes it.
+	// Under ten seconds golang.org/x/oauth2's own check (Token.Valid)
+	// takes a token for expired at once; the oauth package renews a short
+	// token a quarter of its lifetime early instead. Refresh tokens are
+	// rotated at each refresh, and a spent one is refused
+	// (RefreshTokenReuses counts the attempts).
 	AccessTokenExp time.Duration
 	// Scopes are those the MCP server requires (and its metadata lists).
 	Scopes []string
@@ -80,7 +83,8 @@ type Server struct {
 	seen     []string // every bearer token the MCP server was sent
 	asSeen   []string // every Authorization header the authorization server was sent
 	refreshN int
-	resource []string // the resource parameter of each token request
+	spent    map[string]int // refresh token -> the refresh grants that presented it
+	resource []string       // the resource parameter of each token request
 	keys     []signingKey
 	jwksN    int
 }
@@ -161,6 +165,10 @@ func Start(t testing.TB, o *Options) *Server {
 		s.resource = append(s.resource, r.PostForm.Get("resource"))
 		if r.PostForm.Get("grant_type") == "refresh_token" {
 			s.refreshN++
+			if s.spent == nil {
+				s.spent = map[string]int{}
+			}
+			s.spent[r.PostForm.Get("refresh_token")]++
 		}
 		s.mu.Unlock()
 		srv.HandleTokenRequest(w, r)
@@ -262,6 +270,21 @@ func (s *Server) Refreshes() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.refreshN
+}
+
+// RefreshTokenReuses is how many refresh_token grants presented a refresh
+// token that an earlier grant had presented already: the server rotates
+// refresh tokens and refuses a spent one (invalid_grant), as an
+// authorization server that detects reuse does; a client that shares its
+// login across processes must spend each once.
+func (s *Server) RefreshTokenReuses() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.spent {
+		n += c - 1
+	}
+	return n
 }
 
 // RevokeAccessTokens revokes every access token the MCP server has been

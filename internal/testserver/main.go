@@ -28,6 +28,14 @@
 //   - sample → asks the client for a sampling/createMessage completion and
 //     returns its text.
 //   - roots → lists the client's roots, one URI per line.
+//   - ask_detached {kind "roots"|"sampling"|"elicitation", times int} → asks
+//     the client times (default 1) questions of that kind at once, the
+//     2025-11-25 way, on a context the call's cancellation does not end:
+//     the questions stay open after the call is cancelled (as a server's
+//     that asks from a goroutine of its own, or a TypeScript server's that
+//     passes no signal). Writes "testserver: ask_detached: asking KIND"
+//     to stderr per question as it goes out, and "testserver: ask_detached:
+//     KIND ended: ERR" ("ok" when answered) as each ends.
 //   - content → one block of each content kind (text, image, audio,
 //     embedded resource, resource link) plus structuredContent and _meta.
 //   - resource test://static/1 (text/plain); template test://item/{id};

@@ -92,12 +92,12 @@ func TestBehaviours(t *testing.T) {
 			}
 			names = append(names, tool.Name)
 		}
-		for _, want := range []string{"echo", "content", "ask_briefly", "t0001", "t0250", "a.b", "ref_cycle", "bad_schema"} {
+		for _, want := range []string{"echo", "content", "ask_briefly", "ask_detached", "t0001", "t0250", "a.b", "ref_cycle", "bad_schema"} {
 			if !slices.Contains(names, want) {
 				t.Errorf("tools lack %q", want)
 			}
 		}
-		if got, want := len(names), 11+250+3; got != want {
+		if got, want := len(names), 12+250+3; got != want {
 			t.Errorf("%d tools, want %d", got, want)
 		}
 	})

@@ -113,6 +113,7 @@ func newServer(c *config) *mcp.Server {
 	}
 	s.AddTool(&mcp.Tool{Name: "elicit", Description: "Asks the user for a form with defaults and returns the answer.", InputSchema: emptyObject}, elicit(form, c.elicitElsewhere))
 	mcp.AddTool(s, &mcp.Tool{Name: "ask_briefly", Description: "Asks the client for a name during the call (2025-11-25), gives up after ms milliseconds, cancelling its request, works then_ms more, and says which happened."}, askBriefly)
+	mcp.AddTool(s, &mcp.Tool{Name: "ask_detached", Description: "Asks the client for kind (roots, sampling or elicitation) times times at once during the call (2025-11-25), on a context the call's cancellation does not end, and says what came back."}, askDetached)
 	s.AddTool(&mcp.Tool{Name: "sample", Description: "Asks the client's LLM for a completion and returns its text.", InputSchema: emptyObject}, sample)
 	s.AddTool(&mcp.Tool{Name: "roots", Description: "Lists the client's roots.", InputSchema: emptyObject}, roots)
 	s.AddTool(&mcp.Tool{Name: "content", Description: "Returns one block of each content kind, structuredContent and _meta.", InputSchema: emptyObject}, content)
@@ -332,6 +333,63 @@ func askBriefly(ctx context.Context, req *mcp.CallToolRequest, in askBrieflyIn) 
 		return &mcp.CallToolResult{Content: text("gave up after %d ms", in.MS)}, nil, nil
 	}
 	return nil, nil, err
+}
+
+type askDetachedIn struct {
+	Kind  string `json:"kind"`
+	Times int    `json:"times,omitempty"`
+}
+
+// askDetached asks the client during the call, the 2025-11-25 way, on a
+// context of its own: cancelling the call does not withdraw the questions
+// (no notifications/cancelled for them), as with a server that asks from a
+// goroutine of its own, or a TypeScript one that passes no signal. It
+// writes "testserver: ask_detached: asking KIND" to stderr once the
+// questions are out (once per question), and "testserver: ask_detached:
+// KIND ended: ERR" as each ends ("ok" when answered).
+func askDetached(ctx context.Context, req *mcp.CallToolRequest, in askDetachedIn) (*mcp.CallToolResult, any, error) {
+	ask := func(qctx context.Context) error {
+		var err error
+		switch in.Kind {
+		case "roots":
+			_, err = req.Session.ListRoots(qctx, &mcp.ListRootsParams{})
+		case "sampling":
+			_, err = req.Session.CreateMessage(qctx, &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Say hello."}}}})
+		case "elicitation":
+			_, err = req.Session.Elicit(qctx, &mcp.ElicitParams{Message: "Your name?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		default:
+			err = fmt.Errorf("unknown kind %q", in.Kind)
+		}
+		return err
+	}
+	n := max(in.Times, 1)
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			fmt.Fprintf(diag, "testserver: ask_detached: asking %s\n", in.Kind)
+			err := ask(context.WithoutCancel(ctx))
+			msg := "ok"
+			if err != nil {
+				msg = err.Error()
+			}
+			fmt.Fprintf(diag, "testserver: ask_detached: %s ended: %s\n", in.Kind, msg)
+			errs <- err
+		}()
+	}
+	for range n {
+		select {
+		case err := <-errs:
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: text("%s: %v", in.Kind, err)}, nil, nil
+			}
+		case <-ctx.Done():
+			logCancelled("ask_detached", ctx)
+			return nil, nil, ctx.Err()
+		}
+	}
+	return &mcp.CallToolResult{Content: text("answered %d %s", n, in.Kind)}, nil, nil
 }
 
 // elicit asks for form, then returns the answer. elsewhere, when set, is
