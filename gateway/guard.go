@@ -319,7 +319,12 @@ func (gd *Guard) serveOAuth(w http.ResponseWriter, r *http.Request, rt Route) {
 func (gd *Guard) serve(w http.ResponseWriter, r *http.Request) {
 	// No handler sees a client's credentials, and the gateway never
 	// passes them upstream: upstream requests are made by the host with
-	// the upstream's own headers.
+	// the upstream's own headers. The one place they go on to is another
+	// replica of this gateway, whose guard checks them again: a retry
+	// forwarded to the replica holding its call (forwardRetry).
+	if c := r.Header.Get("Authorization"); c != "" {
+		r = r.WithContext(context.WithValue(r.Context(), credentialKey{}, c))
+	}
 	r.Header.Del("Authorization")
 	// Whether the request came through a Local handler is the handler's
 	// word, never the client's.
@@ -332,6 +337,10 @@ func (gd *Guard) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	gd.mux.ServeHTTP(w, r)
 }
+
+// credentialKey holds, in the context of a request the guard let through,
+// the Authorization header it took off.
+type credentialKey struct{}
 
 // localHeader marks, for the handlers, a request that came through a
 // Local handler (see HTTPOptions.Local); a client's own is removed.
