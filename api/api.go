@@ -314,6 +314,13 @@ func (a *API) addServer(w http.ResponseWriter, r *http.Request) error {
 	if head.ID == nil || *head.ID == "" {
 		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid server", Errors: []fieldError{{Field: "id", Detail: "required"}}}
 	}
+	if !a.d.Grant(r.Context()).Server(*head.ID) {
+		// Refused on the id alone, whether a server has it or not: the
+		// caller could neither see nor manage what it added.
+		return &problem{Status: http.StatusForbidden, Title: "outside your grant",
+			Detail: fmt.Sprintf("server %q is not among those your token's rules grant ([[gateway.auth.policy]] servers)", *head.ID),
+			Errors: []fieldError{{Field: "id", Detail: "not granted"}}}
+	}
 	m, err := a.d.AddServer(r.Context(), *head.ID, body)
 	if err != nil {
 		return err

@@ -22,7 +22,8 @@ import (
 // owner's auth_token everything: the servers, tools, resources,
 // templates and prompts listed are the granted server's; a prompt got
 // without naming its server is the granted one's; reading, getting or
-// filtering by the other server is a 404 as for one that does not exist;
+// filtering by the other server is a 404 as for one that does not exist,
+// and adding a server outside the grant a 403 whether or not it exists;
 // the events stream leaves the other server's events out, and usage its
 // calls. A token without the admin scope gets 403 naming admin_scope.
 func TestOAuthGrant(t *testing.T) {
@@ -97,6 +98,16 @@ func TestOAuthGrant(t *testing.T) {
 	} {
 		code, h, body := a.do("POST", rq[0], rq[1], admin...)
 		a.wantProblem("POST "+rq[0]+" "+rq[1]+" with the admin token", 404, "", code, h, body)
+	}
+	// Adding a server the grant does not cover: refused on the id alone,
+	// the same whether it exists (b) or not (c).
+	for _, id := range []string{"b", "c"} {
+		entry, _ := json.Marshal(map[string]any{"id": id, "command": "/bin/true"})
+		code, h, body := a.do("POST", "/api/v1/servers", string(entry), admin...)
+		a.wantProblem("adding "+id+" with the admin token", 403, "id", code, h, body)
+	}
+	if code, _, body := a.do("GET", "/api/v1/servers/c", "", owner...); code != 404 {
+		t.Errorf("c was added: %d %s", code, body)
 	}
 	for _, p := range []string{"/api/v1/resources?server=b", "/api/v1/tools/mcp_b_echo", "/api/v1/servers/b"} {
 		code, h, body := a.do("GET", p, "", admin...)
