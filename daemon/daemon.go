@@ -1,7 +1,8 @@
 // Package daemon is Switchboard's long-running process, what `switchboard
 // serve` runs: one [host.Host] over the configured servers, the faces
-// mounted on one HTTP mux (the MCP gateway at /mcp, /sse, /message and /ws;
-// the REST API and web UI later, beside them), the state store, a local
+// mounted on one HTTP listener (the MCP gateway at /mcp, /sse, /message and
+// /ws; the REST API and web UI beside them, mounted with [Daemon.Handle]
+// and its kin) behind its one guard (faces.go), the state store, a local
 // socket for CLI commands, and a graceful shutdown.
 //
 // A daemon starts in order, listens early and serves at once:
