@@ -103,7 +103,11 @@ type HTTPOptions struct {
 func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	gd, err := NewGuard(g.ctx, opts)
 	if err != nil {
-		g.log.Error("gateway: OAuth is misconfigured; refusing every request", "err", err)
+		log := g.log
+		if opts != nil && opts.Logger != nil {
+			log = opts.Logger
+		}
+		log.Error("gateway: OAuth is misconfigured; refusing every request", "err", err)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			refuse(w, http.StatusInternalServerError, "the gateway's OAuth configuration is invalid")
 		})
