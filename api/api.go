@@ -212,6 +212,7 @@ func (a *API) Refuse(w http.ResponseWriter, r *http.Request, rf daemon.Refusal) 
 		detail = "the Host is not this listener's (DNS rebinding protection)"
 	}
 	title := strings.ToLower(http.StatusText(rf.Status))
+	detail = strings.TrimPrefix(detail, title+": ")
 	a.writeProblem(w, &problem{Status: rf.Status, Title: title, Detail: detail, Errors: []fieldError{{Field: rf.Header, Detail: rf.Msg}}})
 }
 
