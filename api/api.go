@@ -4,8 +4,20 @@
 // filter by server, search with the BM25 index of agent discovery, get
 // with schema, call), and one Server-Sent Events stream of the host's
 // events. It is a face over the daemon's operations (daemon/servers.go)
-// and its host; the daemon mounts it with Daemon.Handle, which puts the
-// gateway's checks in front of it (Host, Origin, the bearer token).
+// and its host; the daemon mounts it with Daemon.HandleAdmin, behind the
+// listener's one guard: Host, Origin, and the owner's credential
+// ([gateway] auth_token, or the session cookie of the web UI's login), or
+// an OAuth access token with [gateway.auth] admin_scope.
+//
+// What a caller sees is its grant (Daemon.Grant): everything for the
+// owner; for an OAuth token, the servers, tools, resources and prompts
+// [[gateway.auth.policy]] grants it, as on /mcp. The lists leave the rest
+// out, and a request that names a server or tool outside the grant is
+// answered as one for a server or tool that does not exist (404), so a
+// token cannot tell a hidden one from a missing one; the same for the
+// server events of /events and the calls of /usage. Workflows, runs and
+// agents are shown whole: an administrator may start them, and they call
+// whatever their definitions name.
 //
 // Conventions: JSON in and out; errors as RFC 9457 problem details
 // (application/problem+json) with the field at fault in "errors"; lists
@@ -189,19 +201,19 @@ func mediaTypeProblem(w http.ResponseWriter, r *http.Request) *problem {
 		Errors: []fieldError{{Field: "Content-Type", Detail: "want " + strings.Join(want, " or ")}}}
 }
 
-// Refuse renders a refusal of the gateway's checks in front of the API
+// Refuse renders a refusal of the guard in front of the API
 // (gateway.Refuser) as a problem document naming the header at fault.
-func (a *API) Refuse(w http.ResponseWriter, status int, header, msg string) {
-	detail := msg
-	switch header {
-	case "Authorization":
-		detail = "this API needs the token ([gateway] auth_token): send Authorization: Bearer TOKEN"
+func (a *API) Refuse(w http.ResponseWriter, r *http.Request, rf daemon.Refusal) {
+	detail := rf.Msg
+	switch rf.Header {
 	case "Origin":
 		detail = "a page of another origin may not use this API ([gateway] allowed_origins)"
 	case "Host":
 		detail = "the Host is not this listener's (DNS rebinding protection)"
 	}
-	a.writeProblem(w, &problem{Status: status, Title: msg, Detail: detail, Errors: []fieldError{{Field: header, Detail: msg}}})
+	title := strings.ToLower(http.StatusText(rf.Status))
+	detail = strings.TrimPrefix(detail, title+": ")
+	a.writeProblem(w, &problem{Status: rf.Status, Title: title, Detail: detail, Errors: []fieldError{{Field: rf.Header, Detail: rf.Msg}}})
 }
 
 // handle registers a handler that returns an error, rendered in one place.
@@ -261,14 +273,20 @@ func (a *API) listServers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items := make([]serverJSON, len(all))
-	for i, m := range all {
-		items[i] = toServerJSON(m)
+	gr := a.d.Grant(r.Context())
+	items := make([]serverJSON, 0, len(all))
+	for _, m := range all {
+		if gr.Server(m.ID) {
+			items = append(items, toServerJSON(m))
+		}
 	}
 	return pageOf(a, w, r, items, func(s serverJSON) string { return s.ID })
 }
 
 func (a *API) getServer(w http.ResponseWriter, r *http.Request) error {
+	if err := a.granted(r, r.PathValue("id")); err != nil {
+		return err
+	}
 	m, err := a.d.GetServer(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
@@ -297,6 +315,13 @@ func (a *API) addServer(w http.ResponseWriter, r *http.Request) error {
 	if head.ID == nil || *head.ID == "" {
 		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid server", Errors: []fieldError{{Field: "id", Detail: "required"}}}
 	}
+	if !a.d.Grant(r.Context()).Server(*head.ID) {
+		// Refused on the id alone, whether a server has it or not: the
+		// caller could neither see nor manage what it added.
+		return &problem{Status: http.StatusForbidden, Title: "outside your grant",
+			Detail: fmt.Sprintf("server %q is not among those your token's rules grant ([[gateway.auth.policy]] servers)", *head.ID),
+			Errors: []fieldError{{Field: "id", Detail: "not granted"}}}
+	}
 	m, err := a.d.AddServer(r.Context(), *head.ID, body)
 	if err != nil {
 		return err
@@ -306,6 +331,9 @@ func (a *API) addServer(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) updateServer(w http.ResponseWriter, r *http.Request) error {
+	if err := a.granted(r, r.PathValue("id")); err != nil {
+		return err
+	}
 	v, err := ifMatch(r)
 	if err != nil {
 		return err
@@ -327,6 +355,9 @@ func (a *API) updateServer(w http.ResponseWriter, r *http.Request) error {
 // entry is read and written at one version (If-Match's, else the one
 // read), so a change made meanwhile is a 412, never lost.
 func (a *API) patchServer(w http.ResponseWriter, r *http.Request) error {
+	if err := a.granted(r, r.PathValue("id")); err != nil {
+		return err
+	}
 	v, err := ifMatch(r)
 	if err != nil {
 		return err
@@ -394,6 +425,9 @@ func mergePatch(target, patch any) any {
 }
 
 func (a *API) deleteServer(w http.ResponseWriter, r *http.Request) error {
+	if err := a.granted(r, r.PathValue("id")); err != nil {
+		return err
+	}
 	v, err := ifMatch(r)
 	if err != nil {
 		return err
@@ -407,6 +441,9 @@ func (a *API) deleteServer(w http.ResponseWriter, r *http.Request) error {
 
 func (a *API) enable(on bool) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := a.granted(r, r.PathValue("id")); err != nil {
+			return err
+		}
 		v, err := ifMatch(r)
 		if err != nil {
 			return err
@@ -421,6 +458,9 @@ func (a *API) enable(on bool) func(http.ResponseWriter, *http.Request) error {
 
 func (a *API) restart(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
+	if err := a.granted(r, id); err != nil {
+		return err
+	}
 	if err := a.d.RestartServer(r.Context(), id); err != nil {
 		return err
 	}
@@ -433,6 +473,9 @@ func (a *API) restart(w http.ResponseWriter, r *http.Request) error {
 
 func (a *API) refresh(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
+	if err := a.granted(r, id); err != nil {
+		return err
+	}
 	if err := a.d.RefreshServerTools(r.Context(), id); err != nil {
 		return err
 	}
@@ -441,6 +484,37 @@ func (a *API) refresh(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return a.writeServer(w, http.StatusOK, m)
+}
+
+// granted answers a server outside the caller's grant as one that does
+// not exist: a token cannot tell a hidden server from a missing one.
+func (a *API) granted(r *http.Request, id string) error {
+	if a.d.Grant(r.Context()).Server(id) {
+		return nil
+	}
+	return hiddenServer(id)
+}
+
+// hiddenServer is the error for a server the caller may not know of:
+// the daemon's own for an unknown id, without the host's list of the
+// servers there are.
+func hiddenServer(id string) error { return fmt.Errorf("server %q: %w", id, host.ErrUnknownServer) }
+
+// knownServer checks that h has a server id the caller may see. The
+// host's error for an unknown one lists every server: only the owner's
+// caller gets it.
+func (a *API) knownServer(r *http.Request, h *host.Host, id string) error {
+	gr := a.d.Grant(r.Context())
+	if !gr.Server(id) {
+		return hiddenServer(id)
+	}
+	if _, err := h.Status(id); err != nil {
+		if !gr.All() && errors.Is(err, host.ErrUnknownServer) {
+			return hiddenServer(id)
+		}
+		return err
+	}
+	return nil
 }
 
 func etag(v int64) string { return `"` + strconv.FormatInt(v, 10) + `"` }
@@ -474,19 +548,16 @@ func (a *API) listTools(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tools := h.Tools()
-	if srv := r.URL.Query().Get("server"); srv != "" {
-		if _, err := h.Status(srv); err != nil {
+	srv := r.URL.Query().Get("server")
+	if srv != "" {
+		if err := a.knownServer(r, h, srv); err != nil {
 			return err
 		}
-		kept := tools[:0:0]
-		for _, t := range tools {
-			if t.Server == srv {
-				kept = append(kept, t)
-			}
-		}
-		tools = kept
 	}
+	gr := a.d.Grant(r.Context())
+	tools := slices.DeleteFunc(h.Tools(), func(t host.Tool) bool {
+		return (srv != "" && t.Server != srv) || !gr.Tool(t.Server, t.Name)
+	})
 	if q := r.URL.Query().Get("q"); q != "" {
 		tools = agent.SearchTools(q, tools)
 	}
@@ -503,7 +574,7 @@ func (a *API) getTool(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t, ok := h.Tool(r.PathValue("name"))
-	if !ok {
+	if !ok || !a.d.Grant(r.Context()).Tool(t.Server, t.Name) {
 		return &problem{Status: http.StatusNotFound, Title: "no such tool", Detail: fmt.Sprintf("no tool %q", r.PathValue("name"))}
 	}
 	return a.writeJSON(w, http.StatusOK, daemon.ToolItem{Name: t.Name, Server: t.Server, Tool: t.Tool})
@@ -527,7 +598,7 @@ func (a *API) callTool(w http.ResponseWriter, r *http.Request) error {
 		c.Arguments = json.RawMessage(`{}`)
 	}
 	name := r.PathValue("name")
-	if _, ok := h.Tool(name); !ok {
+	if t, ok := h.Tool(name); !ok || !a.d.Grant(r.Context()).Tool(t.Server, t.Name) {
 		return &problem{Status: http.StatusNotFound, Title: "no such tool", Detail: fmt.Sprintf("no tool %q", name)}
 	}
 	res, err := h.CallTool(r.Context(), name, c.Arguments, nil)
@@ -564,6 +635,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	wt := h.Watch(0)
 	defer wt.Close()
+	gr := a.d.Grant(r.Context())
 	s := a.startSSE(w)
 	// Followers beside the host's events, each on a goroutine of its own
 	// that ends before the answer does.
@@ -587,6 +659,9 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 			func(n int) error { return dropped(n, "agent_runs") })
 	})
 	for ev := range wt.Events(r.Context()) {
+		if ev.Server != "" && !gr.Server(ev.Server) {
+			continue
+		}
 		var data any
 		switch ev.Kind {
 		case host.EventState:

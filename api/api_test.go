@@ -62,7 +62,7 @@ func startAPIWith(t testing.TB, opts func(*daemon.Options)) *apiT {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Handle(api.Prefix, api.New(d, nil))
+	d.HandleAdmin(api.Prefix, api.New(d, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()

@@ -5,7 +5,10 @@ package api
 // requests are the daemon's (daemon/catalog.go), as on the local socket.
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
@@ -27,20 +30,13 @@ func catalogList[T any](a *API, w http.ResponseWriter, r *http.Request, list fun
 	}
 	srv := r.URL.Query().Get("server")
 	if srv != "" {
-		if _, err := h.Status(srv); err != nil {
+		if err := a.knownServer(r, h, srv); err != nil {
 			return err
 		}
 	}
+	gr := a.d.Grant(r.Context())
 	items, lerr := list(h)
-	if srv != "" {
-		kept := items[:0:0]
-		for _, it := range items {
-			if server(it) == srv {
-				kept = append(kept, it)
-			}
-		}
-		items = kept
-	}
+	items = slices.DeleteFunc(items, func(it T) bool { return (srv != "" && server(it) != srv) || !gr.Server(server(it)) })
 	p, err := pageFor(r, items, func(it T) string { return server(it) + "\x00" + key(it) })
 	if err != nil {
 		return err
@@ -88,6 +84,9 @@ func (a *API) readResource(w http.ResponseWriter, r *http.Request) error {
 	if missing != nil {
 		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid read", Errors: missing}
 	}
+	if err := a.knownServer(r, h, req.Server); err != nil {
+		return err
+	}
 	res, err := req.Read(r.Context(), h)
 	if err != nil {
 		return err
@@ -109,9 +108,44 @@ func (a *API) getPrompt(w http.ResponseWriter, r *http.Request) error {
 	if req.Name == "" {
 		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid prompt request", Errors: []fieldError{{Field: "name", Detail: "required"}}}
 	}
+	if req.Server != "" {
+		if err := a.knownServer(r, h, req.Server); err != nil {
+			return err
+		}
+	} else if gr := a.d.Grant(r.Context()); !gr.All() {
+		// The one server with a prompt of that name, among those the
+		// caller may see: the host would look among them all.
+		srv, err := a.promptServer(r, h, gr, req.Name)
+		if err != nil {
+			return err
+		}
+		req.Server = srv
+	}
 	res, err := req.Get(r.Context(), h)
 	if err != nil {
 		return err
 	}
 	return a.writeJSON(w, http.StatusOK, res)
+}
+
+// promptServer is the one server of gr with a prompt called name.
+func (a *API) promptServer(r *http.Request, h *host.Host, gr daemon.Grant, name string) (string, error) {
+	ps, err := daemon.PromptItems(r.Context(), h)
+	var servers []string
+	for _, p := range ps {
+		if p.Prompt.Name == name && gr.Server(p.Server) {
+			servers = append(servers, p.Server)
+		}
+	}
+	switch len(servers) {
+	case 0:
+		if err != nil {
+			return "", err
+		}
+		return "", &problem{Status: http.StatusNotFound, Title: "no such prompt", Detail: fmt.Sprintf("no server has a prompt %q", name)}
+	case 1:
+		return servers[0], nil
+	}
+	return "", &problem{Status: http.StatusUnprocessableEntity, Title: "invalid prompt request",
+		Detail: fmt.Sprintf("servers %s have a prompt %q: name one", strings.Join(servers, ", "), name), Errors: []fieldError{{Field: "server", Detail: "required"}}}
 }

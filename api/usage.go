@@ -6,6 +6,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/daemon"
@@ -30,7 +31,22 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	j := usageJSON{Window: window.String(), Since: rep.Since.UTC(), Calls: rep.Calls, Tokens: rep.Tokens}
+	calls := rep.Calls
+	if gr := a.d.Grant(r.Context()); !gr.All() {
+		// Usage names a tool by its server's name for it; the grant, by
+		// the host's. A tool the catalog no longer has is left out.
+		names := map[[2]string]string{}
+		if h := a.d.Host(); h != nil {
+			for _, t := range h.Tools() {
+				names[[2]string{t.Server, t.Tool.Name}] = t.Name
+			}
+		}
+		calls = slices.DeleteFunc(calls, func(c store.CallStats) bool {
+			name, ok := names[[2]string{c.Server, c.Tool}]
+			return !ok || !gr.Tool(c.Server, name)
+		})
+	}
+	j := usageJSON{Window: window.String(), Since: rep.Since.UTC(), Calls: calls, Tokens: rep.Tokens}
 	if j.Calls == nil {
 		j.Calls = []store.CallStats{}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/switchboardmcp/switchboard/internal/decode"
@@ -21,6 +22,7 @@ import (
 //	resource = "https://mcp.example.com/mcp"       # the URL clients reach /mcp at; default http://LISTEN/mcp on loopback
 //	audience = "https://mcp.example.com/mcp"       # a token's aud must contain it; default resource
 //	scopes   = ["mcp"]                             # every token must carry these
+//	admin_scope = "switchboard:admin"              # a token with it may use the REST API and /metrics too
 //	jwks_url = "https://auth.example.com/jwks"     # default: the issuer's metadata (RFC 8414, else OpenID discovery)
 //	allow_local_issuer = false                     # the issuer may be on loopback or the local network
 //
@@ -44,6 +46,13 @@ type GatewayAuth struct {
 	Audience string
 	// Scopes are required of every token (403 insufficient_scope without).
 	Scopes []string
+	// AdminScope is the scope that lets a token use the management faces
+	// too (the REST API, its events, /metrics), where its policy still
+	// limits which servers, tools, resources and prompts it sees. "" lets
+	// no OAuth token in there: they need auth_token. The web UI is the
+	// owner's (auth_token) whatever this says. It may not be one of
+	// Scopes, which every token carries.
+	AdminScope string
 	// JWKSURL is where the issuer's signing keys are; "" means the
 	// jwks_uri of its metadata.
 	JWKSURL string
@@ -80,6 +89,12 @@ var gatewayAuthFields = decode.Table[GatewayAuth]{
 	decode.String("resource", decode.TOML, func(a *GatewayAuth) *string { return &a.Resource }, checkAuthURL("the URL clients reach the gateway's /mcp at")),
 	decode.String("audience", decode.TOML, func(a *GatewayAuth) *string { return &a.Audience }, noPlaceholder),
 	decode.StringList("scopes", decode.TOML, func(a *GatewayAuth) *[]string { return &a.Scopes }, checkScope),
+	decode.String("admin_scope", decode.TOML, func(a *GatewayAuth) *string { return &a.AdminScope }, func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return checkScope([]string{s}, 0)
+	}),
 	decode.String("jwks_url", decode.TOML, func(a *GatewayAuth) *string { return &a.JWKSURL }, checkAuthURL("the URL of the issuer's JSON Web Key Set")),
 	decode.Bool("allow_local_issuer", decode.TOML, func(a *GatewayAuth) *bool { return &a.AllowLocalIssuer }),
 	decode.List("policy", decode.TOML, func(a *GatewayAuth) *[]AuthPolicy { return &a.Policy }, readAuthPolicies),
@@ -182,6 +197,9 @@ func (v *validator) gatewayAuth(c *Config, report func(field, msg string), loopb
 		if err := c.Network.guard().CheckURL(f.url, a.AllowLocalIssuer); err != nil {
 			report("auth."+f.key, strings.ReplaceAll(netguardReason(err), "allow_local_endpoint", "allow_local_issuer"))
 		}
+	}
+	if a.AdminScope != "" && slices.Contains(a.Scopes, a.AdminScope) {
+		report("auth.admin_scope", fmt.Sprintf("%q is also in scopes, which every token must carry: every client would administer the daemon", a.AdminScope))
 	}
 	if a.Resource == "" && !loopback {
 		report("auth.resource", "required when listening beyond loopback: the URL clients reach the gateway's /mcp at (the gateway cannot tell its public name)")

@@ -353,6 +353,7 @@ listen = "0.0.0.0:7400"
 issuer = "https://auth.example.com"
 resource = "https://mcp.example.com/mcp"
 scopes = ["mcp"]
+admin_scope = "switchboard:admin"
 
 [[gateway.auth.policy]]
 scope = "github:read"
@@ -365,7 +366,7 @@ tools = ["github__get_*"]
 		t.Fatalf("Load: %v", err)
 	}
 	want := &GatewayAuth{
-		Issuer: "https://auth.example.com", Resource: "https://mcp.example.com/mcp", Scopes: []string{"mcp"},
+		Issuer: "https://auth.example.com", Resource: "https://mcp.example.com/mcp", Scopes: []string{"mcp"}, AdminScope: "switchboard:admin",
 		Policy: []AuthPolicy{{Scope: "github:read", Claims: map[string]string{"groups": "eng"}, Servers: []string{"github"}, Tools: []string{"github__get_*"}}},
 	}
 	if diff := cmp.Diff(want, c.Gateway.Auth); diff != "" {
@@ -383,6 +384,7 @@ listen = "0.0.0.0:7300"
 jwks_url = "https://169.254.169.254/jwks"
 scopes = ["a b"]
 colour = "x"
+admin_scope = "x y"
 
 [[gateway.auth.policy]]
 servers = ["a", "b"]
@@ -392,14 +394,24 @@ tools = ["["]
 	for _, w := range []string{
 		bad + ":11: gateway.auth.colour: unknown key",
 		bad + ":10: gateway.auth.scopes[0]: invalid scope",
-		bad + ":15: gateway.auth.policy[0].tools[0]: invalid pattern",
-		bad + ":14: gateway.auth.policy[0].servers[1]: no server \"b\"",
+		bad + ":12: gateway.auth.admin_scope: invalid scope \"x y\"",
+		bad + ":16: gateway.auth.policy[0].tools[0]: invalid pattern",
+		bad + ":15: gateway.auth.policy[0].servers[1]: no server \"b\"",
 		"gateway.auth.issuer: required",
 		"gateway.auth.resource: required when listening beyond loopback",
 	} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("Load(bad) = %v\nwant a problem %q", err, w)
 		}
+	}
+	every := writeFile(t, dir, "every.toml", `[gateway.auth]
+issuer = "https://auth.example.com"
+scopes = ["mcp", "admin"]
+admin_scope = "admin"
+`)
+	_, err = Load(&LoadOptions{File: every, Dir: dir, Getenv: getenv(nil)})
+	if w := every + `:4: gateway.auth.admin_scope: "admin" is also in scopes, which every token must carry: every client would administer the daemon`; err == nil || !strings.Contains(err.Error(), w) {
+		t.Errorf("Load(every) = %v\nwant a problem %q", err, w)
 	}
 	local := writeFile(t, dir, "local.toml", `[gateway.auth]
 issuer = "http://127.0.0.1:9000"

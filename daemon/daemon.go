@@ -1,7 +1,8 @@
 // Package daemon is Switchboard's long-running process, what `switchboard
 // serve` runs: one [host.Host] over the configured servers, the faces
-// mounted on one HTTP mux (the MCP gateway at /mcp, /sse, /message and /ws;
-// the REST API and web UI later, beside them), the state store, a local
+// mounted on one HTTP listener (the MCP gateway at /mcp, /sse, /message and
+// /ws; the REST API and web UI beside them, mounted with [Daemon.Handle]
+// and its kin) behind its one guard (faces.go), the state store, a local
 // socket for CLI commands, and a graceful shutdown.
 //
 // A daemon starts in order, listens early and serves at once:
@@ -44,7 +45,6 @@ import (
 	"log"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"slices"
 	"sync"
@@ -127,7 +127,6 @@ type Daemon struct {
 	store   *store.Store
 	ownDB   bool
 	servers []config.Server
-	mux     *http.ServeMux
 
 	// opsMu serialises the server operations (servers.go), which change
 	// the store and the host together, and the changes other processes
@@ -156,9 +155,10 @@ type Daemon struct {
 	g      *gateway.Gateway
 	used   bool   // Run or ServeStdio was called
 	socket string // the local socket served, once listening
-	faces  []face // mounted with Handle
+	faces  []face // mounted with Handle, HandleAdmin and HandleOpen
 	// authToken is [gateway] auth_token resolved, once Run has it.
 	authToken string
+	guard     *gateway.Guard // the listener's, once Run has mounted every route
 	wf        *Workflows
 	tel       *telemetry.Telemetry
 	ownTel    bool
@@ -222,7 +222,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	if opts == nil || opts.Config == nil {
 		return nil, errors.New("daemon: Options.Config is required")
 	}
-	d := &Daemon{opts: *opts, ln: ln, mux: http.NewServeMux(), applied: map[string]int64{}}
+	d := &Daemon{opts: *opts, ln: ln, applied: map[string]int64{}}
 	d.opts.Host = &host.Options{}
 	if opts.Host != nil {
 		*d.opts.Host = *opts.Host
@@ -368,54 +368,6 @@ func DecodeStored(rec store.ServerRecord, where string) (config.Server, error) {
 	}
 	m["id"] = rec.ID
 	return config.DecodeServer(where, "servers."+rec.ID, m, nil)
-}
-
-// Handle mounts a face on the daemon's mux beside the gateway's endpoints
-// (/mcp, /sse, /message, /ws). Call it before Run. Run puts the gateway's
-// checks in front of it (gateway.Guard: Host, Origin, the bearer token
-// when [gateway] auth_token is set), so a face has the same as /mcp.
-func (d *Daemon) Handle(pattern string, h http.Handler) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.faces = append(d.faces, face{pattern, h, false})
-}
-
-// HandleOpen mounts h as Handle does, behind the Host and Origin checks
-// but not the token: for a login page alone, which takes the token typed
-// and checks it with Login.
-func (d *Daemon) HandleOpen(pattern string, h http.Handler) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.faces = append(d.faces, face{pattern, h, true})
-}
-
-// Login checks token against [gateway] auth_token (in constant time) and
-// returns the value of the session cookie (gateway.SessionCookie) that
-// stands for it on the faces mounted with Handle. It is false when token
-// is not the auth token, and when none is set (nothing to log in to).
-func (d *Daemon) Login(token string) (string, bool) {
-	d.mu.Lock()
-	want := d.authToken
-	d.mu.Unlock()
-	if want == "" || !gateway.TokenEqual(token, want) {
-		return "", false
-	}
-	return gateway.SessionValue(want), true
-}
-
-// TokenRequired reports whether the faces need [gateway] auth_token (or
-// the session cookie a login sets): a page then offers to log out.
-func (d *Daemon) TokenRequired() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.authToken != ""
-}
-
-// face is a handler mounted with Handle, or HandleOpen (open).
-type face struct {
-	pattern string
-	h       http.Handler
-	open    bool
 }
 
 // Host is the daemon's host, once Run or ServeStdio has made it (before

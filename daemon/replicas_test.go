@@ -80,10 +80,49 @@ func TestRetryReachesTheReplicaHoldingTheCall(t *testing.T) {
 	}
 }
 
+// TestRetryForwardedWithTheToken: with [gateway] auth_token, the retry
+// that B forwards to A carries the client's Authorization header, which
+// B's guard took off before any handler saw it: A authenticates the
+// client as B did, and the client gets its call's result.
+func TestRetryForwardedWithTheToken(t *testing.T) {
+	db := pgDatabase(t, "retries_token")
+	const token = "replica-token-5e0a7c"
+	t.Setenv("SB_REPLICA_TOKEN", token)
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "old", "-protocol-version", "2025-11-25")}}
+	cfg.Gateway.AuthToken = "{{env.SB_REPLICA_TOKEN}}"
+	ra := run(t, cfg, openDB(t, db), nil)
+	rb := run(t, cfg, openDB(t, db), nil)
+	// Before run's check for goroutines left: this test's own clients'.
+	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
+	ra.awaitReady(t)
+	rb.awaitReady(t)
+	ctx := context.Background()
+	a, b := statelessClientVia(t, ra.url, bearerRT{token}), statelessClientVia(t, rb.url, bearerRT{token})
+	res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_old_elicit", Arguments: map[string]any{}})
+	if err != nil || res.RequestState == "" || len(res.InputRequests) != 1 {
+		t.Fatalf("first round on A: %+v, %v; want an input-required result", res, err)
+	}
+	var key string
+	for k := range res.InputRequests {
+		key = k
+	}
+	got, err := b.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_old_elicit", Arguments: map[string]any{}, RequestState: res.RequestState,
+		InputResponses: mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Across"}}}})
+	if err != nil || got.IsError || !strings.Contains(textOf(got), "Across") {
+		t.Fatalf("the retry on B: %+v, %v; want A's call's result with the answer", got, err)
+	}
+}
+
 // statelessClient is a 2026-07-28 client of the gateway at url that
 // handles input-required results itself (the test sends each round),
 // sending origin as its Origin header when set.
 func statelessClient(t *testing.T, url, origin string) *mcp.ClientSession {
+	t.Helper()
+	return statelessClientVia(t, url, originTransport{origin})
+}
+
+// statelessClientVia is statelessClient over rt.
+func statelessClientVia(t *testing.T, url string, rt http.RoundTripper) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "stateless", Version: "1"}, &mcp.ClientOptions{
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
@@ -91,7 +130,7 @@ func statelessClient(t *testing.T, url, origin string) *mcp.ClientSession {
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		},
 	})
-	hc := &http.Client{Transport: originTransport{origin}}
+	hc := &http.Client{Transport: rt}
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 	if err != nil {
 		t.Fatal(err)

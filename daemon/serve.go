@@ -82,29 +82,18 @@ func (d *Daemon) Run(ctx context.Context) error {
 		JSONResponse:      gw.JSONResponse,
 		Logger:            d.opts.Logger,
 	}
-	d.mux.Handle("/", g.Handler(hopts))
-	// Outside the gateway's checks: a balancer has no token, and may
-	// send any Host. They reveal nothing (health.go).
-	health := d.healthHandler()
-	d.mux.Handle("GET /healthz", health)
-	d.mux.Handle("GET /readyz", health)
-	d.mu.Lock()
-	mounted := d.faces
-	d.authToken = token
-	d.mu.Unlock()
-	open := *hopts
-	open.AuthToken, open.OAuth = "", nil
-	for _, f := range mounted {
-		// The same checks as /mcp: a face is no way around them.
-		o := hopts
-		if f.open {
-			o = &open // a login page: Host and Origin only
-		}
-		d.mux.Handle(f.pattern, gateway.Guard(f.h, o))
+	// The listener's one guard: every route below is registered on it,
+	// with what it asks of a request (faces.go). It lives until Run
+	// returns: the OAuth issuer's keys are needed while the shutdown
+	// drains, after ctx has ended.
+	guardCtx, endGuard := context.WithCancel(context.WithoutCancel(ctx))
+	defer endGuard()
+	gd, err := gateway.NewGuard(guardCtx, hopts)
+	if err != nil {
+		return fmt.Errorf("[gateway.auth]: %w", err)
 	}
-	// Off the MCP path, behind the same Host, Origin and token checks.
-	d.mux.Handle("/metrics", gateway.Guard(d.tel.Handler(), hopts))
-	faces := []*httpFace{d.serveHTTP(d.ln, d.mux)}
+	d.mount(gd, g, hopts)
+	faces := []*httpFace{d.serveHTTP(d.ln, gd)}
 	if local := d.serveLocal(g, h); local != nil {
 		faces = append(faces, local)
 	}
@@ -170,6 +159,7 @@ func (d *Daemon) oauthOptions(ctx context.Context) *gateway.OAuthOptions {
 		Resource:   resource,
 		Audience:   a.Audience,
 		Scopes:     a.Scopes,
+		AdminScope: a.AdminScope,
 		JWKSURL:    a.JWKSURL,
 		HTTPClient: oauth.GuardedClient(dialer, d.opts.Host.Network),
 	}

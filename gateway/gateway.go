@@ -17,7 +17,10 @@
 //
 // The [Gateway.Server] is an ordinary *mcp.Server: serve it over stdio with
 // its Run method, or over HTTP with [Gateway.Handler] (Streamable HTTP at
-// /mcp, legacy HTTP+SSE at /sse, WebSocket at /ws).
+// /mcp, legacy HTTP+SSE at /sse, WebSocket at /ws), or mount it with
+// [Gateway.Mount] on the [Guard] of a listener that serves other faces
+// too: the one check in front of every route (guard.go), and [Grant], the
+// one reading of the OAuth policy, for every face.
 package gateway
 
 import (

@@ -3,23 +3,13 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -29,19 +19,23 @@ import (
 	"github.com/switchboardmcp/switchboard/transport"
 )
 
-// HTTPOptions configures [Gateway.Handler]. Nil means defaults.
+// HTTPOptions configures [Gateway.Handler]: the checks of its [Guard]
+// ([NewGuard]) and the shape of its endpoints ([Gateway.Mount]). Nil
+// means defaults.
 type HTTPOptions struct {
-	// AuthToken, when set, must come as "Authorization: Bearer TOKEN" on
-	// every request; compared in constant time. With OAuth as well, a
-	// request bearing AuthToken is the owner's (no policy applies) and any
-	// other must carry a valid access token.
+	// AuthToken, when set, is the owner's credential: "Authorization:
+	// Bearer TOKEN" (compared in constant time), or on the faces a
+	// browser uses the [SessionCookie] that stands for it. With OAuth as
+	// well, a request bearing AuthToken is the owner's (no policy applies)
+	// and any other must carry a valid access token. Without either,
+	// every caller is the owner (a loopback listener only).
 	AuthToken string
 	// OAuth, when set, makes the endpoint an OAuth 2.1 protected resource:
 	// its metadata is published at /.well-known/oauth-protected-resource
 	// (and the resource's path-suffixed form), and every other request
 	// needs a JWT access token of the issuer for the gateway (see
-	// [OAuthOptions]); [Options.Policy] then applies to each client. The
-	// token is never passed upstream.
+	// [OAuthOptions]), or the owner's AuthToken; [Options.Policy] then
+	// applies to each client. The token is never passed upstream.
 	OAuth *OAuthOptions
 	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed
 	// besides the gateway's own. A request with any other Origin gets 403.
@@ -100,11 +94,37 @@ type HTTPOptions struct {
 }
 
 // Handler serves the gateway over HTTP: Streamable HTTP at /mcp, the legacy
-// HTTP+SSE transport at /sse (messages to /message), WebSocket at /ws. Every
-// request passes the Host, Origin and token checks first.
+// HTTP+SSE transport at /sse (messages to /message), WebSocket at /ws. It
+// is a [Guard] of its own (made with opts) with the gateway mounted on it
+// ([Gateway.Mount]): every request passes the Host, Origin and credential
+// checks first. A listener with other faces beside the gateway makes one
+// Guard for all of them instead, and mounts the gateway on it.
 //
 // Close the gateway to end the handler's sessions.
 func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
+	gd, err := NewGuard(g.ctx, opts)
+	if err != nil {
+		log := g.log
+		if opts != nil && opts.Logger != nil {
+			log = opts.Logger
+		}
+		log.Error("gateway: OAuth is misconfigured; refusing every request", "err", err)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			refuse(w, http.StatusInternalServerError, "the gateway's OAuth configuration is invalid")
+		})
+	}
+	g.Mount(gd, opts)
+	return gd
+}
+
+// Mount registers the gateway's endpoints on gd, at [AccessMCP]: /mcp
+// (Streamable HTTP), /sse and /message (the legacy HTTP+SSE transport),
+// /ws (WebSocket). Of opts, the fields that shape the endpoints count
+// (MaxBodyBytes, SessionTimeout, MaxSessions, MaxClientSessions,
+// JSONResponse, ResumeBytes, Logger); the checks are gd's.
+//
+// Close the gateway to end the endpoints' sessions.
+func (g *Gateway) Mount(gd *Guard, opts *HTTPOptions) {
 	o := HTTPOptions{}
 	if opts != nil {
 		o = *opts
@@ -114,9 +134,6 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	}
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = 30 * time.Minute
-	}
-	if o.BodyTimeout <= 0 {
-		o.BodyTimeout = DefaultBodyTimeout
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
@@ -138,13 +155,12 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		events = store
 	}
 	getServer := func(*http.Request) *mcp.Server { return g.srv }
-	mux := http.NewServeMux()
 	streamable := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      o.SessionTimeout,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
 		JSONResponse:        o.JSONResponse,
 		EventStore:          events,
-		// Our own checks below cover Host and Origin for every endpoint.
+		// The guard checks Host and Origin for every endpoint.
 		DisableLocalhostProtection: true,
 	})
 	// The go-sdk serves 2026-07-28 over HTTP only statelessly: each POST
@@ -163,7 +179,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	})
 	ws := transport.NewWebSocketHandler(getServer, &transport.WebSocketHandlerOptions{
 		MaxMessageBytes: o.MaxBodyBytes,
-		// Origin is checked below, with the same rule as the other endpoints.
+		// The guard checks Origin, with the same rule as the other endpoints.
 		InsecureSkipVerify: true,
 	})
 	g.wg.Add(1)
@@ -173,30 +189,10 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		ws.Close()
 	}()
 	limits := newSessionLimits(g.srv, o.MaxSessions, o.MaxClientSessions, func(msg string, args ...any) { log.Info(msg, args...) }, g.endSession)
-	mux.Handle("/mcp", &byGeneration{g: g, srv: g.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
-	mux.Handle("/sse", limits.limitStreams(sse))
-	mux.Handle("/message", limits.limitStreams(sse)) // a GET here opens a session too
-	mux.Handle("/ws", limits.limitStreams(ws))
-	gd := &guard{next: mux, opts: o, log: log}
-	if o.OAuth == nil {
-		return gd
-	}
-	og, err := newOAuthGuard(g.ctx, *o.OAuth, log)
-	if err != nil {
-		log.Error("gateway: OAuth is misconfigured; refusing every request", "err", err)
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			refuse(w, http.StatusInternalServerError, "the gateway's OAuth configuration is invalid")
-		})
-	}
-	gd.oauth = og
-	// The metadata is public and read by browser clients of any origin
-	// (RFC 9728 §3): outside the guard.
-	top := http.NewServeMux()
-	for _, p := range og.metadataPaths() {
-		top.Handle(p, og.prm)
-	}
-	top.Handle("/", gd)
-	return top
+	gd.Handle("/mcp", AccessMCP, "", &byGeneration{g: g, srv: g.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
+	gd.Handle("/sse", AccessMCP, "", limits.limitStreams(sse))
+	gd.Handle("/message", AccessMCP, "", limits.limitStreams(sse)) // a GET here opens a session too
+	gd.Handle("/ws", AccessMCP, "", limits.limitStreams(ws))
 }
 
 // byGeneration serves each Streamable HTTP request in its client's protocol
@@ -534,140 +530,6 @@ func isSessionless(ctx context.Context) bool {
 	return v
 }
 
-// guard applies the endpoint's security checks to every request.
-type guard struct {
-	next  http.Handler
-	opts  HTTPOptions
-	log   *slog.Logger
-	oauth *oauthGuard // nil without OAuth
-	// session: the session cookie stands for the token (Guard's faces,
-	// which a browser reaches; never /mcp, whose clients send the header).
-	session bool
-}
-
-// SessionCookie is the cookie the web UI's login page sets once a person
-// has typed the auth token: a browser cannot send the bearer header on
-// its own navigations. Its value is [SessionValue] of the token.
-const SessionCookie = "switchboard_session"
-
-// sessionKey is this process's key for session values: random, never
-// stored, so a restart signs everyone out.
-var sessionKey = sync.OnceValue(func() []byte {
-	b := make([]byte, 32)
-	rand.Read(b)
-	return b
-})
-
-// SessionValue is the session cookie's value for token: an HMAC-SHA256 of
-// the token under a key of this process. It proves that the token was
-// typed into this process's login page, never reveals the token (a cookie
-// read off a disk or a log does not give the token for /mcp), and is void
-// once the process restarts or the token changes.
-func SessionValue(token string) string {
-	m := hmac.New(sha256.New, sessionKey())
-	m.Write([]byte(token))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// TokenEqual reports whether a token presented equals the one expected,
-// in a time that depends on neither, their lengths included:
-// subtle.ConstantTimeCompare answers at once when the lengths differ,
-// which tells a guesser the token's length; the SHA-256 digests compared
-// instead always have the same length.
-func TokenEqual(got, want string) bool {
-	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
-}
-
-// A Refuser renders the refusals of the [Guard] in front of it, each
-// naming the header at fault (Host, Origin, Authorization): the REST API
-// answers an RFC 9457 problem document as it does for its own errors.
-// Without one a refusal is plain text.
-type Refuser interface {
-	Refuse(w http.ResponseWriter, status int, header, msg string)
-}
-
-// refuse answers a refusal of the guard, through next's Refuser if it
-// has one.
-func (gd *guard) refuse(w http.ResponseWriter, status int, header, msg string) {
-	rf, ok := gd.next.(Refuser)
-	if !ok {
-		refuse(w, status, msg)
-		return
-	}
-	holdNoBody(w)
-	rf.Refuse(w, status, header, msg)
-}
-
-func (gd *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if gd.opts.Loopback && !gd.hostAllowed(r.Host) {
-		gd.log.Warn("refused a request for a foreign Host (DNS rebinding protection)", "host", r.Host, "remote", r.RemoteAddr)
-		gd.refuse(w, http.StatusForbidden, "Host", "forbidden: Host not allowed")
-		return
-	}
-	if origin := r.Header.Get("Origin"); origin != "" && !gd.originAllowed(origin, r) {
-		gd.log.Warn("refused a request from a foreign Origin", "origin", origin, "remote", r.RemoteAddr)
-		gd.refuse(w, http.StatusForbidden, "Origin", "forbidden: Origin not allowed")
-		return
-	}
-	owner := false
-	if gd.opts.AuthToken != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		owner = ok && TokenEqual(got, gd.opts.AuthToken)
-		if c, err := r.Cookie(SessionCookie); !owner && gd.session && err == nil {
-			// SameSite=Strict keeps a browser from sending it cross-site;
-			// the Origin check above refuses what a page elsewhere sends.
-			owner = TokenEqual(c.Value, SessionValue(gd.opts.AuthToken))
-		}
-		if !owner && gd.oauth == nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
-			gd.refuse(w, http.StatusUnauthorized, "Authorization", "unauthorized")
-			return
-		}
-	}
-	if gd.oauth != nil && !owner {
-		gd.oauth.protect(http.HandlerFunc(gd.serve)).ServeHTTP(w, r)
-		return
-	}
-	gd.serve(w, r)
-}
-
-// serve serves a request that passed every check.
-func (gd *guard) serve(w http.ResponseWriter, r *http.Request) {
-	// The gateway never passes a client's credentials upstream: upstream
-	// requests are made by the host with the upstream's own headers.
-	r.Header.Del("Authorization")
-	// Whether the request came through a Local handler is the handler's
-	// word, never the client's.
-	r.Header.Del(localHeader)
-	if gd.opts.Local {
-		r.Header.Set(localHeader, "1")
-	}
-	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = newTimedBody(w, r.Body, gd.opts.BodyTimeout)
-	}
-	gd.next.ServeHTTP(w, r)
-}
-
-// localHeader marks, for the handlers, a request that came through a
-// Local handler (see HTTPOptions.Local); a client's own is removed.
-const localHeader = "Switchboard-Local"
-
-// refuse answers a request that will not be served without reading its
-// body: "Connection: close" keeps net/http from reading what is left of
-// it (up to 256 KiB) to reuse the connection, and a read deadline in the
-// past makes sure nothing waits for a body that trickles in.
-func refuse(w http.ResponseWriter, status int, msg string) {
-	holdNoBody(w)
-	http.Error(w, msg, status)
-}
-
-// holdNoBody is refuse's care for the body, before any answer.
-func holdNoBody(w http.ResponseWriter) {
-	http.NewResponseController(w).SetReadDeadline(time.Now()) // not every ResponseWriter can; then there is no connection to hold
-	w.Header().Set("Connection", "close")
-}
-
 // DefaultBodyTimeout is the default [HTTPOptions.BodyTimeout].
 const DefaultBodyTimeout = 10 * time.Second
 
@@ -714,102 +576,4 @@ func (b *timedBody) Read(p []byte) (int, error) {
 		b.rc.SetReadDeadline(b.start.Add(b.timeout + earned))
 	}
 	return n, err
-}
-
-// hostAllowed reports whether a Host header names this gateway: a loopback
-// name or an allowed host, with a port that is a plain number if there is
-// one. The port need not be the listener's: a port forward (ssh -L, a
-// container's published port) changes it, while DNS rebinding changes the
-// name, which is what is checked; a page on another local port is stopped
-// by the Origin check, which compares the whole host:port.
-func (gd *guard) hostAllowed(hostport string) bool {
-	host, port, hasPort := splitHost(hostport)
-	if host == "" || (hasPort && !validPort(port)) {
-		return false
-	}
-	switch strings.ToLower(host) {
-	case "localhost", "127.0.0.1", "::1":
-		return true
-	}
-	for _, a := range gd.opts.AllowedHosts {
-		if strings.EqualFold(a, hostport) || strings.EqualFold(a, host) {
-			return true
-		}
-	}
-	return false
-}
-
-// splitHost splits a Host header into host and port the way RFC 9110 writes
-// it: an IPv6 address in brackets, a port after the last colon. It returns
-// "" for the host when the value is not of that shape ("::1" without
-// brackets, a bracketed name, stray brackets).
-func splitHost(hostport string) (host, port string, hasPort bool) {
-	if strings.HasPrefix(hostport, "[") {
-		end := strings.IndexByte(hostport, ']')
-		if end < 0 {
-			return "", "", false
-		}
-		host, rest := hostport[1:end], hostport[end+1:]
-		if ip, err := netip.ParseAddr(host); err != nil || !ip.Is6() || ip.Zone() != "" {
-			return "", "", false
-		}
-		switch {
-		case rest == "":
-			return host, "", false
-		case rest[0] == ':':
-			return host, rest[1:], true
-		}
-		return "", "", false
-	}
-	host, port, hasPort = strings.Cut(hostport, ":")
-	if strings.ContainsAny(host, "[]") || strings.Contains(port, ":") {
-		return "", "", false
-	}
-	return host, port, hasPort
-}
-
-// validPort reports whether p is a port number as a URL writes it: 1 to
-// 65535 in decimal digits, without sign or leading zeros.
-func validPort(p string) bool {
-	n, err := strconv.Atoi(p)
-	return err == nil && n >= 1 && n <= 65535 && strconv.Itoa(n) == p
-}
-
-func (gd *guard) originAllowed(origin string, r *http.Request) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true // same origin
-	}
-	for _, a := range gd.opts.AllowedOrigins {
-		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
-			return true
-		}
-	}
-	return false
-}
-
-// Guard applies the gateway's checks to another face's handler (the REST
-// API, the web UI, /metrics), so that every endpoint of a listener has the same:
-// the Host check on loopback (DNS rebinding), the Origin check, the bearer
-// token when one is set, and the body timeout. Here, unlike /mcp, the
-// [SessionCookie] a login page set stands for the token. Of opts only those fields
-// count (AuthToken, AllowedOrigins, AllowedHosts, Loopback, BodyTimeout,
-// Logger). The Authorization header is removed before next sees it.
-func Guard(next http.Handler, opts *HTTPOptions) http.Handler {
-	o := HTTPOptions{}
-	if opts != nil {
-		o = *opts
-	}
-	o.Local = false
-	if o.BodyTimeout <= 0 {
-		o.BodyTimeout = DefaultBodyTimeout
-	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &guard{next: next, opts: o, log: log, session: true}
 }

@@ -36,6 +36,11 @@ type OAuthOptions struct {
 	// Scopes are required of every token: without one, 403 with error
 	// "insufficient_scope".
 	Scopes []string
+	// AdminScope, when set, is the scope that lets a token use the
+	// management faces too ([AccessAdmin]: the REST API, /metrics), where
+	// its grant still limits what it sees. "" lets no OAuth token in
+	// there.
+	AdminScope string
 	// JWKSURL is where the issuer's keys are; "" means the jwks_uri of its
 	// metadata (RFC 8414, else OpenID Connect discovery), fetched on the
 	// first token.
@@ -315,26 +320,10 @@ func (og *oauthGuard) metadataPaths() []string {
 	return paths
 }
 
-// protect returns next behind the token check: auth.RequireBearerToken with
-// the verifier (which puts the token's auth.TokenInfo in the request's
-// context, where the go-sdk's handlers find it), and the required scopes.
-// Refusals carry a WWW-Authenticate that points at the metadata (RFC 6750
-// §3: error "invalid_token" on 401 when a token came, "insufficient_scope"
-// with the scopes on 403).
-func (og *oauthGuard) protect(next http.Handler) http.Handler {
-	inner := auth.RequireBearerToken(og.v.verify, &auth.RequireBearerTokenOptions{
-		ResourceMetadataURL: og.metaURL,
-		Scopes:              og.o.Scopes,
-		ClockSkew:           og.o.Leeway,
-	})(next)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hasToken := strings.HasPrefix(strings.ToLower(r.Header.Get("Authorization")), "bearer ")
-		inner.ServeHTTP(&challengeWriter{ResponseWriter: w, og: og, hasToken: hasToken}, r)
-	})
-}
-
-// challenge is the WWW-Authenticate of a refusal with status.
-func (og *oauthGuard) challenge(status int, hasToken bool) string {
+// challenge is the WWW-Authenticate of a refusal with status (RFC 6750
+// §3): it points at the metadata, says "invalid_token" on a 401 when a
+// token came and "insufficient_scope" on a 403, with the scopes needed.
+func (og *oauthGuard) challenge(status int, hasToken bool, scopes []string) string {
 	params := []string{fmt.Sprintf("resource_metadata=%q", og.metaURL)}
 	switch {
 	case status == http.StatusForbidden:
@@ -342,49 +331,11 @@ func (og *oauthGuard) challenge(status int, hasToken bool) string {
 	case hasToken:
 		params = append([]string{`error="invalid_token"`}, params...)
 	}
-	if len(og.o.Scopes) > 0 {
-		params = append(params, fmt.Sprintf("scope=%q", strings.Join(og.o.Scopes, " ")))
+	if len(scopes) > 0 {
+		params = append(params, fmt.Sprintf("scope=%q", strings.Join(scopes, " ")))
 	}
 	return "Bearer " + strings.Join(params, ", ")
 }
-
-// challengeWriter replaces the WWW-Authenticate of auth.RequireBearerToken's
-// refusals with the full challenge, and answers them as the guard answers
-// every refusal (without reading the body).
-type challengeWriter struct {
-	http.ResponseWriter
-	og       *oauthGuard
-	hasToken bool
-	wrote    bool
-}
-
-func (c *challengeWriter) WriteHeader(status int) {
-	if !c.wrote {
-		c.wrote = true
-		if status == http.StatusUnauthorized || status == http.StatusForbidden {
-			c.Header().Set("WWW-Authenticate", c.og.challenge(status, c.hasToken))
-		}
-		if status >= 400 {
-			http.NewResponseController(c.ResponseWriter).SetReadDeadline(time.Now())
-			c.Header().Set("Connection", "close")
-		}
-	}
-	c.ResponseWriter.WriteHeader(status)
-}
-
-func (c *challengeWriter) Write(p []byte) (int, error) {
-	if !c.wrote {
-		c.wrote = true
-	}
-	return c.ResponseWriter.Write(p)
-}
-
-func (c *challengeWriter) Flush() {
-	c.wrote = true
-	http.NewResponseController(c.ResponseWriter).Flush()
-}
-
-func (c *challengeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // tokenInfo is the token a request came with: the request's own (Streamable
 // HTTP), else the one its connection was opened with (legacy SSE,

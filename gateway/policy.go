@@ -13,22 +13,40 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 )
 
-// grant is what a client's token lets it see: the union of the policy
-// rules it matches.
-type grant struct {
+// A Grant is what a caller may see of the servers and their tools,
+// resources and prompts, under [[gateway.auth.policy]]: the union of the
+// rules its OAuth token matches. The owner (no token), and every token
+// when there is no policy, may see everything. Every face asks the same
+// Grant: the MCP endpoints (policyMiddleware) and the REST API.
+type Grant struct {
+	all   bool
 	rules []config.AuthPolicy
 }
 
-// grantFor is what ti may see under the gateway's policy.
-func (g *Gateway) grantFor(ti *auth.TokenInfo) grant {
-	var gr grant
-	for _, r := range g.opts.Policy {
+// GrantFor is what a caller with token ti (nil: the owner) may see under
+// policy.
+func GrantFor(policy []config.AuthPolicy, ti *auth.TokenInfo) Grant {
+	if ti == nil || len(policy) == 0 {
+		return Grant{all: true}
+	}
+	var gr Grant
+	for _, r := range policy {
 		if matches(r, ti) {
 			gr.rules = append(gr.rules, r)
 		}
 	}
 	return gr
 }
+
+// GrantOf is what the caller of a request whose context is ctx may see:
+// its OAuth token's grant (the token the guard checked,
+// auth.TokenInfoFromContext), or everything for the owner.
+func GrantOf(ctx context.Context, policy []config.AuthPolicy) Grant {
+	return GrantFor(policy, auth.TokenInfoFromContext(ctx))
+}
+
+// All reports whether the grant covers everything.
+func (gr Grant) All() bool { return gr.all }
 
 // matches reports whether rule r applies to the token: it has r.Scope,
 // and every claim of r.Claims (a string claim equal to the value, or an
@@ -59,9 +77,12 @@ func ruleServer(r config.AuthPolicy, server string) bool {
 	return r.Servers == nil || slices.Contains(r.Servers, server)
 }
 
-// server reports whether the grant covers a server's resources and
-// prompts.
-func (gr grant) server(server string) bool {
+// Server reports whether the grant covers a server: the server itself,
+// its resources and its prompts.
+func (gr Grant) Server(server string) bool {
+	if gr.all {
+		return true
+	}
 	for _, r := range gr.rules {
 		if ruleServer(r, server) {
 			return true
@@ -70,9 +91,12 @@ func (gr grant) server(server string) bool {
 	return false
 }
 
-// tool reports whether the grant covers the tool clients see as name, of
+// Tool reports whether the grant covers the tool clients see as name, of
 // server.
-func (gr grant) tool(server, name string) bool {
+func (gr Grant) Tool(server, name string) bool {
+	if gr.all {
+		return true
+	}
 	for _, r := range gr.rules {
 		if !ruleServer(r, server) {
 			continue
@@ -105,7 +129,7 @@ func (g *Gateway) policyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ti == nil {
 			return next(ctx, method, req)
 		}
-		gr := g.grantFor(ti)
+		gr := GrantFor(g.opts.Policy, ti)
 		switch r := req.(type) {
 		case *mcp.CallToolRequest:
 			if r.Params != nil && !g.toolGranted(gr, r.Params.Name) {
@@ -142,33 +166,33 @@ func (g *Gateway) policyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-func (g *Gateway) toolGranted(gr grant, name string) bool {
+func (g *Gateway) toolGranted(gr Grant, name string) bool {
 	t, ok := g.h.Tool(name)
-	return ok && gr.tool(t.Server, name)
+	return ok && gr.Tool(t.Server, name)
 }
 
-func (g *Gateway) promptGranted(gr grant, name string) bool {
+func (g *Gateway) promptGranted(gr Grant, name string) bool {
 	g.mu.Lock()
 	route, ok := g.prompts[name]
 	g.mu.Unlock()
-	return ok && gr.server(route.server)
+	return ok && gr.Server(route.server)
 }
 
 // resourceGranted reports whether uri, a resource or a template's URI, is
 // of a granted server.
-func (g *Gateway) resourceGranted(gr grant, uri string) bool {
+func (g *Gateway) resourceGranted(gr Grant, uri string) bool {
 	g.mu.Lock()
 	s, ok := g.templates[uri]
 	g.mu.Unlock()
 	if !ok {
 		s, ok = g.serverOf(uri)
 	}
-	return ok && gr.server(s)
+	return ok && gr.Server(s)
 }
 
 // filterList returns a listing without what gr does not grant; other
 // results unchanged. It copies: the SDK owns what it gave.
-func (g *Gateway) filterList(gr grant, res mcp.Result) mcp.Result {
+func (g *Gateway) filterList(gr Grant, res mcp.Result) mcp.Result {
 	switch r := res.(type) {
 	case *mcp.ListToolsResult:
 		c := *r

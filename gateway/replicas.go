@@ -153,6 +153,11 @@ func (g *Gateway) forwardRetry(w http.ResponseWriter, r *http.Request, maxBody i
 			// checks Host and Origin as this one did.
 			pr.Out.Host = pr.In.Host
 			pr.Out.Header.Set(forwardedHeader, st.Replica)
+			// The client's credential, which this replica's guard took
+			// off the request: the other checks it again.
+			if c, ok := pr.In.Context().Value(credentialKey{}).(string); ok {
+				pr.Out.Header.Set("Authorization", c)
+			}
 		},
 		Transport:     g.peerTransport,
 		FlushInterval: -1, // an SSE answer: each event as it comes

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -47,7 +50,10 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 
 func row(id string) string { return fmt.Sprintf(`tr[data-server=%q]`, id) }
 
-// TestBrowser drives the UI in Chromium as a person would: add a server
+// TestBrowser drives the UI in Chromium as a person would: sign in with
+// the token through the login form (signed out, a page leads there, and
+// the login page's stylesheet and script load), first with scripts off (a
+// plain form post) and then with them; add a server
 // (by keyboard), see it connect and its tools appear, try a tool and see
 // its result, remove the server; start a workflow, answer its gate and
 // see the run complete; see a crashing server's state change on
@@ -64,14 +70,38 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := serveWith(t, func(o *daemon.Options) { o.Workflows = []*workflow.Workflow{wf} },
+	const token = "ui-browser-token-6d2f81c3a9"
+	t.Setenv("SB_UI_TOKEN", token)
+	s := serveWith(t, func(o *daemon.Options) {
+		o.Workflows = []*workflow.Workflow{wf}
+		o.Config.Gateway.AuthToken = "{{env.SB_UI_TOKEN}}"
+	},
 		config.Server{ID: "a", Transport: config.TransportStdio, Command: bin},
 		config.Server{ID: "c", Transport: config.TransportStdio, Command: crashing, Args: []string{"-crash-on-call"}},
 	)
 	ctx := testbrowser.New(t, 1280, 800)
 	do(t, ctx, "a desktop's window", chromedp.EmulateViewport(1280, 800))
 
-	do(t, ctx, "open the servers page", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(`#add-server`))
+	// Signed out, with scripts off: the servers page leads to the login
+	// page, styled, whose form signs in as a plain form post.
+	do(t, ctx, "scripts off", scripts(false))
+	do(t, ctx, "open the servers page signed out", chromedp.Navigate(s.url+"/servers"))
+	visible(t, ctx, "the login page", `#login-form`)
+	poll(t, ctx, "the login page, styled", `location.pathname === '/login' && `+styled)
+	do(t, ctx, "sign in without scripts", chromedp.SendKeys(`#f-token`, token), chromedp.Click(`#login-submit`))
+	visible(t, ctx, "signed in, the servers page", `#add-server`)
+	poll(t, ctx, "signed in, on the servers page", `location.pathname === '/servers'`)
+	// Signed out again, with scripts on: the login page's script loads,
+	// and the form signs in through it.
+	do(t, ctx, "sign out, scripts on", clearCookies(), scripts(true))
+	do(t, ctx, "open / signed out", chromedp.Navigate(s.url+"/"))
+	visible(t, ctx, "the login page", `#login-form`)
+	poll(t, ctx, "the login page, styled, its script loaded", `location.pathname === '/login' && typeof htmx === 'object' && `+styled)
+	do(t, ctx, "sign in by keyboard",
+		chromedp.Focus(`#f-token`), chromedp.KeyEvent(token),
+		chromedp.Focus(`#login-submit`), chromedp.KeyEvent("\r"))
+	visible(t, ctx, "signed in, the servers page", `#add-server`)
+
 	poll(t, ctx, "a is ready", `document.querySelector('`+row("a")+` .state-ready') !== null`)
 
 	// Add server b, by keyboard: focus the fields, type, press Enter on
@@ -167,6 +197,43 @@ func TestBrowser(t *testing.T) {
 	// Keyboard: the first Tab reaches the skip link, and focus is visible.
 	do(t, ctx, "tab", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(`main`), chromedp.KeyEvent("\t"))
 	poll(t, ctx, "the skip link has a visible focus", `document.activeElement.classList.contains('skip') && getComputedStyle(document.activeElement).outlineStyle !== 'none'`)
+
+	// Log out: the page leads to the login page again.
+	do(t, ctx, "log out", chromedp.Click(`#logout`))
+	visible(t, ctx, "the login page", `#login-form`)
+	do(t, ctx, "open the servers page signed out", chromedp.Navigate(s.url+"/servers"))
+	visible(t, ctx, "the login page", `#login-form`)
+}
+
+// visible waits, bounded, until the element sel is visible, across the
+// navigations that lead to it.
+func visible(t *testing.T, ctx context.Context, what, sel string) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, waitTimeout)
+	defer cancel()
+	if err := chromedp.Do(wctx, chromedp.WaitVisible(sel)); err != nil {
+		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+		t.Fatalf("%s: %s never visible: %v\n%s", what, sel, err, html)
+	}
+}
+
+// styled is true in a page whose stylesheet has loaded.
+const styled = `[...document.styleSheets].some(s => s.cssRules.length > 0)`
+
+// scripts turns the page's scripts on or off.
+func scripts(on bool) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !on})
+		return err
+	})
+}
+
+// clearCookies signs the browser out.
+func clearCookies() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, network.ClearBrowserCookies, cdp.Empty{})
+		return err
+	})
 }
 
 func buildFixture(t *testing.T) string {

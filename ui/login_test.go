@@ -13,19 +13,30 @@ import (
 	"github.com/switchboardmcp/switchboard/ui"
 )
 
-// TestLogin: with [gateway] auth_token set, the UI answers 401 without
-// the token; /login takes the token typed and sets a session cookie that
-// is not the token (HttpOnly, SameSite=Strict); the cookie opens the UI
-// but not /mcp; a cookie of another value, or sent from another origin, is
-// refused; a wrong token sets nothing.
+// TestLogin: with [gateway] auth_token set, a page without the token sends
+// the browser to /login (303; HX-Redirect for htmx), whose stylesheet and
+// script load without it; /login takes the token typed and sets a session
+// cookie that is not the token (HttpOnly, SameSite=Strict); the cookie
+// opens the UI but not /mcp; a cookie of another value, or sent from
+// another origin, is refused; a wrong token sets nothing.
 func TestLogin(t *testing.T) {
 	const token = "ui-login-token-5c1f0e9a7b"
 	t.Setenv("SB_UI_TOKEN", token)
 	s := serveWith(t, func(o *daemon.Options) { o.Config.Gateway.AuthToken = "{{env.SB_UI_TOKEN}}" },
 		config.Server{ID: "a", Transport: config.TransportStdio, Command: buildFixture(t)})
 	csrf := []string{ui.CSRFHeader, "1"}
-	if status, _, _ := s.do("GET", "/servers", nil); status != http.StatusUnauthorized {
-		t.Fatalf("GET /servers without the token: %d, want 401", status)
+	for _, p := range []string{"/", "/servers", "/tools/x"} {
+		if status, hdr, _ := s.do("GET", p, nil); status != http.StatusSeeOther || hdr.Get("Location") != "/login" {
+			t.Errorf("GET %s without the token: %d Location %q, want 303 to /login", p, status, hdr.Get("Location"))
+		}
+	}
+	if status, hdr, _ := s.do("GET", "/servers/live", nil, "HX-Request", "true"); status != http.StatusNoContent || hdr.Get("HX-Redirect") != "/login" {
+		t.Errorf("htmx's poll without the token: %d HX-Redirect %q, want 204 to /login", status, hdr.Get("HX-Redirect"))
+	}
+	for _, p := range []string{"/static/style.css", "/static/htmx.min.js"} {
+		if status, _, body := s.do("GET", p, nil); status != http.StatusOK || len(body) < 100 {
+			t.Errorf("GET %s without the token: %d (%d bytes), want the file: the login page loads it", p, status, len(body))
+		}
 	}
 	status, _, body := s.do("GET", "/login", nil)
 	if status != http.StatusOK || !strings.Contains(body, `id="login-form"`) {
@@ -60,8 +71,9 @@ func TestLogin(t *testing.T) {
 		hdr    []string
 		want   int
 	}{
-		{"another value", "GET", "/servers", []string{cookie, c.Name + "=" + strings.Repeat("0", len(c.Value))}, http.StatusUnauthorized},
-		{"the token itself", "GET", "/servers", []string{cookie, c.Name + "=" + token}, http.StatusUnauthorized},
+		{"another value", "GET", "/servers", []string{cookie, c.Name + "=" + strings.Repeat("0", len(c.Value))}, http.StatusSeeOther},
+		{"the token itself", "GET", "/servers", []string{cookie, c.Name + "=" + token}, http.StatusSeeOther},
+		{"another value, a change", "POST", "/servers/a/refresh", append([]string{cookie, c.Name + "=" + strings.Repeat("0", len(c.Value))}, csrf...), http.StatusUnauthorized},
 		{"from another origin", "POST", "/servers/a/refresh", append([]string{cookie, c.Name + "=" + c.Value, "Origin", "https://evil.example"}, csrf...), http.StatusForbidden},
 		{"on /mcp", "POST", "/mcp", []string{cookie, c.Name + "=" + c.Value, "Content-Type", "application/json", "Accept", "application/json, text/event-stream"}, http.StatusUnauthorized},
 	} {
@@ -119,5 +131,47 @@ func TestLoginLimit(t *testing.T) {
 	if status != http.StatusNoContent || hdr.Get("HX-Redirect") != "/login" || len(cookies) != 1 ||
 		cookies[0].Name != gateway.SessionCookie || cookies[0].Value != "" || cookies[0].MaxAge >= 0 || cookies[0].Path != "/" {
 		t.Errorf("logging out: %d %q %+v, want the cookie cleared and /login", status, hdr.Get("HX-Redirect"), cookies)
+	}
+}
+
+// TestLoginForm: the login form works as a plain form post, before any
+// script has loaded: a browser posts it without the CSRF header, marked
+// Sec-Fetch-Site: same-origin and with this origin in Origin (pages are
+// served with Referrer-Policy: same-origin: under no-referrer Chromium
+// sends "Origin: null"). What another site's page could send is refused:
+// Origin null, another Origin, a same-site or cross-site post, a post
+// with no Fetch metadata; and only /login takes a post without the CSRF
+// header.
+func TestLoginForm(t *testing.T) {
+	const token = "ui-login-form-token-4a7c9e"
+	t.Setenv("SB_UI_TOKEN", token)
+	s := serveWith(t, func(o *daemon.Options) { o.Config.Gateway.AuthToken = "{{env.SB_UI_TOKEN}}" },
+		config.Server{ID: "a", Transport: config.TransportStdio, Command: buildFixture(t)})
+	if _, hdr, _ := s.do("GET", "/login", nil); hdr.Get("Referrer-Policy") != "same-origin" {
+		t.Errorf("Referrer-Policy %q, want same-origin", hdr.Get("Referrer-Policy"))
+	}
+	form := url.Values{"token": {token}}
+	for _, tc := range []struct {
+		name string
+		hdr  []string
+	}{
+		{"Origin null", []string{"Origin", "null", "Sec-Fetch-Site", "same-origin"}},
+		{"another Origin", []string{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"}},
+		{"same-site", []string{"Origin", s.url, "Sec-Fetch-Site", "same-site"}},
+		{"cross-site with the header", []string{"Origin", s.url, "Sec-Fetch-Site", "cross-site", ui.CSRFHeader, "1"}},
+		{"no Fetch metadata", []string{"Origin", s.url}},
+	} {
+		if status, hdr, _ := s.do("POST", "/login", form, tc.hdr...); status != http.StatusForbidden || hdr.Get("Set-Cookie") != "" {
+			t.Errorf("%s: %d, Set-Cookie %q; want 403 and no cookie", tc.name, status, hdr.Get("Set-Cookie"))
+		}
+	}
+	status, hdr, body := s.do("POST", "/login", form, "Origin", s.url, "Sec-Fetch-Site", "same-origin")
+	cookies := (&http.Response{Header: hdr}).Cookies()
+	if status != http.StatusSeeOther || hdr.Get("Location") != "/servers" || len(cookies) != 1 || cookies[0].Name != gateway.SessionCookie {
+		t.Fatalf("the form posted by the browser: %d Location %q %v, want 303 to /servers with the cookie\n%s", status, hdr.Get("Location"), cookies, body)
+	}
+	session := cookies[0].Name + "=" + cookies[0].Value
+	if status, _, _ := s.do("POST", "/servers/a/refresh", url.Values{}, "Cookie", session, "Origin", s.url, "Sec-Fetch-Site", "same-origin"); status != http.StatusForbidden {
+		t.Errorf("another page's change without the CSRF header: %d, want 403 (only /login takes a plain form post)", status)
 	}
 }

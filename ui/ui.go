@@ -23,14 +23,17 @@
 //   - /usage: calls, errors and latency per server and tool, runs and
 //     tokens per agent and workflow, over the last hour or day.
 //
-// Security: the daemon mounts the UI with Daemon.Handle, behind the
-// gateway's checks (Host, Origin, the bearer token); see Mount. A request
-// that changes state (any method but GET and HEAD) must carry the header
-// "Switchboard-CSRF: 1", the REST API's defence: htmx sends it on every
-// request (hx-headers on <body>), and a page on another site cannot send
-// a custom header without a CORS preflight, which is never granted. A
-// request marked Sec-Fetch-Site: cross-site is refused too. Every page
-// passes through the host's redactor before it is written.
+// Security: the UI is the owner's. The daemon mounts its pages with
+// Daemon.Handle, behind the listener's one guard (Host, Origin, and the
+// [gateway] auth_token or the session cookie a login sets; an OAuth
+// access token never opens them); see Mount. A browser without a session
+// is sent to /login (303). A request that changes state (any method but
+// GET and HEAD) must carry the header "Switchboard-CSRF: 1", the REST
+// API's defence: htmx sends it on every request (hx-headers on <body>),
+// and a page on another site cannot send a custom header without a CORS
+// preflight, which is never granted. A request marked Sec-Fetch-Site:
+// cross-site is refused too. Every page passes through the host's
+// redactor before it is written.
 package ui
 
 import (
@@ -42,9 +45,12 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/host"
 )
 
@@ -78,9 +84,18 @@ type UI struct {
 	limit loginLimiter // failed logins per client address
 }
 
-// Paths are the patterns the UI answers, each mounted by [UI.Mount]. The
-// gateway keeps /mcp, /sse, /message and /ws, the REST API /api/v1/.
-var Paths = []string{"/{$}", "/servers", "/servers/", "/tools", "/tools/", "/runs", "/runs/", "/workflows/", "/agents", "/agents/", "/usage", "/static/"}
+// Paths are the patterns of the UI's pages, each mounted by [UI.Mount]
+// for the owner alone. The gateway keeps /mcp, /sse, /message and /ws, the
+// REST API /api/v1/.
+var Paths = []string{"/{$}", "/servers", "/servers/", "/tools", "/tools/", "/runs", "/runs/", "/workflows/", "/agents", "/agents/", "/usage"}
+
+// OpenPaths are the patterns [UI.Mount] mounts for anyone (past the Host
+// and Origin checks), each with why it needs no credential.
+var OpenPaths = map[string]string{
+	"/login":   "the login page: it takes the token typed, and a browser without a session is sent there",
+	"/logout":  "a browser whose cookie is void (the daemon restarted) can still clear it; the CSRF header keeps other sites from it",
+	"/static/": "the stylesheet and script the login page loads: files built into the binary, the same for everyone",
+}
 
 // New returns the UI of d; mount it with [UI.Mount] before d.Run.
 func New(d *daemon.Daemon, opts *Options) *UI {
@@ -110,34 +125,71 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	return u
 }
 
-// Mount mounts the UI on d at [Paths]: d.Run puts the gateway's checks in
-// front of each (gateway.Guard); and its login page at /login and
-// /logout, behind the Host and Origin checks only (it takes the token).
+// Mount mounts the UI on d: its pages at [Paths] for the owner
+// (d.Handle), its login page, log-out and static files at [OpenPaths] for
+// anyone (d.HandleOpen), behind the Host and Origin checks alone.
 func (u *UI) Mount(d *daemon.Daemon) {
 	for _, p := range Paths {
 		d.Handle(p, u)
 	}
-	d.HandleOpen("/login", u)
-	// Open too: a browser whose cookie is void (the daemon restarted)
-	// can still clear it. The CSRF header keeps other sites from it.
-	d.HandleOpen("/logout", u)
+	for _, p := range slices.Sorted(maps.Keys(OpenPaths)) {
+		d.HandleOpen(p, OpenPaths[p], u)
+	}
 }
 
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", ContentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with a form it posts (the Fetch standard), which the
+	// guard's Origin check cannot tell from a sandboxed page of another
+	// site, and refuses; under same-origin it sends this origin, and
+	// nothing (no Referer) to any other.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 	default:
-		if r.Header.Get(CSRFHeader) != "1" || r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		if !sameOriginPost(r) {
 			http.Error(w, "forbidden: a request that changes state must carry the header "+CSRFHeader+": 1 (the page's script sends it)", http.StatusForbidden)
 			return
 		}
 	}
 	u.mux.ServeHTTP(w, r)
+}
+
+// sameOriginPost reports whether a request that changes state comes from
+// this UI's own page: it carries the CSRF header (htmx sends it on every
+// request; a page elsewhere cannot without a preflight, never granted),
+// and no browser marks it cross-site. The login form alone may instead be
+// a plain form post that the browser marks Sec-Fetch-Site: same-origin (a
+// page cannot set a Sec- header): it must work before any script has
+// loaded, and the guard has checked its Origin (this origin, under
+// Referrer-Policy: same-origin).
+func sameOriginPost(r *http.Request) bool {
+	site := r.Header.Get("Sec-Fetch-Site")
+	switch {
+	case site == "cross-site":
+		return false
+	case r.Header.Get(CSRFHeader) == "1":
+		return true
+	}
+	return r.URL.Path == "/login" && site == "same-origin"
+}
+
+// Refuse renders the guard's refusals (gateway.Refuser): a browser
+// without a session is sent to the login page (a 303, or HX-Redirect for
+// htmx, whose request would follow a 303 itself and swap the login page
+// into the page it came from); anything else is plain text.
+func (u *UI) Refuse(w http.ResponseWriter, r *http.Request, rf gateway.Refusal) {
+	if rf.Status == http.StatusUnauthorized && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Header.Get("HX-Request") == "true") {
+		w.Header().Del("WWW-Authenticate")
+		w.Header().Set("Cache-Control", "no-store")
+		redirect(w, r, "/login")
+		return
+	}
+	http.Error(w, rf.Msg, rf.Status)
 }
 
 // chrome is what every page's layout needs.

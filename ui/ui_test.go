@@ -102,6 +102,9 @@ func serveWith(t testing.TB, opts func(*daemon.Options), servers ...config.Serve
 	return &served{t: t, url: "http://" + ln.Addr().String(), d: d, bin: bin}
 }
 
+// noRedirects answers a redirect itself, for the test to see.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
 // do sends a request and returns the answer's status, headers and body;
 // the body must not hold the canary.
 func (s *served) do(method, path string, form url.Values, hdr ...string) (int, http.Header, string) {
@@ -120,7 +123,7 @@ func (s *served) do(method, path string, form url.Values, hdr ...string) (int, h
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := noRedirects.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -350,7 +353,7 @@ func TestServerButtonsCarryVersion(t *testing.T) {
 	if _, err := s.d.AddServer(ctx, "b", entry); err != nil {
 		t.Fatal(err)
 	}
-	_, _, page := s.do("GET", "/", nil)
+	_, _, page := s.do("GET", "/servers", nil)
 	for _, button := range []string{`hx-post="/servers/b/disable" hx-vals='{"version": "1"}'`} {
 		if !strings.Contains(page, button) {
 			t.Fatalf("the servers page has no %s\n%s", button, page)

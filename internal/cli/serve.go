@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"os/signal"
 	"strings"
@@ -147,10 +148,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	agents.tel = d.Telemetry()
 	observeSteps(steps, agents.tel)
 	defer r.done()
-	// The management REST API beside /mcp, behind the same checks.
-	d.Handle(api.Prefix, api.New(d, &api.Options{Logger: hostOpts.Logger}))
-	// The web UI at /, behind the same checks (not in a -tags noui build).
-	mountUI(d, hostOpts.Logger)
+	mountFaces(d, hostOpts.Logger)
 	if stdio {
 		// A client that has left while a notification is written to
 		// stdout is a write error (EPIPE) to end the session on, not a
@@ -167,6 +165,15 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		return daemonErr(err)
 	}
 	return nil
+}
+
+// mountFaces mounts serve's faces beside the gateway, each behind the
+// listener's one guard with what it asks of a request: the management
+// REST API (the owner, and OAuth tokens with admin_scope) and the web UI
+// at / (the owner; not in a -tags noui build).
+func mountFaces(d *daemon.Daemon, log *slog.Logger) {
+	d.HandleAdmin(api.Prefix, api.New(d, &api.Options{Logger: log}))
+	mountUI(d, log)
 }
 
 // readiness says on stderr, at every verbosity, when serve is ready —
