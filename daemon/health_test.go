@@ -35,36 +35,41 @@ func probe(t *testing.T, url, path string) (int, string) {
 // the answers say nothing but "ok" or "not ready".
 func TestHealthProbes(t *testing.T) {
 	t.Setenv("SB_PROBE_TOKEN", "probe-token-0123456789")
-	hang := fixture(t, "hanging", "-hang-init")
-	hang.ConnectTimeout = time.Minute
-	cfg := &config.Config{Servers: []config.Server{hang}}
-	cfg.Gateway.AuthToken = "{{env.SB_PROBE_TOKEN}}"
-	r := run(t, cfg, openStore(t), nil)
 	check := func(url, path string, code int, body string) {
 		t.Helper()
 		if c, b := probe(t, url, path); c != code || b != body {
 			t.Errorf("GET %s = %d %q, want %d %q", path, c, b, code, body)
 		}
 	}
-	check(r.url, "/healthz", 200, "ok\n")
-	check(r.url, "/readyz", 503, "not ready\n")
-	if c, _ := probe(t, r.url, "/mcp"); c == 200 {
-		t.Errorf("GET /mcp without the token = %d", c)
-	}
-
-	st := openStore(t)
-	cfg2 := &config.Config{Servers: []config.Server{fixture(t, "a")}}
-	cfg2.Gateway.AuthToken = cfg.Gateway.AuthToken
-	r2 := run(t, cfg2, st, nil)
-	r2.awaitReady(t)
-	check(r2.url, "/readyz", 200, "ok\n")
-	check(r2.url, "/healthz", 200, "ok\n")
-	if c, _ := probe(t, r2.url, "/readyz?x=1"); c != 200 {
-		t.Errorf("GET /readyz?x=1 = %d", c)
-	}
-	st.Close() // the database is gone
-	check(r2.url, "/readyz", 503, "not ready\n")
-	check(r2.url, "/healthz", 200, "ok\n")
+	// One daemon at a time: each subtest's cleanup stops its daemon and
+	// counts goroutines, which another daemon still starting would skew.
+	t.Run("not ready", func(t *testing.T) {
+		hang := fixture(t, "hanging", "-hang-init")
+		hang.ConnectTimeout = time.Minute
+		cfg := &config.Config{Servers: []config.Server{hang}}
+		cfg.Gateway.AuthToken = "{{env.SB_PROBE_TOKEN}}"
+		r := run(t, cfg, openStore(t), nil)
+		check(r.url, "/healthz", 200, "ok\n")
+		check(r.url, "/readyz", 503, "not ready\n")
+		if c, _ := probe(t, r.url, "/mcp"); c == 200 {
+			t.Errorf("GET /mcp without the token = %d", c)
+		}
+	})
+	t.Run("ready", func(t *testing.T) {
+		st := openStore(t)
+		cfg := &config.Config{Servers: []config.Server{fixture(t, "a")}}
+		cfg.Gateway.AuthToken = "{{env.SB_PROBE_TOKEN}}"
+		r := run(t, cfg, st, nil)
+		r.awaitReady(t)
+		check(r.url, "/readyz", 200, "ok\n")
+		check(r.url, "/healthz", 200, "ok\n")
+		if c, _ := probe(t, r.url, "/readyz?x=1"); c != 200 {
+			t.Errorf("GET /readyz?x=1 = %d", c)
+		}
+		st.Close() // the database is gone
+		check(r.url, "/readyz", 503, "not ready\n")
+		check(r.url, "/healthz", 200, "ok\n")
+	})
 }
 
 // TestShutdownDrain: told to stop, a daemon with [gateway] shutdown_drain

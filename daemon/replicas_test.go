@@ -91,10 +91,12 @@ func TestRetryForwardedWithTheToken(t *testing.T) {
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "old", "-protocol-version", "2025-11-25")}}
 	cfg.Gateway.AuthToken = "{{env.SB_REPLICA_TOKEN}}"
 	ra := run(t, cfg, openDB(t, db), nil)
+	// Up before B starts: B's check for goroutines left counts A's as
+	// they were then.
+	ra.awaitReady(t)
 	rb := run(t, cfg, openDB(t, db), nil)
 	// Before run's check for goroutines left: this test's own clients'.
 	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
-	ra.awaitReady(t)
 	rb.awaitReady(t)
 	ctx := context.Background()
 	a, b := statelessClientVia(t, ra.url, bearerRT{token}), statelessClientVia(t, rb.url, bearerRT{token})
