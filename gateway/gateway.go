@@ -829,6 +829,7 @@ func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, opts *h
 		})
 	}
 	opts.PassThrough = true
+	opts.Caller, opts.IdempotencyKey = callerOf(ctx, req), idempotencyKey(req)
 	if d, ok := localTimeout(req); ok {
 		opts.Timeout = d
 	}

@@ -595,6 +595,10 @@ func (gd *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if owner || gd.opts.Local {
+		// Who calls (caller.go): the handler's word, never the client's.
+		r = r.WithContext(OwnerContext(r.Context()))
+	}
 	if gd.oauth != nil && !owner {
 		gd.oauth.protect(http.HandlerFunc(gd.serve)).ServeHTTP(w, r)
 		return
