@@ -15,8 +15,13 @@
 // gets an input-required result and answers by retrying the call with its
 // responses, while the upstream call waits (see [Gateway] for the bounds).
 //
+// Each call names its caller for the host from how the request was
+// authenticated (an OAuth subject, the owner, the session), which the host
+// passes to in-process servers alone: a published workflow scopes a
+// client's idempotency key to it (see caller.go).
+//
 // The [Gateway.Server] is an ordinary *mcp.Server: serve it over stdio with
-// its Run method, or over HTTP with [Gateway.Handler] (Streamable HTTP at
+// its Run method (on an [OwnerContext]: the stdio client is the owner), or over HTTP with [Gateway.Handler] (Streamable HTTP at
 // /mcp, legacy HTTP+SSE at /sse, WebSocket at /ws).
 package gateway
 
@@ -387,7 +392,8 @@ const UpstreamProtocolVersion = "2025-11-25"
 func (g *Gateway) Host() *host.Host { return g.h }
 
 // Server returns the gateway's MCP server. Serve it over stdio with
-// g.Server().Run(ctx, &mcp.StdioTransport{}).
+// g.Server().Run(OwnerContext(ctx), &mcp.StdioTransport{}) (its client is
+// the owner: see OwnerContext).
 func (g *Gateway) Server() *mcp.Server { return g.srv }
 
 // ErrShuttingDown is the cause of the requests a shutdown cancels, and the
