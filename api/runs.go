@@ -85,7 +85,8 @@ func (a *API) getWorkflow(w http.ResponseWriter, r *http.Request) error {
 type startJSON struct {
 	Inputs map[string]any `json:"inputs"`
 	// RunID names the run; a run of that id that exists is returned as it
-	// is (a retried start starts nothing twice).
+	// is (a retried start starts nothing twice), unless it was started
+	// with other inputs (409).
 	RunID string `json:"run_id"`
 }
 
@@ -269,6 +270,13 @@ func runProblem(err error, field string) error {
 	switch {
 	case errors.Is(err, workflow.ErrNoRun):
 		return &problem{Status: http.StatusNotFound, Title: "no such run", Detail: err.Error()}
+	case errors.Is(err, workflow.ErrGateAnswered):
+		// Another answer, or the gate's timeout, closed it first.
+		return &problem{Status: http.StatusConflict, Title: "the gate was answered already", Detail: err.Error(),
+			Errors: []fieldError{{Field: "gate", Detail: "answered already"}}}
+	case errors.Is(err, workflow.ErrInputsDiffer):
+		return &problem{Status: http.StatusConflict, Title: "a run of that id was started with other inputs", Detail: err.Error(),
+			Errors: []fieldError{{Field: "run_id", Detail: "taken by a run with other inputs"}}}
 	case errors.Is(err, workflow.ErrNotWaiting):
 		return &problem{Status: http.StatusConflict, Title: "the run is not waiting on that gate", Detail: err.Error(),
 			Errors: []fieldError{{Field: "gate", Detail: "not waiting"}}}

@@ -4,12 +4,16 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/api"
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/workflow"
@@ -331,4 +335,63 @@ func TestNoWorkflows(t *testing.T) {
 	a.wantProblem("a workflow", 404, "", code, h, body)
 	code, h, body = a.do("POST", "/api/v1/workflows/x/runs", `{}`)
 	a.wantProblem("a run started", 404, "", code, h, body)
+}
+
+// TestGateAnsweredOnce: answers to one gate sent at the same instant get
+// one 200; every other answer is a 409 problem saying the gate was
+// answered already, naming gate. Starting a run id again with other
+// inputs is a 409 naming run_id. Before, every answer got 200, and the
+// second start 201 with the first run.
+func TestGateAnsweredOnce(t *testing.T) {
+	a := startWorkflows(t)
+	code, _, body := a.do("POST", "/api/v1/workflows/gated/runs", `{"inputs":{"text":"hi"},"run_id":"r1"}`)
+	if code != 201 {
+		t.Fatalf("start r1: %d %s", code, body)
+	}
+	code, h, body := a.do("POST", "/api/v1/workflows/gated/runs", `{"inputs":{"text":"other"},"run_id":"r1"}`)
+	a.wantProblem("the run id again with other inputs", 409, "run_id", code, h, body)
+	a.openSSE("/api/v1/runs/r1/events").waitFor("gate:waiting", `"step":"ok"`)
+
+	const n = 6
+	type answer struct {
+		code int
+		h    http.Header
+		body []byte
+	}
+	answers := make([]answer, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			req, _ := http.NewRequest("POST", a.url+"/api/v1/runs/r1/answer", strings.NewReader(`{"gate":"ok","answer":{"action":"accept","content":{"approve":true}}}`))
+			req.Header.Set(api.CSRFHeader, "1")
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := a.client.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			answers[i] = answer{resp.StatusCode, resp.Header, b}
+		})
+	}
+	close(start)
+	wg.Wait()
+	ok := 0
+	for i, an := range answers {
+		a.all = append(a.all, an.body)
+		if an.code == 200 {
+			ok++
+			continue
+		}
+		a.wantProblem("answer "+strconv.Itoa(i), 409, "gate", an.code, an.h, an.body)
+		if !strings.Contains(string(an.body), "answered already") {
+			t.Errorf("answer %d: %s, want it told the gate was answered already", i, an.body)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("%d answers got 200, want 1", ok)
+	}
 }

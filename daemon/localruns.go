@@ -40,7 +40,7 @@ type answerRequest struct {
 // runErrorJSON is an engine error: its message, and the condition a
 // caller branches on.
 type runErrorJSON struct {
-	Code    string `json:"code,omitempty"` // no_run, not_waiting, live_elsewhere
+	Code    string `json:"code,omitempty"` // no_run, not_waiting, answered, inputs_differ, live_elsewhere
 	Message string `json:"message"`
 }
 
@@ -56,6 +56,8 @@ var runErrorCodes = []struct {
 }{
 	{"no_run", workflow.ErrNoRun},
 	{"not_waiting", workflow.ErrNotWaiting},
+	{"answered", workflow.ErrGateAnswered},
+	{"inputs_differ", workflow.ErrInputsDiffer},
 	{"live_elsewhere", ErrLiveElsewhere},
 }
 
@@ -177,7 +179,8 @@ func (l *local) serveRuns(mux *http.ServeMux, w *Workflows) {
 // over the local socket: the methods of a [workflow.Engine] a command
 // uses, answered by the daemon's engine, so that a run a command starts
 // lives in the daemon. Its errors match workflow.ErrNoRun,
-// workflow.ErrNotWaiting and ErrLiveElsewhere as the engine's do.
+// workflow.ErrNotWaiting, workflow.ErrGateAnswered,
+// workflow.ErrInputsDiffer and ErrLiveElsewhere as the engine's do.
 type WorkflowClient struct{ c *Client }
 
 // Workflows returns the daemon's workflow engine, and the workflows it

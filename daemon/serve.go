@@ -388,7 +388,8 @@ func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	if c, ok := in.(io.Closer); ok {
 		closer = c
 	}
-	err = g.Server().Run(run, &mcp.IOTransport{
+	// The stdio client started this process: its calls are the owner's.
+	err = g.Server().Run(gateway.OwnerContext(run), &mcp.IOTransport{
 		Reader: struct {
 			io.Reader
 			io.Closer

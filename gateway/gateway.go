@@ -15,12 +15,18 @@
 // gets an input-required result and answers by retrying the call with its
 // responses, while the upstream call waits (see [Gateway] for the bounds).
 //
+// Each call names its caller for the host from how the request was
+// authenticated (an OAuth subject, the owner, the session), which the host
+// passes to in-process servers alone: a published workflow scopes a
+// client's idempotency key to it (see caller.go).
+//
 // The [Gateway.Server] is an ordinary *mcp.Server: serve it over stdio with
-// its Run method, or over HTTP with [Gateway.Handler] (Streamable HTTP at
-// /mcp, legacy HTTP+SSE at /sse, WebSocket at /ws), or mount it with
-// [Gateway.Mount] on the [Guard] of a listener that serves other faces
-// too: the one check in front of every route (guard.go), and [Grant], the
-// one reading of the OAuth policy, for every face.
+// its Run method (on an [OwnerContext]: the stdio client is the owner),
+// or over HTTP with [Gateway.Handler] (Streamable HTTP at /mcp, legacy
+// HTTP+SSE at /sse, WebSocket at /ws), or mount it with [Gateway.Mount]
+// on the [Guard] of a listener that serves other faces too: the one check
+// in front of every route (guard.go), and [Grant], the one reading of the
+// OAuth policy, for every face.
 package gateway
 
 import (
@@ -398,7 +404,8 @@ const UpstreamProtocolVersion = "2025-11-25"
 func (g *Gateway) Host() *host.Host { return g.h }
 
 // Server returns the gateway's MCP server. Serve it over stdio with
-// g.Server().Run(ctx, &mcp.StdioTransport{}).
+// g.Server().Run(OwnerContext(ctx), &mcp.StdioTransport{}) (its client is
+// the owner: see OwnerContext).
 func (g *Gateway) Server() *mcp.Server { return g.srv }
 
 // ErrShuttingDown is the cause of the requests a shutdown cancels, and the
@@ -868,6 +875,7 @@ func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, opts *h
 		})
 	}
 	opts.PassThrough = true
+	opts.Caller, opts.IdempotencyKey = callerOf(ctx, req), idempotencyKey(req)
 	if d, ok := localTimeout(req); ok {
 		opts.Timeout = d
 	}

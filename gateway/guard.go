@@ -191,8 +191,13 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Origin", "forbidden: Origin not allowed"})
 		return
 	}
+	owner := gd.owner(r, rt.Access)
+	if owner || gd.opts.Local {
+		// Who calls (caller.go): the guard's word, never the client's.
+		r = r.WithContext(OwnerContext(r.Context()))
+	}
 	switch {
-	case rt.Access == AccessOpen, gd.opts.AuthToken == "" && gd.oauth == nil, gd.owner(r, rt.Access):
+	case rt.Access == AccessOpen, gd.opts.AuthToken == "" && gd.oauth == nil, owner:
 		gd.serve(w, r)
 	case gd.oauth != nil:
 		gd.serveOAuth(w, r, rt)

@@ -61,11 +61,61 @@ type CallOptions struct {
 	// the SDK refuses schemas it does not know (titled multi-select enums
 	// with "type": "string") and checks and fills in the answer.
 	PassThrough bool
+	// Caller names who makes this call, as the face that took it
+	// authenticated them (the gateway: "oauth:SUBJECT", "owner",
+	// "session:ID" or "anonymous"); "" is this process itself (a workflow
+	// step, an agent, a command's own host). It reaches in-process servers
+	// only, in the request's _meta under MetaKeyCaller, which the host sets
+	// from this field alone: neither CallOptions.Meta nor a client's _meta
+	// can name a caller, and no server of another process learns who calls.
+	Caller string
+	// IdempotencyKey is the key a caller gives so that its retry of this
+	// call is known as one (a published workflow finds the run the first
+	// call started). Like Caller, it reaches in-process servers only, under
+	// MetaKeyIdempotencyKey: a key one client chose means nothing to a
+	// server that cannot tell that client from another.
+	IdempotencyKey string
 
 	// RequestOptions: the options every request takes, such as a
 	// 2026-07-28 call's input responses. The progress token in _meta is
 	// the host's own.
 	RequestOptions
+}
+
+// MetaKeyCaller is the _meta key of a tools/call under which an
+// in-process server finds CallOptions.Caller. The host sets it on each call
+// to an in-process server and removes it from every call: nobody else can.
+const MetaKeyCaller = "switchboard/caller"
+
+// CallerAnonymous is the Caller of a call from a client its face could not
+// tell apart from others (no credentials, no session): an in-process
+// server must let it share nothing by its word, such as an idempotency key.
+const CallerAnonymous = "anonymous"
+
+// MetaKeyIdempotencyKey is the _meta key of a tools/call's idempotency key:
+// a client puts it in its call's _meta, the gateway passes it on
+// (CallOptions.IdempotencyKey), and an in-process server reads it there
+// (a published workflow's run: docs/workflows.md).
+const MetaKeyIdempotencyKey = "switchboard/idempotency_key"
+
+// callerMeta is a call's _meta m with what an in-process server learns of
+// its caller (o.Caller, o.IdempotencyKey), and no caller for any other
+// server.
+func callerMeta(m mcp.Meta, inProcess bool, o *CallOptions) mcp.Meta {
+	delete(m, MetaKeyCaller)
+	if !inProcess {
+		return m
+	}
+	for k, v := range map[string]string{MetaKeyCaller: o.Caller, MetaKeyIdempotencyKey: o.IdempotencyKey} {
+		if v == "" {
+			continue
+		}
+		if m == nil {
+			m = mcp.Meta{}
+		}
+		m[k] = v
+	}
+	return m
 }
 
 // call is one tools/call in flight.
@@ -171,7 +221,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		params.InputResponses = c.opts.InputResponses
 		params.RequestState = c.opts.RequestState
 	}
-	params.Meta = maps.Clone(c.opts.Meta)
+	params.Meta = callerMeta(maps.Clone(c.opts.Meta), s.cfg.Transport == TransportInProcess, &c.opts)
 	params.SetProgressToken(token)
 	start := time.Now()
 	res, err := session.CallTool(context.WithValue(cctx, callKey{}, c), params)

@@ -220,7 +220,7 @@ func runStatusOf(err error) int {
 	switch {
 	case errors.Is(err, workflow.ErrNoRun):
 		return http.StatusNotFound
-	case errors.Is(err, workflow.ErrNotWaiting), errors.Is(err, daemon.ErrLiveElsewhere):
+	case errors.Is(err, workflow.ErrNotWaiting), errors.Is(err, workflow.ErrGateAnswered), errors.Is(err, daemon.ErrLiveElsewhere):
 		return http.StatusConflict
 	}
 	return http.StatusServiceUnavailable

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,5 +153,57 @@ func TestRuns(t *testing.T) {
 	// Answered already: refused.
 	if status, _, _ := s.do("POST", answer, url.Values{g["approve"]: {"true"}}, csrf...); status != http.StatusConflict {
 		t.Errorf("a second answer: %d, want 409", status)
+	}
+}
+
+// TestGateAnsweredOnce: people answering one gate from their pages at the
+// same instant: one answer is taken (200), every other page is told the
+// gate was answered already (409). Before, every page said its answer was
+// taken.
+func TestGateAnsweredOnce(t *testing.T) {
+	s := serveGated(t)
+	csrf := []string{ui.CSRFHeader, "1"}
+	wfs := s.d.Workflows()
+	id, err := wfs.Engine.Start(context.Background(), "gated", map[string]any{"text": "hi"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g map[string]string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, _, body := s.do("GET", "/runs/"+id, nil)
+		if strings.Contains(body, `id="gate-form"`) {
+			g = labelled(t, body)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gate's form never showed:\n%s", body)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the page: the engine has no event for a waiting gate here
+	}
+	const n = 6
+	statuses := make([]int, n)
+	bodies := make([]string, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			statuses[i], _, bodies[i] = s.do("POST", "/runs/"+id+"/answer?gate=ok&action=accept", url.Values{g["approve"]: {"true"}}, csrf...)
+		})
+	}
+	close(start)
+	wg.Wait()
+	taken := 0
+	for i := range n {
+		switch {
+		case statuses[i] == http.StatusOK:
+			taken++
+		case statuses[i] != http.StatusConflict || !strings.Contains(bodies[i], "answered already"):
+			t.Errorf("answer %d: %d, want 409 saying the gate was answered already:\n%s", i, statuses[i], bodies[i])
+		}
+	}
+	if taken != 1 {
+		t.Errorf("%d pages were told their answer was taken, want 1", taken)
 	}
 }

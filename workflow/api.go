@@ -1,7 +1,11 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,8 +21,10 @@ import (
 // StartOptions configures [Engine.Start]. Nil means defaults.
 type StartOptions struct {
 	// RunID is the run's id; "" means a random one. Starting a run id that
-	// exists starts nothing and returns it: a caller that retries after a
-	// lost answer gets the same run.
+	// exists starts nothing and returns it, when it was started with the
+	// same inputs (defaults applied): a caller that retries after a lost
+	// answer gets the same run. With other inputs Start fails with
+	// ErrInputsDiffer, whichever of two Starts at once came first.
 	RunID string
 }
 
@@ -48,10 +54,10 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 	} else if strings.Contains(runID, "/") {
 		return "", fmt.Errorf("run id %q: may not contain /", runID)
 	}
+	digest := inputsDigest(inputs)
 	if st, err := e.dbosStatus(ctx, runID); err == nil {
-		var in runInput
-		if convert(st.Input, &in) == nil && in.Workflow != id {
-			return "", fmt.Errorf("run %s: already a run of workflow %q, not %q", runID, in.Workflow, id)
+		if err := sameRun(st, id, digest); err != nil {
+			return "", err
 		}
 		return runID, nil
 	}
@@ -64,9 +70,20 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 	if f := e.opts.OnStart; f != nil {
 		f(ctx, runID, wf.ID)
 	}
-	h, err := dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs}, dbos.WithWorkflowID(runID))
+	h, err := dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs, InputsDigest: digest}, dbos.WithWorkflowID(runID))
 	if err != nil {
 		return "", fmt.Errorf("workflow %q: starting run %s: %w", id, runID, err)
+	}
+	if opts != nil && opts.RunID != "" {
+		// Another Start of this id at the same time (another replica's)
+		// may have come first: DBOS then kept its run and its inputs.
+		st, err := e.dbosStatus(ctx, runID)
+		if err != nil {
+			return "", err
+		}
+		if err := sameRun(st, id, digest); err != nil {
+			return "", err
+		}
 	}
 	// The run's function wakes the waiters as it returns, but DBOS
 	// records its status after that: a waiter that looked in between
@@ -80,6 +97,34 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 		e.wake()
 	}()
 	return runID, nil
+}
+
+// sameRun checks that st, a run found under the id a Start asked for, is
+// a run of workflow id with the inputs of digest (a run recorded before
+// runs had a digest is taken as it is).
+func sameRun(st *dbos.WorkflowStatus, id, digest string) error {
+	var in runInput
+	if convert(st.Input, &in) != nil {
+		return nil
+	}
+	switch {
+	case in.Workflow != id:
+		return fmt.Errorf("run %s: already a run of workflow %q, not %q", st.ID, in.Workflow, id)
+	case in.InputsDigest != "" && in.InputsDigest != digest:
+		return fmt.Errorf("%w: run %s", ErrInputsDiffer, st.ID)
+	}
+	return nil
+}
+
+// inputsDigest is the digest of a run's inputs (validated, defaults
+// applied): JSON with sorted keys and numbers as written.
+func inputsDigest(inputs map[string]any) string {
+	b, err := json.Marshal(inputs)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 func (e *Engine) ready() error {
@@ -365,18 +410,26 @@ func (e *Engine) Follow(ctx context.Context, runID string, afterSeq int64, fn fu
 	}
 }
 
-// Answer answers the gate gate of run runID. It fails with ErrNotWaiting
-// when the run is not waiting on that gate, and when a is not an accept
-// whose content is valid against the gate's schema, or a decline.
+// Answer answers the gate gate of run runID. A gate takes one answer: of
+// answers at the same time (from any process on the database), one wins
+// and the others fail with ErrGateAnswered, as does an answer after the
+// gate was answered or timed out. Answer fails with ErrNotWaiting when the
+// run is not waiting on that gate otherwise, and when a is not an accept
+// whose content is valid against the gate's schema (which declares its
+// properties: no other is taken), or a decline.
 func (e *Engine) Answer(ctx context.Context, runID, gate string, a GateAnswer) error {
 	rs, err := e.Get(ctx, runID)
 	if err != nil {
 		return err
 	}
+	child := gateRunID(runID, gate)
 	if rs.Gate == nil || taskKey(rs.Gate.Step, itemOf(rs.Gate)) != gate {
 		// A run may wait on several gates; the status names the first.
 		evs, _ := e.events.list(ctx, runID, 0, 0)
 		if !gateOpen(evs, gate) || rs.State.Ended() {
+			if won, err := e.events.gateClaim(ctx, child); err != nil || won != "" {
+				return cmp.Or(err, answeredErr(runID, gate, won))
+			}
 			return fmt.Errorf("%w: run %s, gate %s", ErrNotWaiting, runID, gate)
 		}
 	}
@@ -397,7 +450,7 @@ func (e *Engine) Answer(ctx context.Context, runID, gate string, a GateAnswer) e
 			return fmt.Errorf("gate %s: the answer: %s holds the value of a secret: answers are kept in the state database", gate, at)
 		}
 		if sch != nil {
-			c, err := schema.Compile(sch)
+			c, err := schema.Compile(closed(sch))
 			if err != nil {
 				return fmt.Errorf("gate %s: its schema: %w", gate, err)
 			}
@@ -414,9 +467,43 @@ func (e *Engine) Answer(ctx context.Context, runID, gate string, a GateAnswer) e
 	default:
 		return fmt.Errorf("gate %s: action %q: want accept or decline", gate, a.Action)
 	}
-	child := gateRunID(runID, gate)
-	// One answer per gate: a second is dropped by its idempotency key.
-	return dbos.Send(e.dbos, child, a, gateTopic, dbos.WithIdempotencyKey(child))
+	// One answer per gate: the first to claim it, its message sent in the
+	// claim's transaction (gates.go).
+	won, winner, err := e.events.claimGate(ctx, child, a.Action, func(tx *sql.Tx) error {
+		return dbos.Send(e.dbos, child, a, gateTopic, dbos.WithIdempotencyKey(child), dbos.WithSendTransaction(tx))
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("gate %s of run %s: %w", gate, runID, err)
+	case !won:
+		return answeredErr(runID, gate, winner)
+	}
+	return nil
+}
+
+// closed returns a gate's schema sch refusing properties it does not
+// declare, when it declares some and says nothing of others: a person's
+// answer carries the fields they were asked, and a field a later step
+// reads but the gate never asked for cannot be slipped in.
+func closed(sch json.RawMessage) json.RawMessage {
+	var m map[string]any
+	if json.Unmarshal(sch, &m) != nil {
+		return sch
+	}
+	if _, ok := m["properties"].(map[string]any); !ok {
+		return sch
+	}
+	for _, k := range []string{"additionalProperties", "patternProperties", "unevaluatedProperties"} {
+		if _, ok := m[k]; ok {
+			return sch
+		}
+	}
+	m["additionalProperties"] = false
+	b, err := json.Marshal(m)
+	if err != nil {
+		return sch
+	}
+	return b
 }
 
 func gateOpen(evs []Event, gate string) bool {

@@ -26,8 +26,14 @@
 //
 // [Engine.InProcess] publishes workflows as tools of an in-process MCP
 // server of the host, so that every face (the gateway, the CLI) sees them
-// with no knowledge of workflows: a call starts a run, reports each step as
-// progress and returns the run's outputs; a gate reaches the person through
-// the calling client (elicitation, or an input-required result for
-// 2026-07-28 clients).
+// with no knowledge of workflows: a call starts a run of its own, reports
+// each step as progress and returns the run's outputs; a gate reaches the
+// person through the calling client (elicitation, or an input-required
+// result for 2026-07-28 clients). A caller's idempotency key (in the
+// call's _meta) makes its retries one run, scoped to the caller the host
+// names, never to anything a client says of itself.
+//
+// A gate takes exactly one answer: [Engine.Answer] calls at the same time,
+// from any process on the database, have one winner, and the others fail
+// with [ErrGateAnswered].
 package workflow

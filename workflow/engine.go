@@ -55,6 +55,15 @@ var ErrNoRun = errors.New("workflow: no such run")
 // gate.
 var ErrNotWaiting = errors.New("workflow: the run is not waiting on that gate")
 
+// ErrGateAnswered is returned by Answer when the gate was answered already,
+// by another answer or by its timeout: exactly one answer closes a gate,
+// however many arrive at once, and every other answerer is told it lost.
+var ErrGateAnswered = errors.New("workflow: the gate was answered already")
+
+// ErrInputsDiffer is returned by Start for a run id (or an idempotency
+// key: see InProcess) that names a run started with other inputs.
+var ErrInputsDiffer = errors.New("workflow: a run of that id was started with other inputs")
+
 // Agents runs an agent step: the CLI and the daemon provide it, so that
 // this package knows nothing of providers and models.
 type Agents interface {
@@ -158,6 +167,14 @@ type Engine struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// runKey is the key of the run ids of calls with an idempotency key
+	// (see keyedRunID), read from the database once.
+	runKey []byte
+
+	// testHookGateTimedOut, when set, is called by a gate's workflow when
+	// its wait for an answer timed out, before the timeout closes the gate.
+	testHookGateTimedOut func(run, gate string)
 }
 
 // New opens the engine's database, applies its migrations and registers

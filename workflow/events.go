@@ -41,6 +41,7 @@ var eventsSchema = []string{
 		PRIMARY KEY (run_id, seq),
 		UNIQUE (run_id, key)
 	)`,
+	gateAnswersSchema,
 }
 
 type eventStore struct {

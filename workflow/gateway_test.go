@@ -2,8 +2,10 @@ package workflow
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +33,12 @@ type gatewayRig struct {
 }
 
 func newGatewayRig(t *testing.T, wfs ...*Workflow) *gatewayRig {
+	t.Helper()
+	return newGatewayRigWith(t, &gateway.HTTPOptions{Loopback: true}, wfs...)
+}
+
+// newGatewayRigWith is newGatewayRig with the handler's options.
+func newGatewayRigWith(t *testing.T, hopts *gateway.HTTPOptions, wfs ...*Workflow) *gatewayRig {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -77,7 +85,7 @@ func newGatewayRig(t *testing.T, wfs ...*Workflow) *gatewayRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Loopback: true}))
+	ts := httptest.NewServer(g.Handler(hopts))
 	t.Cleanup(func() {
 		ts.CloseClientConnections()
 		g.Close()
@@ -89,8 +97,14 @@ func newGatewayRig(t *testing.T, wfs ...*Workflow) *gatewayRig {
 
 func (r *gatewayRig) connect(t *testing.T, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return r.connectWith(t, version, opts, nil)
+}
+
+// connectWith is connect with an HTTP client (nil: the default).
+func (r *gatewayRig) connectWith(t *testing.T, version string, opts *mcp.ClientOptions, hc *http.Client) *mcp.ClientSession {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: r.url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,5 +251,172 @@ func TestGateThroughGatewayNoElicitation(t *testing.T) {
 				t.Errorf("after the CLI's answer: %+v, %v", st, err)
 			}
 		})
+	}
+}
+
+// bearer adds the Authorization header of a token to every request.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// callGreet calls the greet workflow through cs with meta in the call's
+// _meta, and returns its output, or the tool error's text after "error: ".
+func callGreet(t *testing.T, cs *mcp.ClientSession, who string, meta mcp.Meta) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := &mcp.CallToolParams{Name: greetTool, Arguments: map[string]any{"who": who}, Meta: meta}
+	res, err := cs.CallTool(ctx, p)
+	if err != nil {
+		t.Errorf("calling %s: %v", greetTool, err)
+		return ""
+	}
+	if res.IsError {
+		return "error: " + resultText(res)
+	}
+	out, _ := res.StructuredContent.(map[string]any)
+	text, _ := out["text"].(string)
+	return text
+}
+
+func (r *gatewayRig) runCount(t *testing.T) int {
+	t.Helper()
+	runs, err := r.e.Runs(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(runs)
+}
+
+// keyMeta is the _meta of a call with an idempotency key, as a client
+// writes it (host.MetaKeyIdempotencyKey).
+func keyMeta(k string) mcp.Meta { return mcp.Meta{"switchboard/idempotency_key": k} }
+
+// TestIdempotencyKeyThroughGateway: a client's idempotency key through the
+// gateway, scoped to its caller. Anonymous callers on loopback are their
+// sessions: the same session's retry gets its run, another session's call
+// with the same key a run of its own, the key with other arguments is
+// refused, a session that names another's scope in _meta gets nothing of
+// it, and a caller with no session (2026-07-28, anonymous) cannot use a
+// key. The auth token's holder is one caller, whatever its sessions.
+// Before, the key was ignored: every call was a new run.
+func TestIdempotencyKeyThroughGateway(t *testing.T) {
+	r := newGatewayRig(t, greetWorkflow())
+	a := r.connect(t, "2025-11-25", nil)
+	b := r.connect(t, "2025-11-25", nil)
+	if got := callGreet(t, a, "ana", keyMeta("k1")); got != "hello ana" {
+		t.Fatalf("keyed call = %q", got)
+	}
+	if got := callGreet(t, a, "ana", keyMeta("k1")); got != "hello ana" || r.runCount(t) != 1 {
+		t.Errorf("the same session's retry = %q, %d runs: want its run again", got, r.runCount(t))
+	}
+	if got := callGreet(t, b, "ana", keyMeta("k1")); got != "hello ana" || r.runCount(t) != 2 {
+		t.Errorf("another session with the same key = %q, %d runs: want a run of its own", got, r.runCount(t))
+	}
+	if got := callGreet(t, a, "bob", keyMeta("k1")); !isRefusal(got, "idempotency key") || r.runCount(t) != 2 {
+		t.Errorf("the key again with other arguments = %q, %d runs: want a refusal", got, r.runCount(t))
+	}
+	callGreet(t, a, "cleo", keyMeta("k2"))
+	forged := keyMeta("k2")
+	forged["switchboard/caller"] = "session:" + a.ID()
+	if got := callGreet(t, b, "cleo", forged); got != "hello cleo" || r.runCount(t) != 4 {
+		t.Errorf("a session claiming another's scope in _meta = %q, %d runs: want a run of its own", got, r.runCount(t))
+	}
+	c := r.connect(t, "2026-07-28", nil)
+	if got := callGreet(t, c, "dan", keyMeta("k3")); !isRefusal(got, "idempotency key") {
+		t.Errorf("an anonymous call without a session, with a key = %q: want a refusal", got)
+	}
+
+	const tok = "an-auth-token-of-the-owner-0123456789"
+	ro := newGatewayRigWith(t, &gateway.HTTPOptions{Loopback: true, AuthToken: tok}, greetWorkflow())
+	hc := &http.Client{Transport: bearer(tok)}
+	x := ro.connectWith(t, "2025-11-25", nil, hc)
+	y := ro.connectWith(t, "2025-11-25", nil, hc)
+	z := ro.connectWith(t, "2026-07-28", nil, hc)
+	for i, cs := range []*mcp.ClientSession{x, y, z} {
+		if got := callGreet(t, cs, "ana", keyMeta("k1")); got != "hello ana" || ro.runCount(t) != 1 {
+			t.Errorf("the owner's call %d with the key = %q, %d runs: want one run", i, got, ro.runCount(t))
+		}
+	}
+}
+
+// TestToolRunsTwoClientsAtOnce: two clients calling a published workflow
+// at the same instant, with the same progress token, each get their own
+// run and outputs.
+func TestToolRunsTwoClientsAtOnce(t *testing.T) {
+	r := newGatewayRig(t, greetWorkflow())
+	clients := []*mcp.ClientSession{r.connect(t, "2025-11-25", nil), r.connect(t, "2025-11-25", nil)}
+	who := []string{"ana", "bob"}
+	got := make([]string, 2)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, cs := range clients {
+		wg.Go(func() {
+			<-start
+			got[i] = callGreet(t, cs, who[i], mcp.Meta{"progressToken": "1"})
+		})
+	}
+	close(start)
+	wg.Wait()
+	if got[0] != "hello ana" || got[1] != "hello bob" || r.runCount(t) != 2 {
+		t.Errorf("two clients at once = %q, %d runs: want [hello ana hello bob], 2", got, r.runCount(t))
+	}
+}
+
+// TestGateAnsweredOnceThroughGateway: a 2026-07-28 client's retries of one
+// input-required result, sent at the same instant (a client retrying on a
+// lost answer, or several of its windows), answer the gate once: one call
+// gets the run's outputs, the others a tool error saying the gate was
+// answered already. Before, each was told its answer was taken and
+// got the outputs of an answer that was not its own.
+func TestGateAnsweredOnceThroughGateway(t *testing.T) {
+	r := newGatewayRig(t, gateWorkflow(GateFail))
+	cs := r.connect(t, "2026-07-28", &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			t.Error("the client was sent an elicitation request")
+			return nil, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: approveTool})
+	if err != nil || !res.NeedsInput() {
+		t.Fatalf("call = %+v, %v: want input required", res, err)
+	}
+	const n = 4
+	results := make([]*mcp.CallToolResult, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			answer := mcp.InputResponseMap{"gate": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"who": "p" + strconv.Itoa(i)}}}
+			results[i], errs[i] = cs.CallTool(ctx, &mcp.CallToolParams{Name: approveTool, InputResponses: answer, RequestState: res.RequestState})
+		})
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for i := range n {
+		switch {
+		case errs[i] != nil:
+			t.Errorf("retry %d: %v", i, errs[i])
+		case !results[i].IsError:
+			won++
+			if got, _ := results[i].StructuredContent.(map[string]any); got["after"] != "approved by p"+strconv.Itoa(i) {
+				t.Errorf("retry %d won with outputs %v, not its own answer's", i, results[i].StructuredContent)
+			}
+		case !strings.Contains(resultText(results[i]), "answered already"):
+			t.Errorf("retry %d lost with %q, want it told the gate was answered already", i, resultText(results[i]))
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d retries were told their answer was taken, want 1", won)
 	}
 }

@@ -40,6 +40,8 @@ func TestPostgres(t *testing.T) {
 		{"kill_during_gate", testKillDuringGate},
 		{"adopt_dead_executor", testAdoptDeadExecutor},
 		{"unique_violation", testUniqueViolation},
+		{"tool_runs_on_replicas", testToolRunsOnReplicas},
+		{"gate_answered_once", testGateAnsweredOnce},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db := onDatabase(t, server, c.name)

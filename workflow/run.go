@@ -35,6 +35,9 @@ type runInput struct {
 	Workflow string         `json:"workflow"`
 	Digest   string         `json:"digest"`
 	Inputs   map[string]any `json:"inputs,omitempty"`
+	// InputsDigest is inputsDigest(Inputs) as Start saw them: a Start of
+	// the run's id with other inputs is refused (see StartOptions.RunID).
+	InputsDigest string `json:"inputs_digest,omitempty"`
 }
 
 // runOutput is a run's DBOS workflow output: a failed run is a successful
@@ -862,11 +865,35 @@ func (e *Engine) gateWorkflow(ctx dbos.Context, in gateInput) (GateAnswer, error
 		timeout = gateForever
 	}
 	a, err := dbos.Recv[GateAnswer](ctx, gateTopic, timeout)
-	if errors.Is(err, dbos.ErrTimeout) {
+	if !errors.Is(err, dbos.ErrTimeout) {
+		return a, err
+	}
+	if h := e.testHookGateTimedOut; h != nil {
+		h(in.Run, in.Step)
+	}
+	// Nobody answered in time, unless an answer has claimed the gate since
+	// the wait ended: the first claim closes the gate (gates.go).
+	id, err := ctx.GetWorkflowID()
+	if err != nil {
+		return GateAnswer{}, err
+	}
+	won, err := dbos.RunAsStep(ctx, func(sctx context.Context) (bool, error) {
+		won, _, err := e.events.claimGate(sctx, id, "timeout", nil)
+		return won, err
+	}, dbos.WithStepName("switchboard.gate.close"))
+	if err != nil {
+		return GateAnswer{}, err
+	}
+	if won {
 		return GateAnswer{Action: "timeout"}, nil
 	}
-	return a, err
+	// The answer that won was sent with its claim: it is there to take.
+	return dbos.Recv[GateAnswer](ctx, gateTopic, claimedAnswerWait)
 }
+
+// claimedAnswerWait bounds the wait for the message of an answer whose
+// claim the gate found: committed with the claim, it is there at once.
+const claimedAnswerWait = time.Minute
 
 // childPoll is how often a step waiting on a child workflow (a nested
 // run, a gate) looks at it when nothing in this process said it ended: the

@@ -14,10 +14,13 @@ import (
 )
 
 // An input-required result's requestState names the run and the gate it
-// asks for, and when it stops being accepted, signed with HMAC-SHA256
-// under a key kept in the engine's database: any engine on that database
-// (a later replica) verifies it, and nothing is held in memory between a
-// call and its retry. A state that does not verify is refused.
+// asks for, the caller it was given to (host.MetaKeyCaller), and when it
+// stops being accepted, signed with HMAC-SHA256 under a key kept in the
+// engine's database: any engine on that database (a later replica)
+// verifies it, and nothing is held in memory between a call and its retry.
+// A state that does not verify, or comes back from another caller, is
+// refused. The same table keeps the key of the run ids of calls with an
+// idempotency key (keyedRunID).
 
 const keysTable = "switchboard_keys"
 
@@ -30,21 +33,30 @@ type gateState struct {
 	Run     string `json:"r"`
 	Gate    string `json:"g"`
 	Expires int64  `json:"e"`
+	// Caller is the call's caller (host.MetaKeyCaller): the retry must
+	// come from the same one.
+	Caller string `json:"c,omitempty"`
 }
 
 // stateKey returns the engine's signing key, made at the first use.
 func (s *eventStore) stateKey(ctx context.Context) ([]byte, error) {
+	return s.key(ctx, "request_state")
+}
+
+// key returns the engine's key of that name, made at its first use by
+// any engine on the database, the same for all of them.
+func (s *eventStore) key(ctx context.Context, name string) ([]byte, error) {
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+keysTable+` (name TEXT PRIMARY KEY, key TEXT NOT NULL)`); err != nil {
 		return nil, err
 	}
 	var k [32]byte
 	rand.Read(k[:])
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO `+keysTable+` (name, key) VALUES ('request_state', $1) ON CONFLICT (name) DO NOTHING`,
-		base64.StdEncoding.EncodeToString(k[:])); err != nil {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO `+keysTable+` (name, key) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+		name, base64.StdEncoding.EncodeToString(k[:])); err != nil {
 		return nil, err
 	}
 	var key string
-	if err := s.db.QueryRowContext(ctx, `SELECT key FROM `+keysTable+` WHERE name = 'request_state'`).Scan(&key); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT key FROM `+keysTable+` WHERE name = $1`, name).Scan(&key); err != nil {
 		return nil, err
 	}
 	return base64.StdEncoding.DecodeString(key)

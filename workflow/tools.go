@@ -2,14 +2,18 @@ package workflow
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/secret"
 )
 
 // InProcessServerID is the id of the in-process server that publishes
@@ -22,16 +26,28 @@ const DefaultToolFormat = "workflow_{id}"
 // InProcess returns an in-process MCP server (for host.Options.InProcess)
 // with one tool per workflow of ids, named by format ("{id}" is the
 // workflow's id; "" means DefaultToolFormat), with the workflow's input
-// and output schemas. A call starts a run (its id the call's progress
-// token when it has one, so that a client's retry finds its run), reports
-// each step as a progress notification, and returns the run's outputs as
+// and output schemas. A call starts a run of its own, reports each step as
+// a progress notification, and returns the run's outputs as
 // structuredContent and text; a failed run is an isError result naming the
 // step and why. A gate is an input-required result (2026-07-28) whose
-// requestState is signed and names only the run and the gate (the go-sdk
-// turns it into an elicitation for older clients and calls again with the
-// answer); the retry answers the gate and the call goes on. A client that
-// cannot answer gets an error and the run keeps waiting. Cancelling the
-// call cancels the run.
+// requestState is signed and names only the run, the gate and the caller
+// (the go-sdk turns it into an elicitation for older clients and calls
+// again with the answer); the caller's retry answers the gate and the call
+// goes on, unless another answer won the gate (an error says so). A client
+// that cannot answer gets an error and the run keeps waiting. Cancelling
+// the call cancels the run.
+//
+// A run's id is random, never taken from the call (a progress token is the
+// host's counter, which starts again in every process). A caller that
+// wants to retry a call safely sends an idempotency key in its _meta
+// (host.MetaKeyIdempotencyKey): its calls with that key to that workflow
+// are one run, found from any engine on the database (its id is derived
+// from the caller, the workflow and the key under a key kept in the
+// database), which a call that ends early leaves running for the retry.
+// The caller is the one the host names (host.MetaKeyCaller: a principal,
+// or a session); another caller's key is another run; the key with other
+// arguments is refused; an anonymous caller the face could not tell apart
+// from others (host.CallerAnonymous) cannot use one.
 func (e *Engine) InProcess(ids []string, format string) (host.InProcessServer, error) {
 	if format == "" {
 		format = DefaultToolFormat
@@ -91,15 +107,17 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 			}
 		}
 		token := req.Params.GetProgressToken()
-		runID := ""
-		if token != nil {
-			runID = "call-" + strings.NewReplacer("/", "_", " ", "_").Replace(fmt.Sprint(token))
-		}
+		meta := req.Params.GetMeta()
+		caller, _ := meta[host.MetaKeyCaller].(string)
+		key, keyed := meta[host.MetaKeyIdempotencyKey]
 		// A retry carries the state of the gate it answers.
 		answered := map[string]bool{}
 		var id string
 		if rs := req.Params.RequestState; rs != "" {
 			st, err := e.verifyState(ctx, rs)
+			if err == nil && st.Caller != caller {
+				err = fmt.Errorf("%w: it was given to another caller", errBadState)
+			}
 			if err != nil {
 				return toolError("workflow %s: %v", wf.ID, err), nil
 			}
@@ -108,12 +126,25 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 				a = GateAnswer{Action: "accept", Content: res.Content}
 			}
 			if err := e.Answer(ctx, st.Run, st.Gate, a); err != nil {
+				if errors.Is(err, ErrGateAnswered) {
+					return toolError("workflow %s: %v (the run goes on without it: `switchboard runs show %s`)", wf.ID, err, st.Run), nil
+				}
 				return toolError("workflow %s: %v", wf.ID, err), nil
 			}
 			id, answered[st.Gate] = st.Run, true
 		} else {
+			opts := &StartOptions{}
+			if keyed {
+				var err error
+				if opts.RunID, err = e.keyedRunID(ctx, caller, wf.ID, key); err != nil {
+					return toolError("workflow %s: %v", wf.ID, err), nil
+				}
+			}
 			var err error
-			if id, err = e.Start(ctx, wf.ID, inputs, &StartOptions{RunID: runID}); err != nil {
+			if id, err = e.Start(ctx, wf.ID, inputs, opts); err != nil {
+				if errors.Is(err, ErrInputsDiffer) {
+					return toolError("workflow %s: idempotency key %q was used before with other arguments (run %s): a new call needs a new key", wf.ID, key, opts.RunID), nil
+				}
 				return toolError("%v", err), nil
 			}
 		}
@@ -144,7 +175,7 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 			if len(sch) == 0 {
 				sch = json.RawMessage(`{"type":"object","properties":{}}`)
 			}
-			state, err := e.signState(ctx, gateState{Run: id, Gate: gate, Expires: time.Now().Add(stateTTL).Unix()})
+			state, err := e.signState(ctx, gateState{Run: id, Gate: gate, Expires: time.Now().Add(stateTTL).Unix(), Caller: caller})
 			if err != nil {
 				return err
 			}
@@ -161,8 +192,11 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 		case stuck != nil:
 			return stuck, nil
 		case ctx.Err() != nil:
-			// The caller gave up: so does the run.
-			e.Cancel(context.WithoutCancel(ctx), id)
+			// The caller gave up: so does the run, unless the call has a
+			// key to come back for it with.
+			if !keyed {
+				e.Cancel(context.WithoutCancel(ctx), id)
+			}
 			return nil, ctx.Err()
 		case err != nil:
 			return toolError("workflow %s: run %s: %v", wf.ID, id, err), nil
@@ -180,6 +214,44 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 		b, _ := json.Marshal(st.Outputs)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: st.Outputs}, nil
 	}
+}
+
+// maxIdempotencyKey bounds an idempotency key: a UUID is 36 bytes, and a
+// key is a name, not data.
+const maxIdempotencyKey = 255
+
+// keyedRunID is the run id of caller's calls to workflow wf with
+// idempotency key key (a string of _meta, checked here): the same on every
+// engine on the database, and not to be guessed without the database's
+// key, so that nobody can start a run under another caller's key (the
+// API's run_id) for that caller to find.
+func (e *Engine) keyedRunID(ctx context.Context, caller, wf string, key any) (string, error) {
+	k, ok := key.(string)
+	switch {
+	case !ok || k == "" || len(k) > maxIdempotencyKey || !utf8.ValidString(k):
+		return "", fmt.Errorf("_meta[%q]: the idempotency key must be a string of 1 to %d bytes", host.MetaKeyIdempotencyKey, maxIdempotencyKey)
+	case caller == host.CallerAnonymous:
+		return "", fmt.Errorf("idempotency key refused: this call's caller cannot be told apart from others (no credentials, no session), so its retry could find another client's run; sign in or use a session")
+	}
+	e.mu.Lock()
+	secretKey := e.runKey
+	e.mu.Unlock()
+	if secretKey == nil {
+		var err error
+		if secretKey, err = e.events.key(ctx, "run_ids"); err != nil {
+			return "", fmt.Errorf("the key of run ids: %w", err)
+		}
+		e.mu.Lock()
+		e.runKey = secretKey
+		e.mu.Unlock()
+	}
+	// Each part with its length: ("a", "bc") and ("ab", "c") are two.
+	var b strings.Builder
+	for _, p := range []string{caller, wf, k} {
+		fmt.Fprintf(&b, "%d:%s;", len(p), p)
+	}
+	sum := secret.NewSigner(secretKey).Sign(b.String())
+	return "call-" + hex.EncodeToString(sum[:16]), nil
 }
 
 // progressMessage is what a call's progress notification says of ev, or

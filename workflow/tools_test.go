@@ -28,9 +28,18 @@ func publish(t *testing.T, wfs ...*Workflow) (*host.Host, *Engine) {
 // publishWith is publish with the host's options (InProcess is set).
 func publishWith(t *testing.T, hopts *host.Options, wfs ...*Workflow) (*host.Host, *Engine) {
 	t.Helper()
+	return publishOn(t, &EngineOptions{Database: filepath.Join(t.TempDir(), "state.db")}, hopts, wfs...)
+}
+
+// publishOn is publishWith with the engine's options (Workflows is set):
+// its database, say, to publish on a database another engine uses.
+func publishOn(t *testing.T, eopts *EngineOptions, hopts *host.Options, wfs ...*Workflow) (*host.Host, *Engine) {
+	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
-	e, err := New(ctx, &EngineOptions{Database: filepath.Join(dir, "state.db"), Workflows: registry(wfs...)})
+	eo := *eopts
+	eo.Workflows = registry(wfs...)
+	e, err := New(ctx, &eo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -474,7 +474,10 @@ func (e *env) follow(ctx context.Context, x *engineHere, rid string) error {
 		if res.Action == "accept" {
 			a = workflow.GateAnswer{Action: "accept", Content: res.Content}
 		}
-		if err := eng.Answer(ctx, rid, gate, a); err != nil && !errors.Is(err, workflow.ErrNotWaiting) {
+		switch err := eng.Answer(ctx, rid, gate, a); {
+		case errors.Is(err, workflow.ErrGateAnswered):
+			fmt.Fprintf(e.stderr, "switchboard: gate %s was answered elsewhere first; your answer was not taken\n", gate)
+		case err != nil && !errors.Is(err, workflow.ErrNotWaiting):
 			fmt.Fprintf(e.stderr, "switchboard: gate %s: %v\n", gate, err)
 		}
 		return nil
@@ -707,9 +710,11 @@ follows the run as workflow run does.`,
 }
 
 // runErr is the exit of an engine error about a run: an unknown run, a
-// gate not waiting or an answer its schema refuses are the user's (2).
+// gate not waiting or answered already (another answer won it), an answer
+// its schema refuses, a run id taken with other inputs are the user's (2).
 func runErr(err error) error {
-	if errors.Is(err, workflow.ErrNoRun) || errors.Is(err, workflow.ErrNotWaiting) || errors.Is(err, daemon.ErrLiveElsewhere) || strings.Contains(err.Error(), "the answer") {
+	if errors.Is(err, workflow.ErrNoRun) || errors.Is(err, workflow.ErrNotWaiting) || errors.Is(err, workflow.ErrGateAnswered) ||
+		errors.Is(err, workflow.ErrInputsDiffer) || errors.Is(err, daemon.ErrLiveElsewhere) || strings.Contains(err.Error(), "the answer") {
 		return usageErr("%v", err)
 	}
 	return failed(err)
