@@ -116,6 +116,8 @@
 //	-raw-tool JSON       add this tool object, as written, to the last page of every
 //	                     tools/list result (repeatable), below the SDK: what the SDK would
 //	                     refuse to send, such as "inputSchema": null or no inputSchema
+//	-read-only NAME      declare readOnlyHint on tool NAME (echo, add or slow; repeatable)
+//	-idempotent NAME     declare idempotentHint on tool NAME (echo, add or slow; repeatable)
 //	-counter             add tool count, which answers "call N" for its Nth call in this
 //	                     process: two callers see one process (a running serve's) when
 //	                     the second gets "call 2"
@@ -186,6 +188,17 @@ type config struct {
 	counter                              bool
 	callLog                              string
 	metaLog                              string
+	readOnly, idempotent                 stringList
+}
+
+// annotations are the annotations -read-only and -idempotent declare on
+// tool name; nil when they declare none.
+func (c *config) annotations(name string) *mcp.ToolAnnotations {
+	ro, idem := slices.Contains(c.readOnly, name), slices.Contains(c.idempotent, name)
+	if !ro && !idem {
+		return nil
+	}
+	return &mcp.ToolAnnotations{ReadOnlyHint: ro, IdempotentHint: idem}
 }
 
 // intercepts reports whether the stdio byte streams must be filtered.
@@ -236,6 +249,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.elicitElsewhere, "elicit-answer-elsewhere", "", "the elicit tool's question says in its _meta it can be answered this other way (`TEXT`)")
 	fs.BoolVar(&c.counter, "counter", false, "add tool count, which answers how many times this process was called")
 	fs.StringVar(&c.callLog, "call-log", "", "append a line `TOOL ARGUMENTS` to this file for every tools/call, before answering it")
+	fs.Var(&c.readOnly, "read-only", "declare readOnlyHint on tool `NAME` (echo, add or slow; repeatable)")
+	fs.Var(&c.idempotent, "idempotent", "declare idempotentHint on tool `NAME` (echo, add or slow; repeatable)")
 	fs.StringVar(&c.metaLog, "meta-log", "", "append a line `METHOD META` to this file for every request, META its _meta as JSON")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
