@@ -80,6 +80,20 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 }
 
 func (e *Engine) ready() error {
+	if err := e.closedErr(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.launched {
+		return errors.New("workflow: the engine is not launched")
+	}
+	return nil
+}
+
+// closedErr is ErrClosed once the engine is closed (with why, when it
+// closed itself as its executor lost its lock), else nil.
+func (e *Engine) closedErr() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch {
@@ -87,8 +101,6 @@ func (e *Engine) ready() error {
 		return fmt.Errorf("%w: %w", ErrClosed, e.opts.Executor.LostErr())
 	case e.closed:
 		return ErrClosed
-	case !e.launched:
-		return errors.New("workflow: the engine is not launched")
 	}
 	return nil
 }
@@ -352,6 +364,9 @@ func (e *Engine) Follow(ctx context.Context, runID string, afterSeq int64, fn fu
 		kick := e.kicked()
 		evs, err := e.events.list(ctx, runID, afterSeq, 0)
 		if err != nil {
+			if cerr := e.closedErr(); cerr != nil {
+				return cerr // closed meanwhile: say why, not the closed database
+			}
 			return err
 		}
 		for _, ev := range evs {

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -99,6 +100,13 @@ func TestPostgresRestartFences(t *testing.T) {
 	st, err := ec.Wait(ctx, "r1")
 	if err != nil || st.State != RunCompleted {
 		t.Fatalf("the run: %+v, %v", st, err)
+	}
+	// A closed itself, and says why.
+	if _, err := ea.Start(ctx, "chains", nil, nil); !errors.Is(err, ErrClosed) || !errors.Is(err, ErrExecutorLost) {
+		t.Errorf("A's Start after the restart = %v, want ErrClosed and ErrExecutorLost", err)
+	}
+	if err := ea.Follow(ctx, "r1", 0, func(Event) error { return nil }); !errors.Is(err, ErrExecutorLost) {
+		t.Errorf("A's Follow after the restart = %v, want ErrExecutorLost", err)
 	}
 	a, c := calls(t, logA), calls(t, logC)
 	if len(a) != len(before) {
