@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -609,5 +610,83 @@ func testAdoptDeadExecutor(t *testing.T, database string) {
 		if calls[k] != n {
 			t.Errorf("%s called %d times, want %d (all calls: %v)", k, calls[k], n, calls)
 		}
+	}
+}
+
+// TestTwoAdopters: the process running a run is killed while c (not
+// idempotent) is in flight, and two engines, each with an executor of its
+// own, adopt the run at once. c is not called again by either: the run is
+// interrupted at c once, and a person's retry is called once; every
+// event is stored once.
+func TestTwoAdopters(t *testing.T) {
+	r := newChildRig(t, "")
+	r.killAfterCall = "slow "
+	r.run(t, "start:steps", "event step:started c", "SWB_WF_EXECUTOR=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	engines := make([]*Engine, 2)
+	alive := make([]func(string) bool, 2)
+	for i := range engines {
+		x, err := OpenExecutor(ctx, r.db, "serve")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { x.Close() })
+		h, err := host.New([]config.Server{{ID: "fx", Transport: config.TransportStdio, Command: r.fixture, Args: []string{"-call-log", r.log}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		if err := h.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e, err := New(ctx, &EngineOptions{Database: r.db, Host: h, Workflows: durableWorkflows(), Executor: x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		engines[i], alive[i] = e, x.Alive
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	adopted := make([][]string, 2)
+	for i, e := range engines {
+		wg.Go(func() {
+			<-start
+			var err error
+			if adopted[i], err = e.Adopt(ctx, alive[i]); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if !slices.Contains(append(adopted[0], adopted[1]...), "r1") {
+		t.Fatalf("adopted %v, want r1 by one at least", adopted)
+	}
+	st := waitFor(t, engines[0], "r1", func(st *RunStatus) bool { return st.State == RunInterrupted || st.State.Ended() })
+	if st.State != RunInterrupted || st.Interrupted.Step != "c" || st.Interrupted.Attempt != 1 {
+		t.Fatalf("the adopted run: %s %+v, want interrupted at c's attempt 1", st.State, st.Interrupted)
+	}
+	if err := engines[1].Resolve(ctx, "r1", "c", ResolveRetry); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := engines[0].Wait(ctx, "r1"); err != nil || st.State != RunCompleted {
+		t.Fatalf("the run: %+v, %v", st, err)
+	}
+	want := map[string]int{`echo {"text":"a"}`: 1, `echo {"text":"b a"}`: 1, `slow {"ms":1500}`: 2, `echo {"text":"d slept 1500 ms"}`: 1}
+	if calls := r.calls(t); !maps.Equal(calls, want) {
+		t.Errorf("calls = %v, want %v", calls, want)
+	}
+	evs, err := engines[0].Events(ctx, "r1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[EventType]int{}
+	for _, ev := range evs {
+		n[ev.Type]++
+	}
+	if n[EventStepInterrupted] != 1 || n[EventStepResolved] != 1 || n[EventRunCompleted] != 1 {
+		t.Errorf("events by type %v, want one interrupted, one resolved, one run:completed", n)
 	}
 }
