@@ -224,7 +224,7 @@ func (u *UI) runData(r *http.Request, wfs *daemon.Workflows, id string) (runData
 	if len(evs) > 0 {
 		d.Seq = evs[len(evs)-1].Seq
 	}
-	if st.State == workflow.RunWaiting && st.Gate != nil {
+	if (st.State == workflow.RunWaiting || st.State == workflow.RunInterrupted) && st.Gate != nil {
 		d.Gate = &gateData{Key: gateKey(st.Gate), Text: st.Gate.Text, Fields: fieldsOf(st.Gate.Schema)}
 	}
 	if ev := st.Interrupted; st.State == workflow.RunInterrupted && ev != nil {

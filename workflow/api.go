@@ -161,7 +161,8 @@ type RunStatus struct {
 	// Outputs of a completed run (whole: not redacted, unlike events).
 	Outputs map[string]any `json:"outputs,omitempty"`
 	Error   *RunError      `json:"error,omitempty"`
-	// Gate is the gate:waiting event of the gate the run waits on.
+	// Gate is the gate:waiting event of the gate the run waits on (also
+	// when it is interrupted at another step).
 	Gate *Event `json:"gate,omitempty"`
 	// Interrupted is the step:interrupted event of the step an
 	// interrupted run waits on a resolution for.
@@ -261,9 +262,8 @@ func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 			rs.Ended = ev.Time
 		}
 	}
-	if rs.State == RunRunning && len(interrupted) > 0 {
-		rs.State, rs.Interrupted = RunInterrupted, interrupted[0]
-	}
+	// Interrupted before waiting: both may hold at once (independent
+	// branches), and both are named.
 	if rs.State == RunRunning && len(open) > 0 {
 		for _, ev := range events {
 			if ev.Type == EventGateWaiting && open[taskKey(ev.Step, itemOf(&ev))] != nil {
@@ -271,6 +271,9 @@ func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 				break
 			}
 		}
+	}
+	if (rs.State == RunRunning || rs.State == RunWaiting) && len(interrupted) > 0 {
+		rs.State, rs.Interrupted = RunInterrupted, interrupted[0]
 	}
 	return rs
 }

@@ -268,3 +268,30 @@ func TestRetryInterruptedAgain(t *testing.T) {
 		t.Errorf("c's step:started attempts = %v, want [1 2 3]", started)
 	}
 }
+
+// TestInterruptedAndWaiting: a run interrupted at c while another branch
+// waits on a gate is interrupted, and names both; the gate is answered and
+// c resolved, each on its own, and the run completes.
+func TestInterruptedAndWaiting(t *testing.T) {
+	wf := onceWorkflow()
+	wf.Steps = append(wf.Steps, &Step{ID: "ok", Kind: StepGate, Gate: &Gate{Message: tpl("go on?")}})
+	r := interruptedRun(t, "", wf, "c")
+	ctx := context.Background()
+	st := waitFor(t, r.e, "r1", func(st *RunStatus) bool { return st.Gate != nil })
+	if st.State != RunInterrupted || st.Interrupted.Step != "c" || st.Gate.Step != "ok" {
+		t.Fatalf("run: %s, interrupted %+v, gate %+v; want interrupted at c and waiting on ok", st.State, st.Interrupted, st.Gate)
+	}
+	if err := r.e.Answer(ctx, "r1", "ok", GateAnswer{Action: "accept"}); err != nil {
+		t.Fatal(err)
+	}
+	st = waitFor(t, r.e, "r1", func(st *RunStatus) bool { return st.Gate == nil })
+	if st.State != RunInterrupted {
+		t.Fatalf("after the answer: %s, want still interrupted", st.State)
+	}
+	if err := r.e.Resolve(ctx, "r1", "c", ResolveRetry); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := r.e.Wait(ctx, "r1"); err != nil || st.State != RunCompleted || st.Outputs["d"] != "d c" {
+		t.Fatalf("run: %+v, %v", st, err)
+	}
+}
