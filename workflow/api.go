@@ -481,8 +481,16 @@ func (e *Engine) Resolve(ctx context.Context, runID, step string, how Resolution
 	if err != nil {
 		return err
 	}
-	ev := interruptedAt(evs, step)
-	if ev == nil || rs.State.Ended() {
+	ev, open := interruptedAt(evs, step)
+	if ev == nil {
+		return fmt.Errorf("%w: run %s (%s), step %s", ErrNotInterrupted, runID, rs.State, step)
+	}
+	if !open || rs.State.Ended() {
+		// Resolved (and the run gone on) since: say how, as to a
+		// resolution that lost at once.
+		if got, err := e.events.resolution(ctx, runID, step, ev.Attempt); err == nil && got != "" {
+			return fmt.Errorf("%w: run %s, step %s: resolved already (%s)", ErrNotInterrupted, runID, step, got)
+		}
 		return fmt.Errorf("%w: run %s (%s), step %s", ErrNotInterrupted, runID, rs.State, step)
 	}
 	got, won, err := e.events.resolve(ctx, runID, step, ev.Attempt, how)
@@ -502,10 +510,9 @@ func (e *Engine) Resolve(ctx context.Context, runID, step string, how Resolution
 	return nil
 }
 
-// interruptedAt returns the step:interrupted event of the task key step
-// that no step:resolved followed, or nil.
-func interruptedAt(evs []Event, step string) *Event {
-	var open *Event
+// interruptedAt returns the last step:interrupted event of the task key
+// step (nil for none), and whether no step:resolved followed it.
+func interruptedAt(evs []Event, step string) (last *Event, open bool) {
 	for i := range evs {
 		ev := &evs[i]
 		if taskKey(ev.Step, itemOf(ev)) != step {
@@ -513,12 +520,12 @@ func interruptedAt(evs []Event, step string) *Event {
 		}
 		switch ev.Type {
 		case EventStepInterrupted:
-			open = ev
+			last, open = ev, true
 		case EventStepResolved:
-			open = nil
+			open = false
 		}
 	}
-	return open
+	return last, open
 }
 
 func gateOpen(evs []Event, gate string) bool {

@@ -175,16 +175,23 @@ func (s *eventStore) resolve(ctx context.Context, runID, step string, attempt in
 	} else if n == 1 {
 		return resolution, true, nil
 	}
+	got, err := s.resolution(ctx, runID, step, attempt)
+	if err == nil && got == "" {
+		err = fmt.Errorf("%w: run %s: step %s has no attempt %d", ErrNotInterrupted, runID, step, attempt)
+	}
+	return got, false, err
+}
+
+// resolution returns the resolution recorded for attempt of the run's
+// step, "" for none.
+func (s *eventStore) resolution(ctx context.Context, runID, step string, attempt int) (Resolution, error) {
 	var got sql.NullString
-	err = s.db.QueryRowContext(ctx, `SELECT resolution FROM `+attemptsTable+` WHERE run_id = $1 AND step = $2 AND attempt = $3`,
+	err := s.db.QueryRowContext(ctx, `SELECT resolution FROM `+attemptsTable+` WHERE run_id = $1 AND step = $2 AND attempt = $3`,
 		runID, step, attempt).Scan(&got)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, fmt.Errorf("%w: run %s: step %s has no attempt %d", ErrNotInterrupted, runID, step, attempt)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("reading the resolution of step %s of run %s: %w", step, runID, err)
 	}
-	if err != nil {
-		return "", false, fmt.Errorf("resolving step %s of run %s: %w", step, runID, err)
-	}
-	return Resolution(got.String), false, nil
+	return Resolution(got.String), nil
 }
 
 // list returns the run's events after seq afterSeq, at most limit (0: all).
