@@ -329,7 +329,7 @@ func (e *Engine) watchExecutor() (stop func()) {
 		case <-quit:
 		case <-x.Lost():
 			e.fenced.Store(true)
-			e.logger.Error("workflow: this process's executor lost its lock on the database; its runs stop here, for another process to resume", "executor", x.ID, "error", x.LostErr())
+			e.logger.Warn("workflow: this process's executor lost its lock on the database; the engine closes, its runs stop here for another process to resume", "executor", x.ID, "error", e.events.text(fmt.Sprint(x.LostErr())))
 			e.closeOnce.Do(e.close)
 		}
 	}()
