@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -293,5 +294,33 @@ func TestInterruptedAndWaiting(t *testing.T) {
 	}
 	if st, err := r.e.Wait(ctx, "r1"); err != nil || st.State != RunCompleted || st.Outputs["d"] != "d c" {
 		t.Fatalf("run: %+v, %v", st, err)
+	}
+}
+
+// TestRunResolve: the library's Run, resuming a run interrupted at c (the
+// same RunID on the same Database), ends with ErrUnresolved without
+// RunOptions.Resolve, the run still interrupted; with it, asks it once
+// for c's attempt 1 and goes its way.
+func TestRunResolve(t *testing.T) {
+	wf := onceWorkflow()
+	r := interruptedRun(t, "", wf, "c")
+	r.e.Close() // Run's engine recovers the run (the same executor id)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := Run(ctx, wf, nil, &RunOptions{Host: r.h, Database: r.db, RunID: "r1"})
+	if !errors.Is(err, ErrUnresolved) || st == nil || st.State != RunInterrupted {
+		t.Fatalf("Run without Resolve = %+v, %v; want ErrUnresolved, the run interrupted", st, err)
+	}
+	var asked []string
+	st, err = Run(ctx, wf, nil, &RunOptions{Host: r.h, Database: r.db, RunID: "r1",
+		Resolve: func(ctx context.Context, step Event) (Resolution, error) {
+			asked = append(asked, fmt.Sprintf("%s#%d", step.Step, step.Attempt))
+			return ResolveSkip, nil
+		}})
+	if err != nil || st.State != RunCompleted || st.Outputs["d"] != "d c's default" {
+		t.Fatalf("Run with Resolve = %+v, %v", st, err)
+	}
+	if !slices.Equal(asked, []string{"c#1"}) {
+		t.Errorf("Resolve asked for %q, want c's attempt 1 once", asked)
 	}
 }
