@@ -136,6 +136,7 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	a.handle("GET "+p+"/runs/{id}", a.getRun)
 	a.handle("GET "+p+"/runs/{id}/events", a.runEvents)
 	a.handle("POST "+p+"/runs/{id}/answer", a.answerGate)
+	a.handle("POST "+p+"/runs/{id}/resolve", a.resolveStep)
 	a.handle("POST "+p+"/runs/{id}/cancel", a.runAction(http.StatusOK, cancelRun))
 	a.handle("POST "+p+"/runs/{id}/resume", a.runAction(http.StatusAccepted, resumeRun))
 	a.handle("GET "+p+"/usage", a.usage)

@@ -3,8 +3,8 @@ package api
 // Workflows and their runs, on the daemon's engine (daemon.Workflows, as
 // the local socket's /local/v1/workflows): the workflows, a run started,
 // the runs, a run with its events, its events as they happen (SSE), a
-// gate answered, a run cancelled or resumed. A run lives on the engine,
-// not on the request that started it.
+// gate answered, an interrupted step resolved, a run cancelled or resumed.
+// A run lives on the engine, not on the request that started it.
 
 import (
 	"context"
@@ -232,6 +232,40 @@ func (a *API) answerGate(w http.ResponseWriter, r *http.Request) error {
 	return a.writeRun(w, r, wfs, id, http.StatusOK)
 }
 
+// resolveJSON resolves an interrupted step.
+type resolveJSON struct {
+	Step   string              `json:"step"`
+	Action workflow.Resolution `json:"action"`
+}
+
+func (a *API) resolveStep(w http.ResponseWriter, r *http.Request) error {
+	wfs, err := a.workflows()
+	if err != nil {
+		return err
+	}
+	var req resolveJSON
+	if err := a.decode(w, r, &req); err != nil {
+		return err
+	}
+	var bad []fieldError
+	if req.Step == "" {
+		bad = append(bad, fieldError{Field: "step", Detail: "required"})
+	}
+	switch req.Action {
+	case workflow.ResolveRetry, workflow.ResolveSkip, workflow.ResolveFail:
+	default:
+		bad = append(bad, fieldError{Field: "action", Detail: "retry, skip or fail"})
+	}
+	if bad != nil {
+		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid resolution", Errors: bad}
+	}
+	id := r.PathValue("id")
+	if err := wfs.Engine.Resolve(r.Context(), id, req.Step, req.Action); err != nil {
+		return runProblem(err, "")
+	}
+	return a.writeRun(w, r, wfs, id, http.StatusOK)
+}
+
 // runAction does what act does to the run {id} and answers the run's
 // status then.
 func (a *API) runAction(status int, act func(ctx context.Context, wfs *daemon.Workflows, id string) error) func(http.ResponseWriter, *http.Request) error {
@@ -280,6 +314,9 @@ func runProblem(err error, field string) error {
 	case errors.Is(err, workflow.ErrNotWaiting):
 		return &problem{Status: http.StatusConflict, Title: "the run is not waiting on that gate", Detail: err.Error(),
 			Errors: []fieldError{{Field: "gate", Detail: "not waiting"}}}
+	case errors.Is(err, workflow.ErrNotInterrupted):
+		return &problem{Status: http.StatusConflict, Title: "the run is not interrupted at that step", Detail: err.Error(),
+			Errors: []fieldError{{Field: "step", Detail: "not interrupted (or resolved already)"}}}
 	case errors.Is(err, daemon.ErrLiveElsewhere):
 		return &problem{Status: http.StatusConflict, Title: "the run is another process's", Detail: err.Error()}
 	case errors.As(err, &ve) && field != "":

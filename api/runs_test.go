@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +18,9 @@ import (
 	"github.com/switchboardmcp/switchboard/api"
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -393,5 +398,159 @@ func TestGateAnsweredOnce(t *testing.T) {
 	}
 	if ok != 1 {
 		t.Errorf("%d answers got 200, want 1", ok)
+	}
+}
+
+// once calls c, which is not idempotent, between a and d.
+const once = `id: once
+outputs:
+  said: "{{ .steps.d.result }}"
+steps:
+  - id: a
+    tool: mcp_a_echo
+    arguments: {text: a}
+  - id: c
+    needs: [a]
+    tool: mcp_a_echo
+    arguments: {text: c}
+    on_error: continue
+    default: skipped
+  - id: d
+    needs: [c]
+    tool: mcp_a_echo
+    arguments: {text: "d {{ .steps.c.result }}"}
+`
+
+// interruptedDB returns a state database where run r1 of wf is
+// interrupted at its step c: an engine ran it until c's attempt was
+// recorded as started and was closed there, so that the next engine on
+// the database (the daemon's, which adopts the run) may not call c again.
+// The fixture server "a" logs its calls to callLog.
+func interruptedDB(t *testing.T, wf *workflow.Workflow) (db, callLog string) {
+	t.Helper()
+	dir := t.TempDir()
+	db, callLog = filepath.Join(dir, "s.db"), filepath.Join(dir, "calls.log")
+	ctx := context.Background()
+	h, err := host.New([]config.Server{{ID: "a", Transport: config.TransportStdio, Command: interop.Build(t, fixturePkg), Args: []string{"-call-log", callLog}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reached := make(chan struct{})
+	e, err := workflow.New(ctx, &workflow.EngineOptions{Database: db, Host: h, Workflows: map[string]*workflow.Workflow{wf.ID: wf},
+		StepContext: func(ctx context.Context, ev workflow.Event) context.Context {
+			if ev.Step == "c" {
+				close(reached)
+				<-ctx.Done()
+			}
+			return ctx
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Start(ctx, wf.ID, nil, &workflow.StartOptions{RunID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reached:
+	case <-time.After(30 * time.Second):
+		t.Fatal("step c never started")
+	}
+	return db, callLog
+}
+
+// TestResolveStep: a run interrupted at c (not idempotent, its attempt
+// in flight when its process stopped) is adopted by the daemon and shown
+// interrupted, not called again; resolutions that are invalid, of a step
+// the run is not interrupted at, or of no run are refused (422, 409,
+// 404); of two resolutions at once one is taken (200) and the other told
+// it lost (409); the run then goes the winner's way, and c is resolved
+// once.
+func TestResolveStep(t *testing.T) {
+	wf, err := workflow.Parse("once.yaml", []byte(once))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, callLog := interruptedDB(t, wf)
+	a := startAPIWith(t, func(o *daemon.Options) {
+		o.Workflows = []*workflow.Workflow{wf}
+		o.Config.State.Database = db
+		o.Config.Servers[0].Args = []string{"-call-log", callLog}
+		st, err := store.Open(context.Background(), db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		o.Store = st
+	})
+	run := a.openSSE("/api/v1/runs/r1/events")
+	run.waitFor("step:interrupted", `"step":"c"`)
+	code, _, body := a.do("GET", "/api/v1/runs/r1", "")
+	var st struct {
+		State       string `json:"state"`
+		Interrupted struct {
+			Step    string `json:"step"`
+			Attempt int    `json:"attempt"`
+		} `json:"interrupted"`
+	}
+	if code != 200 || json.Unmarshal(body, &st) != nil || st.State != "interrupted" || st.Interrupted.Step != "c" || st.Interrupted.Attempt != 1 {
+		t.Fatalf("GET runs/r1: %d %s, want interrupted at c's attempt 1", code, body)
+	}
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+		field            string
+	}{
+		{"a bad action", "/api/v1/runs/r1/resolve", `{"step":"c","action":"maybe"}`, 422, "action"},
+		{"no step", "/api/v1/runs/r1/resolve", `{"action":"retry"}`, 422, "step"},
+		{"a step not interrupted", "/api/v1/runs/r1/resolve", `{"step":"a","action":"retry"}`, 409, "step"},
+		{"no such run", "/api/v1/runs/nosuch/resolve", `{"step":"c","action":"retry"}`, 404, ""},
+	} {
+		code, h, body := a.do("POST", tc.path, tc.body)
+		a.wantProblem(tc.name, tc.status, tc.field, code, h, body)
+	}
+
+	// Two at once: one wins.
+	hows := []string{"retry", "skip"}
+	codes := make([]int, len(hows))
+	bodies := make([][]byte, len(hows))
+	var wg sync.WaitGroup
+	for i, how := range hows {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", a.url+"/api/v1/runs/r1/resolve", strings.NewReader(`{"step":"c","action":"`+how+`"}`))
+			req.Header.Set(api.CSRFHeader, "1")
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := a.client.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			codes[i] = resp.StatusCode
+			bodies[i], _ = io.ReadAll(resp.Body)
+		})
+	}
+	wg.Wait()
+	won := slices.Index(codes, 200)
+	if won < 0 || codes[1-won] != 409 || !strings.Contains(string(bodies[1-won]), "resolved already ("+hows[won]+")") {
+		t.Fatalf("two resolutions at once: %v %q, want one 200 and one 409 naming the winner", codes, bodies)
+	}
+	ev := run.waitFor("run:completed", "")
+	want := map[string]string{"retry": `"said":"d c"`, "skip": `"said":"d skipped"`}[hows[won]]
+	if !strings.Contains(ev.data, want) {
+		t.Errorf("run:completed %s, want %s", ev.data, want)
+	}
+	code, h, body := a.do("POST", "/api/v1/runs/r1/resolve", `{"step":"c","action":"fail"}`)
+	a.wantProblem("resolved again after the end", 409, "step", code, h, body)
+	b, err := os.ReadFile(callLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), `echo {"text":"c"}`); n != map[string]int{"retry": 1, "skip": 0}[hows[won]] {
+		t.Errorf("c called %d times after %s: %s", n, hows[won], b)
 	}
 }

@@ -37,7 +37,9 @@ func TestFencedReplicaStops(t *testing.T) {
 	}
 	wf := &workflow.Workflow{ID: "steps", Digest: "d1", Steps: []*workflow.Step{
 		{ID: "a", Kind: workflow.StepTool, Tool: "mcp_fx_echo", Arguments: val(map[string]any{"text": "a"})},
-		{ID: "c", Kind: workflow.StepTool, Tool: "mcp_fx_slow", Arguments: val(map[string]any{"ms": 4000}), Needs: []string{"a"}},
+		// Idempotent: B calls it again (a step that is not would be
+		// interrupted there; see TestPostgresRestartFencesReplicas).
+		{ID: "c", Kind: workflow.StepTool, Tool: "mcp_fx_slow", Arguments: val(map[string]any{"ms": 4000}), Needs: []string{"a"}, Idempotent: true},
 		{ID: "d", Kind: workflow.StepTool, Tool: "mcp_fx_echo", Arguments: val(map[string]any{"text": "d"}), Needs: []string{"c"}},
 	}}
 	dir := t.TempDir()

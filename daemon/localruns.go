@@ -2,7 +2,8 @@ package daemon
 
 // The local endpoints of a daemon's workflow engine, under
 // /local/v1/workflows: the workflows it runs, and its runs (list, start,
-// get, events and their follow, answer a gate, cancel, resume), so that a
+// get, events and their follow, answer a gate, resolve an interrupted
+// step, cancel, resume), so that a
 // CLI command's run lives in the daemon. A WorkflowClient reads them.
 
 import (
@@ -37,10 +38,15 @@ type answerRequest struct {
 	Answer workflow.GateAnswer `json:"answer"`
 }
 
+type resolveRequest struct {
+	Step   string              `json:"step"`
+	Action workflow.Resolution `json:"action"`
+}
+
 // runErrorJSON is an engine error: its message, and the condition a
 // caller branches on.
 type runErrorJSON struct {
-	Code    string `json:"code,omitempty"` // no_run, not_waiting, answered, inputs_differ, live_elsewhere
+	Code    string `json:"code,omitempty"` // no_run, not_waiting, answered, inputs_differ, not_interrupted, live_elsewhere
 	Message string `json:"message"`
 }
 
@@ -58,6 +64,7 @@ var runErrorCodes = []struct {
 	{"not_waiting", workflow.ErrNotWaiting},
 	{"answered", workflow.ErrGateAnswered},
 	{"inputs_differ", workflow.ErrInputsDiffer},
+	{"not_interrupted", workflow.ErrNotInterrupted},
 	{"live_elsewhere", ErrLiveElsewhere},
 }
 
@@ -165,6 +172,14 @@ func (l *local) serveRuns(mux *http.ServeMux, w *Workflows) {
 		err := w.Engine.Answer(r.Context(), r.PathValue("id"), req.Gate, req.Answer)
 		write(l, rw, runAnswer[struct{}]{Error: newRunError(err)})
 	})
+	mux.HandleFunc("POST "+p+"/runs/{id}/resolve", func(rw http.ResponseWriter, r *http.Request) {
+		var req resolveRequest
+		if !readJSON(rw, r, &req) {
+			return
+		}
+		err := w.Engine.Resolve(r.Context(), r.PathValue("id"), req.Step, req.Action)
+		write(l, rw, runAnswer[struct{}]{Error: newRunError(err)})
+	})
 	mux.HandleFunc("POST "+p+"/runs/{id}/cancel", func(rw http.ResponseWriter, r *http.Request) {
 		err := w.Engine.Cancel(r.Context(), r.PathValue("id"))
 		write(l, rw, runAnswer[struct{}]{Error: newRunError(err)})
@@ -180,7 +195,8 @@ func (l *local) serveRuns(mux *http.ServeMux, w *Workflows) {
 // uses, answered by the daemon's engine, so that a run a command starts
 // lives in the daemon. Its errors match workflow.ErrNoRun,
 // workflow.ErrNotWaiting, workflow.ErrGateAnswered,
-// workflow.ErrInputsDiffer and ErrLiveElsewhere as the engine's do.
+// workflow.ErrInputsDiffer, workflow.ErrNotInterrupted and
+// ErrLiveElsewhere as the engine's do.
 type WorkflowClient struct{ c *Client }
 
 // Workflows returns the daemon's workflow engine, and the workflows it
@@ -278,6 +294,12 @@ func (w *WorkflowClient) Follow(ctx context.Context, runID string, afterSeq int6
 // Answer answers a gate, as Engine.Answer.
 func (w *WorkflowClient) Answer(ctx context.Context, runID, gate string, a workflow.GateAnswer) error {
 	_, err := call[struct{}](ctx, w.c, http.MethodPost, runPath(runID)+"/answer", answerRequest{gate, a})
+	return err
+}
+
+// Resolve resolves a run's interrupted step, as Engine.Resolve.
+func (w *WorkflowClient) Resolve(ctx context.Context, runID, step string, how workflow.Resolution) error {
+	_, err := call[struct{}](ctx, w.c, http.MethodPost, runPath(runID)+"/resolve", resolveRequest{step, how})
 	return err
 }
 

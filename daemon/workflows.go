@@ -145,7 +145,7 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 		Agents:            o.Agents,
 		Workflows:         w.byID,
 		AppVersion:        workflow.AppVersion,
-		ExecutorID:        x.ID,
+		Executor:          x,
 		Redactor:          o.Redactor,
 		Logger:            o.Logger,
 	}
@@ -313,11 +313,13 @@ func (w *Workflows) halt() error {
 // watchExecutor fences this process when its workflow executor loses its
 // lock on the database (workflow.ErrExecutorLost): another replica may
 // adopt its runs once the lock has been free for workflow.AdoptGrace, so
-// it stops executing them at once (the engine closes: a step in flight is
-// cancelled, and runs again where they resume), /readyz answers 503 from
-// then on, and fail ends Run with the error: the process exits, for its
-// supervisor (systemd's Restart=on-failure, a container's restart policy)
-// to start it again, as a new executor, when the database is back.
+// it stops executing them at once (the engine, fenced by the executor,
+// calls no step once the lock is lost and closes: a step in flight is
+// cancelled, and is called again where the run resumes only if it is
+// idempotent), /readyz answers 503 from then on, and fail ends Run with
+// the error: the process exits, for its supervisor (systemd's
+// Restart=on-failure, a container's restart policy) to start it again, as
+// a new executor, when the database is back.
 func (d *Daemon) watchExecutor(fail context.CancelCauseFunc) (stop func()) {
 	if d.wf == nil || d.wf.Executor.Lost() == nil {
 		return func() {}

@@ -3,8 +3,9 @@ package ui
 // Workflows and their runs, on the daemon's engine (daemon.Workflows: the
 // same operations the REST API serves): the runs, a workflow started from
 // a form its input schema makes, a run's timeline of steps from the
-// engine's events, and a waiting gate answered from a form its schema
-// makes. A run lives on the engine, not on the request that started it.
+// engine's events, a waiting gate answered from a form its schema makes,
+// and an interrupted step resolved (retry, skip, fail). A run lives on the
+// engine, not on the request that started it.
 
 import (
 	"encoding/json"
@@ -23,6 +24,7 @@ func (u *UI) runRoutes() {
 	u.mux.HandleFunc("GET /runs/{id}", u.runPage)
 	u.mux.HandleFunc("GET /runs/{id}/live", u.runLive)
 	u.mux.HandleFunc("POST /runs/{id}/answer", u.answerGate)
+	u.mux.HandleFunc("POST /runs/{id}/resolve", u.resolveStep)
 	u.mux.HandleFunc("POST /runs/{id}/cancel", u.cancelRun)
 	u.mux.HandleFunc("GET /workflows/{id}", u.workflowPage)
 	u.mux.HandleFunc("POST /workflows/{id}/start", u.startRun)
@@ -175,6 +177,18 @@ type runData struct {
 	Events []workflow.Event
 	Seq    int64 // the last event's: the poll asks for what came after
 	Gate   *gateData
+	// Interrupted is the step an interrupted run waits on a resolution
+	// for.
+	Interrupted *interruptedData
+}
+
+// interruptedData offers the resolutions of the step a run is interrupted
+// at.
+type interruptedData struct {
+	Key     string // the step's key: its id, and /item in a for_each
+	Attempt int
+	Message string
+	General []string
 }
 
 // gateData is the form that answers the gate the run waits on.
@@ -210,8 +224,14 @@ func (u *UI) runData(r *http.Request, wfs *daemon.Workflows, id string) (runData
 	if len(evs) > 0 {
 		d.Seq = evs[len(evs)-1].Seq
 	}
-	if st.State == workflow.RunWaiting && st.Gate != nil {
+	if (st.State == workflow.RunWaiting || st.State == workflow.RunInterrupted) && st.Gate != nil {
 		d.Gate = &gateData{Key: gateKey(st.Gate), Text: st.Gate.Text, Fields: fieldsOf(st.Gate.Schema)}
+	}
+	if ev := st.Interrupted; st.State == workflow.RunInterrupted && ev != nil {
+		d.Interrupted = &interruptedData{Key: gateKey(ev), Attempt: ev.Attempt}
+		if ev.Error != nil {
+			d.Interrupted.Message = ev.Error.Message
+		}
 	}
 	return d, nil
 }
@@ -220,7 +240,7 @@ func runStatusOf(err error) int {
 	switch {
 	case errors.Is(err, workflow.ErrNoRun):
 		return http.StatusNotFound
-	case errors.Is(err, workflow.ErrNotWaiting), errors.Is(err, workflow.ErrGateAnswered), errors.Is(err, daemon.ErrLiveElsewhere):
+	case errors.Is(err, workflow.ErrNotWaiting), errors.Is(err, workflow.ErrGateAnswered), errors.Is(err, workflow.ErrNotInterrupted), errors.Is(err, daemon.ErrLiveElsewhere):
 		return http.StatusConflict
 	}
 	return http.StatusServiceUnavailable
@@ -306,6 +326,39 @@ func (u *UI) answerGate(w http.ResponseWriter, r *http.Request) {
 	d, err = u.runData(r, wfs, id)
 	if err != nil {
 		http.Error(w, err.Error(), runStatusOf(err))
+		return
+	}
+	u.render(w, http.StatusOK, "run", "run", d)
+}
+
+// resolveStep resolves the step ?step the run is interrupted at with
+// ?action (or the form's action): retry, skip or fail. A resolution that
+// lost to another (or came after the run went on) is said on the page.
+func (u *UI) resolveStep(w http.ResponseWriter, r *http.Request) {
+	wfs := u.workflows(w)
+	if wfs == nil {
+		return
+	}
+	id, step, how := r.PathValue("id"), r.URL.Query().Get("step"), workflow.Resolution(r.FormValue("action"))
+	switch how {
+	case workflow.ResolveRetry, workflow.ResolveSkip, workflow.ResolveFail:
+	default:
+		http.Error(w, "action: retry, skip or fail", http.StatusBadRequest)
+		return
+	}
+	err := wfs.Engine.Resolve(r.Context(), id, step, how)
+	d, derr := u.runData(r, wfs, id)
+	if derr != nil {
+		http.Error(w, derr.Error(), runStatusOf(derr))
+		return
+	}
+	if err != nil {
+		if d.Interrupted == nil {
+			u.flash(w, runStatusOf(err), "run "+id+": "+err.Error(), true)
+			return
+		}
+		d.Interrupted.General = []string{err.Error()}
+		u.render(w, runStatusOf(err), "run", "run", d)
 		return
 	}
 	u.render(w, http.StatusOK, "run", "run", d)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/ui"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
@@ -205,5 +209,138 @@ func TestGateAnsweredOnce(t *testing.T) {
 	}
 	if taken != 1 {
 		t.Errorf("%d pages were told their answer was taken, want 1", taken)
+	}
+}
+
+// once calls c, which is not idempotent, between a and d.
+const once = `id: once
+outputs:
+  said: "{{ .steps.d.result }}"
+steps:
+  - id: a
+    tool: mcp_a_echo
+    arguments: {text: a}
+  - id: c
+    needs: [a]
+    tool: mcp_a_echo
+    arguments: {text: c}
+    on_error: continue
+    default: skipped
+  - id: d
+    needs: [c]
+    tool: mcp_a_echo
+    arguments: {text: "d {{ .steps.c.result }}"}
+`
+
+// TestResolveInterrupted: a run interrupted at c (an engine stopped with
+// c's attempt started; the daemon adopts the run) shows on its page which
+// step, and buttons to retry it, skip it or fail the run; a resolution of
+// a step the run is not interrupted at is refused (409) and said on the
+// page; skip takes c's default and the run completes, c never called; a
+// second resolution is refused.
+func TestResolveInterrupted(t *testing.T) {
+	wf, err := workflow.Parse("once.yaml", []byte(once))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	db, callLog := filepath.Join(dir, "s.db"), filepath.Join(dir, "calls.log")
+	fx := config.Server{ID: "a", Transport: config.TransportStdio, Command: buildFixture(t), Args: []string{"-call-log", callLog}}
+	interrupt(t, db, fx, wf, "c")
+	s := serveWith(t, func(o *daemon.Options) {
+		o.Workflows = []*workflow.Workflow{wf}
+		o.Config.State.Database = db
+		st, err := store.Open(context.Background(), db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		o.Store = st
+	}, fx)
+	csrf := []string{ui.CSRFHeader, "1"}
+	var body string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		_, _, body = s.do("GET", "/runs/r1", nil)
+		if strings.Contains(body, `id="resolve-form"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never showed interrupted:\n%s", body)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the page: adoption has no event here
+	}
+	for _, want := range []string{"Interrupted at step <code>c</code> (attempt 1)", `id="resolve-retry"`, `id="resolve-skip"`, `id="resolve-fail"`,
+		`class="state run-interrupted"`, "step:interrupted"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the interrupted run's page has no %q:\n%s", want, body)
+		}
+	}
+	if _, _, list := s.do("GET", "/runs", nil); !strings.Contains(list, `class="state run-interrupted"`) {
+		t.Errorf("the runs page does not show r1 interrupted:\n%s", list)
+	}
+	if status, _, _ := s.do("POST", "/runs/r1/resolve?step=c&action=maybe", url.Values{}, csrf...); status != http.StatusBadRequest {
+		t.Errorf("a bad action: %d, want 400", status)
+	}
+	status, _, body := s.do("POST", "/runs/r1/resolve?step=a&action=retry", url.Values{}, csrf...)
+	if status != http.StatusConflict || !strings.Contains(body, "not interrupted") || !strings.Contains(body, `id="resolve-form"`) {
+		t.Errorf("a step not interrupted: %d\n%s", status, body)
+	}
+	// As a browser without script sends it: the button's name and value.
+	status, _, body = s.do("POST", "/runs/r1/resolve?step=c", url.Values{"action": {"skip"}}, csrf...)
+	if status != http.StatusOK {
+		t.Fatalf("skip: %d\n%s", status, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := s.d.Workflows().Engine.Wait(ctx, "r1")
+	if err != nil || st.State != workflow.RunCompleted || st.Outputs["said"] != "d skipped" {
+		t.Fatalf("the run: %+v %v", st, err)
+	}
+	_, _, body = s.do("GET", "/runs/r1", nil)
+	if !strings.Contains(body, "step:resolved") || !strings.Contains(body, "— skip") || strings.Contains(body, `id="resolve-form"`) {
+		t.Errorf("the resolved run's page:\n%s", body)
+	}
+	if status, _, _ := s.do("POST", "/runs/r1/resolve?step=c&action=retry", url.Values{}, csrf...); status != http.StatusConflict {
+		t.Errorf("a second resolution: %d, want 409", status)
+	}
+	if b, _ := os.ReadFile(callLog); strings.Contains(string(b), `echo {"text":"c"}`) {
+		t.Errorf("c was called: %s", b)
+	}
+}
+
+// interrupt leaves run r1 of wf interrupted at step in the state
+// database db: an engine (with server fx) runs it until the step's attempt
+// is recorded as started, and is closed there.
+func interrupt(t *testing.T, db string, fx config.Server, wf *workflow.Workflow, step string) {
+	t.Helper()
+	ctx := context.Background()
+	h, err := host.New([]config.Server{fx}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reached := make(chan struct{})
+	e, err := workflow.New(ctx, &workflow.EngineOptions{Database: db, Host: h, Workflows: map[string]*workflow.Workflow{wf.ID: wf},
+		StepContext: func(ctx context.Context, ev workflow.Event) context.Context {
+			if ev.Step == step {
+				close(reached)
+				<-ctx.Done()
+			}
+			return ctx
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Start(ctx, wf.ID, nil, &workflow.StartOptions{RunID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reached:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("step %s never started", step)
 	}
 }

@@ -128,13 +128,27 @@ func inputsDigest(inputs map[string]any) string {
 }
 
 func (e *Engine) ready() error {
+	if err := e.closedErr(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.launched {
+		return errors.New("workflow: the engine is not launched")
+	}
+	return nil
+}
+
+// closedErr is ErrClosed once the engine is closed (with why, when it
+// closed itself as its executor lost its lock), else nil.
+func (e *Engine) closedErr() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch {
+	case e.closed && e.fenced.Load():
+		return fmt.Errorf("%w: %w", ErrClosed, e.opts.Executor.LostErr())
 	case e.closed:
 		return ErrClosed
-	case !e.launched:
-		return errors.New("workflow: the engine is not launched")
 	}
 	return nil
 }
@@ -170,12 +184,15 @@ type RunState string
 
 // The states of a run.
 const (
-	RunQueued    RunState = "queued"
-	RunRunning   RunState = "running"
-	RunWaiting   RunState = "waiting" // on a gate
-	RunCompleted RunState = "completed"
-	RunFailed    RunState = "failed"
-	RunCancelled RunState = "cancelled"
+	RunQueued  RunState = "queued"
+	RunRunning RunState = "running"
+	RunWaiting RunState = "waiting" // on a gate
+	// A step that is not idempotent was in flight when its process
+	// stopped: the run waits for a person to resolve it (Engine.Resolve).
+	RunInterrupted RunState = "interrupted"
+	RunCompleted   RunState = "completed"
+	RunFailed      RunState = "failed"
+	RunCancelled   RunState = "cancelled"
 )
 
 // Ended reports whether s is final.
@@ -193,8 +210,12 @@ type RunStatus struct {
 	// knows, as they are stored.
 	Outputs map[string]any `json:"outputs,omitempty"`
 	Error   *RunError      `json:"error,omitempty"`
-	// Gate is the gate:waiting event of the gate the run waits on.
+	// Gate is the gate:waiting event of the gate the run waits on (also
+	// when it is interrupted at another step).
 	Gate *Event `json:"gate,omitempty"`
+	// Interrupted is the step:interrupted event of the step an
+	// interrupted run waits on a resolution for.
+	Interrupted *Event `json:"interrupted,omitempty"`
 	// Executor is the executor that runs it, or last ran it
 	// (Engine.ExecutorID): which process emits its events.
 	Executor string `json:"-"`
@@ -258,9 +279,10 @@ func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 		}
 		rs.Error = &RunError{Code: ErrCallFailed, Message: msg}
 	}
-	// What the events say: a gate waiting, or an end DBOS has not
-	// recorded yet.
+	// What the events say: a gate waiting, a step interrupted, or an end
+	// DBOS has not recorded yet.
 	open := map[string]*Event{}
+	var interrupted []*Event
 	for i := range events {
 		ev := &events[i]
 		k := taskKey(ev.Step, itemOf(ev))
@@ -269,6 +291,10 @@ func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 			open[k] = ev
 		case EventGateAnswered:
 			delete(open, k)
+		case EventStepInterrupted:
+			interrupted = append(interrupted, ev)
+		case EventStepResolved:
+			interrupted = slices.DeleteFunc(interrupted, func(o *Event) bool { return taskKey(o.Step, itemOf(o)) == k })
 		}
 		if ev.Type.Terminal() && !rs.State.Ended() {
 			switch ev.Type {
@@ -290,6 +316,8 @@ func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 	// of the outputs').
 	rs.Outputs = e.events.atRest(rs.Outputs).(map[string]any)
 	rs.Error = e.events.errAtRest(rs.Error)
+	// Interrupted before waiting: both may hold at once (independent
+	// branches), and both are named.
 	if rs.State == RunRunning && len(open) > 0 {
 		for _, ev := range events {
 			if ev.Type == EventGateWaiting && open[taskKey(ev.Step, itemOf(&ev))] != nil {
@@ -297,6 +325,9 @@ func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 				break
 			}
 		}
+	}
+	if (rs.State == RunRunning || rs.State == RunWaiting) && len(interrupted) > 0 {
+		rs.State, rs.Interrupted = RunInterrupted, interrupted[0]
 	}
 	return rs
 }
@@ -390,6 +421,9 @@ func (e *Engine) Follow(ctx context.Context, runID string, afterSeq int64, fn fu
 		kick := e.kicked()
 		evs, err := e.events.list(ctx, runID, afterSeq, 0)
 		if err != nil {
+			if cerr := e.closedErr(); cerr != nil {
+				return cerr // closed meanwhile: say why, not the closed database
+			}
 			return err
 		}
 		for _, ev := range evs {
@@ -506,6 +540,93 @@ func closed(sch json.RawMessage) json.RawMessage {
 	return b
 }
 
+// ErrNotInterrupted is returned by Resolve when the run is not
+// interrupted at that step: it never was, it ended, or the step was
+// resolved already (by another caller: exactly one resolution wins).
+var ErrNotInterrupted = errors.New("workflow: the run is not interrupted at that step")
+
+// Resolution is what a person chooses for an interrupted step.
+type Resolution string
+
+// The resolutions of an interrupted step.
+const (
+	// ResolveRetry calls the step again, as a new attempt (its idempotency
+	// key is the new attempt's).
+	ResolveRetry Resolution = "retry"
+	// ResolveSkip takes the step's default (null without one) as its
+	// result, as if it had failed with on_error: continue, and goes on.
+	ResolveSkip Resolution = "skip"
+	// ResolveFail fails the run at the step (ErrInterrupted).
+	ResolveFail Resolution = "fail"
+)
+
+// Resolve resolves the interrupted step of run runID (its key: the step's
+// id, and /ITEM for an item of a for_each), as the run's status names it
+// (RunStatus.Interrupted). It fails with ErrNotInterrupted when the run is
+// not interrupted at that step, including when it was resolved before:
+// of several resolutions at once, exactly one is taken, and the others
+// are told which.
+func (e *Engine) Resolve(ctx context.Context, runID, step string, how Resolution) error {
+	switch how {
+	case ResolveRetry, ResolveSkip, ResolveFail:
+	default:
+		return fmt.Errorf("step %s: resolution %q: want retry, skip or fail", step, how)
+	}
+	rs, err := e.Get(ctx, runID)
+	if err != nil {
+		return err
+	}
+	evs, err := e.events.list(ctx, runID, 0, 0)
+	if err != nil {
+		return err
+	}
+	ev, open := interruptedAt(evs, step)
+	if ev == nil {
+		return fmt.Errorf("%w: run %s (%s), step %s", ErrNotInterrupted, runID, rs.State, step)
+	}
+	if !open || rs.State.Ended() {
+		// Resolved (and the run gone on) since: say how, as to a
+		// resolution that lost at once.
+		if got, err := e.events.resolution(ctx, runID, step, ev.Attempt); err == nil && got != "" {
+			return fmt.Errorf("%w: run %s, step %s: resolved already (%s)", ErrNotInterrupted, runID, step, got)
+		}
+		return fmt.Errorf("%w: run %s (%s), step %s", ErrNotInterrupted, runID, rs.State, step)
+	}
+	got, won, err := e.events.resolve(ctx, runID, step, ev.Attempt, how)
+	if err != nil {
+		return err
+	}
+	child := resolveRunID(runID, step, ev.Attempt)
+	// Sent by the winner, and again by every loser: a winner that died
+	// between the two writes is made good (the message's idempotency key
+	// keeps it one).
+	if err := dbos.Send(e.dbos, child, GateAnswer{Action: string(got)}, gateTopic, dbos.WithIdempotencyKey(child)); err != nil {
+		return fmt.Errorf("run %s: step %s: sending the resolution: %w", runID, step, err)
+	}
+	if !won {
+		return fmt.Errorf("%w: run %s, step %s: resolved already (%s)", ErrNotInterrupted, runID, step, got)
+	}
+	return nil
+}
+
+// interruptedAt returns the last step:interrupted event of the task key
+// step (nil for none), and whether no step:resolved followed it.
+func interruptedAt(evs []Event, step string) (last *Event, open bool) {
+	for i := range evs {
+		ev := &evs[i]
+		if taskKey(ev.Step, itemOf(ev)) != step {
+			continue
+		}
+		switch ev.Type {
+		case EventStepInterrupted:
+			last, open = ev, true
+		case EventStepResolved:
+			open = false
+		}
+	}
+	return last, open
+}
+
 func gateOpen(evs []Event, gate string) bool {
 	open := false
 	for _, ev := range evs {
@@ -531,7 +652,9 @@ func findStep(wf *Workflow, id string) *Step {
 }
 
 // Cancel cancels the run and its nested runs and gates. A step in flight
-// is interrupted; Resume continues from the last completed step.
+// is interrupted; Resume continues from the last completed step (where a
+// step that is not idempotent and was in flight waits for a person to
+// resolve it: its call may have been made).
 func (e *Engine) Cancel(ctx context.Context, runID string) error {
 	if _, err := e.dbosStatus(ctx, runID); err != nil {
 		return err

@@ -16,13 +16,27 @@
 // after a restart. The engine's database is a SQLite file by default (the
 // state store's) or PostgreSQL.
 //
+// A step is called at most once unless it says otherwise. Each attempt of
+// a tool or agent step is recorded as started before it calls anything; a
+// step that was in flight when its process stopped is called again by
+// recovery only when it is idempotent ([Step].Idempotent, or a tool that
+// declares readOnlyHint or idempotentHint). Otherwise the run is
+// interrupted there ([RunInterrupted], step:interrupted) until a person
+// chooses ([Engine.Resolve]): retry it as a new attempt, skip it (its
+// default is its result), or fail the run. Each tool call carries an
+// idempotency key in its _meta (host.MetaKeyIdempotencyKey: run, step,
+// attempt), so that servers that deduplicate do. An engine given its
+// [Executor] calls nothing once the executor lost its lock on the
+// database (another process may have adopted its runs), and closes.
+//
 // [Run] runs one workflow for a Go program, on an engine of its own (a
 // temporary database unless told otherwise), with an event callback and
 // gates answered in code.
 //
 // Every run emits [Event]s (run:started, step:started, step:completed,
-// step:failed, gate:waiting, gate:answered, run:completed, run:failed,
-// run:cancelled) with sequence numbers; secrets never appear in them.
+// step:failed, gate:waiting, gate:answered, step:interrupted,
+// step:resolved, run:completed, run:failed, run:cancelled) with sequence
+// numbers; secrets never appear in them.
 //
 // [Engine.InProcess] publishes workflows as tools of an in-process MCP
 // server of the host, so that every face (the gateway, the CLI) sees them

@@ -98,8 +98,16 @@ type EngineOptions struct {
 	// AppVersion is DBOS's application version; "" means AppVersion.
 	AppVersion string
 	// ExecutorID names this process to DBOS (runs are recovered by the
-	// executor that started them); "" means "local".
+	// executor that started them); "" means "local", or Executor's.
 	ExecutorID string
+	// Executor, when set, is this process as an executor of runs
+	// (OpenExecutor), and ExecutorID its ID. The engine is fenced by it:
+	// each tool or agent step checks, right before it calls anything,
+	// that the executor still holds its lock (Executor.Check), and calls
+	// nothing otherwise; and once the lock is lost (Executor.Lost) the
+	// engine closes itself, stopping its runs where they are without
+	// recording anything, for the process that adopts them.
+	Executor *Executor
 	// Redactor redacts what the engine stores (events, and what DBOS
 	// keeps of a run: inputs, outputs, step outcomes) and what it reads
 	// back (a run's status and events); nil means the host's, once
@@ -175,6 +183,10 @@ type Engine struct {
 	// testHookGateTimedOut, when set, is called by a gate's workflow when
 	// its wait for an answer timed out, before the timeout closes the gate.
 	testHookGateTimedOut func(run, gate string)
+	// unfence stops the watch of opts.Executor's Lost (fenced says it
+	// fired).
+	unfence func()
+	fenced  atomic.Bool
 }
 
 // New opens the engine's database, applies its migrations and registers
@@ -188,10 +200,13 @@ func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
 	if o.AppVersion == "" {
 		o.AppVersion = AppVersion
 	}
+	if o.Executor != nil && o.ExecutorID == "" {
+		o.ExecutorID = o.Executor.ID
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	e := &Engine{opts: o, workflows: maps.Clone(o.Workflows), logger: o.Logger, kick: make(chan struct{})}
+	e := &Engine{opts: o, workflows: maps.Clone(o.Workflows), logger: o.Logger, kick: make(chan struct{}), unfence: func() {}}
 	if e.workflows == nil {
 		e.workflows = map[string]*Workflow{}
 	}
@@ -250,6 +265,7 @@ func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
 	e.red, e.events.red = o.Redactor, o.Redactor
 	dbos.RegisterWorkflow(d, e.runWorkflow, dbos.WithWorkflowName(runWorkflowName))
 	dbos.RegisterWorkflow(d, e.gateWorkflow, dbos.WithWorkflowName(gateWorkflowName))
+	e.unfence = e.watchExecutor()
 	if o.Host != nil {
 		if err := e.Launch(ctx, o.Host); err != nil {
 			e.Close()
@@ -302,18 +318,55 @@ const shutdownTimeout = 10 * time.Second
 // most shutdownTimeout, is idempotent, and leaves no goroutine the engine
 // started.
 func (e *Engine) Close() error {
-	e.closeOnce.Do(func() {
-		e.closing.Store(true)
-		e.mu.Lock()
-		e.closed = true
-		e.mu.Unlock()
-		e.closeErr = dbos.Shutdown(e.dbos, shutdownTimeout)
-		e.watchers.Wait()
-		if err := e.events.close(); err != nil && e.closeErr == nil {
-			e.closeErr = err
-		}
-	})
+	e.unfence()
+	e.closeOnce.Do(e.close)
 	return e.closeErr
+}
+
+func (e *Engine) close() {
+	e.closing.Store(true)
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.closeErr = dbos.Shutdown(e.dbos, shutdownTimeout)
+	e.watchers.Wait()
+	if err := e.events.close(); err != nil && e.closeErr == nil {
+		e.closeErr = err
+	}
+}
+
+// watchExecutor closes the engine when its executor loses its lock
+// (EngineOptions.Executor): another process may adopt its runs, and
+// nothing here may go on with them. It returns what stops the watch.
+func (e *Engine) watchExecutor() (stop func()) {
+	x := e.opts.Executor
+	if x == nil || x.Lost() == nil {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-quit:
+		case <-x.Lost():
+			e.fenced.Store(true)
+			e.logger.Warn("workflow: this process's executor lost its lock on the database; the engine closes, its runs stop here for another process to resume", "executor", x.ID, "error", e.events.text(fmt.Sprint(x.LostErr())))
+			e.closeOnce.Do(e.close)
+		}
+	}()
+	return sync.OnceFunc(func() {
+		close(quit)
+		<-done
+	})
+}
+
+// fence returns an error when this engine's executor does not hold its
+// lock now (EngineOptions.Executor): nothing may be called for a run.
+func (e *Engine) fence(ctx context.Context) error {
+	if e.opts.Executor == nil {
+		return nil
+	}
+	return e.opts.Executor.Check(ctx)
 }
 
 // Workflow returns the registered workflow id, or nil.

@@ -14,13 +14,18 @@ type EventType string
 const (
 	EventRunStarted    EventType = "run:started"    // Workflow, Digest, Inputs
 	EventStepStarted   EventType = "step:started"   // Step, Attempt, Item (for_each)
-	EventStepCompleted EventType = "step:completed" // Step, Result, DurationMS; Skipped for a step whose if was false
+	EventStepCompleted EventType = "step:completed" // Step, Result, DurationMS; Skipped for a step whose if was false, or resolved with skip
 	EventStepFailed    EventType = "step:failed"    // Step, Error, Attempt; Continued when on_error continue took it
 	EventGateWaiting   EventType = "gate:waiting"   // Step (the gate's id), Text (the message), Schema, Deadline
 	EventGateAnswered  EventType = "gate:answered"  // Step, Action (accept, decline, timeout), Result
-	EventRunCompleted  EventType = "run:completed"  // Outputs, DurationMS
-	EventRunFailed     EventType = "run:failed"     // Step (where it failed), Error, DurationMS
-	EventRunCancelled  EventType = "run:cancelled"  // DurationMS
+	// A step that is not idempotent was in flight when its process
+	// stopped: it is not called again until a person resolves it
+	// (Engine.Resolve). Step, Item, Attempt (the one interrupted), Error.
+	EventStepInterrupted EventType = "step:interrupted"
+	EventStepResolved    EventType = "step:resolved" // Step, Item, Attempt (the one interrupted), Action (retry, skip, fail)
+	EventRunCompleted    EventType = "run:completed" // Outputs, DurationMS
+	EventRunFailed       EventType = "run:failed"    // Step (where it failed), Error, DurationMS
+	EventRunCancelled    EventType = "run:cancelled" // DurationMS
 )
 
 // Terminal reports whether t ends a run.
@@ -96,4 +101,5 @@ const (
 	ErrDefinition    ErrorCode = "definition"      // the workflow changed since the run started, or is gone
 	ErrChildWorkflow ErrorCode = "workflow_failed" // a workflow step's run failed
 	ErrCancelled     ErrorCode = "cancelled"       // the run was cancelled
+	ErrInterrupted   ErrorCode = "interrupted"     // a step was interrupted and a person chose to fail the run (Engine.Resolve)
 )

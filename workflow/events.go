@@ -42,6 +42,16 @@ var eventsSchema = []string{
 		UNIQUE (run_id, key)
 	)`,
 	gateAnswersSchema,
+	// attemptsTable: see markAttempt.
+	`CREATE TABLE IF NOT EXISTS ` + attemptsTable + ` (
+		run_id     TEXT    NOT NULL,
+		step       TEXT    NOT NULL,
+		attempt    INTEGER NOT NULL,
+		executor   TEXT    NOT NULL,
+		started    TEXT    NOT NULL,
+		resolution TEXT,
+		PRIMARY KEY (run_id, step, attempt)
+	)`,
 }
 
 type eventStore struct {
@@ -113,6 +123,78 @@ func (s *eventStore) emit(ctx context.Context, wf, key string, ev *Event) (bool,
 		}
 		return true, nil
 	}
+}
+
+// Each attempt of a tool or agent step writes a row of its own here,
+// before it calls anything: the durable record that the call may have
+// been made. DBOS records a step's outcome after the step, so a step whose
+// process died during the call has no outcome and DBOS runs it again on
+// recovery; the row says that this attempt started before, and a step
+// that is not idempotent is then not called again but interrupted, until
+// a person resolves it (Engine.Resolve, whose choice the row keeps:
+// exactly one resolution wins).
+const attemptsTable = "switchboard_step_attempts"
+
+// markAttempt records that attempt of the run's step (a task key) starts
+// here, by executor. It reports false when that attempt had started
+// before: in an execution of the step that ended without an outcome (the
+// process died, or the run was stopped), or in another process executing
+// the same run at once.
+func (s *eventStore) markAttempt(ctx context.Context, runID, step string, attempt int, executor string) (bool, error) {
+	res, err := s.db.ExecContext(context.WithoutCancel(ctx), `INSERT INTO `+attemptsTable+` (run_id, step, attempt, executor, started)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, step, attempt) DO NOTHING`,
+		runID, step, attempt, executor, time.Now().UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return false, fmt.Errorf("recording that step %s of run %s starts attempt %d: %w", step, runID, attempt, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("recording that step %s of run %s starts attempt %d: %w", step, runID, attempt, err)
+	}
+	return n == 1, nil
+}
+
+// lastAttempt returns the highest attempt of the run's step that started,
+// 0 for none.
+func (s *eventStore) lastAttempt(ctx context.Context, runID, step string) (int, error) {
+	var n sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT MAX(attempt) FROM `+attemptsTable+` WHERE run_id = $1 AND step = $2`, runID, step).Scan(&n); err != nil {
+		return 0, fmt.Errorf("reading the attempts of step %s of run %s: %w", step, runID, err)
+	}
+	return int(n.Int64), nil
+}
+
+// resolve records resolution for the interrupted attempt of the run's
+// step, unless one is recorded: it returns the resolution that stands,
+// and whether it is this one.
+func (s *eventStore) resolve(ctx context.Context, runID, step string, attempt int, resolution Resolution) (Resolution, bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE `+attemptsTable+` SET resolution = $1
+		WHERE run_id = $2 AND step = $3 AND attempt = $4 AND resolution IS NULL`, string(resolution), runID, step, attempt)
+	if err != nil {
+		return "", false, fmt.Errorf("resolving step %s of run %s: %w", step, runID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return "", false, fmt.Errorf("resolving step %s of run %s: %w", step, runID, err)
+	} else if n == 1 {
+		return resolution, true, nil
+	}
+	got, err := s.resolution(ctx, runID, step, attempt)
+	if err == nil && got == "" {
+		err = fmt.Errorf("%w: run %s: step %s has no attempt %d", ErrNotInterrupted, runID, step, attempt)
+	}
+	return got, false, err
+}
+
+// resolution returns the resolution recorded for attempt of the run's
+// step, "" for none.
+func (s *eventStore) resolution(ctx context.Context, runID, step string, attempt int) (Resolution, error) {
+	var got sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT resolution FROM `+attemptsTable+` WHERE run_id = $1 AND step = $2 AND attempt = $3`,
+		runID, step, attempt).Scan(&got)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("reading the resolution of step %s of run %s: %w", step, runID, err)
+	}
+	return Resolution(got.String), nil
 }
 
 // list returns the run's events after seq afterSeq, at most limit (0: all).

@@ -160,27 +160,62 @@ func (x *Executor) check() {
 		case <-t.C:
 		}
 		x.mu.Lock()
-		if x.conn == nil {
-			x.mu.Unlock()
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), LockCheckTimeout)
-		_, err := x.conn.Exec(ctx, `SELECT 1`)
-		cancel()
-		if err != nil {
-			// Let the lock go for certain (a slow server may still hold
-			// it): its runs are now for another process to adopt.
-			ctx, cancel := context.WithTimeout(context.Background(), LockCheckTimeout)
-			x.conn.Close(ctx)
-			cancel()
-			x.conn = nil
-			x.lostErr = fmt.Errorf("%w: executor %s: %v", ErrExecutorLost, x.ID, err)
-			close(x.lost)
-			x.mu.Unlock()
-			return
-		}
+		err := x.checkLocked(context.Background())
 		x.mu.Unlock()
+		if err != nil {
+			return
+		}
 	}
+}
+
+// checkLocked asks the server, on the lock's connection, whether it is
+// still there (bounded by LockCheckTimeout); when not, the lock is lost.
+// x.mu is held.
+func (x *Executor) checkLocked(ctx context.Context) error {
+	if x.conn == nil {
+		select {
+		case <-x.lost:
+			return x.lostErr
+		default:
+			return fmt.Errorf("%w: executor %s is closed", ErrExecutorLost, x.ID)
+		}
+	}
+	// Not cancelled with the caller (a step being cancelled): a query
+	// interrupted midway ends its connection, and the lock with it.
+	ctx = context.WithoutCancel(ctx)
+	cctx, cancel := context.WithTimeout(ctx, LockCheckTimeout)
+	_, err := x.conn.Exec(cctx, `SELECT 1`)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	// Let the lock go for certain (a slow server may still hold it): its
+	// runs are now for another process to adopt.
+	cctx, cancel = context.WithTimeout(ctx, LockCheckTimeout)
+	x.conn.Close(cctx)
+	cancel()
+	x.conn = nil
+	x.lostErr = fmt.Errorf("%w: executor %s: %v", ErrExecutorLost, x.ID, err)
+	close(x.lost)
+	return x.lostErr
+}
+
+// Check reports whether the executor holds its lock now, as a step is
+// about to call something: on PostgreSQL it asks the server on the lock's
+// connection, and a check that fails loses the lock as the periodic one
+// does (Lost is closed; the error matches ErrExecutorLost). A lock found
+// held may still be lost the moment after: what Check closes is the
+// window of up to LockCheckInterval in which a process that lost it (the
+// server restarted, the connection was cut) would otherwise go on calling
+// steps that another process may adopt. On SQLite, where the lock is the
+// process's until it dies, nil.
+func (x *Executor) Check(ctx context.Context) error {
+	if x == nil || x.stop == nil {
+		return nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.checkLocked(ctx)
 }
 
 // executorKey is the advisory lock key of executor id: 64 bits of a hash,

@@ -36,12 +36,23 @@ type RunOptions struct {
 	// gate ends Run with ErrGateUnanswered, the run still waiting (answered
 	// later through an Engine on the same Database).
 	Answer func(ctx context.Context, gate Event) (GateAnswer, error)
+	// Resolve resolves a step the run is interrupted at (a step that is not
+	// idempotent, in flight when the process running it stopped: see
+	// Engine.Resolve): it gets the step's step:interrupted event (its
+	// Step, Item and Attempt) and returns a person's choice. Nil: an
+	// interrupted step ends Run with ErrUnresolved, the run still
+	// interrupted (resolved later through an Engine on the same Database).
+	Resolve func(ctx context.Context, step Event) (Resolution, error)
 	// Logger receives the engine's and DBOS's logs; nil discards them.
 	Logger *slog.Logger
 }
 
 // ErrGateUnanswered: [Run] met a gate and RunOptions.Answer is nil.
 var ErrGateUnanswered = errors.New("workflow: a gate waits and RunOptions.Answer is nil")
+
+// ErrUnresolved: [Run] met an interrupted step and RunOptions.Resolve is
+// nil.
+var ErrUnresolved = errors.New("workflow: a step is interrupted and RunOptions.Resolve is nil")
 
 // Run runs wf once with inputs, on an engine of its own, and returns the
 // run's status when it ends: completed (Outputs), failed (Error, also
@@ -96,14 +107,31 @@ func Run(ctx context.Context, wf *Workflow, inputs map[string]any, opts *RunOpti
 		return nil, err
 	}
 	answered := map[string]bool{}
+	resolved := map[string]bool{} // by step and attempt
+	attemptKey := func(ev *Event) string { return fmt.Sprintf("%s#%d", taskKey(ev.Step, itemOf(ev)), ev.Attempt) }
 	for _, ev := range past {
-		if ev.Type == EventGateAnswered {
+		switch ev.Type {
+		case EventGateAnswered:
 			answered[taskKey(ev.Step, itemOf(&ev))] = true
+		case EventStepResolved:
+			resolved[attemptKey(&ev)] = true
 		}
 	}
 	err = e.Follow(ctx, id, 0, func(ev Event) error {
 		if o.OnEvent != nil {
 			o.OnEvent(ev)
+		}
+		if ev.Type == EventStepInterrupted && !resolved[attemptKey(&ev)] {
+			step := taskKey(ev.Step, itemOf(&ev))
+			if o.Resolve == nil {
+				return fmt.Errorf("%w: run %s, step %s", ErrUnresolved, id, step)
+			}
+			how, err := o.Resolve(ctx, ev)
+			if err != nil {
+				return fmt.Errorf("run %s: resolving step %s: %w", id, step, err)
+			}
+			resolved[attemptKey(&ev)] = true
+			return e.Resolve(ctx, id, step, how)
 		}
 		gate := taskKey(ev.Step, itemOf(&ev))
 		switch {

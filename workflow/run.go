@@ -47,15 +47,20 @@ type runOutput struct {
 	Error   *RunError      `json:"error,omitempty"`
 }
 
-// outcome is what one task's step returns.
+// outcome is what one task's step returns. A tool or agent step that
+// was interrupted (see begin) returns an Error of code ErrInterrupted,
+// which the scheduler takes as a question for a person, not a failure.
 type outcome struct {
 	Step       string    `json:"step"`
 	Item       int       `json:"item"`
 	Result     any       `json:"result,omitempty"`
 	Error      *RunError `json:"error,omitempty"`
-	Action     string    `json:"action,omitempty"` // a gate's: accept, decline, timeout
+	Action     string    `json:"action,omitempty"` // a gate's: accept, decline, timeout; a resolution's: retry, skip, fail
 	Attempt    int       `json:"attempt,omitempty"`
 	DurationMS int64     `json:"duration_ms,omitempty"`
+	// Skipped: a person resolved the interrupted step with skip (set by
+	// the scheduler, never recorded).
+	Skipped bool `json:"-"`
 }
 
 // task is what the scheduler starts: a step, or one item of a for_each.
@@ -64,7 +69,15 @@ type task struct {
 	step  *Step // what runs: owner, or a for_each's inner step
 	item  int   // the for_each item's index, -1 otherwise
 	value any   // the item
+	// attempt is the first attempt a tool or agent task makes: 1, or
+	// the one after an interrupted attempt a person chose to retry.
+	attempt int
+	// resolve, when set, makes the task the wait for a person's
+	// resolution of its interrupted attempt resolve.
+	resolve int
 }
+
+func (t task) firstAttempt() int { return max(t.attempt, 1) }
 
 func (t task) key() string {
 	if t.item < 0 {
@@ -368,6 +381,33 @@ func (r *run) schedule() (runOutput, error) {
 			return r.complete()
 		}
 
+		// A step interrupted, or resolved by a person.
+		if t.resolve > 0 {
+			var f *flight
+			var rerr *RunError
+			if f, o, rerr = r.resolved(ctx, t, o); rerr != nil {
+				return abort(t.owner.ID, rerr)
+			}
+			if f != nil {
+				inFlight = append(inFlight, f)
+				continue
+			}
+			t.resolve = 0
+			if !o.Skipped {
+				// The retry ended before it started (its arguments).
+				settledNow = append(settledNow, outcomeOf{t, o})
+				continue
+			}
+		} else if o.Error != nil && o.Error.Code == ErrInterrupted {
+			f, io := r.interrupt(ctx, t, o)
+			if f != nil {
+				inFlight = append(inFlight, f)
+			} else {
+				settledNow = append(settledNow, outcomeOf{t, io})
+			}
+			continue
+		}
+
 		// Settle it.
 		res, rerr, skip := r.settle(t, o)
 		if skip {
@@ -501,15 +541,15 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 		if args == nil {
 			raw = nil
 		}
-		return r.goStep(ctx, t, "tool:"+s.Tool, func(sctx context.Context) (any, *RunError) {
-			return r.callTool(sctx, s, raw)
+		return r.goStep(ctx, t, "tool:"+s.Tool, func(sctx context.Context, attempt int) (any, *RunError) {
+			return r.callTool(sctx, s, raw, r.idempotencyKey(t, attempt))
 		}), outcome{}
 	case StepAgent:
 		prompt, err := render(s.Prompt, scope)
 		if err != nil {
 			return failed("prompt: %v", err)
 		}
-		return r.goStep(ctx, t, "agent:"+s.Agent, func(sctx context.Context) (any, *RunError) {
+		return r.goStep(ctx, t, "agent:"+s.Agent, func(sctx context.Context, _ int) (any, *RunError) {
 			return r.runAgent(sctx, s, prompt)
 		}), outcome{}
 	case StepWorkflow:
@@ -587,28 +627,36 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 	return nil, outcome{Step: t.owner.ID, Item: t.item, Error: &RunError{Code: ErrDefinition, Message: fmt.Sprintf("step %s: kind %q cannot run here", t.key(), s.Kind)}}
 }
 
-// goStep starts a tool or agent task as a DBOS step, with its retries.
-func (r *run) goStep(ctx dbos.Context, t task, name string, do func(context.Context) (any, *RunError)) *flight {
+// goStep starts a tool or agent task as a DBOS step, with its retries:
+// do makes one attempt (numbered from 1 over the task's life: a retry a
+// person chose after an interruption goes on from the attempt
+// interrupted).
+func (r *run) goStep(ctx dbos.Context, t task, name string, do func(ctx context.Context, attempt int) (any, *RunError)) *flight {
 	s := t.step
 	attempts := 1
 	if s.Retry != nil && (s.Kind != StepTool || s.Idempotent) {
 		attempts = max(s.Retry.Attempts, 1)
 	}
+	first := t.firstAttempt()
 	return r.goRaw(ctx, t, name, func(sctx context.Context) (any, *RunError) {
 		delay := time.Duration(0)
 		if s.Retry != nil {
 			delay = s.Retry.Backoff
 		}
-		for a := 1; ; a++ {
-			if a > 1 {
-				r.emit(fmt.Sprintf("step:started/%s#%d", t.key(), a), Event{Type: EventStepStarted, Step: t.owner.ID, Item: t.itemPtr(), Attempt: a})
+		idempotent := r.idempotent(s)
+		for a := first; ; a++ {
+			if a > first {
+				r.emit(startedKey(t.key(), a), Event{Type: EventStepStarted, Step: t.owner.ID, Item: t.itemPtr(), Attempt: a})
+			}
+			if rerr := r.begin(sctx, t, a, idempotent); rerr != nil {
+				return nil, rerr
 			}
 			actx := sctx
 			if f := r.e.opts.StepContext; f != nil {
 				actx = f(sctx, Event{Type: EventStepStarted, RunID: r.id, Workflow: r.workflow, Step: t.owner.ID, Item: t.itemPtr(), Attempt: a})
 			}
-			res, rerr := do(actx)
-			if rerr == nil || a >= attempts || sctx.Err() != nil {
+			res, rerr := do(actx, a)
+			if rerr == nil || a-first+1 >= attempts || sctx.Err() != nil {
 				if rerr != nil {
 					rerr.attempt = a
 				}
@@ -633,13 +681,13 @@ func (r *run) goStep(ctx dbos.Context, t task, name string, do func(context.Cont
 // is part of its outcome, recorded like a result, so that a replay sees it
 // without running the step again.
 func (r *run) goRaw(ctx dbos.Context, t task, name string, fn func(context.Context) (any, *RunError)) *flight {
-	if t.step.Kind == StepTool || t.step.Kind == StepAgent {
-		r.emit("step:started/"+t.key(), Event{Type: EventStepStarted, Step: t.owner.ID, Item: t.itemPtr(), Attempt: 1})
+	if (t.step.Kind == StepTool || t.step.Kind == StepAgent) && t.resolve == 0 {
+		r.emit(startedKey(t.key(), t.firstAttempt()), Event{Type: EventStepStarted, Step: t.owner.ID, Item: t.itemPtr(), Attempt: t.firstAttempt()})
 	}
 	ch, err := dbos.Go(ctx, func(sctx context.Context) (outcome, error) {
 		start := time.Now()
 		res, rerr := fn(sctx)
-		o := outcome{Step: t.owner.ID, Item: t.item, Result: res, Error: rerr, Attempt: 1, DurationMS: time.Since(start).Milliseconds()}
+		o := outcome{Step: t.owner.ID, Item: t.item, Result: res, Error: rerr, Attempt: t.firstAttempt(), DurationMS: time.Since(start).Milliseconds()}
 		if rerr != nil && rerr.attempt > 0 {
 			o.Attempt = rerr.attempt
 		}
@@ -737,6 +785,7 @@ func (r *run) settle(t task, o outcome) (result any, rerr *RunError, skipRest bo
 		return nil, o.Error, false
 	}
 	e := ev(EventStepCompleted)
+	e.Skipped = o.Skipped
 	e.Result = r.e.events.value(o.Result)
 	d := o.DurationMS
 	e.DurationMS = &d
@@ -744,13 +793,147 @@ func (r *run) settle(t task, o outcome) (result any, rerr *RunError, skipRest bo
 	return o.Result, nil, false
 }
 
-// callTool runs a tool step through the host.
-func (r *run) callTool(ctx context.Context, s *Step, args json.RawMessage) (any, *RunError) {
+// idempotencyKey is the key a tool step's call carries in its _meta
+// (host.MetaKeyIdempotencyKey, the key a client's call to a published
+// workflow carries too), "RUN/STEP/ATTEMPT" (STEP is the step's id, with
+// /ITEM for an item of a for_each): the same for every call of one
+// attempt (recovery calls an idempotent step's attempt again under the
+// same key), another for each attempt. A server that can deduplicate does
+// with it; a published workflow called by a step is one run per key.
+
+func (r *run) idempotencyKey(t task, attempt int) string {
+	return r.id + "/" + t.key() + "/" + strconv.Itoa(attempt)
+}
+
+func startedKey(key string, attempt int) string {
+	if attempt <= 1 {
+		return "step:started/" + key
+	}
+	return fmt.Sprintf("step:started/%s#%d", key, attempt)
+}
+
+// idempotent reports whether step s may be called again when an attempt
+// of it was in flight as its process stopped: marked idempotent: true,
+// or a tool step whose tool declares readOnlyHint or idempotentHint. An
+// agent step is not unless marked: its model chooses its tool calls.
+func (r *run) idempotent(s *Step) bool {
+	if s.Idempotent {
+		return true
+	}
+	if s.Kind != StepTool {
+		return false
+	}
+	h, _ := r.e.hostRedactor()
+	if h == nil {
+		return false
+	}
+	t, ok := h.Tool(s.Tool)
+	if !ok || t.Tool == nil || t.Tool.Annotations == nil {
+		return false
+	}
+	return t.Tool.Annotations.ReadOnlyHint || t.Tool.Annotations.IdempotentHint
+}
+
+// begin is what an attempt of a tool or agent step does before it calls
+// anything, inside the step's DBOS step:
+//
+//   - This process must still hold its executor's lock (EngineOptions.
+//     Executor), checked now: a process that lost it (fenced: another may
+//     have adopted the run) calls nothing. Its engine stops on its own;
+//     the step waits for that, so that DBOS records no outcome for it and
+//     the process that runs the run now runs the step.
+//   - The attempt is recorded as started (markAttempt), before the call.
+//     Found recorded already, an execution of this attempt was in flight
+//     when its process stopped (or another process runs it now): the call
+//     may have been made. An idempotent step is called again (as recovery
+//     always did); another is not, and the attempt ends as interrupted
+//     (ErrInterrupted), for a person to resolve.
+func (r *run) begin(ctx context.Context, t task, attempt int, idempotent bool) *RunError {
+	if err := r.e.fence(ctx); err != nil {
+		<-ctx.Done()
+		return &RunError{Code: ErrCancelled, Message: fmt.Sprintf("step %s not called: %v", t.key(), err), attempt: attempt}
+	}
+	fresh, err := r.e.events.markAttempt(ctx, r.id, t.key(), attempt, r.e.ExecutorID())
+	if err != nil {
+		return &RunError{Code: ErrCallFailed, Message: fmt.Sprintf("not called: %v", err), attempt: attempt}
+	}
+	if fresh || idempotent {
+		return nil
+	}
+	if last, err := r.e.events.lastAttempt(ctx, r.id, t.key()); err == nil && last > attempt {
+		attempt = last
+	}
+	return &RunError{Code: ErrInterrupted, attempt: attempt, Message: fmt.Sprintf(
+		"step %s: attempt %d was in flight when its process stopped, and the step is not idempotent: it is not called again until a person resolves it (retry, skip or fail)", t.key(), attempt)}
+}
+
+// interrupt makes the interrupted attempt of t (outcome o) wait for a
+// person's resolution: a child workflow that receives it durably, as a
+// gate's answer, and a flight that waits on it.
+func (r *run) interrupt(ctx dbos.Context, t task, o outcome) (*flight, outcome) {
+	child := resolveRunID(r.id, t.key(), o.Attempt)
+	if _, err := dbos.RunWorkflow(ctx, r.e.gateWorkflow, gateInput{Run: r.id, Step: t.key(), Message: o.Error.Message},
+		dbos.WithWorkflowID(child)); err != nil {
+		return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: o.Attempt,
+			Error: &RunError{Code: ErrCallFailed, Message: fmt.Sprintf("step %s: interrupted, and waiting for its resolution failed: %v", t.key(), err)}}
+	}
+	r.emit(fmt.Sprintf("step:interrupted/%s#%d", t.key(), o.Attempt),
+		Event{Type: EventStepInterrupted, Step: t.owner.ID, Item: t.itemPtr(), Attempt: o.Attempt, Error: r.redactErr(o.Error)})
+	rt := t
+	rt.resolve = o.Attempt
+	f := r.goRaw(ctx, rt, "resolve:"+t.key(), func(sctx context.Context) (any, *RunError) {
+		var a GateAnswer
+		if err := r.e.awaitChild(sctx, child, &a); err != nil {
+			return nil, &RunError{Code: ErrCallFailed, Message: fmt.Sprintf("step %s: waiting for its resolution: %v", t.key(), err)}
+		}
+		return a, nil
+	})
+	f.child, f.gate = child, true
+	return f, outcome{}
+}
+
+func resolveRunID(run, step string, attempt int) string {
+	return run + "/resolve/" + step + "#" + strconv.Itoa(attempt)
+}
+
+// resolved applies a person's resolution (outcome o of the wait t) of an
+// interrupted attempt: retry launches the task again from the next
+// attempt (its flight, or the outcome of a launch that failed at once),
+// skip returns an outcome with the step's default as its result, fail
+// returns the run's error.
+func (r *run) resolved(ctx dbos.Context, t task, o outcome) (*flight, outcome, *RunError) {
+	if o.Error != nil {
+		o.Error.Step = t.owner.ID
+		return nil, outcome{}, o.Error
+	}
+	r.emit(fmt.Sprintf("step:resolved/%s#%d", t.key(), t.resolve),
+		Event{Type: EventStepResolved, Step: t.owner.ID, Item: t.itemPtr(), Attempt: t.resolve, Action: o.Action})
+	switch Resolution(o.Action) {
+	case ResolveRetry:
+		nt := t
+		nt.resolve, nt.attempt = 0, t.resolve+1
+		f, lo := r.launch(ctx, nt)
+		return f, lo, nil
+	case ResolveSkip:
+		def := t.owner.Default
+		if t.item >= 0 {
+			def = t.step.Default
+		}
+		return nil, outcome{Step: t.owner.ID, Item: t.item, Result: def, Attempt: t.resolve, Skipped: true}, nil
+	}
+	return nil, outcome{}, &RunError{Code: ErrInterrupted, Step: t.owner.ID,
+		Message: fmt.Sprintf("step %s: attempt %d was interrupted, and a person chose to fail the run", t.key(), t.resolve)}
+}
+
+// callTool runs a tool step through the host; its call carries key
+// (host.MetaKeyIdempotencyKey).
+func (r *run) callTool(ctx context.Context, s *Step, args json.RawMessage, key string) (any, *RunError) {
 	h, _ := r.e.hostRedactor()
 	if h == nil {
 		return nil, &RunError{Code: ErrCallFailed, Message: "no host to call " + s.Tool}
 	}
-	res, err := h.CallTool(ctx, s.Tool, args, &host.CallOptions{Timeout: s.Timeout})
+	res, err := h.CallTool(ctx, s.Tool, args, &host.CallOptions{Timeout: s.Timeout,
+		RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyIdempotencyKey: key}}})
 	if err != nil {
 		code := ErrCallFailed
 		if errors.Is(err, host.ErrTimeout) {

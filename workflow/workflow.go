@@ -84,8 +84,14 @@ type Step struct {
 	If      *Template
 	Timeout time.Duration // 0: the kind's default (a tool call's is the host's)
 	Retry   *Retry        // nil: no retry
-	// Idempotent marks a tool step safe to retry (tool steps retry only
-	// when marked; agent and workflow steps may always retry).
+	// Idempotent marks a step safe to call again. A tool step is retried
+	// (Retry) only when marked; agent and workflow steps may always
+	// retry. An attempt of a tool or agent step that was in flight when
+	// its process stopped (killed, or the run stopped) is called again by
+	// recovery only when the step is idempotent: marked, or a tool that
+	// declares readOnlyHint or idempotentHint. Otherwise the run is
+	// interrupted there (RunInterrupted) until a person resolves the step
+	// (Engine.Resolve). An agent step is idempotent only when marked.
 	Idempotent bool
 	OnError    ErrorPolicy
 	// Default is the result of a step that failed with OnError continue.

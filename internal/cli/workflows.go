@@ -2,7 +2,7 @@ package cli
 
 // Workflows from the command line: list them, run one (its events on
 // stderr, its outputs on stdout), and look after runs (list, show, cancel,
-// resume, answer a gate). A command opens the workflow engine on the
+// resume, answer a gate, resolve an interrupted step). A command opens the workflow engine on the
 // configuration's state database in this process, under an executor id of
 // its own: several processes share the database, and none takes another's
 // live runs (see daemon.OpenWorkflows and workflow.Executor).
@@ -85,6 +85,7 @@ type runner interface {
 	Events(ctx context.Context, runID string, afterSeq int64) ([]workflow.Event, error)
 	Follow(ctx context.Context, runID string, afterSeq int64, fn func(workflow.Event) error) error
 	Answer(ctx context.Context, runID, gate string, a workflow.GateAnswer) error
+	Resolve(ctx context.Context, runID, step string, how workflow.Resolution) error
 	Cancel(ctx context.Context, runID string) error
 	// Resume resumes a cancelled run, or adopts one whose process is
 	// gone (daemon.Workflows.Resume).
@@ -331,6 +332,10 @@ JSON object. With --json every event is a JSON line on stdout instead.
 A gate asks on the terminal, with a form built from its schema; off a
 terminal, stderr says how to answer it from another shell
 (switchboard runs answer RUN GATE --value JSON) and the run keeps waiting.
+A step that is not idempotent and was in flight when its process stopped
+is not called again: stderr says how to resolve it from another shell
+(switchboard runs resolve RUN STEP --retry, --skip or --fail) and the run
+waits.
 
 Ctrl-C cancels the run (resume it with switchboard runs resume RUN); with
 --detach the command returns once the run has started, and the run is
@@ -449,6 +454,10 @@ func (e *env) follow(ctx context.Context, x *engineHere, rid string) error {
 		} else {
 			e.printEvent(ev)
 		}
+		if ev.Type == workflow.EventStepInterrupted {
+			fmt.Fprintf(e.stderr, "switchboard: step %s was interrupted: its call may have been made, and it is not idempotent; from another shell,\n  switchboard runs resolve %s %s --retry   (or --skip, --fail)\n", stepKey(&ev), rid, stepKey(&ev))
+			return nil
+		}
 		if ev.Type != workflow.EventGateWaiting {
 			return nil
 		}
@@ -555,6 +564,10 @@ func (e *env) printEvent(ev workflow.Event) {
 		e.eprintf("? %s: %s\n", step, oneLine(ev.Text))
 	case workflow.EventGateAnswered:
 		e.eprintf("! %s: %s\n", step, ev.Action)
+	case workflow.EventStepInterrupted:
+		e.eprintf("⚠ %s interrupted (attempt %d)\n", step, ev.Attempt)
+	case workflow.EventStepResolved:
+		e.eprintf("! %s: %s\n", step, ev.Action)
 	case workflow.EventRunCompleted:
 		e.eprintf("run %s completed%s\n", ev.RunID, ms)
 	case workflow.EventRunFailed:
@@ -567,7 +580,7 @@ func (e *env) printEvent(ev workflow.Event) {
 func (e *env) runsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List workflow runs; show, cancel, resume them, answer their gates",
+		Short: "List workflow runs; show, cancel, resume them, answer gates, resolve interrupted steps",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			x, err := e.openEngine(cmd.Context(), false)
@@ -589,6 +602,9 @@ func (e *env) runsCommand() *cobra.Command {
 				extra := ""
 				if r.Gate != nil {
 					extra = " on gate " + r.Gate.Step
+				}
+				if r.Interrupted != nil {
+					extra = " at step " + stepKey(r.Interrupted)
 				}
 				if r.Error != nil {
 					extra = ": " + r.Error.Error()
@@ -705,16 +721,69 @@ follows the run as workflow run does.`,
 	}
 	answer.Flags().StringVar(&value, "value", "", "the answer, a JSON object")
 	answer.Flags().BoolVar(&decline, "decline", false, "decline the gate")
-	cmd.AddCommand(show, cancel, resume, answer)
+	var retry, skip, fail bool
+	resolve := &cobra.Command{
+		Use:   "resolve RUN STEP (--retry | --skip | --fail)",
+		Short: "Resolve a run's interrupted step",
+		Long: `Resolves the step a run is interrupted at: a step that is not idempotent
+and was in flight when its process stopped, so that its call may or may not
+have been made (switchboard runs shows the run interrupted, and at which
+step: its id, and /ITEM for an item of a for_each). --retry calls it again,
+as a new attempt; --skip takes the step's default (null without one) as its
+result and goes on; --fail fails the run at the step.
+
+Of several resolutions at once, one is taken: the others exit 2, saying
+which was.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			var how []workflow.Resolution
+			for _, f := range []struct {
+				set bool
+				how workflow.Resolution
+			}{{retry, workflow.ResolveRetry}, {skip, workflow.ResolveSkip}, {fail, workflow.ResolveFail}} {
+				if f.set {
+					how = append(how, f.how)
+				}
+			}
+			if len(how) != 1 {
+				return usageErr("resolve with one of --retry, --skip or --fail")
+			}
+			x, err := e.openEngine(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer x.Close()
+			if err := x.runs.Resolve(cmd.Context(), a[0], a[1], how[0]); err != nil {
+				return runErr(err)
+			}
+			fmt.Fprintf(e.stderr, "switchboard: step %s of run %s resolved (%s)\n", a[1], a[0], how[0])
+			return nil
+		},
+	}
+	resolve.Flags().BoolVar(&retry, "retry", false, "call the step again, as a new attempt")
+	resolve.Flags().BoolVar(&skip, "skip", false, "take the step's default as its result and go on")
+	resolve.Flags().BoolVar(&fail, "fail", false, "fail the run at the step")
+	cmd.AddCommand(show, cancel, resume, answer, resolve)
 	return cmd
 }
 
+// stepKey names an event's step as resolve and answer take it: its id,
+// and /ITEM for an item of a for_each.
+func stepKey(ev *workflow.Event) string {
+	if ev.Item != nil {
+		return fmt.Sprintf("%s/%d", ev.Step, *ev.Item)
+	}
+	return ev.Step
+}
+
 // runErr is the exit of an engine error about a run: an unknown run, a
-// gate not waiting or answered already (another answer won it), an answer
-// its schema refuses, a run id taken with other inputs are the user's (2).
+// gate not waiting or answered already (another answer won it), a step
+// not interrupted (or resolved already), an answer its schema refuses, a
+// run id taken with other inputs are the user's (2).
 func runErr(err error) error {
 	if errors.Is(err, workflow.ErrNoRun) || errors.Is(err, workflow.ErrNotWaiting) || errors.Is(err, workflow.ErrGateAnswered) ||
-		errors.Is(err, workflow.ErrInputsDiffer) || errors.Is(err, daemon.ErrLiveElsewhere) || strings.Contains(err.Error(), "the answer") {
+		errors.Is(err, workflow.ErrNotInterrupted) || errors.Is(err, workflow.ErrInputsDiffer) || errors.Is(err, daemon.ErrLiveElsewhere) ||
+		strings.Contains(err.Error(), "the answer") {
 		return usageErr("%v", err)
 	}
 	return failed(err)

@@ -52,6 +52,25 @@ const stopTimeout = 30 * time.Second
 // the path may be created on it (DBOS creates its own).
 func Start(t testing.TB) string {
 	t.Helper()
+	return StartServer(t).URL
+}
+
+// Server is a PostgreSQL server started by [StartServer].
+type Server struct {
+	// URL is the URL of its postgres database, as [Start] returns it.
+	URL string
+
+	bin, dir, data, logPath string
+	cred                    *syscall.Credential
+	mu                      sync.Mutex
+	proc                    *exec.Cmd
+	exited                  chan struct{}
+	waitErr                 error
+}
+
+// StartServer is [Start], returning the server, which a test may restart.
+func StartServer(t testing.TB) *Server {
+	t.Helper()
 	bin, err := binaries()
 	if err != nil {
 		t.Fatalf("testpg: %v", err)
@@ -68,29 +87,38 @@ func Start(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("testpg: %v", err)
 	}
-	data := filepath.Join(dir, "data")
-	logPath := filepath.Join(dir, "postgres.log")
-	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "-A", "trust",
+	s := &Server{bin: bin, dir: dir, cred: cred, data: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "postgres.log")}
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", s.data, "-U", "postgres", "-A", "trust",
 		"-E", "UTF8", "--locale=C", "--no-sync")
 	initdb.Dir = dir
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := initdb.CombinedOutput(); err != nil {
 		t.Fatalf("testpg: initdb: %v\n%s", err, out)
 	}
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	s.URL = (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/postgres", RawQuery: url.Values{"host": {dir}}.Encode()}).String()
+	s.start(t)
+	t.Cleanup(func() { s.Stop(t) })
+	return s
+}
+
+// start runs postgres on the server's folder and waits until it takes
+// connections.
+func (s *Server) start(t testing.TB) {
+	t.Helper()
+	logf, err := os.OpenFile(s.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatalf("testpg: %v", err)
 	}
 	defer logf.Close()
-	srv := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
+	srv := exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.data,
 		"-c", "listen_addresses=", // no TCP: the socket in dir only
-		"-c", "unix_socket_directories="+dir,
+		"-c", "unix_socket_directories="+s.dir,
 		"-c", "fsync=off", // a throwaway cluster: durability across a machine crash is not tested here
 		"-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off")
-	srv.Dir = dir
+	srv.Dir = s.dir
 	srv.Stdout, srv.Stderr = logf, logf
-	srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	srv.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
 	// A test process that dies without its cleanups (its -timeout, a
 	// SIGKILL) leaves no server running on a shared machine: its
 	// backends see the postmaster gone and exit too.
@@ -98,29 +126,59 @@ func Start(t testing.TB) string {
 		t.Fatalf("testpg: starting postgres: %v", err)
 	}
 	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = srv.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		// SIGINT is postgres's fast shutdown: sessions are ended, the
-		// server stops at once.
-		srv.Process.Signal(syscall.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(stopTimeout):
-			srv.Process.Kill()
-			<-exited
-			t.Errorf("testpg: postgres did not stop within %v of SIGINT; killed", stopTimeout)
-		}
-	})
-	u := (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/postgres", RawQuery: url.Values{"host": {dir}}.Encode()}).String()
-	if err := waitReady(u, exited); err != nil {
-		b, _ := os.ReadFile(logPath)
+	s.mu.Lock()
+	s.proc, s.exited = srv, exited
+	s.mu.Unlock()
+	go func() {
+		err := srv.Wait()
+		s.mu.Lock()
+		s.waitErr = err
+		s.mu.Unlock()
+		close(exited)
+	}()
+	if err := waitReady(s.URL, exited); err != nil {
+		b, _ := os.ReadFile(s.logPath)
 		if errors.Is(err, errExited) {
-			err = fmt.Errorf("%w (%v)", err, waitErr)
+			s.mu.Lock()
+			err = fmt.Errorf("%w (%v)", err, s.waitErr)
+			s.mu.Unlock()
 		}
 		t.Fatalf("testpg: %v\n%s", err, b)
 	}
-	return u
+}
+
+// Stop stops the server with a fast shutdown (SIGINT: sessions are
+// ended, the server stops at once), killing it if it takes longer than
+// stopTimeout; a server stopped already is left as it is. The test's end
+// stops it too; a test stops it sooner when a check of its own (no child
+// process left) would otherwise see it.
+func (s *Server) Stop(t testing.TB) {
+	t.Helper()
+	s.mu.Lock()
+	srv, exited := s.proc, s.exited
+	s.mu.Unlock()
+	select {
+	case <-exited:
+		return
+	default:
+	}
+	srv.Process.Signal(syscall.SIGINT)
+	select {
+	case <-exited:
+	case <-time.After(stopTimeout):
+		srv.Process.Kill()
+		<-exited
+		t.Errorf("testpg: postgres did not stop within %v of SIGINT; killed", stopTimeout)
+	}
+}
+
+// Restart stops the server as an administrator's restart does (a fast
+// shutdown: every session is ended) and starts it again on the same
+// data, returning once it takes connections again. Its URL is the same.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.Stop(t)
+	s.start(t)
 }
 
 var errExited = errors.New("postgres exited before taking connections")

@@ -136,3 +136,32 @@ func TestDiesWithTestHelper(t *testing.T) {
 	fmt.Printf("postgres %s %s\n", strings.SplitN(string(b), "\n", 2)[0], dir)
 	select {}
 }
+
+// TestRestart: a restart ends every session (a connection made before
+// fails), keeps the data, and the server takes connections again at the
+// same URL.
+func TestRestart(t *testing.T) {
+	s := StartServer(t)
+	ctx := context.Background()
+	before, err := pgx.Connect(ctx, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close(ctx)
+	if _, err := before.Exec(ctx, "CREATE TABLE t (x int); INSERT INTO t VALUES (7)"); err != nil {
+		t.Fatal(err)
+	}
+	s.Restart(t)
+	if _, err := before.Exec(ctx, "SELECT 1"); err == nil {
+		t.Error("a session from before the restart still answers")
+	}
+	after, err := pgx.Connect(ctx, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer after.Close(ctx)
+	var x int
+	if err := after.QueryRow(ctx, "SELECT x FROM t").Scan(&x); err != nil || x != 7 {
+		t.Errorf("after the restart: SELECT x = %d, %v; want 7", x, err)
+	}
+}

@@ -130,6 +130,8 @@
 //	                     (interop.SnoopEnviron: /proc/PID/environ, every /proc/*/environ,
 //	                     /proc unmounted and mounted anew in namespaces of its own) and
 //	                     answers with what it did, a line starting "FOUND" where it found it
+//	-read-only NAME      declare readOnlyHint on tool NAME (echo, add or slow; repeatable)
+//	-idempotent NAME     declare idempotentHint on tool NAME (echo, add or slow; repeatable)
 //	-counter             add tool count, which answers "call N" for its Nth call in this
 //	                     process: two callers see one process (a running serve's) when
 //	                     the second gets "call 2"
@@ -198,6 +200,17 @@ type config struct {
 	counter, snoop                       bool
 	callLog                              string
 	metaLog                              string
+	readOnly, idempotent                 stringList
+}
+
+// annotations are the annotations -read-only and -idempotent declare on
+// tool name; nil when they declare none.
+func (c *config) annotations(name string) *mcp.ToolAnnotations {
+	ro, idem := slices.Contains(c.readOnly, name), slices.Contains(c.idempotent, name)
+	if !ro && !idem {
+		return nil
+	}
+	return &mcp.ToolAnnotations{ReadOnlyHint: ro, IdempotentHint: idem}
 }
 
 // intercepts reports whether the stdio byte streams must be filtered.
@@ -249,6 +262,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.snoop, "snoop", false, "add tool snoop, which looks for a needle in other processes' environments")
 	fs.BoolVar(&c.counter, "counter", false, "add tool count, which answers how many times this process was called")
 	fs.StringVar(&c.callLog, "call-log", "", "append a line `TOOL ARGUMENTS` to this file for every tools/call, before answering it")
+	fs.Var(&c.readOnly, "read-only", "declare readOnlyHint on tool `NAME` (echo, add or slow; repeatable)")
+	fs.Var(&c.idempotent, "idempotent", "declare idempotentHint on tool `NAME` (echo, add or slow; repeatable)")
 	fs.StringVar(&c.metaLog, "meta-log", "", "append a line `METHOD META` to this file for every request, META its _meta as JSON")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

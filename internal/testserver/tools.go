@@ -101,9 +101,9 @@ func newServer(c *config) *mcp.Server {
 			}
 		})
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text."}, echo)
-	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds a and b."}, add)
-	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleeps ms milliseconds, then answers; honours cancellation."}, slow)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text.", Annotations: c.annotations("echo")}, echo)
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds a and b.", Annotations: c.annotations("add")}, add)
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleeps ms milliseconds, then answers; honours cancellation.", Annotations: c.annotations("slow")}, slow)
 	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Sends a progress notification per step, then answers."}, progress)
 	s.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails with an isError result.", InputSchema: emptyObject}, fail)
 	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Returns the value of the environment variable name."}, env)
