@@ -357,3 +357,60 @@ func TestKeyedCallOutlivesItsCaller(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyedCallOfAnInterruptedRun: a client's retry (same caller, same
+// idempotency key) of a call whose run was interrupted at a step that is
+// not idempotent (its process stopped mid-call) is told so at once, with
+// the command that resolves it, instead of waiting on a run that waits for
+// a person; once resolved, the same retry follows the run to its outputs.
+// Before, the retry waited until its caller gave up.
+func TestKeyedCallOfAnInterruptedRun(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "state.db")
+	reached := make(chan struct{})
+	var once sync.Once
+	hold := &EngineOptions{Database: db, StepContext: func(ctx context.Context, ev Event) context.Context {
+		if ev.Step == "c" {
+			once.Do(func() { close(reached) })
+			<-ctx.Done()
+		}
+		return ctx
+	}}
+	opts := &host.CallOptions{Caller: "oauth:ana", IdempotencyKey: "order-7"}
+	const tool = "mcp_workflows_workflow_once"
+	h1, e1 := publishOn(t, hold, nil, onceWorkflow())
+	first := make(chan error, 1)
+	go func() {
+		_, err := h1.CallTool(context.Background(), tool, nil, opts)
+		first <- err
+	}()
+	select {
+	case <-reached:
+	case <-time.After(30 * time.Second):
+		t.Fatal("step c never started")
+	}
+	e1.Close() // the process stops mid-call
+	h1.Close()
+	<-first
+
+	h2, e2 := publishOn(t, &EngineOptions{Database: db}, nil, onceWorkflow())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := h2.CallTool(ctx, tool, nil, opts)
+	if err != nil || !res.IsError || !strings.Contains(resultText(res), "interrupted at step c") || !strings.Contains(resultText(res), "switchboard runs resolve") {
+		t.Fatalf("the retry of an interrupted run: %v, %v; want a tool error naming the step and `switchboard runs resolve`", res, err)
+	}
+	runs, err := e2.Runs(ctx, nil)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs = %v, %v; want the one run", runs, err)
+	}
+	if err := e2.Resolve(ctx, runs[0].ID, "c", ResolveSkip); err != nil {
+		t.Fatal(err)
+	}
+	res, err = h2.CallTool(ctx, tool, nil, opts)
+	if err != nil || res.IsError {
+		t.Fatalf("the retry once resolved: %v, %v", res, err)
+	}
+	if out, _ := res.StructuredContent.(map[string]any); out["d"] != "d c's default" {
+		t.Errorf("outputs = %v, want d = \"d c's default\"", res.StructuredContent)
+	}
+}

@@ -158,6 +158,16 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 				}
 			}
 			gate := taskKey(ev.Step, itemOf(&ev))
+			if ev.Type == EventStepInterrupted {
+				// Events are replayed from the start: tell the caller only
+				// of an interruption nobody has resolved yet (a resolution
+				// taken is recorded before the run acts on it).
+				if how, err := e.events.resolution(ctx, id, gate, ev.Attempt); err == nil && how == "" {
+					stuck = toolError("workflow %s: %s", wf.ID, resolveHint(id, gate, ev.Attempt))
+					return errStop
+				}
+				return nil
+			}
 			switch {
 			case ev.Type == EventGateAnswered:
 				answered[gate] = true
@@ -283,6 +293,12 @@ func progressMessage(ev Event) string {
 // answerHint names the way to answer a gate without the calling client.
 func answerHint(run, gate string) string {
 	return fmt.Sprintf("run %s keeps waiting at gate %s; answer it with `switchboard runs answer %s %s --value JSON`", run, gate, run, gate)
+}
+
+// resolveHint says what a caller can do of a run interrupted at step.
+func resolveHint(run, step string, attempt int) string {
+	return fmt.Sprintf("run %s is interrupted at step %s: attempt %d was in flight when its process stopped, and the step is not idempotent, so it is not called again unasked; "+
+		"a person resolves it with `switchboard runs resolve %s %s --retry|--skip|--fail`, after which a call with the same idempotency key follows the run again", run, step, attempt, run, step)
 }
 
 func toolError(format string, args ...any) *mcp.CallToolResult {
