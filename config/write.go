@@ -202,7 +202,7 @@ var ErrNotTOML = errors.New("not a TOML config file")
 // which refuses to write a file that has any.
 func OpenEdit(file, home string) (*Edit, error) {
 	e := &Edit{File: file, home: home}
-	data, err := os.ReadFile(file)
+	data, err := ReadFile(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return e, nil
@@ -472,7 +472,7 @@ func (e *Edit) Write() (backup string, err error) {
 		path = real
 	}
 	perm := fs.FileMode(0o600)
-	cur, err := os.ReadFile(path)
+	cur, err := ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if e.exists {
