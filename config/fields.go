@@ -37,13 +37,13 @@ const (
 // keys are accepted in JSON too, spelled as in TOML ("connect_timeout":
 // "2m"), so that a Claude Desktop or VS Code file can carry them: only id
 // is not (the entry's name is the id). A server's transport is "type" in
-// the clients' JSON, with their names for it; "transport" is accepted with
-// TOML's (decodeJSON refuses both at once).
+// the clients' JSON; "transport" is accepted too (decodeJSON refuses both
+// at once), and both take every name of transportNames.
 var serverFields = decode.Table[Server]{
 	decode.String("id", native, func(s *Server) *string { return &s.ID }, checkServerID),
 	decode.String("description", every, func(s *Server) *string { return &s.Description }, noPlaceholder),
 	decode.Value("transport", every, func(s *Server) *Transport { return &s.Transport }, readTransport, checkTransport),
-	decode.Value("type", decode.JSON, func(s *Server) *Transport { return &s.Transport }, readJSONType),
+	decode.Value("type", decode.JSON, func(s *Server) *Transport { return &s.Transport }, readTransport),
 	decode.String("command", every, func(s *Server) *string { return &s.Command }, noPlaceholder).Only(forStdio),
 	decode.StringList("args", every, func(s *Server) *[]string { return &s.Args }, checkArg).Only(forStdio),
 	decode.StringMap("env", every, func(s *Server) *map[string]string { return &s.Env }, checkEnvEntry).Only(forStdio),
@@ -114,13 +114,53 @@ func checkServerID(id string) string {
 	return ""
 }
 
-func readTransport(d *decode.Decoder, field string, v any) (Transport, bool) {
-	s, ok := d.String(field, v)
-	return Transport(s), ok
+// transportNames is the one vocabulary of a server's transport, wherever
+// one is written: transport in TOML, JSON and agent files, the clients'
+// type in JSON, the REST API, `switchboard add --transport`. Each name
+// means its canonical Transport, which is what a Config holds; the other
+// clients' names (streamable-http, streamableHttp, ws) are accepted
+// everywhere, not only in their files.
+var transportNames = []struct {
+	name string
+	t    Transport
+}{
+	{"stdio", TransportStdio},
+	{"http", TransportHTTP}, {"streamable-http", TransportHTTP}, {"streamableHttp", TransportHTTP},
+	{"sse", TransportSSE},
+	{"websocket", TransportWebSocket}, {"ws", TransportWebSocket},
 }
 
-// checkTransport checks a transport as written; "" is inferred from
-// command or url.
+// transportWant lists transportNames for messages.
+const transportWant = "want stdio, http (or streamable-http, streamableHttp), sse, websocket (or ws)"
+
+// ParseTransport returns the transport name means: one of the canonical
+// names (stdio, http, sse, websocket) or another client's for one of them
+// (streamable-http, streamableHttp, ws); false for anything else.
+func ParseTransport(name string) (Transport, bool) {
+	for _, n := range transportNames {
+		if n.name == name {
+			return n.t, true
+		}
+	}
+	return "", false
+}
+
+// readTransport reads a transport (the key transport, or the clients'
+// type) as its canonical value, and refuses a name that is none.
+func readTransport(d *decode.Decoder, field string, v any) (Transport, bool) {
+	s, ok := d.String(field, v)
+	if !ok {
+		return "", false
+	}
+	if t, known := ParseTransport(s); known {
+		return t, true
+	}
+	d.Errorf(field, "%s", checkTransport(Transport(s)))
+	return "", false
+}
+
+// checkTransport checks a transport as a Config holds it, canonical; ""
+// is inferred from command or url.
 func checkTransport(t Transport) string {
 	switch {
 	case t == "":
@@ -128,32 +168,9 @@ func checkTransport(t Transport) string {
 	case hasPlaceholder(string(t)):
 		return placeholderMsg
 	case t != TransportStdio && !isNetwork(t):
-		return fmt.Sprintf("unknown transport %q (want stdio, http, sse or websocket)", string(t))
+		return fmt.Sprintf("unknown transport %q (%s)", string(t), transportWant)
 	}
 	return ""
-}
-
-// jsonTypes maps the "type" values of the clients' formats to transports.
-var jsonTypes = map[string]Transport{
-	"stdio":           TransportStdio,
-	"http":            TransportHTTP,
-	"streamable-http": TransportHTTP,
-	"streamableHttp":  TransportHTTP,
-	"sse":             TransportSSE,
-	"ws":              TransportWebSocket,
-	"websocket":       TransportWebSocket,
-}
-
-func readJSONType(d *decode.Decoder, field string, v any) (Transport, bool) {
-	t, ok := d.String(field, v)
-	if !ok {
-		return "", false
-	}
-	tr, known := jsonTypes[t]
-	if !known {
-		d.Errorf(field, "unknown type %q (want stdio, http, streamable-http, streamableHttp, sse, ws or websocket)", t)
-	}
-	return tr, known
 }
 
 // readMillis reads a JSON timeout: a number of milliseconds, as the

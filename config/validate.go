@@ -225,7 +225,7 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 	}
 	switch {
 	case t == "":
-		if sc.isBad("command") || sc.isBad("url") {
+		if sc.isBad("command") || sc.isBad("url") || sc.isBad("transport") || sc.isBad("type") {
 			break // wrongly typed: already reported
 		}
 		sc.errorf("", "needs command (transport stdio) or url (transport http, sse or websocket)")
