@@ -56,17 +56,18 @@ var serverFields = decode.Table[Server]{
 	decode.Value("oauth", every, func(s *Server) **OAuth { return &s.OAuth }, readOAuth).Only(forNetwork),
 	decode.Bool("allow_cross_origin_redirects", every, func(s *Server) *bool { return &s.AllowCrossOriginRedirects }).Only(forNetwork),
 	decode.StringList("tools_allowlist", every, func(s *Server) *[]string { return &s.ToolsAllowlist }, checkToolName),
-	decode.Duration("timeout", native, func(s *Server) *time.Duration { return &s.Timeout }),
+	decode.Duration("timeout", native, func(s *Server) *time.Duration { return &s.Timeout }, MaxTimeout),
 	// Milliseconds, as in the clients that have this key, or a duration
-	// as in TOML.
+	// as in TOML; bounded by the check of the declaration above, which
+	// the validator runs on every server.
 	decode.Value("timeout", decode.JSON, func(s *Server) *time.Duration { return &s.Timeout }, readMillis),
-	decode.Duration("connect_timeout", every, func(s *Server) *time.Duration { return &s.ConnectTimeout }),
-	decode.Duration("install_timeout", every, func(s *Server) *time.Duration { return &s.InstallTimeout }).Only(forStdio),
+	decode.Duration("connect_timeout", every, func(s *Server) *time.Duration { return &s.ConnectTimeout }, MaxConnectTimeout),
+	decode.Duration("install_timeout", every, func(s *Server) *time.Duration { return &s.InstallTimeout }, MaxInstallTimeout).Only(forStdio),
 	decode.Bool("optional", every, func(s *Server) *bool { return &s.Optional }),
 	decode.Bool("progress_resets_timeout", every, func(s *Server) *bool { return &s.ProgressResetsTimeout }),
 	decode.StringList("roots", every, func(s *Server) *[]string { return &s.Roots }, checkRootEntry),
 	decode.Bool("lazy", every, func(s *Server) *bool { return &s.Lazy }),
-	decode.Interval("health_interval", every, func(s *Server) *time.Duration { return &s.HealthInterval }, HealthOff),
+	decode.Interval("health_interval", every, func(s *Server) *time.Duration { return &s.HealthInterval }, HealthOff, MaxHealthInterval),
 	decode.Count("max_concurrency", every, func(s *Server) *int { return &s.MaxConcurrency }),
 	decode.Count("max_restarts", every, func(s *Server) *int { return &s.MaxRestarts }),
 	// Read before the others: a disabled entry is skipped unread.
