@@ -140,6 +140,11 @@ type Config struct {
 	Workflows []string
 	// Files lists the files that were read, in order.
 	Files []string
+	// Warnings are what the files do that is allowed but most likely a
+	// mistake (see [Warnings]), each with file, line and field, in the
+	// order of the files; [Load] and [LoadFile] set them, and they never
+	// make it fail. Validate does not report them.
+	Warnings []*Problem
 }
 
 // Server is one MCP server.

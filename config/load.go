@@ -193,6 +193,8 @@ func build(results []*fileResult) (*Config, error) {
 	v.config(c)
 	problems = append(problems, v.problems...)
 	sortProblems(problems, order)
+	sortProblems(v.warnings, order)
+	c.Warnings = v.warnings
 	return c, joinProblems(problems)
 }
 

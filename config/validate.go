@@ -47,6 +47,7 @@ type validator struct {
 	tnfPos      Position            // where tool_name_format was set
 	merged      map[string]Position // where each key and element of a key-by-key table was set
 	problems    []*Problem
+	warnings    []*Problem // see Warnings
 }
 
 func (v *validator) config(c *Config) {
@@ -263,6 +264,7 @@ func (v *validator) server(c *Config, i int, seen, folded map[string]int) {
 	if t == TransportStdio {
 		sc.checkEnvGuard()
 	}
+	sc.warnings(t)
 	if s.OAuth != nil && isNetwork(t) {
 		sc.checkOAuth(s.OAuth)
 	}
