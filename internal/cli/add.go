@@ -200,7 +200,8 @@ func (e *env) add(s config.Server, replace, dryRun bool) error {
 		}
 	}
 	out.TOML = string(config.ServerTOML(s))
-	if _, err := e.loadWith(ed); err != nil {
+	cfg, err := e.loadWith(ed)
+	if err != nil {
 		byServer, other := editProblems(err, ed)
 		msgs := byServer[s.ID]
 		for _, p := range other {
@@ -215,6 +216,15 @@ func (e *env) add(s config.Server, replace, dryRun bool) error {
 			}
 		}
 		return usageErr("add %s:\n%s", s.ID, indent(strings.Join(msgs, "\n")))
+	}
+	// What the configuration warns of in the server added (a command line
+	// through sh -c, PATH in env, …), as validate and serve will.
+	if added, ok := cfg.Server(s.ID); ok {
+		for _, w := range cfg.Warnings {
+			if w.Pos.File == added.Source.File && serverPrefix(w.Field) == added.Source.Field {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("%s %s: %s", s.ID, strings.TrimPrefix(w.Field, added.Source.Field+"."), w.Msg))
+			}
+		}
 	}
 	if !dryRun {
 		backup, err := ed.Write()
