@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/internal/decode"
+	"github.com/switchboardmcp/switchboard/internal/userfile"
 )
 
 // DefaultMaxSteps bounds the model calls of a run whose agent sets no
@@ -177,11 +178,17 @@ func ifSet(problem func(string) string) func(string) string {
 	}
 }
 
+// maxAgentFileBytes bounds an agent file: a system prompt a person writes
+// is a few kilobytes; this keeps a stray large file, or a link to a
+// device, from being read whole.
+const maxAgentFileBytes = 1 << 20
+
 // Load reads an agent file: Markdown (.md) with YAML front matter, whose
 // body is the system prompt, or YAML (.yaml, .yml). The error joins a
 // [*config.Problem] for every problem found, each with file, line and field.
+// A file that is not a regular file, or is over 1 MiB, is refused unread.
 func Load(path string) (*Agent, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, maxAgentFileBytes, "an agent file")
 	if err != nil {
 		return nil, &config.Problem{Pos: config.Position{File: path}, Msg: "cannot read: " + unwrapPath(err).Error()}
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -196,5 +197,49 @@ http_allow: [1]
 func TestEveryAgentFieldDeclared(t *testing.T) {
 	if u := decode.Undeclared(agentFields, "File"); len(u) > 0 {
 		t.Errorf("Agent fields without a key: %v", u)
+	}
+}
+
+// TestParseTransportNames: an inline server's transport takes every name
+// a configuration does, each read as its canonical value (issue 24 §7:
+// ws and streamable-http were refused in agent files).
+func TestParseTransportNames(t *testing.T) {
+	a, err := Parse("t.yaml", []byte(`mcp_servers:
+  - id: sock
+    transport: ws
+    url: wss://ws.example.com/mcp
+  - id: api
+    transport: streamable-http
+    url: https://api.example.com/mcp
+  - id: api2
+    transport: streamableHttp
+    url: https://api2.example.com/mcp
+  - id: tcp
+    transport: tcp
+    command: x
+`))
+	var got []string
+	for _, p := range config.Problems(err) {
+		got = append(got, p.Error())
+	}
+	if want := []string{`t.yaml:12: mcp_servers[3].transport: unknown transport "tcp" (want stdio, http (or streamable-http, streamableHttp), sse, websocket (or ws))`}; !slices.Equal(got, want) {
+		t.Fatalf("Parse problems: %q\nwant %q", got, want)
+	}
+	if a != nil {
+		t.Fatalf("Parse returned an agent with a problem")
+	}
+	a, err = Parse("t.yaml", []byte(`mcp_servers:
+  - id: sock
+    transport: ws
+    url: wss://ws.example.com/mcp
+  - id: api
+    transport: streamable-http
+    url: https://api.example.com/mcp
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []config.Transport{a.Servers[0].Server.Transport, a.Servers[1].Server.Transport}; !slices.Equal(got, []config.Transport{config.TransportWebSocket, config.TransportHTTP}) {
+		t.Errorf("transports = %q, want websocket and http", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/switchboardmcp/switchboard/internal/decode"
+	"github.com/switchboardmcp/switchboard/internal/userfile"
 )
 
 // The MCP clients whose configuration files `switchboard import` reads.
@@ -174,6 +175,12 @@ type Entry struct {
 	Disabled bool
 }
 
+// maxClientFileBytes bounds another client's file, which is larger than a
+// configuration may be: Claude Code's ~/.claude.json keeps the settings and
+// history of every project it has opened, tens of megabytes on a machine
+// used for a while.
+const maxClientFileBytes = 64 << 20
+
 // ReadClientFile reads the server entries of f; home is what the clients'
 // ${userHome} stands for. It fails when the file cannot be read or is not
 // JSON (comments and trailing commas, which VS Code allows, are); a file
@@ -190,7 +197,7 @@ type Entry struct {
 // ${input:NAME} — is a problem of the entry. Claude Desktop expands
 // nothing, so its files are read as written.
 func ReadClientFile(f ClientFile, home string) ([]Entry, error) {
-	data, err := os.ReadFile(f.Path)
+	data, err := userfile.Read(f.Path, maxClientFileBytes, "another client's configuration")
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,30 @@ const (
 	DefaultMaxNameBytes        = 256
 )
 
+// The longest each duration of a configuration may be. A value beyond
+// is refused, naming the field and its maximum: a timeout of years is a
+// mistake, and one near time.Duration's limit overflows the deadline it
+// is added to.
+const (
+	// MaxTimeout bounds a call (timeout): a day, for the longest tools
+	// that report progress.
+	MaxTimeout = 24 * time.Hour
+	// MaxConnectTimeout and MaxInstallTimeout bound a server's start:
+	// an hour each (the defaults are 30 s and 5 minutes).
+	MaxConnectTimeout = time.Hour
+	MaxInstallTimeout = time.Hour
+	// MaxHealthInterval bounds the time between health pings.
+	MaxHealthInterval = 24 * time.Hour
+	// MaxSessionTimeout bounds how long an idle gateway session is kept:
+	// a week, a client left open over a weekend.
+	MaxSessionTimeout = 7 * 24 * time.Hour
+	// MaxShutdownGrace and MaxShutdownDrain bound a stop of serve.
+	MaxShutdownGrace = time.Hour
+	MaxShutdownDrain = time.Hour
+	// MaxOTLPInterval bounds the time between metric pushes.
+	MaxOTLPInterval = 24 * time.Hour
+)
+
 // Config is the whole, merged configuration.
 type Config struct {
 	// ToolNameFormat names tools: {server} and {tool} are replaced.
@@ -116,6 +140,11 @@ type Config struct {
 	Workflows []string
 	// Files lists the files that were read, in order.
 	Files []string
+	// Warnings are what the files do that is allowed but most likely a
+	// mistake (see [Warnings]), each with file, line and field, in the
+	// order of the files; [Load] and [LoadFile] set them, and they never
+	// make it fail. Validate does not report them.
+	Warnings []*Problem
 }
 
 // Server is one MCP server.

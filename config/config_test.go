@@ -215,7 +215,7 @@ headers = { Authorization = "Bearer {{secrets.tok}}" }
 		{
 			name: "unknown transport",
 			toml: "[[mcp_servers]]\nid = \"a\"\ntransport = \"tcp\"\ncommand = \"x\"\n",
-			want: []string{f + `:3: mcp_servers[0].transport: unknown transport "tcp" (want stdio, http, sse or websocket)`},
+			want: []string{f + `:3: mcp_servers[0].transport: unknown transport "tcp" (want stdio, http (or streamable-http, streamableHttp), sse, websocket (or ws))`},
 		},
 		{
 			name: "neither command nor url",

@@ -104,7 +104,8 @@ func (sc *serverCheck) allowEnvExample(name string) string {
 }
 
 // checkEnvGuard reports the injection variables s sets without allowing
-// them, and what is wrong with its allow_env.
+// them, and what is wrong with its allow_env; PATH set without allowing is
+// a warning.
 func (sc *serverCheck) checkEnvGuard() {
 	s := sc.s
 	allowed := map[string]bool{}
@@ -116,14 +117,17 @@ func (sc *serverCheck) checkEnvGuard() {
 			sc.errorf(f, placeholderMsg)
 		case allowed[name]:
 			sc.errorf(f, "duplicate %q", name)
-		case injectionEnv(name) == "":
-			sc.errorf(f, "%s needs no allowing: allow_env lists only variables that make a program load other code, such as NODE_OPTIONS", name)
+		case injectionEnv(name) == "" && !isPathVar(name):
+			sc.errorf(f, "%s needs no allowing: allow_env lists only variables that make a program load other code, such as NODE_OPTIONS, and PATH", name)
 		case !set:
 			sc.errorf(f, "%s is not set in env", name)
 		}
 		allowed[name] = true
 	}
 	for _, k := range sortedMapKeys(s.Env) {
+		if isPathVar(k) && !allowed[k] {
+			sc.warnPath(k)
+		}
 		if why := injectionEnv(k); why != "" && !allowed[k] && validEnvName(k) {
 			sc.errorf(decode.KeyPath("env", k), "%s %s, so a config that sets it can make the server run other code than its command says; if this server needs it, add %s",
 				k, why, sc.allowEnvExample(k))

@@ -59,7 +59,7 @@ id = "b"
 url = "https://mcp.example.com/mcp"
 allow_env = ["NODE_OPTIONS"]
 `, []string{
-			`switchboard.toml:5: mcp_servers[0].allow_env[1]: TOKEN needs no allowing: allow_env lists only variables that make a program load other code, such as NODE_OPTIONS`,
+			`switchboard.toml:5: mcp_servers[0].allow_env[1]: TOKEN needs no allowing: allow_env lists only variables that make a program load other code, such as NODE_OPTIONS, and PATH`,
 			`switchboard.toml:5: mcp_servers[0].allow_env[2]: LD_PRELOAD is not set in env`,
 			`switchboard.toml:5: mcp_servers[0].allow_env[3]: duplicate "NODE_OPTIONS"`,
 			`switchboard.toml:5: mcp_servers[0].allow_env[4]: placeholders are only allowed in env and headers values`,

@@ -37,13 +37,13 @@ const (
 // keys are accepted in JSON too, spelled as in TOML ("connect_timeout":
 // "2m"), so that a Claude Desktop or VS Code file can carry them: only id
 // is not (the entry's name is the id). A server's transport is "type" in
-// the clients' JSON, with their names for it; "transport" is accepted with
-// TOML's (decodeJSON refuses both at once).
+// the clients' JSON; "transport" is accepted too (decodeJSON refuses both
+// at once), and both take every name of transportNames.
 var serverFields = decode.Table[Server]{
 	decode.String("id", native, func(s *Server) *string { return &s.ID }, checkServerID),
 	decode.String("description", every, func(s *Server) *string { return &s.Description }, noPlaceholder),
 	decode.Value("transport", every, func(s *Server) *Transport { return &s.Transport }, readTransport, checkTransport),
-	decode.Value("type", decode.JSON, func(s *Server) *Transport { return &s.Transport }, readJSONType),
+	decode.Value("type", decode.JSON, func(s *Server) *Transport { return &s.Transport }, readTransport),
 	decode.String("command", every, func(s *Server) *string { return &s.Command }, noPlaceholder).Only(forStdio),
 	decode.StringList("args", every, func(s *Server) *[]string { return &s.Args }, checkArg).Only(forStdio),
 	decode.StringMap("env", every, func(s *Server) *map[string]string { return &s.Env }, checkEnvEntry).Only(forStdio),
@@ -56,17 +56,18 @@ var serverFields = decode.Table[Server]{
 	decode.Value("oauth", every, func(s *Server) **OAuth { return &s.OAuth }, readOAuth).Only(forNetwork),
 	decode.Bool("allow_cross_origin_redirects", every, func(s *Server) *bool { return &s.AllowCrossOriginRedirects }).Only(forNetwork),
 	decode.StringList("tools_allowlist", every, func(s *Server) *[]string { return &s.ToolsAllowlist }, checkToolName),
-	decode.Duration("timeout", native, func(s *Server) *time.Duration { return &s.Timeout }),
+	decode.Duration("timeout", native, func(s *Server) *time.Duration { return &s.Timeout }, MaxTimeout),
 	// Milliseconds, as in the clients that have this key, or a duration
-	// as in TOML.
+	// as in TOML; bounded by the check of the declaration above, which
+	// the validator runs on every server.
 	decode.Value("timeout", decode.JSON, func(s *Server) *time.Duration { return &s.Timeout }, readMillis),
-	decode.Duration("connect_timeout", every, func(s *Server) *time.Duration { return &s.ConnectTimeout }),
-	decode.Duration("install_timeout", every, func(s *Server) *time.Duration { return &s.InstallTimeout }).Only(forStdio),
+	decode.Duration("connect_timeout", every, func(s *Server) *time.Duration { return &s.ConnectTimeout }, MaxConnectTimeout),
+	decode.Duration("install_timeout", every, func(s *Server) *time.Duration { return &s.InstallTimeout }, MaxInstallTimeout).Only(forStdio),
 	decode.Bool("optional", every, func(s *Server) *bool { return &s.Optional }),
 	decode.Bool("progress_resets_timeout", every, func(s *Server) *bool { return &s.ProgressResetsTimeout }),
 	decode.StringList("roots", every, func(s *Server) *[]string { return &s.Roots }, checkRootEntry),
 	decode.Bool("lazy", every, func(s *Server) *bool { return &s.Lazy }),
-	decode.Interval("health_interval", every, func(s *Server) *time.Duration { return &s.HealthInterval }, HealthOff),
+	decode.Interval("health_interval", every, func(s *Server) *time.Duration { return &s.HealthInterval }, HealthOff, MaxHealthInterval),
 	decode.Count("max_concurrency", every, func(s *Server) *int { return &s.MaxConcurrency }),
 	decode.Count("max_restarts", every, func(s *Server) *int { return &s.MaxRestarts }),
 	// Read before the others: a disabled entry is skipped unread.
@@ -114,13 +115,53 @@ func checkServerID(id string) string {
 	return ""
 }
 
-func readTransport(d *decode.Decoder, field string, v any) (Transport, bool) {
-	s, ok := d.String(field, v)
-	return Transport(s), ok
+// transportNames is the one vocabulary of a server's transport, wherever
+// one is written: transport in TOML, JSON and agent files, the clients'
+// type in JSON, the REST API, `switchboard add --transport`. Each name
+// means its canonical Transport, which is what a Config holds; the other
+// clients' names (streamable-http, streamableHttp, ws) are accepted
+// everywhere, not only in their files.
+var transportNames = []struct {
+	name string
+	t    Transport
+}{
+	{"stdio", TransportStdio},
+	{"http", TransportHTTP}, {"streamable-http", TransportHTTP}, {"streamableHttp", TransportHTTP},
+	{"sse", TransportSSE},
+	{"websocket", TransportWebSocket}, {"ws", TransportWebSocket},
 }
 
-// checkTransport checks a transport as written; "" is inferred from
-// command or url.
+// transportWant lists transportNames for messages.
+const transportWant = "want stdio, http (or streamable-http, streamableHttp), sse, websocket (or ws)"
+
+// ParseTransport returns the transport name means: one of the canonical
+// names (stdio, http, sse, websocket) or another client's for one of them
+// (streamable-http, streamableHttp, ws); false for anything else.
+func ParseTransport(name string) (Transport, bool) {
+	for _, n := range transportNames {
+		if n.name == name {
+			return n.t, true
+		}
+	}
+	return "", false
+}
+
+// readTransport reads a transport (the key transport, or the clients'
+// type) as its canonical value, and refuses a name that is none.
+func readTransport(d *decode.Decoder, field string, v any) (Transport, bool) {
+	s, ok := d.String(field, v)
+	if !ok {
+		return "", false
+	}
+	if t, known := ParseTransport(s); known {
+		return t, true
+	}
+	d.Errorf(field, "%s", checkTransport(Transport(s)))
+	return "", false
+}
+
+// checkTransport checks a transport as a Config holds it, canonical; ""
+// is inferred from command or url.
 func checkTransport(t Transport) string {
 	switch {
 	case t == "":
@@ -128,32 +169,9 @@ func checkTransport(t Transport) string {
 	case hasPlaceholder(string(t)):
 		return placeholderMsg
 	case t != TransportStdio && !isNetwork(t):
-		return fmt.Sprintf("unknown transport %q (want stdio, http, sse or websocket)", string(t))
+		return fmt.Sprintf("unknown transport %q (%s)", string(t), transportWant)
 	}
 	return ""
-}
-
-// jsonTypes maps the "type" values of the clients' formats to transports.
-var jsonTypes = map[string]Transport{
-	"stdio":           TransportStdio,
-	"http":            TransportHTTP,
-	"streamable-http": TransportHTTP,
-	"streamableHttp":  TransportHTTP,
-	"sse":             TransportSSE,
-	"ws":              TransportWebSocket,
-	"websocket":       TransportWebSocket,
-}
-
-func readJSONType(d *decode.Decoder, field string, v any) (Transport, bool) {
-	t, ok := d.String(field, v)
-	if !ok {
-		return "", false
-	}
-	tr, known := jsonTypes[t]
-	if !known {
-		d.Errorf(field, "unknown type %q (want stdio, http, streamable-http, streamableHttp, sse, ws or websocket)", t)
-	}
-	return tr, known
 }
 
 // readMillis reads a JSON timeout: a number of milliseconds, as the

@@ -194,7 +194,7 @@ func TestLoadFileJSONProblems(t *testing.T) {
 		{
 			name: "unknown type",
 			json: "{\"mcpServers\": {\"a\": {\n\"type\": \"grpc\",\n\"url\": \"https://example.com\"\n}}}\n",
-			want: []string{f + `:2: mcpServers.a.type: unknown type "grpc" (want stdio, http, streamable-http, streamableHttp, sse, ws or websocket)`},
+			want: []string{f + `:2: mcpServers.a.type: unknown transport "grpc" (want stdio, http (or streamable-http, streamableHttp), sse, websocket (or ws))`},
 		},
 		{
 			name: "bad timeouts",

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/switchboardmcp/switchboard/internal/decode"
+	"github.com/switchboardmcp/switchboard/internal/userfile"
 )
 
 // LoadOptions says where [Load] looks. The zero value (or nil) means the
@@ -23,7 +24,7 @@ type LoadOptions struct {
 	UserConfigDir string
 	// Getenv looks up XDG_CONFIG_HOME and HOME; default os.Getenv.
 	Getenv func(string) string
-	// ReadFile reads a file; default os.ReadFile. A command about to change
+	// ReadFile reads a file; default [ReadFile]. A command about to change
 	// a file passes its new content through it, so that the configuration
 	// as it would be is loaded and validated before anything is written
 	// (see [Edit]).
@@ -48,7 +49,7 @@ func Load(opts *LoadOptions) (*Config, error) {
 		o.Getenv = os.Getenv
 	}
 	if o.ReadFile == nil {
-		o.ReadFile = os.ReadFile
+		o.ReadFile = ReadFile
 	}
 	if o.Dir == "" {
 		o.Dir = "."
@@ -87,6 +88,19 @@ func Load(opts *LoadOptions) (*Config, error) {
 	return build(results)
 }
 
+// MaxFileBytes bounds a configuration file. One a person writes is a few
+// kilobytes; the bound keeps a stray log, or a link to a device that never
+// ends, from being read whole.
+const MaxFileBytes = 4 << 20
+
+// ReadFile reads a configuration file as [Load] does: only a regular file
+// (a symbolic link is followed), of at most [MaxFileBytes]; a named pipe
+// or a device is refused without being opened. The error names the file
+// and says what it is or how large.
+func ReadFile(path string) ([]byte, error) {
+	return userfile.Read(path, MaxFileBytes, "a configuration")
+}
+
 // UserConfigDir is the folder of the user's config.toml, as [Load] finds
 // it through getenv: $XDG_CONFIG_HOME/switchboard, else
 // $HOME/.config/switchboard; "" when neither is set.
@@ -104,7 +118,7 @@ func UserConfigDir(getenv func(string) string) string {
 // name ends in .json or its content starts with '{'. Defaults and
 // validation are as for [Load].
 func LoadFile(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return build([]*fileResult{readProblem(path, err)})
 	}
@@ -179,6 +193,8 @@ func build(results []*fileResult) (*Config, error) {
 	v.config(c)
 	problems = append(problems, v.problems...)
 	sortProblems(problems, order)
+	sortProblems(v.warnings, order)
+	c.Warnings = v.warnings
 	return c, joinProblems(problems)
 }
 

@@ -56,7 +56,7 @@ var telemetryTable = mergedTable[Telemetry]{
 					return fmt.Sprintf("must be at least %v, not %v", MinOTLPInterval, d)
 				}
 				return ""
-			}),
+			}, decode.AtMost(MaxOTLPInterval)),
 		decode.Bool("allow_local_endpoint", decode.TOML, func(t *Telemetry) *bool { return &t.AllowLocalEndpoint }),
 		decode.Bool("record_payloads", decode.TOML, func(t *Telemetry) *bool { return &t.RecordPayloads }),
 	},

@@ -47,6 +47,7 @@ type validator struct {
 	tnfPos      Position            // where tool_name_format was set
 	merged      map[string]Position // where each key and element of a key-by-key table was set
 	problems    []*Problem
+	warnings    []*Problem // see Warnings
 }
 
 func (v *validator) config(c *Config) {
@@ -55,9 +56,9 @@ func (v *validator) config(c *Config) {
 			v.problems = append(v.problems, &Problem{Pos: v.tnfPos, Field: "tool_name_format", Msg: msg})
 		}
 	}
-	seen := map[string]int{}
+	seen, folded := map[string]int{}, map[string]int{}
 	for i := range c.Servers {
-		v.server(c, i, seen)
+		v.server(c, i, seen, folded)
 	}
 	v.gateway(c)
 	v.state(c)
@@ -186,7 +187,9 @@ func isWebSocketURL(raw string) bool {
 	return s == "ws" || s == "wss"
 }
 
-func (v *validator) server(c *Config, i int, seen map[string]int) {
+// server checks c.Servers[i]; seen and folded map the ids checked so far,
+// as written and in lower case, to their index.
+func (v *validator) server(c *Config, i int, seen, folded map[string]int) {
 	s := &c.Servers[i]
 	sc := &serverCheck{v: v, s: s, prefix: s.Source.Field}
 	if sc.prefix == "" {
@@ -200,18 +203,25 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 	case s.ID == "":
 		sc.errorf("id", "missing; every server needs an id")
 	case checkServerID(s.ID) == "":
-		if j, dup := seen[s.ID]; dup {
+		where := func(j int) string {
 			o := c.Servers[j]
-			where := o.Source.Field
-			if where == "" {
-				where = decode.IndexPath("mcp_servers", j)
+			w := o.Source.Field
+			if w == "" {
+				w = decode.IndexPath("mcp_servers", j)
 			}
 			if o.Source.File != "" {
-				where += " in " + o.Source.String()
+				w += " in " + o.Source.String()
 			}
-			sc.errorf("id", "duplicate id %q (also %s)", s.ID, where)
+			return w
+		}
+		if j, dup := seen[s.ID]; dup {
+			sc.errorf("id", "duplicate id %q (also %s)", s.ID, where(j))
+		} else if j, near := folded[strings.ToLower(s.ID)]; near {
+			// Tool names (mcp_GitHub_x, mcp_github_x) and what is named
+			// after an id where case does not count would collide.
+			sc.errorf("id", "%q differs only by case from %q (%s): tool names and other names made of ids would collide; rename one", s.ID, c.Servers[j].ID, where(j))
 		} else {
-			seen[s.ID] = i
+			seen[s.ID], folded[strings.ToLower(s.ID)] = i, i
 		}
 	}
 
@@ -225,7 +235,7 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 	}
 	switch {
 	case t == "":
-		if sc.isBad("command") || sc.isBad("url") {
+		if sc.isBad("command") || sc.isBad("url") || sc.isBad("transport") || sc.isBad("type") {
 			break // wrongly typed: already reported
 		}
 		sc.errorf("", "needs command (transport stdio) or url (transport http, sse or websocket)")
@@ -254,6 +264,7 @@ func (v *validator) server(c *Config, i int, seen map[string]int) {
 	if t == TransportStdio {
 		sc.checkEnvGuard()
 	}
+	sc.warnings(t)
 	if s.OAuth != nil && isNetwork(t) {
 		sc.checkOAuth(s.OAuth)
 	}

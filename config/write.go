@@ -79,7 +79,7 @@ func tomlValue(v any) string {
 	case int:
 		return strconv.Itoa(x)
 	case time.Duration:
-		return tomlString(formatDuration(x))
+		return tomlString(decode.FormatDuration(x))
 	case []string:
 		parts := make([]string, len(x))
 		for i, s := range x {
@@ -105,28 +105,6 @@ func inlineTable(m map[string]string) string {
 		parts = append(parts, tomlKey(k)+" = "+tomlString(m[k]))
 	}
 	return "{ " + strings.Join(parts, ", ") + " }"
-}
-
-// formatDuration writes a duration as people do ("90s", "2m", "1h30m"):
-// the decoder reads every Go duration string. A negative one is an
-// interval turned off.
-func formatDuration(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "off"
-	case d%time.Hour == 0:
-		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
-	case d%time.Minute == 0 && d < time.Hour:
-		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
-	case d%time.Second == 0 && d < 5*time.Minute:
-		return strconv.FormatInt(int64(d/time.Second), 10) + "s" // 90s, not 1m30s
-	}
-	s := d.String()
-	// 1h30m0s → 1h30m, 2m30s stays.
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	return s
 }
 
 // tomlKey writes a key bare when TOML allows it, else quoted.
@@ -202,7 +180,7 @@ var ErrNotTOML = errors.New("not a TOML config file")
 // which refuses to write a file that has any.
 func OpenEdit(file, home string) (*Edit, error) {
 	e := &Edit{File: file, home: home}
-	data, err := os.ReadFile(file)
+	data, err := ReadFile(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return e, nil
@@ -472,7 +450,7 @@ func (e *Edit) Write() (backup string, err error) {
 		path = real
 	}
 	perm := fs.FileMode(0o600)
-	cur, err := os.ReadFile(path)
+	cur, err := ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if e.exists {

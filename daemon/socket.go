@@ -41,7 +41,7 @@ func SocketPath(cfg *config.Config, getenv func(string) string) (string, error) 
 		if err != nil {
 			return "", err
 		}
-		b, err := os.ReadFile(abs)
+		b, err := config.ReadFile(abs)
 		if err != nil {
 			return "", err
 		}

@@ -197,13 +197,20 @@ func parseReason(err error) string {
 	return msg
 }
 
+// The longest host name and label DNS allows.
+const (
+	maxHostName = 253
+	maxLabel    = 63
+)
+
 // ParseHost parses a URL host as written (no brackets, no port) the way
 // resolvers and browsers would: an IPv6 literal (zone allowed), an IPv4
 // address in any inet_aton spelling (decimal 2130706433, octal 0177.0.0.1,
 // hex 0x7f.0.0.1, short forms 127.1), or a host name. A host that ends in a
 // numeric label but is no valid IPv4 address is an error, not a name, since
 // some resolver may still read it as an address. Names must be ASCII
-// (punycode for internationalized names) letters, digits, '-', '_' and '.'.
+// (punycode for internationalized names) letters, digits, '-', '_' and
+// '.', at most 253 characters of labels of at most 63, as DNS allows.
 func ParseHost(host string) (addr netip.Addr, isIP bool, err error) {
 	if host == "" {
 		return netip.Addr{}, false, fmt.Errorf("a host is required")
@@ -219,6 +226,12 @@ func ParseHost(host string) (addr netip.Addr, isIP bool, err error) {
 	if s == "" {
 		return netip.Addr{}, false, fmt.Errorf("%q is not a valid host name", host)
 	}
+	// DNS's bounds (RFC 1035 §2.3.4, in the text form without the final
+	// dot): a longer name resolves nowhere, and it is no name to quote
+	// whole in a message.
+	if len(s) > maxHostName {
+		return netip.Addr{}, false, fmt.Errorf("a host name is at most %d characters, and this one has %d", maxHostName, len(s))
+	}
 	labels := strings.Split(s, ".")
 	if looksNumeric(labels[len(labels)-1]) {
 		a, ok := parseIPv4(labels)
@@ -230,6 +243,9 @@ func ParseHost(host string) (addr netip.Addr, isIP bool, err error) {
 	for _, l := range labels {
 		if l == "" {
 			return netip.Addr{}, false, fmt.Errorf("%q is not a valid host name (empty label)", host)
+		}
+		if len(l) > maxLabel {
+			return netip.Addr{}, false, fmt.Errorf("a label of a host name (between dots) is at most %d characters, and %s… has %d", maxLabel, l[:16], len(l))
 		}
 		for i := 0; i < len(l); i++ {
 			c := l[i]

@@ -2,6 +2,7 @@ package netguard
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -426,4 +427,33 @@ func FuzzCheckURL(f *testing.F) {
 			t.Fatalf("CheckURL(%q, false) = nil for loopback name", raw)
 		}
 	})
+}
+
+// TestHostLength: a host name is at most 253 characters (without the
+// final dot) of labels of at most 63, as DNS allows; longer ones are
+// refused by ParseHost and so by CheckURL, saying which bound (issue 24
+// §2: a 294-character host and a 64-character label were accepted).
+func TestHostLength(t *testing.T) {
+	label := func(n int) string { return strings.Repeat("a", n) }
+	// 4 labels of 63 and the dots: 255; cut to 253 and 254.
+	long := strings.Join([]string{label(63), label(63), label(63), label(63)}, ".")
+	for _, tt := range []struct {
+		host, want string
+	}{
+		{long[:253], ""},
+		{long[:253] + ".", ""},
+		{label(63) + ".example.com", ""},
+		{long[:254], "a host name is at most 253 characters, and this one has 254"},
+		{strings.Repeat(label(48)+".", 6) + "example", "a host name is at most 253 characters, and this one has 301"},
+		{label(64) + ".example.com", "a label of a host name (between dots) is at most 63 characters, and " + label(64)[:16] + "… has 64"},
+	} {
+		_, _, err := ParseHost(tt.host)
+		if got := fmt.Sprint(err); tt.want == "" && err != nil || tt.want != "" && got != tt.want {
+			t.Errorf("ParseHost(%d characters) = %v; want %q", len(tt.host), err, tt.want)
+		}
+		err = CheckURL("https://"+tt.host+"/mcp", false)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.HasSuffix(err.Error(), ": "+tt.want)) {
+			t.Errorf("CheckURL(https://<%d characters>/mcp) = %v; want %q", len(tt.host), err, tt.want)
+		}
+	}
 }

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/zalando/go-keyring"
+
+	"github.com/switchboardmcp/switchboard/internal/userfile"
 )
 
 // A Vault is a [Store] that can also set, delete and list secrets, backed by
@@ -321,6 +323,15 @@ const (
 	keyBytes  = 32
 )
 
+// Bounds of what the file store reads: the secrets of a machine (OAuth
+// logins are a few kilobytes each) fit in a fraction of maxFileBytes, and
+// a key file holds keyBytes; a stray large file, or a link to a device,
+// is refused unread.
+const (
+	maxFileBytes    = 16 << 20
+	maxKeyFileBytes = 4 << 10
+)
+
 // fileVault keeps secrets in one encrypted file, its key in another.
 // The key file sits next to the data: the encryption keeps secrets out of
 // backups, sync folders and casual reads of the data file, not away from
@@ -476,7 +487,7 @@ func (v *fileVault) load() error {
 	v.loaded = true
 	v.values, v.loadErr = map[string]string{}, nil
 	path := filepath.Join(v.dir, fileName)
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, maxFileBytes, "a secret store")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -510,7 +521,7 @@ func (v *fileVault) load() error {
 // set and it does not exist.
 func (v *fileVault) key(create bool) ([]byte, error) {
 	path := filepath.Join(v.dir, keyName)
-	key, err := os.ReadFile(path)
+	key, err := userfile.Read(path, maxKeyFileBytes, "a secret store's key")
 	if errors.Is(err, fs.ErrNotExist) && create {
 		key = make([]byte, keyBytes)
 		rand.Read(key)

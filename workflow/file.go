@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/internal/decode"
+	"github.com/switchboardmcp/switchboard/internal/userfile"
 	"github.com/switchboardmcp/switchboard/schema"
 )
 
@@ -65,18 +65,11 @@ const maxFileBytes = 1 << 20
 
 // Load reads a workflow file. The error joins a [*config.Problem] for every
 // problem found, each with file, line and field.
+// A file that is not a regular file, or is over 1 MiB, is refused unread.
 func Load(path string) (*Workflow, error) {
-	f, err := os.Open(path)
+	data, err := userfile.Read(path, maxFileBytes, "a workflow file")
 	if err != nil {
 		return nil, &config.Problem{Pos: config.Position{File: path}, Msg: "cannot read: " + unwrapPath(err).Error()}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, &config.Problem{Pos: config.Position{File: path}, Msg: "cannot read: " + unwrapPath(err).Error()}
-	}
-	if len(data) > maxFileBytes {
-		return nil, &config.Problem{Pos: config.Position{File: path}, Msg: fmt.Sprintf("larger than %d bytes", maxFileBytes)}
 	}
 	return Parse(path, data)
 }

@@ -84,7 +84,7 @@ refused unless --replace.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.env, "env", nil, "an environment variable of a stdio server, `NAME=VALUE` (repeatable); a secret as {{secrets.NAME}}")
 	fl.StringArrayVar(&f.headers, "header", nil, "an HTTP header of a network server, `\"Name: value\"` or Name=value (repeatable)")
-	fl.StringVar(&f.transport, "transport", "", "stdio, http, sse or websocket (default: stdio for a command, http for an http(s) URL, websocket for ws(s))")
+	fl.StringVar(&f.transport, "transport", "", "stdio, http (or streamable-http), sse or websocket (or ws) (default: stdio for a command, http for an http(s) URL, websocket for ws(s))")
 	fl.StringVar(&f.description, "description", "", "what the server is for")
 	fl.StringVar(&f.cwd, "cwd", "", "the working directory of a stdio server")
 	fl.DurationVar(&f.timeout, "timeout", 0, "per call (default 60s)")
@@ -101,10 +101,16 @@ refused unless --replace.`,
 
 // server builds the server the flags and arguments describe.
 func (f *addFlags) server(args []string, dash int) (config.Server, error) {
+	// Another client's name for a transport means the same here; an
+	// unknown one is left for the configuration's check to name.
+	transport, ok := config.ParseTransport(f.transport)
+	if !ok {
+		transport = config.Transport(f.transport)
+	}
 	s := config.Server{
 		ID:                 args[0],
 		Description:        f.description,
-		Transport:          config.Transport(f.transport),
+		Transport:          transport,
 		Cwd:                f.cwd,
 		Timeout:            f.timeout,
 		ConnectTimeout:     f.connect,
@@ -194,7 +200,8 @@ func (e *env) add(s config.Server, replace, dryRun bool) error {
 		}
 	}
 	out.TOML = string(config.ServerTOML(s))
-	if _, err := e.loadWith(ed); err != nil {
+	cfg, err := e.loadWith(ed)
+	if err != nil {
 		byServer, other := editProblems(err, ed)
 		msgs := byServer[s.ID]
 		for _, p := range other {
@@ -209,6 +216,15 @@ func (e *env) add(s config.Server, replace, dryRun bool) error {
 			}
 		}
 		return usageErr("add %s:\n%s", s.ID, indent(strings.Join(msgs, "\n")))
+	}
+	// What the configuration warns of in the server added (a command line
+	// through sh -c, PATH in env, …), as validate and serve will.
+	if added, ok := cfg.Server(s.ID); ok {
+		for _, w := range cfg.Warnings {
+			if w.Pos.File == added.Source.File && serverPrefix(w.Field) == added.Source.Field {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("%s %s: %s", s.ID, strings.TrimPrefix(w.Field, added.Source.Field+"."), w.Msg))
+			}
+		}
 	}
 	if !dryRun {
 		backup, err := ed.Write()

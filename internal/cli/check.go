@@ -30,6 +30,7 @@ type finding struct {
 // each finds, without starting anything, what would fail when something
 // starts.
 var startChecks = []func(e *env, cfg *config.Config) []finding{
+	(*env).configWarnings,
 	(*env).checkCommands,
 	(*env).checkPlaceholders,
 	(*env).checkAgents,
@@ -52,6 +53,16 @@ func (e *env) startFindings(cfg *config.Config, cfgErr error) []finding {
 				out = append(out, f)
 			}
 		}
+	}
+	return out
+}
+
+// configWarnings are the configuration's own warnings (config.Warnings):
+// what it may do but most likely should not.
+func (e *env) configWarnings(cfg *config.Config) []finding {
+	var out []finding
+	for _, w := range cfg.Warnings {
+		out = append(out, finding{w, true})
 	}
 	return out
 }
@@ -133,11 +144,14 @@ func commandProblem(command, cwd, path string) string {
 	return ""
 }
 
-// checkPlaceholders finds {{env.NAME}} and {{secrets.NAME}} placeholders
-// that resolve to nothing: in servers' env and headers, [network] proxy and
-// [gateway] auth_token (problems: the start fails), and providers' api_key
-// and headers (warnings: only a run that uses the provider fails). No
-// value is kept or shown.
+// checkPlaceholders resolves, as serve would, the {{env.NAME}} and
+// {{secrets.NAME}} placeholders a start resolves, and finds those that
+// resolve to nothing: in servers' env, headers and oauth credentials,
+// [network] proxy, [gateway] auth_token and [state] database (PostgreSQL),
+// encryption_key and encryption_key_fallbacks (problems: the start fails;
+// a key shorter than a sealer takes too), and providers' api_key and
+// headers (warnings: only a run that uses the provider fails). No value
+// is kept or shown.
 func (e *env) checkPlaceholders(cfg *config.Config) []finding {
 	var store secret.Store
 	lookup := func(kind string) secret.Store {
@@ -146,10 +160,13 @@ func (e *env) checkPlaceholders(cfg *config.Config) []finding {
 		}
 		return store
 	}
-	unresolved := func(v string) []string {
+	// resolve expands v as a start does; ok is false when v holds no
+	// placeholder, or one that is malformed (the configuration's problem)
+	// or unresolved (msgs says which).
+	resolve := func(v string) (value string, ok bool, msgs []string) {
 		ps, err := secret.Parse(v)
 		if err != nil || len(ps) == 0 {
-			return nil // malformed ones are the configuration's problems
+			return "", false, nil
 		}
 		var st secret.Store
 		for _, p := range ps {
@@ -157,19 +174,26 @@ func (e *env) checkPlaceholders(cfg *config.Config) []finding {
 				st = lookup("secrets")
 			}
 		}
-		_, err = secret.Expand(v, e.lookupEnv, st, nil)
-		var msgs []string
+		value, err = secret.Expand(v, e.lookupEnv, st, nil)
 		for _, u := range unresolvedErrors(err) {
 			msgs = append(msgs, u.Error())
 		}
+		return value, err == nil, msgs
+	}
+	unresolved := func(v string) []string {
+		_, _, msgs := resolve(v)
 		return msgs
 	}
 	var out []finding
 	for _, s := range cfg.Servers {
+		var oauth map[string]string
+		if s.OAuth != nil {
+			oauth = map[string]string{"client_secret": s.OAuth.ClientSecret, "private_key": s.OAuth.PrivateKey}
+		}
 		for _, m := range []struct {
 			field string
 			vals  map[string]string
-		}{{"env", s.Env}, {"headers", s.Headers}} {
+		}{{"env", s.Env}, {"headers", s.Headers}, {"oauth", oauth}} {
 			for _, k := range slices.Sorted(maps.Keys(m.vals)) {
 				for _, msg := range unresolved(m.vals[k]) {
 					out = append(out, finding{serverProblem(s, decode.KeyPath(m.field, k), "%s", msg), s.Optional})
@@ -177,11 +201,42 @@ func (e *env) checkPlaceholders(cfg *config.Config) []finding {
 			}
 		}
 	}
+	at := func(src config.Position, field, msg string) finding {
+		return finding{Problem: &config.Problem{Pos: config.Position{File: src.File, Line: src.Line}, Field: field, Msg: msg}}
+	}
 	for _, msg := range unresolved(cfg.Network.Proxy) {
-		out = append(out, finding{Problem: &config.Problem{Field: "network.proxy", Msg: msg}})
+		out = append(out, at(cfg.Network.Source, "network.proxy", msg))
 	}
 	for _, msg := range unresolved(cfg.Gateway.AuthToken) {
-		out = append(out, finding{Problem: &config.Problem{Field: "gateway.auth_token", Msg: msg}})
+		out = append(out, at(cfg.Gateway.Source, "gateway.auth_token", msg))
+	}
+	// [state]: serve resolves the database's placeholders (PostgreSQL
+	// only: a SQLite path has none) before it opens the store, and the
+	// keys whenever encryption_key is set; a key must be long enough for
+	// a sealer.
+	st := cfg.State
+	if st.Shared() {
+		for _, msg := range unresolved(st.Database) {
+			out = append(out, at(st.Source, "state.database", msg))
+		}
+	}
+	if st.EncryptionKey != "" {
+		keys := append([]string{st.EncryptionKey}, st.EncryptionKeyFallbacks...)
+		for i, k := range keys {
+			field := "state.encryption_key"
+			if i > 0 {
+				field = decode.IndexPath("state.encryption_key_fallbacks", i-1)
+			}
+			key, ok, msgs := resolve(k)
+			for _, msg := range msgs {
+				out = append(out, at(st.Source, field, msg))
+			}
+			if ok {
+				if _, err := secret.DeriveKey(key, "validate", 32); err != nil {
+					out = append(out, at(st.Source, field, err.Error()))
+				}
+			}
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
 		p := cfg.Providers[name]

@@ -600,8 +600,12 @@ executable, a placeholder that resolves to nothing ({{secrets.NAME}} in
 neither the secret store nor the environment, {{env.NAME}} unset), an agent
 file that does not load or names a server or provider the configuration
 lacks, a workflow file that does not load or refers to a workflow, agent or
-tool that does not exist. What an optional server or an unused provider
-lacks is a warning.
+tool that does not exist, a [state] placeholder that resolves to nothing.
+What an optional server or an unused provider lacks is a warning; so is
+what the configuration may do but most likely should not (serve prints
+these too): a credential written out where {{secrets.NAME}} belongs, PATH
+set in a server's env, a command line run through sh -c, a URL to the port
+of a service that is no MCP server (22, 6379, 2375, …).
 
 Exits 2 when there is any problem. --json reports each as fields: file,
 line (0 when not known), path and message.`,

@@ -76,7 +76,7 @@ func (e *env) loadWith(ed *config.Edit) (*config.Config, error) {
 			if absPath(p) == target {
 				return content, nil
 			}
-			return os.ReadFile(p)
+			return config.ReadFile(p)
 		}
 		if !e.isLayer(ed.File) {
 			opts.File = ed.File

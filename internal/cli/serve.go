@@ -101,6 +101,11 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		}
 		fmt.Fprintf(e.stderr, "switchboard: serving MCP at http://%s/mcp (SSE at /sse, WebSocket at /ws)\n", ln.Addr())
 	}
+	// After the address line, which must come first; they do not stop
+	// the start.
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(e.stderr, "switchboard: warning: %s\n", w.Error())
+	}
 	// After the address line, which must come first: opening the secret
 	// store may warn.
 	hostOpts.Secrets = e.secretStore()

@@ -17,7 +17,7 @@ func Example() {
 	}
 	fields := decode.Table[Cache]{
 		decode.String("dir", decode.TOML|decode.YAML, func(c *Cache) *string { return &c.Dir }),
-		decode.Duration("ttl", decode.TOML|decode.YAML, func(c *Cache) *time.Duration { return &c.TTL }),
+		decode.Duration("ttl", decode.TOML|decode.YAML, func(c *Cache) *time.Duration { return &c.TTL }, 24*time.Hour),
 	}
 
 	d := decode.New("switchboard.toml", decode.TOML)

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -266,22 +268,57 @@ func StringMap[T any](key string, in Format, p func(*T) *map[string]string, chec
 	return field(key, in, p, (*Decoder).StringMap, check)
 }
 
-// Duration declares a positive Go duration ("90s"); 0 in T means unset.
-func Duration[T any](key string, in Format, p func(*T) *time.Duration) Field[T] {
+// Duration declares a positive Go duration ("90s") of at most max; 0 in T
+// means unset. Every duration has a maximum: a value of years is a
+// mistake, and one near the type's limit overflows what is added to it.
+func Duration[T any](key string, in Format, p func(*T) *time.Duration, max time.Duration) Field[T] {
 	return Value(key, in, p, (*Decoder).Duration, func(t time.Duration) string {
 		if t < 0 {
 			return fmt.Sprintf("must be positive, not %v", t)
 		}
 		return ""
-	})
+	}, AtMost(max))
 }
 
 // Interval declares a [Duration] that may be "off" (or zero), stored as
 // off.
-func Interval[T any](key string, in Format, p func(*T) *time.Duration, off time.Duration) Field[T] {
+func Interval[T any](key string, in Format, p func(*T) *time.Duration, off, max time.Duration) Field[T] {
 	return Value(key, in, p, func(d *Decoder, field string, v any) (time.Duration, bool) {
 		return d.Interval(field, v, off)
-	})
+	}, AtMost(max))
+}
+
+// AtMost is the check of a duration of at most max: "must be at most 24h,
+// not 1000000h".
+func AtMost(max time.Duration) func(time.Duration) string {
+	return func(t time.Duration) string {
+		if t > max {
+			return fmt.Sprintf("must be at most %s, not %s", FormatDuration(max), FormatDuration(t))
+		}
+		return ""
+	}
+}
+
+// FormatDuration writes a duration as people do ("90s", "2m", "1h30m"),
+// in a form [Decoder.Duration] reads back. A negative one is an interval
+// turned off.
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "off"
+	case d%time.Hour == 0:
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+	case d%time.Minute == 0 && d < time.Hour:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+	case d%time.Second == 0 && d < 5*time.Minute:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s" // 90s, not 1m30s
+	}
+	s := d.String()
+	// 1h30m0s → 1h30m, 2m30s stays.
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	return s
 }
 
 // Count declares a whole number from 0 to 1<<20.

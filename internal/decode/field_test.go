@@ -50,7 +50,7 @@ var boxFields = Table[box]{
 		}
 		return msgs
 	}).Only("stdio"),
-	Duration("wait", TOML|YAML, func(b *box) *time.Duration { return &b.Wait }),
+	Duration("wait", TOML|YAML, func(b *box) *time.Duration { return &b.Wait }, time.Hour),
 	Value("wait", JSON, func(b *box) *time.Duration { return &b.Wait }, func(d *Decoder, field string, v any) (time.Duration, bool) {
 		n, ok := v.(json.Number)
 		if !ok {
@@ -60,7 +60,7 @@ var boxFields = Table[box]{
 		ms, _ := n.Int64()
 		return time.Duration(ms) * time.Millisecond, true
 	}),
-	Interval("every", TOML, func(b *box) *time.Duration { return &b.Every }, -1),
+	Interval("every", TOML, func(b *box) *time.Duration { return &b.Every }, -1, time.Hour),
 	Count("n", TOML, func(b *box) *int { return &b.N }),
 	AtLeastOne("min1", TOML, func(b *box) *int { return &b.Min1 }),
 	Bytes("size", TOML, func(b *box) *int { return &b.Size }, 10, 20),
@@ -230,6 +230,17 @@ func TestCheck(t *testing.T) {
 	boxFields.Check(&box{}, func(field, msg string) { got = append(got, field+": "+msg) })
 	if len(got) > 0 {
 		t.Errorf("Check of the zero value: %q, want nothing (zero means unset)", got)
+	}
+	// A duration and an interval have a maximum; "off" is within it.
+	got = nil
+	boxFields.Check(&box{Wait: 90 * time.Minute, Every: 1000000 * time.Hour}, func(field, msg string) { got = append(got, field+": "+msg) })
+	if diff := cmp.Diff([]string{"wait: must be at most 1h, not 1h30m", "every: must be at most 1h, not 1000000h"}, got); diff != "" {
+		t.Errorf("Check beyond the maximum (-want +got):\n%s", diff)
+	}
+	got = nil
+	boxFields.Check(&box{Wait: time.Hour, Every: -1}, func(field, msg string) { got = append(got, field+": "+msg) })
+	if len(got) > 0 {
+		t.Errorf("Check at the maximum, and off: %q, want nothing", got)
 	}
 }
 
