@@ -60,6 +60,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/strictjson"
 	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
@@ -730,7 +731,11 @@ func (s *sse) send(event, id string, v any) error {
 
 // --- plumbing
 
-// body reads a request body, bounded.
+// body reads a request body, bounded, and refuses one that repeats a
+// member name in an object or holds bytes that are not UTF-8: the first
+// would be read one way by a check and another by what stores it (Go
+// keeps the last of two "command" members), the second changed without a
+// word (to U+FFFD). Every body of the API is read here.
 func (a *API) body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.opts.MaxBodyBytes))
 	var mbe *http.MaxBytesError
@@ -741,6 +746,15 @@ func (a *API) body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, &problem{Status: http.StatusBadRequest, Title: "could not read the body", Detail: err.Error()}
+	}
+	var se *strictjson.Error
+	if errors.As(strictjson.Check(b), &se) {
+		title := "the body repeats a member name (RFC 8259 §4: names must be unique to mean one thing)"
+		if se.Err == strictjson.ErrInvalidUTF8 {
+			title = "the body is not UTF-8 (RFC 8259 §8.1)"
+		}
+		return nil, &problem{Status: http.StatusBadRequest, Title: title, Detail: se.Error(),
+			Errors: []fieldError{{Field: se.Field, Detail: se.Error()}}}
 	}
 	return b, nil
 }

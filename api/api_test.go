@@ -239,6 +239,35 @@ func TestServersAndTools(t *testing.T) {
 	a.wantProblem("deleted", 404, "", code, h, body)
 }
 
+// TestStrictBodies: a body that repeats a member name, or holds bytes
+// that are not UTF-8, is refused with a 400 naming the field, and changes
+// nothing. Before, the last of two "command" members was the one stored
+// (one validated and written by a check that kept the first would have
+// run another), an "arguments" given twice called the tool with the last,
+// and a byte that is not UTF-8 was stored as U+FFFD.
+func TestStrictBodies(t *testing.T) {
+	a := startAPI(t)
+	b, _ := json.Marshal(interop.Build(t, fixturePkg))
+	bin := string(b)
+	for _, tc := range []struct {
+		name, method, path, body, field string
+	}{
+		{"command twice", "POST", "/api/v1/servers", `{"id":"d","command":"/nonexistent/checked","command":` + bin + `}`, "command"},
+		{"command twice, once escaped", "POST", "/api/v1/servers", `{"id":"d","command":"/nonexistent/checked","comm\u0061nd":` + bin + `}`, "command"},
+		{"an env key twice", "POST", "/api/v1/servers", `{"id":"d","command":` + bin + `,"env":{"MODE":"safe","MODE":"unsafe"}}`, "env.MODE"},
+		{"not UTF-8", "POST", "/api/v1/servers", `{"id":"d","command":` + bin + ",\"description\":\"bad \xff byte\"}", "description"},
+		{"PUT", "PUT", "/api/v1/servers/d", `{"id":"d","id":"e","command":` + bin + `}`, "id"},
+		{"arguments twice", "POST", "/api/v1/tools/mcp_a_add/call", `{"arguments":{"a":2,"b":3},"arguments":{"a":40,"b":2}}`, "arguments"},
+		{"an argument twice", "POST", "/api/v1/tools/mcp_a_echo/call", `{"arguments":{"text":"checked","text":"smuggled"}}`, "arguments.text"},
+	} {
+		code, h, body := a.do(tc.method, tc.path, tc.body)
+		a.wantProblem(tc.name, http.StatusBadRequest, tc.field, code, h, body)
+	}
+	if code, _, body := a.do("GET", "/api/v1/servers/d", ""); code != 404 {
+		t.Errorf("a refused server exists: %d %s", code, body)
+	}
+}
+
 // TestEvents: the SSE stream says when a server is added and comes up.
 func TestEvents(t *testing.T) {
 	a := startAPI(t)

@@ -554,3 +554,45 @@ func TestResolveStep(t *testing.T) {
 		t.Errorf("c called %d times after %s: %s", n, hows[won], b)
 	}
 }
+
+// TestBuiltinServerAsDocumented: a daemon whose published workflows are a
+// built-in server answers every request about its servers and tools as
+// its OpenAPI document says (recordAPI checks each answer against it):
+// before, GET /api/v1/servers answered origin "builtin", which the
+// document's enum did not have.
+func TestBuiltinServerAsDocumented(t *testing.T) {
+	wf, err := workflow.Parse("gated.yaml", []byte(gated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startAPIWith(t, func(o *daemon.Options) {
+		o.Workflows = []*workflow.Workflow{wf}
+		o.Config.Gateway.Workflows = []string{"gated"}
+	})
+	bin, _ := json.Marshal(interop.Build(t, fixturePkg))
+	if code, _, body := a.do("POST", "/api/v1/servers", `{"id":"off","command":`+string(bin)+`}`); code != 201 {
+		t.Fatalf("POST a server: %d %s", code, body)
+	}
+	if code, _, body := a.do("POST", "/api/v1/servers/off/disable", ""); code != 200 {
+		t.Fatalf("disable it: %d %s", code, body)
+	}
+	code, _, body := a.do("GET", "/api/v1/servers", "")
+	if code != 200 || !strings.Contains(string(body), `"id":"workflows","origin":"builtin"`) {
+		t.Fatalf("GET servers: %d %s; want the built-in server listed", code, body)
+	}
+	for _, path := range []string{
+		"/api/v1/servers/workflows", "/api/v1/servers/a", "/api/v1/servers/off",
+		"/api/v1/tools", "/api/v1/tools?server=workflows", "/api/v1/tools/workflow_gated",
+		"/api/v1/resources", "/api/v1/resources/templates", "/api/v1/prompts", "/api/v1/workflows",
+	} {
+		if code, _, body := a.do("GET", path, ""); code != 200 {
+			t.Errorf("GET %s: %d %s", path, code, body)
+		}
+	}
+	for _, path := range []string{"/api/v1/servers/workflows/disable", "/api/v1/servers/workflows/restart"} {
+		code, h, body := a.do("POST", path, "")
+		a.wantProblem("POST "+path, http.StatusConflict, "", code, h, body)
+	}
+	code, h, body := a.do("DELETE", "/api/v1/servers/workflows", "")
+	a.wantProblem("DELETE the built-in server", http.StatusConflict, "", code, h, body)
+}

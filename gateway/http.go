@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -202,8 +205,10 @@ func (g *Gateway) Mount(gd *Guard, opts *HTTPOptions) {
 // stream and DELETE by the stateful handler, where 2025-11-25 and older
 // clients hold sessions, created by an initialize without a session.
 //
-// It also does what the SDK's stateful handler does not (go-sdk v1.8.0):
-// any other request without a session is refused with 400, as the spec
+// It also does what the SDK's handlers do not (go-sdk v1.8.0): a POST
+// whose Accept does not list both application/json and text/event-stream,
+// or a GET whose Accept does not list text/event-stream, is refused with
+// 406 (acceptable); any other request without a session is refused with 400, as the spec
 // asks (the SDK would open a session for it, answer 200 with an error in
 // the stream and close the session again); a batch is refused on a
 // session that negotiated 2025-06-18 or later, where batches do not exist
@@ -226,6 +231,9 @@ const firstSessionlessVersion = "2026-07-28"
 const firstVersionWithoutBatches = "2025-06-18"
 
 func (b *byGeneration) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !acceptable(w, r) {
+		return
+	}
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 		b.serveSession(w, r, id)
 		return
@@ -261,6 +269,57 @@ func (b *byGeneration) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSONRPCError(w, http.StatusBadRequest, first, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 		Message: "Bad Request: Mcp-Session-Id header required: this request belongs to a session; start one with initialize (a 2026-07-28 client sends MCP-Protocol-Version instead and needs no session)"})
+}
+
+// acceptable answers 406 Not Acceptable, with a JSON-RPC error that has no
+// id, to a request whose Accept header does not list what the Streamable
+// HTTP transport requires of every client (2025-03-26 through
+// 2026-07-28): application/json and text/event-stream for a POST,
+// text/event-stream for a GET. Listed means named, with a quality above
+// zero: "*/*" (curl's default) names neither, so that a client that sends
+// it and cannot read an event stream learns so here rather than from a
+// stream it cannot parse. The go-sdk takes "*/*" for both and answers a
+// request without Accept 400; the TypeScript and Python SDKs answer 406,
+// the status HTTP gives a request whose Accept the answer cannot meet
+// (RFC 9110 §15.5.7). Other methods need no Accept.
+func acceptable(w http.ResponseWriter, r *http.Request) bool {
+	var need []string
+	switch r.Method {
+	case http.MethodPost:
+		need = []string{"application/json", "text/event-stream"}
+	case http.MethodGet:
+		need = []string{"text/event-stream"}
+	default:
+		return true
+	}
+	listed := map[string]bool{}
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, params, err := mime.ParseMediaType(part)
+			if err != nil {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+					continue
+				}
+			}
+			listed[mt] = true // ParseMediaType lowers its case
+		}
+	}
+	var missing []string
+	for _, t := range need {
+		if !listed[t] {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return true
+	}
+	writeJSONRPCError(w, http.StatusNotAcceptable, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+		Message: fmt.Sprintf("Not Acceptable: the Accept header must list %s (a %s to the MCP endpoint; it lacks %s)",
+			strings.Join(need, " and "), r.Method, strings.Join(missing, " and "))})
+	return false
 }
 
 // readMessages reads a session-less POST's body (bounded by maxBody) and

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/transport"
 )
 
 // CallOptions configures one call. Nil means defaults.
@@ -311,6 +312,14 @@ func (h *Host) serverFailure(err error) error {
 	msg, _ := h.lim.cleanText(h.redact(err.Error()), h.lim.desc)
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
+		if re := transport.RefusedAnswer(je); re != nil {
+			// Not the server's error: its answer was refused (a
+			// repeated member name, bytes that are not UTF-8, a batch).
+			// A failure on the way, which the *CallError around it names
+			// the server of; not a protocol error to pass on as its own.
+			m, _ := h.lim.cleanText(h.redact(re.Reason.Error()), h.lim.desc)
+			return &transport.RefusedError{Reason: errors.New(m)}
+		}
 		// The server answered with a protocol error: keep its code, its
 		// message and data (redacted) for a caller that passes it on.
 		m, _ := h.lim.cleanText(h.redact(je.Message), h.lim.desc)

@@ -52,7 +52,31 @@ func (s *server) warningsLocked() []string {
 	if n := s.stdoutSkipped.Load(); n > 0 {
 		out = append(out, fmt.Sprintf("stdout: %d lines that were not JSON-RPC messages skipped (the first %d logged)", n, maxStdoutLogged))
 	}
+	if n := s.refused.Load(); n > 0 {
+		out = append(out, fmt.Sprintf("refused %d messages the protocol does not allow (the first %d logged)", n, maxRefusedLogged))
+	}
 	return out
+}
+
+// maxRefusedLogged bounds how many refused messages of one server are
+// logged; the rest are counted in its status.
+const maxRefusedLogged = 10
+
+// refusedMessage logs a message of the server's that the protocol does
+// not allow (transport's RefusedMessage: a repeated member name, bytes
+// that are not UTF-8, a batch): the request it answered has failed with
+// the reason, anything else in it was dropped. The first maxRefusedLogged
+// of the server's are logged, the rest counted.
+func (s *server) refusedMessage(err error) {
+	n := s.refused.Add(1)
+	if n > maxRefusedLogged {
+		return
+	}
+	s.log.Warn("refused a message from the server; the request it answers fails, a notification or request in it is dropped",
+		"reason", s.h.redact(err.Error()))
+	if n == maxRefusedLogged {
+		s.log.Warn("further refused messages are counted, not logged (see its status)")
+	}
 }
 
 // maxStdoutLogged bounds how many skipped stdout lines of one server are

@@ -47,6 +47,7 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 			Stderr:          stderr,
 			MaxMessageBytes: s.h.opts.MaxMessageBytes,
 			SkippedLine:     s.stdoutLine,
+			RefusedMessage:  s.refusedMessage,
 		}
 		if _, ok := packageRunner(rs.Command, rs.Args); ok {
 			// Stopped while it installs, it must not be killed mid-install
@@ -130,6 +131,7 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 			Header:          headerOf(rs.Headers),
 			HTTPClient:      hc,
 			MaxMessageBytes: int64(s.h.opts.MaxMessageBytes),
+			RefusedMessage:  s.refusedMessage,
 		}
 		return client.Connect(ctx, s.tap(t), sopts)
 	}

@@ -19,7 +19,9 @@ import (
 
 // httpClient is the client for one network server: its configured headers on
 // every request, no proxy from the environment (a proxy would hide the real
-// target), no cross-origin redirects, and bounded response bodies.
+// target), no cross-origin redirects, bounded response bodies, and the
+// messages in them checked (transport.StrictBodies) before the SDK, or the
+// progress tap, reads them.
 func (s *server) httpClient(rs config.Server, rec *statusRecorder) *http.Client {
 	// The guarded dialer resolves once and dials the checked address;
 	// allow_local_endpoint admits exactly the authored host:port (resolved
@@ -41,6 +43,10 @@ func (s *server) httpClient(rs config.Server, rec *statusRecorder) *http.Client 
 		ht.origin = netguard.Origin(u)
 	}
 	rt := transport.LimitBodies(ht, int64(s.h.opts.MaxMessageBytes))
+	rt = transport.StrictBodies(rt, s.h.opts.MaxMessageBytes, s.refusedMessage)
+	if rec != nil && rec.progress != nil {
+		rt = &progressTransport{rt: rt, h: rec.progress}
+	}
 	// headerTransport adds the configured headers only to requests to the
 	// server's own origin, and the policy drops them (and Authorization,
 	// Cookie) from a cross-origin hop, which it refuses unless the server
@@ -88,16 +94,35 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil && t.rec != nil && req.Method == http.MethodPost {
 		t.rec.record(resp.StatusCode)
 	}
-	if err == nil && t.rec != nil && t.rec.progress != nil && resp.Body != nil &&
-		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		resp.Body = &sseProgressTap{rc: resp.Body, h: t.rec.progress}
+	return resp, err
+}
+
+// progressTransport routes the progress notifications of event streams
+// (sseProgressTap); it wraps the checks, so that it reads only what they
+// let through.
+type progressTransport struct {
+	rt http.RoundTripper
+	h  *Host
+}
+
+func (t *progressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(req)
+	if err == nil && resp.Body != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = &sseProgressTap{rc: resp.Body, h: t.h}
 	}
 	return resp, err
 }
 
+// CloseIdleConnections forwards to the wrapped RoundTripper.
+func (t *progressTransport) CloseIdleConnections() {
+	if c, ok := t.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 type statusRecorder struct {
 	// progress, when set, routes progress notifications read from event
-	// stream bodies (Streamable HTTP).
+	// stream bodies (Streamable HTTP; progressTransport).
 	progress *Host
 
 	code atomic.Int32 // of the last POST answered

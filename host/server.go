@@ -67,6 +67,7 @@ type server struct {
 	// its stdout (declared.go).
 	notes         map[string][]string // by listing; s.mu
 	stdoutSkipped atomic.Int64        // stdout lines that were not messages
+	refused       atomic.Int64        // messages refused (transport's RefusedMessage)
 
 	// envKeys are the names of the stdio child's environment (stderr.go);
 	// read by explain, which runs with s.mu held.

@@ -80,6 +80,15 @@ type Command struct {
 	// reading goroutine and must not block nor keep line, which is valid
 	// during the call only and may be up to MaxMessageBytes long.
 	SkippedLine func(line []byte)
+	// RefusedMessage receives each message from the child that the
+	// protocol does not allow (a *[RefusedError]: a repeated member name,
+	// bytes that are not UTF-8, a batch where none may be; see "Refused
+	// messages" in the package doc). The request such a message answers
+	// fails with an error answer ([CodeRefusedMessage]); anything else in
+	// it is dropped; the connection stays up. It is called on the
+	// connection's reading goroutine and must not block; nil drops them
+	// silently.
+	RefusedMessage func(err error)
 	// TerminateGrace is how long Close waits for the child to exit after
 	// closing its stdin, and again after SIGTERM, before escalating; zero or
 	// negative means [DefaultTerminateGrace].
@@ -135,8 +144,10 @@ func (c *Command) Connect(ctx context.Context) (mcp.Connection, error) {
 	// The SDK's IOTransport does the framing (and bounds a message again);
 	// messageLines hands it only the lines that are messages. Closing the
 	// connection closes its Writer, which stops the child.
+	lines := newMessageLines(procStdout{p}, max, c.SkippedLine)
+	lines.refused, lines.batches = c.RefusedMessage, new(atomic.Bool)
 	conn, err := (&mcp.IOTransport{
-		Reader:        newMessageLines(procStdout{p}, max, c.SkippedLine),
+		Reader:        lines,
 		Writer:        procStdin{p},
 		MaxLineLength: max,
 	}).Connect(ctx)
@@ -144,6 +155,7 @@ func (c *Command) Connect(ctx context.Context) (mcp.Connection, error) {
 		p.stop()
 		return nil, err
 	}
+	conn = &versionWatch{Connection: conn, batches: lines.batches}
 	c.mu.Lock()
 	c.proc, c.conn = p, conn
 	c.mu.Unlock()

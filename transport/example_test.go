@@ -2,9 +2,11 @@ package transport_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 
@@ -69,4 +71,32 @@ func ExampleNewWebSocketHandler() {
 
 	// A client connects with:
 	//	session, err := client.Connect(ctx, &transport.WebSocket{URL: "ws://127.0.0.1:8080/ws"}, nil)
+}
+
+// ExampleStrictBodies checks what the go-sdk's Streamable HTTP client
+// reads: a refused message fails the call it answers, with the reason.
+func ExampleStrictBodies() {
+	srv := http.NewServeMux()
+	srv.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		// An answer with two "result" members: the SDK alone would keep
+		// the last.
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"},"result":{}}`)
+	})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+
+	hc := &http.Client{Transport: transport.StrictBodies(transport.LimitBodies(nil, 0), 0, func(err error) {
+		fmt.Println("refused:", err)
+	})}
+	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "v0.0.1"}, nil)
+	_, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: hc},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	var je *jsonrpc.Error
+	if errors.As(err, &je) && transport.RefusedAnswer(je) != nil {
+		fmt.Println("initialize failed:", je.Message)
+	}
+	// Output:
+	// refused: refused the server's message: duplicate member name "result"
+	// initialize failed: refused the server's message: duplicate member name "result"
 }

@@ -17,7 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// FuzzWebSocketFrames: whatever one text frame a server sends, the client
+// FuzzWebSocketFrames: whatever one text frame a server sends (and then a
+// notification, for a frame that is refused and dropped), the client
 // connection returns a message or an error, bounded in size and time, and
 // never panics.
 func FuzzWebSocketFrames(f *testing.F) {
@@ -35,6 +36,7 @@ func FuzzWebSocketFrames(f *testing.F) {
 		}
 		defer c.CloseNow()
 		c.Write(r.Context(), websocket.MessageText, <-frames)
+		c.Write(r.Context(), websocket.MessageText, []byte(`{"jsonrpc":"2.0","method":"after"}`))
 		// Keep the connection until the client has read.
 		c.Read(r.Context())
 	}))
@@ -76,6 +78,7 @@ func FuzzStdioFraming(f *testing.F) {
 	f.Add([]byte("{\"result\":{\"t\":\"}\\\"{\"},\"jsonrpc\":\"2.0\",\"id\":2}\n{\"jsonrpc\":\"2.0\",\"id\":\n"))
 	f.Add([]byte("[{\"jsonrpc\":\"2.0\",\"method\":\"a\"},{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":[]}]\n[]\n[1]\n"))
 	f.Add([]byte("{\"json\\u0072pc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":tru}\n"))
+	f.Add([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"result\":1}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"result\":\"\xff\"}\n"))
 	const bound = 1024
 	f.Fuzz(func(t *testing.T, out []byte) {
 		want, exact := 0, true
@@ -89,7 +92,8 @@ func FuzzStdioFraming(f *testing.F) {
 			if !isMessage(line) {
 				continue
 			}
-			if _, err := jsonrpc.DecodeMessage(line); err != nil || !json.Valid(line) || bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")) {
+			if _, err := jsonrpc.DecodeMessage(line); err != nil || !json.Valid(line) || bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")) ||
+				checkMessage(line, false) != nil { // refused: replaced by as many answers as it has ids
 				exact = false
 			}
 			want++

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync/atomic"
 )
 
 // messageLines is what the SDK's framing reads a child's stdout through.
@@ -27,6 +28,13 @@ import (
 // stray output, and skipping it would leave a call waiting for an answer
 // that was lost.
 //
+// A message line the protocol does not allow (checkMessage: a repeated
+// member name, bytes that are not UTF-8, a batch where none may be) is
+// replaced by the error answers of the requests it answered
+// (refusedAnswers), and reported to refused. A batch that may be (of
+// requests and notifications, in a session before 2025-06-18) is handed
+// on one message a line.
+//
 // A line longer than max bytes, message or not, fails the connection
 // (ErrMessageTooLarge), and so does endless output without a newline: the
 // bound on what one server can make the host hold.
@@ -34,6 +42,10 @@ type messageLines struct {
 	r       io.ReadCloser
 	max     int
 	skipped func(line []byte) // nil: skipped silently
+	refused func(error)       // nil: refused silently
+	// batches, when set and true, lets batches of requests and
+	// notifications through: the session is older than 2025-06-18.
+	batches *atomic.Bool
 
 	buf     []byte // read from r: buf[start:] is not yet classified
 	start   int
@@ -93,6 +105,33 @@ func (m *messageLines) tooLong() error {
 func (m *messageLines) take(line []byte) {
 	content := bytes.TrimRight(line, "\r\n")
 	if isMessage(content) {
+		if err := checkMessage(content, m.batches != nil && m.batches.Load()); err != nil {
+			var out []byte
+			for _, a := range refusedAnswers(content, err) {
+				out = append(append(out, a...), '\n')
+			}
+			m.out = out
+			if m.refused != nil {
+				m.refused(err)
+			}
+			return
+		}
+		if firstByte(content) == '[' {
+			// A batch of requests and notifications, which a session
+			// before 2025-06-18 may have: handed on one message a line,
+			// as the go-sdk's client fails on a batch of two
+			// notifications ("duplicate message ID"). Its requests are
+			// answered one by one, which JSON-RPC allows (SHOULD).
+			var elems []json.RawMessage
+			if json.Unmarshal(content, &elems) == nil {
+				var out []byte
+				for _, e := range elems {
+					out = append(append(out, e...), '\n')
+				}
+				m.out = out
+				return
+			}
+		}
 		// Ended by a plain newline: the SDK refuses anything but a line
 		// ending after a message ({...} followed by a space).
 		m.out = line
@@ -192,7 +231,8 @@ func (s *shape) space() {
 
 // message scans the object at s.i and reports whether its members make it
 // a JSON-RPC message, the way the go-sdk's decoder reads one (keys are
-// case-sensitive; of a repeated key, the last counts).
+// case-sensitive), or would under another reading of a repeated key: such
+// a line is refused as a message (checkMessage), not skipped as output.
 func (s *shape) message() bool {
 	s.i++ // '{'
 	var version, method, id bool
@@ -221,11 +261,11 @@ func (s *shape) message() bool {
 		val := s.b[v:s.i]
 		switch {
 		case stringIs(key, "jsonrpc"):
-			version = stringIs(val, "2.0")
+			version = version || stringIs(val, "2.0")
 		case stringIs(key, "method"):
 			method = true
 		case stringIs(key, "id"):
-			id = string(val) != "null"
+			id = id || string(val) != "null"
 		}
 		s.space()
 		switch s.peek() {

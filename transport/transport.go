@@ -54,6 +54,29 @@
 // MCP over WebSocket (github.com/coder/websocket): subprotocol "mcp", one
 // JSON-RPC message per text frame.
 //
+// # Refused messages
+//
+// A message from a server that the protocol does not allow is refused,
+// not read the SDK's way: one with a member name twice in an object
+// (RFC 8259 §4 leaves the meaning to the reader, and the go-sdk keeps the
+// last "result", so a checker that keeps the first can be shown one
+// answer while the caller gets another), one with bytes that are not
+// UTF-8 (§8.1 requires it; the SDK would turn them into U+FFFD without a
+// word), and a JSON-RPC batch where none may be (MCP removed batches in
+// 2025-06-18, and a batch holding an answer answers nothing Switchboard
+// sent: it never sends one). Each [Command] line, [WebSocket] message and
+// (through [StrictBodies]) Streamable HTTP or SSE message is checked
+// (internal/strictjson: one pass, well under a microsecond for a typical
+// message, no allocation when it passes).
+//
+// What a refused message does: each request it answers fails at once
+// with an error answer ([CodeRefusedMessage], read back by
+// [RefusedAnswer]) that says what was wrong without quoting the message;
+// a notification or request in it is dropped; the transport's
+// RefusedMessage callback hears of it (the host logs it, naming the
+// server); the connection stays up, since the framing (a line, a frame,
+// an event) is intact. An answer with two ids fails both requests.
+//
 // # Bounds
 //
 // Every transport here bounds the size of one inbound JSON-RPC message,

@@ -38,6 +38,12 @@ type WebSocket struct {
 	// (status 1009) and fails Read with an error wrapping
 	// [ErrMessageTooLarge].
 	MaxMessageBytes int64
+	// RefusedMessage receives each message from the server that the
+	// protocol does not allow, as [Command.RefusedMessage] does: the
+	// request it answers fails, anything else in it is dropped, the
+	// connection stays up. Batches are never allowed: MCP over WebSocket
+	// came after them. Nil drops such messages silently.
+	RefusedMessage func(err error)
 }
 
 // Connect performs the WebSocket handshake. It fails if the server does not
@@ -75,7 +81,8 @@ func (t *WebSocket) Connect(ctx context.Context) (mcp.Connection, error) {
 		cancel()
 		return nil, fmt.Errorf("transport: websocket %s: server did not agree to subprotocol %q (got %q)", where, WebSocketSubprotocol, got)
 	}
-	return newWSConn(c, t.MaxMessageBytes, cancel), nil
+	w := newWSConn(c, t.MaxMessageBytes, cancel, true, t.RefusedMessage)
+	return w, nil
 }
 
 // redactURL keeps the scheme, host and path of u: its user info and query
@@ -99,6 +106,11 @@ type wsConn struct {
 	incoming chan msgOrErr
 	readDone chan struct{}
 
+	// strict checks each message as Command does (the client side: what
+	// a server sends); refused hears of each refused one.
+	strict  bool
+	refused func(error)
+
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
@@ -109,7 +121,7 @@ type msgOrErr struct {
 	err error
 }
 
-func newWSConn(c *websocket.Conn, max int64, dialCancel context.CancelFunc) *wsConn {
+func newWSConn(c *websocket.Conn, max int64, dialCancel context.CancelFunc, strict bool, refused func(error)) *wsConn {
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
 	}
@@ -123,6 +135,8 @@ func newWSConn(c *websocket.Conn, max int64, dialCancel context.CancelFunc) *wsC
 		incoming:   make(chan msgOrErr),
 		readDone:   make(chan struct{}),
 		closed:     make(chan struct{}),
+		strict:     strict,
+		refused:    refused,
 	}
 	// One reader goroutine, reading with the connection's own context:
 	// coder/websocket closes the connection when a Read's context ends, and
@@ -144,6 +158,25 @@ func (w *wsConn) readLoop() {
 		case typ != websocket.MessageText:
 			m.err = errors.New("transport: websocket: binary frame (MCP messages are text frames)")
 			w.c.Close(websocket.StatusUnsupportedData, "MCP messages are text frames")
+		case w.strict:
+			if err := checkMessage(data, false); err != nil {
+				if w.refused != nil {
+					w.refused(err)
+				}
+				for _, a := range refusedAnswers(data, err) {
+					msg, err := jsonrpc.DecodeMessage(a)
+					if err != nil {
+						continue
+					}
+					select {
+					case w.incoming <- msgOrErr{msg: msg}:
+					case <-w.closed:
+						return
+					}
+				}
+				continue
+			}
+			fallthrough
 		default:
 			m.msg, m.err = jsonrpc.DecodeMessage(data)
 			if m.err != nil {
@@ -307,7 +340,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.Close(websocket.StatusPolicyViolation, `subprotocol "mcp" required`)
 		return
 	}
-	conn := newWSConn(c, h.opts.MaxMessageBytes, nil)
+	conn := newWSConn(c, h.opts.MaxMessageBytes, nil, false, nil)
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()

@@ -135,6 +135,15 @@
 //	-counter             add tool count, which answers "call N" for its Nth call in this
 //	                     process: two callers see one process (a running serve's) when
 //	                     the second gets "call 2"
+//	-bad-answer MODE     add tool bad, whose calls are answered below the SDK with what
+//	                     the protocol does not allow; MODE is one of
+//	                       duplicate-result  two "result" members: "checked" first, "smuggled" last
+//	                       invalid-utf8      a text holding a byte that is not UTF-8
+//	                       batch             the answer alone in a batch (an array)
+//	                       two-ids           the call's id, and a second "id" member 999
+//	                       notification      a log message with two "data" members
+//	                                         ("checked", "smuggled") first, then the
+//	                                         SDK's proper answer
 //
 // The PIDs written are those the fixture sees: in a PID namespace of its own
 // (where its own PID is 1) tests translate them with interop.HostPIDIn.
@@ -201,6 +210,7 @@ type config struct {
 	callLog                              string
 	metaLog                              string
 	readOnly, idempotent                 stringList
+	badAnswer                            string
 }
 
 // annotations are the annotations -read-only and -idempotent declare on
@@ -216,7 +226,7 @@ func (c *config) annotations(name string) *mcp.ToolAnnotations {
 // intercepts reports whether the stdio byte streams must be filtered.
 func (c *config) intercepts() bool {
 	return c.hang || c.hangInit || c.crashOnCall || c.garbage || c.hugeLine > 0 ||
-		c.streamForever || c.ignoreStdinClose || len(c.rawTools) > 0
+		c.streamForever || c.ignoreStdinClose || len(c.rawTools) > 0 || c.badAnswer != ""
 }
 
 type stringList []string
@@ -265,8 +275,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&c.readOnly, "read-only", "declare readOnlyHint on tool `NAME` (echo, add or slow; repeatable)")
 	fs.Var(&c.idempotent, "idempotent", "declare idempotentHint on tool `NAME` (echo, add or slow; repeatable)")
 	fs.StringVar(&c.metaLog, "meta-log", "", "append a line `METHOD META` to this file for every request, META its _meta as JSON")
+	fs.StringVar(&c.badAnswer, "bad-answer", "", "add tool bad, answered with what the protocol does not allow: `MODE` duplicate-result, invalid-utf8, batch, two-ids or notification")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if _, ok := badAnswers[c.badAnswer]; c.badAnswer != "" && !ok {
+		return nil, fmt.Errorf("-bad-answer %q: unknown mode", c.badAnswer)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())

@@ -138,6 +138,14 @@ func newServer(c *config) *mcp.Server {
 	if c.hostileText {
 		addHostileText(s)
 	}
+	if c.badAnswer != "" {
+		// Answered below the SDK (wire.go); this handler answers only
+		// in mode notification, after the notification.
+		s.AddTool(&mcp.Tool{Name: "bad", Description: "Answered with a message the protocol does not allow (-bad-answer).", InputSchema: emptyObject},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: text("bad answered properly")}, nil
+			})
+	}
 	if c.descriptionBytes > 0 {
 		addLongDescription(s, c.descriptionBytes)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -65,6 +66,9 @@ func (f *filter) pass(line []byte) bool {
 	var msg struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
 	}
 	if json.Unmarshal(line, &msg) != nil || msg.ID == nil {
 		return true // batches, notifications, responses: the SDK's business
@@ -86,6 +90,13 @@ func (f *filter) pass(line []byte) bool {
 		return true
 	}
 	c := f.c
+	if c.badAnswer != "" && msg.Params.Name == "bad" {
+		f.out.raw(func(w io.Writer) error {
+			_, err := io.WriteString(w, strings.ReplaceAll(badAnswers[c.badAnswer], "ID", id.String())+"\n")
+			return err
+		})
+		return c.badAnswer == "notification" // the SDK answers after it
+	}
 	if c.garbage {
 		f.out.raw(func(w io.Writer) error {
 			_, err := io.WriteString(w, "this is not JSON\n"+
@@ -126,6 +137,15 @@ func (f *filter) pass(line []byte) bool {
 		return false
 	}
 	return true
+}
+
+// badAnswers are -bad-answer's messages, by mode; ID is the call's id.
+var badAnswers = map[string]string{
+	"duplicate-result": `{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"checked"}]},"result":{"content":[{"type":"text","text":"smuggled"}]}}`,
+	"invalid-utf8":     "{\"jsonrpc\":\"2.0\",\"id\":ID,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"bad \xff byte\"}]}}",
+	"batch":            `[{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"in a batch"}]}}]`,
+	"two-ids":          `{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"two ids"}]},"id":999}`,
+	"notification":     `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"bad","data":"checked","data":"smuggled"}}`,
 }
 
 // writeHugeLine writes a JSON-RPC response of exactly n bytes (a text block
