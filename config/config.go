@@ -84,6 +84,10 @@ const (
 	// servers declare (see [Limits]).
 	DefaultMaxDescriptionBytes = 8 << 10
 	DefaultMaxNameBytes        = 256
+	// DefaultMaxWorkflowDepth and DefaultMaxForEachItems bound workflow
+	// runs (see [Limits]; the workflow package's Limits).
+	DefaultMaxWorkflowDepth = 8
+	DefaultMaxForEachItems  = 1000
 )
 
 // Config is the whole, merged configuration.

@@ -144,6 +144,7 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 		Database:          db,
 		Agents:            o.Agents,
 		Workflows:         w.byID,
+		Limits:            workflow.Limits{MaxDepth: o.Config.Limits.MaxWorkflowDepth, MaxItems: o.Config.Limits.MaxForEachItems},
 		AppVersion:        workflow.AppVersion,
 		Executor:          x,
 		Redactor:          o.Redactor,

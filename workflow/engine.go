@@ -95,6 +95,9 @@ type EngineOptions struct {
 	// Workflows is the registry, by id. Runs of a workflow not in it, or
 	// whose definition changed since they started, fail with ErrDefinition.
 	Workflows map[string]*Workflow
+	// Limits bounds runs: how deeply they nest, how many items a
+	// for_each has. Zero fields mean the defaults.
+	Limits Limits
 	// AppVersion is DBOS's application version; "" means AppVersion.
 	AppVersion string
 	// ExecutorID names this process to DBOS (runs are recovered by the
@@ -155,6 +158,7 @@ type Engine struct {
 	dbos      dbos.Context
 	events    *eventStore
 	workflows map[string]*Workflow
+	limits    Limits // opts.Limits with defaults
 	logger    *slog.Logger
 
 	mu       sync.Mutex
@@ -206,7 +210,7 @@ func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	e := &Engine{opts: o, workflows: maps.Clone(o.Workflows), logger: o.Logger, kick: make(chan struct{}), unfence: func() {}}
+	e := &Engine{opts: o, workflows: maps.Clone(o.Workflows), limits: o.Limits.withDefaults(), logger: o.Logger, kick: make(chan struct{}), unfence: func() {}}
 	if e.workflows == nil {
 		e.workflows = map[string]*Workflow{}
 	}

@@ -262,6 +262,11 @@ func TestParseErrors(t *testing.T) {
 			"wf.yaml:5: steps[0].for_each.step.needs: a for_each's step has no needs of its own",
 			"wf.yaml:7: steps[1].for_each.step.for_each: a for_each's step cannot be a for_each",
 		}},
+		{"for_each max_items", "steps:\n  - id: a\n    for_each: {items: '[]', max_items: 0, step: {tool: t}}\n  - id: b\n    for_each: {items: '[]', max_items: 100001, step: {tool: t}}\n  - id: c\n    for_each: {items: '[]', max_items: many, step: {tool: t}}\n", []string{
+			"wf.yaml:3: steps[0].for_each.max_items: must be between 1 and 100000, not 0",
+			"wf.yaml:5: steps[1].for_each.max_items: must be between 1 and 100000, not 100001",
+			"wf.yaml:7: steps[2].for_each.max_items: must be a whole number",
+		}},
 		{"template syntax", "steps:\n  - id: a\n    tool: t\n    arguments:\n      x: \"{{ .inputs.a \"\n", []string{"wf.yaml:5: steps[0].arguments.x: unclosed action"}},
 		{"template function", "steps:\n  - id: a\n    agent: x\n    prompt: |\n      line one\n      {{ call .x }}\n", []string{`wf.yaml:6: steps[0].prompt: function "call" not defined`}},
 		{"template refs", `inputs: {name: string}
