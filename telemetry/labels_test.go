@@ -11,9 +11,9 @@ import (
 	"sync"
 	"testing"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/switchboardmcp/switchboard/telemetry"
 )
