@@ -88,6 +88,9 @@ const (
 	// runs (see [Limits]; the workflow package's Limits).
 	DefaultMaxWorkflowDepth = 8
 	DefaultMaxForEachItems  = 1000
+	// DefaultKeepRuns bounds the ended workflow runs kept in the
+	// database (see [Limits]).
+	DefaultKeepRuns = 10_000
 )
 
 // Config is the whole, merged configuration.

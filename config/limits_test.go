@@ -13,12 +13,13 @@ max_description_bytes = 16384
 max_name_bytes = 128
 max_workflow_depth = 3
 max_for_each_items = 50000
+keep_runs = 500
 `)
 	c, err := Load(&LoadOptions{File: file, Dir: dir, Getenv: getenv(nil)})
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	want := Limits{MaxDescriptionBytes: 16384, MaxNameBytes: 128, MaxWorkflowDepth: 3, MaxForEachItems: 50000,
+	want := Limits{MaxDescriptionBytes: 16384, MaxNameBytes: 128, MaxWorkflowDepth: 3, MaxForEachItems: 50000, KeepRuns: 500,
 		Source: Position{File: file, Line: 1, Field: "limits"}}
 	if diff := cmp.Diff(want, c.Limits); diff != "" {
 		t.Errorf("Limits (-want +got):\n%s", diff)
@@ -61,9 +62,11 @@ max_name_bytes = 100000
 		{"workflow ranges", `[limits]
 max_workflow_depth = 0
 max_for_each_items = 100001
+keep_runs = 0
 `, []string{
 			`l.toml:2: limits.max_workflow_depth: must be between 1 and 64, not 0`,
 			`l.toml:3: limits.max_for_each_items: must be between 1 and 100000, not 100001`,
+			`l.toml:4: limits.keep_runs: must be between 1 and 10000000, not 0`,
 		}},
 		{"workflow types", `[limits]
 max_workflow_depth = "8"

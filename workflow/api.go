@@ -103,6 +103,7 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 		defer e.watchers.Done()
 		h.GetResult() // ends at Close too: DBOS's context ends
 		e.wake()
+		e.pruneSoon() // one more run ended
 	}()
 	return runID, nil
 }

@@ -174,8 +174,10 @@ type Engine struct {
 	kick chan struct{}
 
 	// watchers are the goroutines that wake waiters when a run started
-	// here has its status recorded (Start).
+	// here has its status recorded (Start), and prune (pruneSoon).
 	watchers sync.WaitGroup
+	// pruning: a prune of this engine runs (pruneSoon).
+	pruning atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -309,6 +311,7 @@ func (e *Engine) Launch(ctx context.Context, h *host.Host) error {
 	if err := dbos.Launch(e.dbos); err != nil {
 		return fmt.Errorf("workflow: launching DBOS: %w", err)
 	}
+	e.pruneSoon()
 	return nil
 }
 

@@ -25,6 +25,11 @@ type Limits struct {
 	// its own: one with more fails (ErrLimit) before any item runs. 0
 	// means DefaultMaxItems ([limits] max_for_each_items).
 	MaxItems int
+	// KeepRuns bounds the ended runs kept in the database: past it, the
+	// oldest ended runs are deleted (Engine.Prune) as runs started here
+	// end, and once at Launch. 0 means DefaultKeepRuns ([limits]
+	// keep_runs).
+	KeepRuns int
 }
 
 // The defaults of [Limits], and the bound of a for_each's own max_items.
@@ -44,6 +49,10 @@ const (
 	MaxItemsCeiling = config.MaxForEachItemsCeiling
 	// MaxDepthCeiling bounds [limits] max_workflow_depth.
 	MaxDepthCeiling = config.MaxWorkflowDepthCeiling
+	// DefaultKeepRuns keeps a long history of runs to look back on
+	// (`switchboard runs`, the API), and bounds the database: each run
+	// is its DBOS rows and its events, and nothing else removes them.
+	DefaultKeepRuns = config.DefaultKeepRuns
 )
 
 // MetaKeyDepth is the _meta key under which a tool step's call says the
@@ -60,6 +69,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxItems <= 0 {
 		l.MaxItems = DefaultMaxItems
+	}
+	if l.KeepRuns <= 0 {
+		l.KeepRuns = DefaultKeepRuns
 	}
 	return l
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,5 +170,107 @@ func TestForEachItemsDefault(t *testing.T) {
 	}
 	if calls := r.calls(t); len(calls) != 0 {
 		t.Errorf("%d items called, want none", len(calls))
+	}
+}
+
+// ownRows counts the rows of our tables (events, attempts, gate answers)
+// that belong to run id or to what it nested.
+func ownRows(t *testing.T, e *Engine, id string) int {
+	t.Helper()
+	n := 0
+	for _, q := range []string{
+		`SELECT COUNT(*) FROM ` + eventsTable + ` WHERE run_id = $1 OR run_id LIKE $2`,
+		`SELECT COUNT(*) FROM ` + attemptsTable + ` WHERE run_id = $1 OR run_id LIKE $2`,
+		`SELECT COUNT(*) FROM ` + gateAnswersTable + ` WHERE gate = $1 OR gate LIKE $2`,
+	} {
+		var c int
+		if err := e.events.db.QueryRow(q, id, id+"/%").Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		n += c
+	}
+	return n
+}
+
+// TestKeepRuns: past Limits.KeepRuns ended runs, the oldest ended ones
+// are deleted as runs end, each with what it nested (a child run, a gate)
+// and its rows in our tables (events, attempts, gate answers); a run that
+// has not ended (waiting on a gate) is kept whatever its age. Before,
+// every run and its events were kept for good (issue 24).
+func TestKeepRuns(t *testing.T) { testKeepRuns(t, "") }
+
+func testKeepRuns(t *testing.T, database string) {
+	child := &Workflow{ID: "child", Steps: []*Step{echo("say", "deep")}}
+	nested := &Workflow{ID: "nested", Steps: []*Step{
+		{ID: "ok", Kind: StepGate, Gate: &Gate{Message: tpl("go?")}},
+		{ID: "call", Kind: StepWorkflow, Workflow: "child", Needs: []string{"ok"}},
+	}}
+	simple := &Workflow{ID: "simple", Steps: []*Step{echo("one", "hi")}}
+	r := newRigOn(t, database, &EngineOptions{Limits: Limits{KeepRuns: 2}}, gateWorkflow(GateFail), child, nested, simple)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// The oldest run waits on its gate, and is never deleted.
+	waiting, err := r.e.Start(ctx, "approve", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, r.e, waiting, func(st *RunStatus) bool { return st.State == RunWaiting })
+	// An ended run with a gate answered and a nested run.
+	old, err := r.e.Start(ctx, "nested", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, r.e, old, func(st *RunStatus) bool { return st.State == RunWaiting })
+	if err := r.e.Answer(ctx, old, "ok", GateAnswer{Action: "accept"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := r.e.Wait(ctx, old); err != nil || st.State != RunCompleted {
+		t.Fatalf("nested run: %+v, %v", st, err)
+	}
+	if n := ownRows(t, r.e, old); n == 0 {
+		t.Fatal("the nested run left no rows to delete: the test proves nothing")
+	}
+	var ended []string
+	for range 3 {
+		st := runWithin(t, r, 30*time.Second, "simple", nil)
+		ended = append(ended, st.ID)
+	}
+	// The runs that end prune in the background: wait for it, bounded.
+	want := []string{ended[2], ended[1], waiting} // newest first
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		runs, err := r.e.Runs(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, rs := range runs {
+			got = append(got, rs.ID)
+		}
+		if slices.Equal(got, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runs = %q, want %q (2 ended kept, the waiting one)", got, want)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition, bounded
+	}
+	for _, id := range []string{old, old + "/call", gateRunID(old, "ok"), ended[0]} {
+		if _, err := r.e.Get(ctx, id); !errors.Is(err, ErrNoRun) {
+			t.Errorf("run %s: %v, want it deleted", id, err)
+		}
+	}
+	for _, id := range []string{old, ended[0]} {
+		if n := ownRows(t, r.e, id); n != 0 {
+			t.Errorf("run %s: %d rows of ours left", id, n)
+		}
+	}
+	if st, err := r.e.Get(ctx, waiting); err != nil || st.State != RunWaiting {
+		t.Errorf("the waiting run: %+v, %v; want it kept, waiting", st, err)
+	}
+	// Prune finds nothing more.
+	if n, err := r.e.Prune(ctx); n != 0 || err != nil {
+		t.Errorf("Prune = %d, %v; want 0", n, err)
 	}
 }
