@@ -564,7 +564,7 @@ func up(st host.State) bool {
 
 // gatewayOptions are the gateway's options from [gateway].
 func (d *Daemon) gatewayOptions() *gateway.Options {
-	o := &gateway.Options{Logger: d.opts.Logger, MaxWaitingCalls: d.opts.Config.Gateway.MaxSessions,
+	o := &gateway.Options{Logger: d.opts.Logger, MaxWaitingCalls: d.opts.Config.Gateway.MaxSessions, MaxRequests: d.opts.Config.Gateway.MaxRequests,
 		Replica: d.replica, StateKey: d.stateKey, StateKeyFallbacks: d.stateKeyFallbacks}
 	if d.store.Backend() == "postgres" {
 		o.Peers = d.peer
