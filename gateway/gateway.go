@@ -152,7 +152,8 @@ type Gateway struct {
 	resources map[string]string        // published URI -> server
 	templates map[string]string        // published URI template -> server
 	prompts   map[string]promptRoute   // published name -> upstream
-	subs      map[subKey]int           // upstream subscriptions, by count
+	subs      map[subKey]map[*mcp.ServerSession]bool // upstream subscriptions, by the sessions that hold them (resources.go)
+	sessSubs  map[*mcp.ServerSession]map[subKey]bool // what each session holds
 	pending   map[string]*pendingCall  // 2026-07-28 calls awaiting input
 	waiting   int                      // of them, those that have asked (Options.MaxWaitingCalls)
 	syncing   map[host.ChangeKind]bool // a resync is running
@@ -257,7 +258,8 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 		resources: map[string]string{},
 		templates: map[string]string{},
 		prompts:   map[string]promptRoute{},
-		subs:      map[subKey]int{},
+		subs:      map[subKey]map[*mcp.ServerSession]bool{},
+		sessSubs:  map[*mcp.ServerSession]map[subKey]bool{},
 		pending:   map[string]*pendingCall{},
 		syncing:   map[host.ChangeKind]bool{},
 		dirty:     map[host.ChangeKind]bool{},
@@ -695,7 +697,9 @@ func (g *Gateway) Close() error {
 	var err error
 	g.closeOnce.Do(func() {
 		g.endRequests(ErrShuttingDown)
+		g.mu.Lock() // subscribe starts no goroutine after this (g.wg)
 		g.cancel()
+		g.mu.Unlock()
 		for ss := range g.srv.Sessions() {
 			ss.Close()
 		}

@@ -135,6 +135,8 @@
 //	-counter             add tool count, which answers "call N" for its Nth call in this
 //	                     process: two callers see one process (a running serve's) when
 //	                     the second gets "call 2"
+//	-subscribe           declare resources.subscribe, and write "testserver: subscribe URI"
+//	                     and "testserver: unsubscribe URI" to stderr for each request
 //
 // The PIDs written are those the fixture sees: in a PID namespace of its own
 // (where its own PID is 1) tests translate them with interop.HostPIDIn.
@@ -200,6 +202,7 @@ type config struct {
 	counter, snoop                       bool
 	callLog                              string
 	metaLog                              string
+	subscribe                            bool
 	readOnly, idempotent                 stringList
 }
 
@@ -265,6 +268,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&c.readOnly, "read-only", "declare readOnlyHint on tool `NAME` (echo, add or slow; repeatable)")
 	fs.Var(&c.idempotent, "idempotent", "declare idempotentHint on tool `NAME` (echo, add or slow; repeatable)")
 	fs.StringVar(&c.metaLog, "meta-log", "", "append a line `METHOD META` to this file for every request, META its _meta as JSON")
+	fs.BoolVar(&c.subscribe, "subscribe", false, "declare resources.subscribe; write each (un)subscribe to stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
