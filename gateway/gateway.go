@@ -152,8 +152,6 @@ type Gateway struct {
 	resources map[string]string        // published URI -> server
 	templates map[string]string        // published URI template -> server
 	prompts   map[string]promptRoute   // published name -> upstream
-	subs      map[subKey]map[*mcp.ServerSession]bool // upstream subscriptions, by the sessions that hold them (resources.go)
-	sessSubs  map[*mcp.ServerSession]map[subKey]bool // what each session holds
 	pending   map[string]*pendingCall  // 2026-07-28 calls awaiting input
 	waiting   int                      // of them, those that have asked (Options.MaxWaitingCalls)
 	syncing   map[host.ChangeKind]bool // a resync is running
@@ -166,6 +164,11 @@ type Gateway struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	ownsHost  bool // made by Start: Close closes the host too
+
+	// Upstream resource subscriptions, by the downstream sessions that
+	// hold them, and what each session holds (resources.go); g.mu.
+	subs     map[subKey]map[*mcp.ServerSession]bool
+	sessSubs map[*mcp.ServerSession]map[subKey]bool
 
 	peerTransport *http.Transport // retries forwarded to other replicas (replicas.go)
 	stateSigner   *secret.Signer  // signs the requestStates of bridged calls (Options.StateKey)
