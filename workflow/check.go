@@ -224,7 +224,7 @@ func CheckAll(wfs []*Workflow) error {
 		if byID[w.ID] != w {
 			continue
 		}
-		workflowSteps(w, func(s *Step, field string) {
+		workflowSteps(w, func(s *Step, _ string, field string) {
 			errs = append(errs, checkWith(w, s, field, byID[s.Workflow], ids)...)
 		})
 	}
@@ -235,19 +235,20 @@ func CheckAll(wfs []*Workflow) error {
 		if byID[w.ID] != w {
 			continue
 		}
-		workflowSteps(w, func(s *Step, field string) {
+		workflowSteps(w, func(s *Step, step, field string) {
 			if s.Workflow == w.ID {
 				errs = append(errs, &config.Problem{Pos: config.Position{File: w.File, Line: s.Line}, Field: decode.KeyPath(field, "workflow"),
-					Msg: fmt.Sprintf("step %s: workflow %s runs itself (%s → %s): a workflow step may not name its own workflow", s.ID, w.ID, w.ID, w.ID)})
+					Msg: fmt.Sprintf("step %s: workflow %s runs itself (%s → %s): a workflow step may not name its own workflow", step, w.ID, w.ID, w.ID)})
 			}
 		})
 	}
 	if cycle := findCycle(ids, func(id string) []string { return byID[id].Workflows() }); cycle != nil {
 		w := byID[cycle[0]]
 		line, field, step := 1, "steps", ""
-		workflowSteps(w, func(s *Step, f string) {
-			if step == "" && s.Workflow == cycle[1] {
-				line, field, step = s.Line, decode.KeyPath(f, "workflow"), s.ID
+		found := false
+		workflowSteps(w, func(s *Step, id, f string) {
+			if !found && s.Workflow == cycle[1] {
+				found, line, field, step = true, s.Line, decode.KeyPath(f, "workflow"), id
 			}
 		})
 		errs = append(errs, &config.Problem{Pos: config.Position{File: w.File, Line: line}, Field: field,
@@ -257,15 +258,16 @@ func CheckAll(wfs []*Workflow) error {
 }
 
 // workflowSteps calls f on each workflow step of w, a for_each's step
-// included, with its field path.
-func workflowSteps(w *Workflow, f func(s *Step, field string)) {
+// included, with the id of the step of w it is (a for_each's step has
+// its for_each's) and its field path.
+func workflowSteps(w *Workflow, f func(s *Step, id, field string)) {
 	for i, s := range w.Steps {
 		field := decode.IndexPath("steps", i)
 		if s.Kind == StepWorkflow {
-			f(s, field)
+			f(s, s.ID, field)
 		}
 		if st := innerStep(s); st != nil && st.Kind == StepWorkflow {
-			f(st, decode.KeyPath(decode.KeyPath(field, "for_each"), "step"))
+			f(st, s.ID, decode.KeyPath(decode.KeyPath(field, "for_each"), "step"))
 		}
 	}
 }
