@@ -84,6 +84,13 @@ const (
 	// servers declare (see [Limits]).
 	DefaultMaxDescriptionBytes = 8 << 10
 	DefaultMaxNameBytes        = 256
+	// DefaultMaxWorkflowDepth and DefaultMaxForEachItems bound workflow
+	// runs (see [Limits]; the workflow package's Limits).
+	DefaultMaxWorkflowDepth = 8
+	DefaultMaxForEachItems  = 1000
+	// DefaultKeepRuns bounds the ended workflow runs kept in the
+	// database (see [Limits]).
+	DefaultKeepRuns = 10_000
 )
 
 // The longest each duration of a configuration may be. A value beyond

@@ -33,6 +33,7 @@ const DefaultGatewayListen = "127.0.0.1:7300"
 //	session_timeout  = "30m"                      # idle Streamable HTTP sessions end
 //	max_sessions     = 256                        # sessions at once; the idlest makes room
 //	max_client_sessions = 64                      # sessions one client address holds
+//	max_requests     = 1024                       # clients' requests in flight at once; more are refused
 //	shutdown_grace   = "5s"                       # SIGTERM: calls get this long, then are cancelled
 //	shutdown_drain   = "5s"                       # SIGTERM: first serve on this long, /readyz 503
 //	workflows        = ["triage"]                 # workflows published as tools (ids); default none
@@ -78,6 +79,10 @@ type Gateway struct {
 	// means [DefaultGatewayMaxClientSessions]. It may not exceed
 	// MaxSessions.
 	MaxClientSessions int
+	// MaxRequests bounds the clients' requests in flight at once, over
+	// every transport; a request beyond it is refused at once. 0 means
+	// [DefaultGatewayMaxRequests].
+	MaxRequests int
 	// ShutdownGrace is how long requests in flight get to finish when
 	// `switchboard serve` is told to stop; past it they are cancelled
 	// (upstream too) and the process exits. 0 means
@@ -114,6 +119,7 @@ type Gateway struct {
 const (
 	DefaultGatewayMaxSessions       = 256
 	DefaultGatewayMaxClientSessions = 64
+	DefaultGatewayMaxRequests       = 1024
 	DefaultGatewayShutdownGrace     = 5 * time.Second
 	DefaultWorkflowToolFormat       = "workflow_{id}"
 )
@@ -195,6 +201,7 @@ var gatewayTable = mergedTable[Gateway]{
 		decode.Duration("session_timeout", decode.TOML, func(g *Gateway) *time.Duration { return &g.SessionTimeout }, MaxSessionTimeout),
 		decode.AtLeastOne("max_sessions", decode.TOML, func(g *Gateway) *int { return &g.MaxSessions }),
 		decode.AtLeastOne("max_client_sessions", decode.TOML, func(g *Gateway) *int { return &g.MaxClientSessions }),
+		decode.AtLeastOne("max_requests", decode.TOML, func(g *Gateway) *int { return &g.MaxRequests }),
 		decode.Duration("shutdown_grace", decode.TOML, func(g *Gateway) *time.Duration { return &g.ShutdownGrace }, MaxShutdownGrace),
 		decode.Duration("shutdown_drain", decode.TOML, func(g *Gateway) *time.Duration { return &g.ShutdownDrain }, MaxShutdownDrain),
 		decode.StringList("workflows", decode.TOML, func(g *Gateway) *[]string { return &g.Workflows }, checkGatewayWorkflow),

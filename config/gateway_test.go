@@ -30,6 +30,7 @@ json_response = true
 session_timeout = "5m"
 max_sessions = 100
 max_client_sessions = 10
+max_requests = 50
 replica_address = "gw-1.internal:7400"
 shutdown_grace = "30s"
 shutdown_drain = "3s"
@@ -44,7 +45,7 @@ workflow_tool_format = "wf-{id}"
 		Listen: "0.0.0.0:7400", ToolNameFormat: "{server}__{tool}", Servers: []string{"b"},
 		AllowedOrigins: []string{"https://app.example.com", "http://localhost:3000"},
 		AuthToken:      "{{secrets.gw}}", JSONResponse: true, SessionTimeout: 5 * time.Minute,
-		MaxSessions: 100, MaxClientSessions: 10, ShutdownGrace: 30 * time.Second, ShutdownDrain: 3 * time.Second, ReplicaAddress: "gw-1.internal:7400",
+		MaxSessions: 100, MaxClientSessions: 10, MaxRequests: 50, ShutdownGrace: 30 * time.Second, ShutdownDrain: 3 * time.Second, ReplicaAddress: "gw-1.internal:7400",
 		Workflows: []string{"triage", "sums"}, WorkflowToolFormat: "wf-{id}",
 		Source: Position{File: file, Line: 9, Field: "gateway"},
 	}
@@ -232,11 +233,13 @@ max_sessions = 0
 max_client_sessions = -3
 shutdown_grace = "0s"
 shutdown_drain = "-1s"
+max_requests = 0
 `, []string{
 			`g.toml:2: gateway.max_sessions: must be at least 1, not 0`,
 			`g.toml:3: gateway.max_client_sessions: must be between 0 and 1048576, not -3`,
 			`g.toml:4: gateway.shutdown_grace: must be positive, not "0s"`,
 			`g.toml:5: gateway.shutdown_drain: must be positive, not "-1s"`,
+			`g.toml:6: gateway.max_requests: must be at least 1, not 0`,
 		}},
 		{"a client may not hold every session", `[gateway]
 max_sessions = 10

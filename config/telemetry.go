@@ -17,6 +17,7 @@ import (
 //	otlp_interval = "60s"         # how often metrics are pushed there
 //	allow_local_endpoint = false  # true admits a collector on this machine or the LAN
 //	record_payloads = false       # true records tool arguments and results in spans, redacted
+//	max_tool_labels = 256         # tool names per server that label metrics; the others count as "_other"
 //
 // Metrics are served at /metrics on the daemon's listener either way. A
 // later file's keys override an earlier file's one by one.
@@ -33,6 +34,11 @@ type Telemetry struct {
 	// RecordPayloads records a tool call's arguments and result in its
 	// spans, redacted.
 	RecordPayloads bool
+	// MaxToolLabels bounds the distinct tool names of one server that
+	// label metrics (a server may rename its tools on every list, and
+	// each name would be series of its own for good); 0 means
+	// DefaultMaxToolLabels.
+	MaxToolLabels int
 
 	// Source is where the last [telemetry] table was declared; zero when
 	// none was.
@@ -59,6 +65,7 @@ var telemetryTable = mergedTable[Telemetry]{
 			}, decode.AtMost(MaxOTLPInterval)),
 		decode.Bool("allow_local_endpoint", decode.TOML, func(t *Telemetry) *bool { return &t.AllowLocalEndpoint }),
 		decode.Bool("record_payloads", decode.TOML, func(t *Telemetry) *bool { return &t.RecordPayloads }),
+		decode.Range("max_tool_labels", decode.TOML, func(t *Telemetry) *int { return &t.MaxToolLabels }, MinToolLabels, MaxToolLabels),
 	},
 	config:        func(c *Config) *Telemetry { return &c.Telemetry },
 	source:        func(t *Telemetry) *Position { return &t.Source },
@@ -68,6 +75,18 @@ var telemetryTable = mergedTable[Telemetry]{
 // MinOTLPInterval bounds otlp_interval from below: each push is a
 // collection of every series and a request to the collector.
 const MinOTLPInterval = time.Second
+
+// DefaultMaxToolLabels is max_tool_labels's default (the telemetry
+// package's): more tools than most servers have, few enough that a
+// server that renames its tools cannot grow the series far. MinToolLabels
+// and MaxToolLabels bound the key: below 16 ordinary servers' tools would
+// be folded; above 10,000 it is no bound (the OpenTelemetry SDK's own
+// limit, 2,000 series per instrument, is met first).
+const (
+	DefaultMaxToolLabels = 256
+	MinToolLabels        = 16
+	MaxToolLabels        = 10_000
+)
 
 // CheckEndpoint returns what is wrong with the collector's URL under the
 // floor, or "" (also when there is none). The message never quotes the

@@ -26,6 +26,8 @@ func TestTelemetryProblems(t *testing.T) {
 		{"interval", "[telemetry]\notlp_interval = \"10ms\"\n", []string{"t.toml:2", "telemetry.otlp_interval", "at least 1s"}},
 		{"interval type", "[telemetry]\notlp_interval = 30\n", []string{"t.toml:2", "telemetry.otlp_interval"}},
 		{"scheme", "[telemetry]\notlp_endpoint = \"ftp://collector.example.com\"\n", []string{"t.toml:2", "telemetry.otlp_endpoint", "scheme"}},
+		{"tool labels", "[telemetry]\nmax_tool_labels = 5\n", []string{"t.toml:2", "telemetry.max_tool_labels", "must be between 16 and 10000, not 5"}},
+		{"tool labels type", "[telemetry]\nmax_tool_labels = \"all\"\n", []string{"t.toml:2", "telemetry.max_tool_labels", "whole number"}},
 	} {
 		file := writeFile(t, root, c.name+"/t.toml", c.body)
 		_, err := LoadFile(file)
@@ -46,12 +48,12 @@ func TestTelemetryProblems(t *testing.T) {
 
 	// Merged: the project's allow_local_endpoint admits the user's endpoint.
 	user := writeFile(t, root, "user/switchboard/config.toml", "[telemetry]\notlp_endpoint = \"http://127.0.0.1:4318\"\n")
-	writeFile(t, root, "work/switchboard.toml", "[telemetry]\nallow_local_endpoint = true\notlp_interval = \"15s\"\n[[mcp_servers]]\nid = \"a\"\ncommand = \"x\"\n")
+	writeFile(t, root, "work/switchboard.toml", "[telemetry]\nallow_local_endpoint = true\notlp_interval = \"15s\"\nmax_tool_labels = 500\n[[mcp_servers]]\nid = \"a\"\ncommand = \"x\"\n")
 	cfg, err := Load(&LoadOptions{Dir: filepath.Join(root, "work"), UserConfigDir: filepath.Dir(user), Getenv: getenv(nil)})
 	if err != nil {
 		t.Fatalf("Load with allow_local_endpoint in the later file: %v", err)
 	}
-	if cfg.Telemetry.OTLPEndpoint != "http://127.0.0.1:4318" || !cfg.Telemetry.AllowLocalEndpoint || cfg.Telemetry.OTLPInterval != 15*time.Second {
+	if cfg.Telemetry.OTLPEndpoint != "http://127.0.0.1:4318" || !cfg.Telemetry.AllowLocalEndpoint || cfg.Telemetry.OTLPInterval != 15*time.Second || cfg.Telemetry.MaxToolLabels != 500 {
 		t.Errorf("Telemetry = %+v", cfg.Telemetry)
 	}
 }

@@ -289,7 +289,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		tc := opts.Config.Telemetry
 		t, err := telemetry.New(&telemetry.Options{Logger: d.opts.Logger, Redactor: d.red,
 			OTLPEndpoint: tc.OTLPEndpoint, OTLPInterval: tc.OTLPInterval, AllowLocalEndpoint: tc.AllowLocalEndpoint, RecordPayloads: tc.RecordPayloads,
-			Network: d.opts.Host.Network, Version: host.Version, Usage: d.store})
+			MaxToolLabels: tc.MaxToolLabels, Network: d.opts.Host.Network, Version: host.Version, Usage: d.store})
 		if err != nil {
 			d.Close()
 			return nil, err
@@ -438,9 +438,9 @@ func (d *Daemon) build(gwOpts *gateway.Options) (*gateway.Gateway, *host.Host, e
 	if d.opts.OnHost != nil {
 		d.opts.OnHost(h)
 	}
-	gwOpts.Middleware = append(gwOpts.Middleware, d.tel.ServerMiddleware(func(name string) bool {
-		_, ok := h.Tool(name)
-		return ok
+	gwOpts.Middleware = append(gwOpts.Middleware, d.tel.ServerMiddleware(func(name string) (string, bool) {
+		t, ok := h.Tool(name)
+		return t.Server, ok
 	}))
 	g, err := gateway.New(h, gwOpts)
 	if err != nil {
@@ -564,7 +564,7 @@ func up(st host.State) bool {
 
 // gatewayOptions are the gateway's options from [gateway].
 func (d *Daemon) gatewayOptions() *gateway.Options {
-	o := &gateway.Options{Logger: d.opts.Logger, MaxWaitingCalls: d.opts.Config.Gateway.MaxSessions,
+	o := &gateway.Options{Logger: d.opts.Logger, MaxWaitingCalls: d.opts.Config.Gateway.MaxSessions, MaxRequests: d.opts.Config.Gateway.MaxRequests,
 		Replica: d.replica, StateKey: d.stateKey, StateKeyFallbacks: d.stateKeyFallbacks}
 	if d.store.Backend() == "postgres" {
 		o.Peers = d.peer

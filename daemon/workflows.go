@@ -144,10 +144,12 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 		Database:          db,
 		Agents:            o.Agents,
 		Workflows:         w.byID,
-		AppVersion:        workflow.AppVersion,
-		Executor:          x,
-		Redactor:          o.Redactor,
-		Logger:            o.Logger,
+		Limits: workflow.Limits{MaxDepth: o.Config.Limits.MaxWorkflowDepth, MaxItems: o.Config.Limits.MaxForEachItems,
+			KeepRuns: o.Config.Limits.KeepRuns},
+		AppVersion: workflow.AppVersion,
+		Executor:   x,
+		Redactor:   o.Redactor,
+		Logger:     o.Logger,
 	}
 	eo.OnEvent = w.hub.publish
 	if o.Telemetry != nil {

@@ -84,6 +84,16 @@ type Options struct {
 	// passes [gateway] max_sessions, as such a call is state held for a
 	// client between its requests, like a session.
 	MaxWaitingCalls int
+	// MaxRequests bounds the requests of downstream clients in flight at
+	// once, over every transport and session (a 2026-07-28 client's
+	// stateless POST is a request of no session): the go-sdk runs each
+	// call of a session on a goroutine of its own, and a client could
+	// otherwise hold any number of upstream calls open. A request beyond
+	// it is refused at once with a JSON-RPC error naming the bound.
+	// subscriptions/listen streams are not counted (MaxSessions bounds
+	// them). Default [DefaultMaxRequests]; `serve` passes [gateway]
+	// max_requests.
+	MaxRequests int
 	// HideTools are host tool names left out of the gateway's tools (the
 	// tools a published workflow with hide_tools calls): clients neither
 	// list nor call them, while the host still offers them to its own
@@ -142,7 +152,6 @@ type Gateway struct {
 	resources map[string]string        // published URI -> server
 	templates map[string]string        // published URI template -> server
 	prompts   map[string]promptRoute   // published name -> upstream
-	subs      map[subKey]int           // upstream subscriptions, by count
 	pending   map[string]*pendingCall  // 2026-07-28 calls awaiting input
 	waiting   int                      // of them, those that have asked (Options.MaxWaitingCalls)
 	syncing   map[host.ChangeKind]bool // a resync is running
@@ -155,6 +164,11 @@ type Gateway struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	ownsHost  bool // made by Start: Close closes the host too
+
+	// Upstream resource subscriptions, by the downstream sessions that
+	// hold them, and what each session holds (resources.go); g.mu.
+	subs     map[subKey]map[*mcp.ServerSession]bool
+	sessSubs map[*mcp.ServerSession]map[subKey]bool
 
 	peerTransport *http.Transport // retries forwarded to other replicas (replicas.go)
 	stateSigner   *secret.Signer  // signs the requestStates of bridged calls (Options.StateKey)
@@ -247,7 +261,8 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 		resources: map[string]string{},
 		templates: map[string]string{},
 		prompts:   map[string]promptRoute{},
-		subs:      map[subKey]int{},
+		subs:      map[subKey]map[*mcp.ServerSession]bool{},
+		sessSubs:  map[*mcp.ServerSession]map[subKey]bool{},
 		pending:   map[string]*pendingCall{},
 		syncing:   map[host.ChangeKind]bool{},
 		dirty:     map[host.ChangeKind]bool{},
@@ -267,6 +282,9 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 	}
 	if g.opts.MaxWaitingCalls <= 0 {
 		g.opts.MaxWaitingCalls = DefaultMaxSessions
+	}
+	if g.opts.MaxRequests <= 0 {
+		g.opts.MaxRequests = DefaultMaxRequests
 	}
 	if len(g.opts.StateKey) == 0 {
 		g.opts.StateKey = make([]byte, 32)
@@ -415,6 +433,16 @@ var ErrShuttingDown = errors.New("switchboard is shutting down")
 // codeShuttingDown is the JSON-RPC error code of a request refused during a
 // shutdown: in the range JSON-RPC leaves to implementations.
 const codeShuttingDown = -32001
+
+// DefaultMaxRequests is the default [Options.MaxRequests]: four requests
+// at once for each of DefaultMaxSessions sessions (a benchmark's client
+// keeps 16 in flight on one), a few megabytes of goroutines, where an
+// unbounded client could hold memory and upstream calls without end.
+const DefaultMaxRequests = config.DefaultGatewayMaxRequests
+
+// codeTooManyRequests is the JSON-RPC error code of a request refused past
+// Options.MaxRequests.
+const codeTooManyRequests = -32000
 
 // Shutdown stops the gateway gracefully: requests that arrive from now on
 // are refused with ErrShuttingDown, and those in flight get until ctx is
@@ -604,6 +632,11 @@ func (g *Gateway) requestMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				g.reqMu.Unlock()
 				return nil, &jsonrpc.Error{Code: codeShuttingDown, Message: ErrShuttingDown.Error()}
 			}
+			if g.inflight >= g.opts.MaxRequests {
+				g.reqMu.Unlock()
+				return nil, &jsonrpc.Error{Code: codeTooManyRequests, Message: fmt.Sprintf(
+					"too many requests: %d requests in flight already, the bound ([gateway] max_requests); retry when one has ended", g.opts.MaxRequests)}
+			}
 			g.inflight++
 			g.reqMu.Unlock()
 			defer g.endRequest()
@@ -667,7 +700,9 @@ func (g *Gateway) Close() error {
 	var err error
 	g.closeOnce.Do(func() {
 		g.endRequests(ErrShuttingDown)
+		g.mu.Lock() // subscribe starts no goroutine after this (g.wg)
 		g.cancel()
+		g.mu.Unlock()
 		for ss := range g.srv.Sessions() {
 			ss.Close()
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -150,33 +151,77 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	return g.h.Complete(ctx, server, &p)
 }
 
-// subscribe subscribes upstream once per (server, URI), however many
-// downstream sessions subscribe; the SDK sends updates only to the sessions
-// that subscribed.
+// MaxSessionSubscriptions bounds the resource subscriptions one
+// downstream session holds: a template stands for any number of URIs, and
+// each subscription is held upstream too.
+const MaxSessionSubscriptions = 256
+
+// subscribe subscribes upstream once per (server, URI), for the first
+// downstream session that subscribes; the SDK sends updates only to the
+// sessions that subscribed. The upstream subscription ends with the last
+// session that holds it, whether it unsubscribes or ends (dropSession).
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
 	server, ok := g.serverOf(uri)
 	if !ok {
 		return mcp.ResourceNotFoundError(uri)
 	}
-	k := subKey{server, uri}
+	k, ss := subKey{server, uri}, req.Session
 	g.mu.Lock()
-	g.subs[k]++
-	first := g.subs[k] == 1
+	held := g.sessSubs[ss]
+	if held[k] {
+		g.mu.Unlock()
+		return nil
+	}
+	if len(held) >= MaxSessionSubscriptions {
+		g.mu.Unlock()
+		return fmt.Errorf("resources/subscribe %s: this session holds %d resource subscriptions already, the most one session may (unsubscribe from one first)", uri, MaxSessionSubscriptions)
+	}
+	if held == nil {
+		if g.ctx.Err() != nil {
+			g.mu.Unlock()
+			return ErrShuttingDown
+		}
+		held = map[subKey]bool{}
+		g.sessSubs[ss] = held
+		g.wg.Go(func() {
+			ss.Wait()
+			g.dropSession(ss)
+		})
+	}
+	held[k] = true
+	if g.subs[k] == nil {
+		g.subs[k] = map[*mcp.ServerSession]bool{}
+	}
+	g.subs[k][ss] = true
+	first := len(g.subs[k]) == 1
 	g.mu.Unlock()
 	if !first {
 		return nil
 	}
 	if err := g.h.Subscribe(ctx, server, uri); err != nil {
 		g.mu.Lock()
-		g.subs[k]--
-		if g.subs[k] <= 0 {
-			delete(g.subs, k)
-		}
+		g.release(ss, k)
 		g.mu.Unlock()
 		return err
 	}
 	return nil
+}
+
+// release drops ss's hold on k, and reports whether it was the last one;
+// g.mu is held.
+func (g *Gateway) release(ss *mcp.ServerSession, k subKey) (last bool) {
+	delete(g.sessSubs[ss], k)
+	sessions, ok := g.subs[k]
+	if !ok || !sessions[ss] {
+		return false
+	}
+	delete(sessions, ss)
+	if len(sessions) > 0 {
+		return false
+	}
+	delete(g.subs, k)
+	return true
 }
 
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
@@ -185,22 +230,41 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 	if !ok {
 		return nil
 	}
-	k := subKey{server, uri}
 	g.mu.Lock()
-	last := false
-	if g.subs[k] > 0 {
-		g.subs[k]--
-		last = g.subs[k] == 0
-		if last {
-			delete(g.subs, k)
-		}
-	}
+	last := g.release(req.Session, subKey{server, uri})
 	g.mu.Unlock()
 	if last {
 		return g.h.Unsubscribe(ctx, server, uri)
 	}
 	return nil
 }
+
+// dropSession releases what an ended session held, and unsubscribes
+// upstream where it was the last.
+func (g *Gateway) dropSession(ss *mcp.ServerSession) {
+	g.mu.Lock()
+	var gone []subKey
+	for k := range g.sessSubs[ss] {
+		if g.release(ss, k) {
+			gone = append(gone, k)
+		}
+	}
+	delete(g.sessSubs, ss)
+	g.mu.Unlock()
+	for _, k := range gone {
+		if g.ctx.Err() != nil {
+			return // closing: the host's sessions go with it, or stay its own
+		}
+		ctx, cancel := context.WithTimeout(g.ctx, unsubscribeTimeout)
+		if err := g.h.Unsubscribe(ctx, k.server, k.uri); err != nil {
+			g.log.Debug("unsubscribing after its session ended", "server", k.server, "uri", k.uri, "err", err)
+		}
+		cancel()
+	}
+}
+
+// unsubscribeTimeout bounds an unsubscribe made for a session that ended.
+const unsubscribeTimeout = 10 * time.Second
 
 func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificationParams) {
 	if !g.exposes(server) {

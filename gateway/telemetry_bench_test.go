@@ -112,9 +112,9 @@ func benchTelemetryGateway(b *testing.B, bin string, tel *telemetry.Telemetry) s
 	gwOpts := &gateway.Options{}
 	if tel != nil {
 		tel.Watch(h)
-		gwOpts.Middleware = append(gwOpts.Middleware, tel.ServerMiddleware(func(name string) bool {
-			_, ok := h.Tool(name)
-			return ok
+		gwOpts.Middleware = append(gwOpts.Middleware, tel.ServerMiddleware(func(name string) (string, bool) {
+			t, ok := h.Tool(name)
+			return t.Server, ok
 		}))
 	}
 	if err := h.Start(ctx); err != nil {

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -93,11 +94,13 @@ func (t *Telemetry) ClientMiddleware(server string) mcp.Middleware {
 			errType := errorType(res, err)
 			attrs := make([]attribute.KeyValue, 0, 6)
 			attrs = append(attrs, srv, keyMethod.String(method))
+			label := ""
 			if tool != "" {
-				attrs = append(attrs, keyTool.String(tool))
+				label = t.clientTools.value(server, tool)
+				attrs = append(attrs, keyTool.String(label))
 			}
 			if version != "" {
-				attrs = append(attrs, keyProtocol.String(version))
+				attrs = append(attrs, keyProtocol.String(versionLabel(version)))
 			}
 			if errType != "" {
 				attrs = append(attrs, keyErrorType.String(errType))
@@ -110,7 +113,7 @@ func (t *Telemetry) ClientMiddleware(server string) mcp.Middleware {
 				if tool != "" {
 					span.SetAttributes(keyOperation.String("execute_tool"))
 				}
-				t.endSpan(span, attrs, res, err, errType)
+				t.endSpan(span, spanAttrs(attrs, tool, label), res, err, errType)
 			}
 			return res, err
 		}
@@ -122,21 +125,22 @@ func (t *Telemetry) ClientMiddleware(server string) mcp.Middleware {
 // context of its _meta or, when _meta has none, of its HTTP headers, and
 // mcp.server.operation.duration; a tool call the host refused
 // (invalid arguments, circuit open, an unknown tool) counts in
-// switchboard.calls.refused. published says whether a tool name is one
-// the gateway publishes: only those become gen_ai.tool.name (a client
-// may send any string).
-func (t *Telemetry) ServerMiddleware(published func(tool string) bool) mcp.Middleware {
+// switchboard.calls.refused. serverOf says whether a tool name is one the
+// gateway publishes, and of which server: only those become
+// gen_ai.tool.name (a client may send any string), at most
+// Options.MaxToolLabels of each server's.
+func (t *Telemetry) ServerMiddleware(serverOf func(tool string) (server string, ok bool)) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if strings.HasPrefix(method, "notifications/") {
 				return next(ctx, method, req)
 			}
 			params := req.GetParams()
-			tool, unknownTool := "", false
+			tool, label, unknownTool := "", "", false
 			var args json.RawMessage
 			if p, ok := params.(*mcp.CallToolParamsRaw); ok && p != nil {
-				if published(p.Name) {
-					tool = p.Name
+				if server, ok := serverOf(p.Name); ok {
+					tool, label = p.Name, t.serverTools.value(server, p.Name)
 				} else {
 					unknownTool = true
 				}
@@ -180,10 +184,11 @@ func (t *Telemetry) ServerMiddleware(published func(tool string) bool) mcp.Middl
 			attrs := make([]attribute.KeyValue, 0, 5)
 			attrs = append(attrs, keyMethod.String(method))
 			if tool != "" {
-				attrs = append(attrs, keyTool.String(tool))
+				attrs = append(attrs, keyTool.String(label))
 			}
 			if version != "" {
-				attrs = append(attrs, keyProtocol.String(version))
+				// The version the client asked for: any string.
+				attrs = append(attrs, keyProtocol.String(versionLabel(version)))
 			}
 			if errType != "" {
 				attrs = append(attrs, keyErrorType.String(errType))
@@ -199,7 +204,7 @@ func (t *Telemetry) ServerMiddleware(published func(tool string) bool) mcp.Middl
 				if method == "tools/call" {
 					span.SetAttributes(keyOperation.String("execute_tool"))
 				}
-				t.endSpan(span, attrs, res, err, errType)
+				t.endSpan(span, spanAttrs(attrs, tool, label), res, err, errType)
 			}
 			return res, err
 		}
@@ -225,6 +230,15 @@ func (t *Telemetry) ContextMiddleware() mcp.Middleware {
 			return next(ctx, method, req)
 		}
 	}
+}
+
+// spanAttrs are a call's metric attributes for its span, which names the
+// tool a label folded (a span is no series).
+func spanAttrs(attrs []attribute.KeyValue, tool, label string) []attribute.KeyValue {
+	if tool == label {
+		return attrs
+	}
+	return append(slices.Clone(attrs), keyTool.String(tool)) // the last value of a key wins
 }
 
 // endSpan sets a span's attributes and status and ends it.
@@ -265,15 +279,16 @@ func spanName(method, tool string) string {
 	return method
 }
 
-// errorType is a failed operation's error.type: the JSON-RPC error code, a
-// host refusal's kind, tool_error for a tool's own failure, "" for success.
-// Never a message: it may quote the request.
+// errorType is a failed operation's error.type: the JSON-RPC error code
+// (one of the protocol's, else _OTHER: a server may send any number), a
+// host refusal's kind, tool_error for a tool's own failure, "" for
+// success. Never a message: it may quote the request.
 func errorType(res mcp.Result, err error) string {
 	if err != nil {
 		var je *jsonrpc.Error
 		switch {
 		case errors.As(err, &je):
-			return strconv.FormatInt(je.Code, 10)
+			return codeLabel(je.Code)
 		case errors.Is(err, context.Canceled):
 			return "cancelled"
 		case errors.Is(err, context.DeadlineExceeded):
@@ -347,7 +362,7 @@ func (t *Telemetry) sessionOpened(ss *mcp.ServerSession) {
 		t.downstream.Add(-1)
 		attrs := []attribute.KeyValue{}
 		if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion != "" {
-			attrs = append(attrs, keyProtocol.String(ip.ProtocolVersion))
+			attrs = append(attrs, keyProtocol.String(versionLabel(ip.ProtocolVersion)))
 		}
 		if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			attrs = append(attrs, keyErrorType.String("_OTHER"))

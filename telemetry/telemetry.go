@@ -21,7 +21,10 @@
 // there is somewhere to send them: Options.OTLPEndpoint, or
 // Options.SpanExporter in tests. Label values come only from what the
 // configuration and the servers' catalogs name (server ids, published tool
-// names, method names of the protocol), never from raw request data.
+// names, method names of the protocol), never from raw request data, and
+// what comes from outside is bounded: at most Options.MaxToolLabels tool
+// names per server (the rest are "_other"), protocol versions and
+// JSON-RPC error codes only those of the protocol (the rest "_OTHER").
 //
 //	t, err := telemetry.New(&telemetry.Options{OTLPEndpoint: cfg.Telemetry.OTLPEndpoint})
 //	hostOpts.ClientMiddleware = t.ClientMiddleware
@@ -96,6 +99,13 @@ type Options struct {
 	// Version is the service.version of the resource.
 	Version string
 
+	// MaxToolLabels bounds the tool names of one server that become
+	// values of gen_ai.tool.name, on each side of the gateway: the others
+	// are counted under OtherLabel ("_other"), and a warning names the
+	// server once. 0 means DefaultMaxToolLabels ([telemetry]
+	// max_tool_labels).
+	MaxToolLabels int
+
 	// Usage, when set, is the store the usage aggregates are written to
 	// (tool calls per server and tool, runs and tokens per agent and
 	// workflow: `switchboard stats`), every UsageFlush and at Close.
@@ -121,6 +131,10 @@ type Telemetry struct {
 	in     instruments
 
 	downstream atomic.Int64 // downstream sessions open
+
+	// clientTools and serverTools bound the tool names of each server
+	// that become label values (Options.MaxToolLabels).
+	clientTools, serverTools *toolLabels
 
 	ctx    context.Context // ends at Close: the watchers' lifetime
 	cancel context.CancelFunc
@@ -154,6 +168,8 @@ func New(opts *Options) (*Telemetry, error) {
 	if t.red == nil {
 		t.red = secret.NewRedactor()
 	}
+	t.clientTools = newToolLabels(o.MaxToolLabels, "client", t.log)
+	t.serverTools = newToolLabels(o.MaxToolLabels, "gateway", t.log)
 	res := resource.NewSchemaless(semconv.ServiceName("switchboard"), semconv.ServiceVersion(o.Version))
 
 	var client *http.Client

@@ -26,6 +26,11 @@ type StartOptions struct {
 	// answer gets the same run. With other inputs Start fails with
 	// ErrInputsDiffer, whichever of two Starts at once came first.
 	RunID string
+	// Depth is the run's nesting depth (Limits.MaxDepth): 0 for a run a
+	// person or client starts; InProcess starts the run of a call from a
+	// run's tool step one deeper than that run (MetaKeyDepth). A depth
+	// beyond the engine's MaxDepth is refused (ErrLimit's message).
+	Depth int
 }
 
 // Start validates inputs against workflow id's inputs (applying their
@@ -45,9 +50,12 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 	if at := e.events.secretAt("inputs", inputs); at != "" {
 		return "", fmt.Errorf("workflow %q: %s holds the value of a secret: a run's inputs are kept in the state database; give the secret to the server that uses it (its env or headers) instead", id, at)
 	}
-	runID := ""
+	runID, depth := "", 0
 	if opts != nil {
-		runID = opts.RunID
+		runID, depth = opts.RunID, opts.Depth
+	}
+	if max := e.limits.MaxDepth; depth > max {
+		return "", fmt.Errorf("%s", depthError(fmt.Sprintf("workflow %q", id), depth, max))
 	}
 	if runID == "" {
 		runID = newRunID()
@@ -70,7 +78,7 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 	if f := e.opts.OnStart; f != nil {
 		f(ctx, runID, wf.ID)
 	}
-	h, err := dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs, InputsDigest: digest}, dbos.WithWorkflowID(runID))
+	h, err := dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs, InputsDigest: digest, Depth: depth}, dbos.WithWorkflowID(runID))
 	if err != nil {
 		return "", fmt.Errorf("workflow %q: starting run %s: %w", id, runID, err)
 	}
@@ -95,6 +103,7 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 		defer e.watchers.Done()
 		h.GetResult() // ends at Close too: DBOS's context ends
 		e.wake()
+		e.pruneSoon() // one more run ended
 	}()
 	return runID, nil
 }

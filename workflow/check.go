@@ -224,32 +224,52 @@ func CheckAll(wfs []*Workflow) error {
 		if byID[w.ID] != w {
 			continue
 		}
-		for i, s := range w.Steps {
-			for _, st := range []*Step{s, innerStep(s)} {
-				if st == nil || st.Kind != StepWorkflow {
-					continue
-				}
-				field := decode.IndexPath("steps", i)
-				if st != s {
-					field = decode.KeyPath(decode.KeyPath(field, "for_each"), "step")
-				}
-				errs = append(errs, checkWith(w, st, field, byID[st.Workflow], ids)...)
-			}
+		workflowSteps(w, func(s *Step, _ string, field string) {
+			errs = append(errs, checkWith(w, s, field, byID[s.Workflow], ids)...)
+		})
+	}
+	// A workflow that runs itself, directly or through others, would nest
+	// runs without end (the engine's [Limits].MaxDepth stops it at run
+	// time, for workflows checked apart).
+	for _, w := range wfs {
+		if byID[w.ID] != w {
+			continue
 		}
+		workflowSteps(w, func(s *Step, step, field string) {
+			if s.Workflow == w.ID {
+				errs = append(errs, &config.Problem{Pos: config.Position{File: w.File, Line: s.Line}, Field: decode.KeyPath(field, "workflow"),
+					Msg: fmt.Sprintf("step %s: workflow %s runs itself (%s → %s): a workflow step may not name its own workflow", step, w.ID, w.ID, w.ID)})
+			}
+		})
 	}
 	if cycle := findCycle(ids, func(id string) []string { return byID[id].Workflows() }); cycle != nil {
 		w := byID[cycle[0]]
-		line, field := 1, "steps"
-		for i, s := range w.Steps {
-			if st := innerStep(s); s.Workflow == cycle[1] || (st != nil && st.Workflow == cycle[1]) {
-				line, field = s.Line, decode.KeyPath(decode.IndexPath("steps", i), "workflow")
-				break
+		line, field, step := 1, "steps", ""
+		found := false
+		workflowSteps(w, func(s *Step, id, f string) {
+			if !found && s.Workflow == cycle[1] {
+				found, line, field, step = true, s.Line, decode.KeyPath(f, "workflow"), id
 			}
-		}
+		})
 		errs = append(errs, &config.Problem{Pos: config.Position{File: w.File, Line: line}, Field: field,
-			Msg: "workflows run each other in a cycle: " + strings.Join(cycle, " → ")})
+			Msg: fmt.Sprintf("step %s: workflows run each other in a cycle: %s", step, strings.Join(cycle, " → "))})
 	}
 	return errors.Join(errs...)
+}
+
+// workflowSteps calls f on each workflow step of w, a for_each's step
+// included, with the id of the step of w it is (a for_each's step has
+// its for_each's) and its field path.
+func workflowSteps(w *Workflow, f func(s *Step, id, field string)) {
+	for i, s := range w.Steps {
+		field := decode.IndexPath("steps", i)
+		if s.Kind == StepWorkflow {
+			f(s, s.ID, field)
+		}
+		if st := innerStep(s); st != nil && st.Kind == StepWorkflow {
+			f(st, s.ID, decode.KeyPath(decode.KeyPath(field, "for_each"), "step"))
+		}
+	}
 }
 
 func innerStep(s *Step) *Step {

@@ -95,6 +95,9 @@ type EngineOptions struct {
 	// Workflows is the registry, by id. Runs of a workflow not in it, or
 	// whose definition changed since they started, fail with ErrDefinition.
 	Workflows map[string]*Workflow
+	// Limits bounds runs: how deeply they nest, how many items a
+	// for_each has. Zero fields mean the defaults.
+	Limits Limits
 	// AppVersion is DBOS's application version; "" means AppVersion.
 	AppVersion string
 	// ExecutorID names this process to DBOS (runs are recovered by the
@@ -155,6 +158,7 @@ type Engine struct {
 	dbos      dbos.Context
 	events    *eventStore
 	workflows map[string]*Workflow
+	limits    Limits // opts.Limits with defaults
 	logger    *slog.Logger
 
 	mu       sync.Mutex
@@ -170,8 +174,10 @@ type Engine struct {
 	kick chan struct{}
 
 	// watchers are the goroutines that wake waiters when a run started
-	// here has its status recorded (Start).
+	// here has its status recorded (Start), and prune (pruneSoon).
 	watchers sync.WaitGroup
+	// pruning: a prune of this engine runs (pruneSoon).
+	pruning atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -206,7 +212,7 @@ func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	e := &Engine{opts: o, workflows: maps.Clone(o.Workflows), logger: o.Logger, kick: make(chan struct{}), unfence: func() {}}
+	e := &Engine{opts: o, workflows: maps.Clone(o.Workflows), limits: o.Limits.withDefaults(), logger: o.Logger, kick: make(chan struct{}), unfence: func() {}}
 	if e.workflows == nil {
 		e.workflows = map[string]*Workflow{}
 	}
@@ -305,6 +311,7 @@ func (e *Engine) Launch(ctx context.Context, h *host.Host) error {
 	if err := dbos.Launch(e.dbos); err != nil {
 		return fmt.Errorf("workflow: launching DBOS: %w", err)
 	}
+	e.pruneSoon()
 	return nil
 }
 

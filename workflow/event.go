@@ -102,4 +102,5 @@ const (
 	ErrChildWorkflow ErrorCode = "workflow_failed" // a workflow step's run failed
 	ErrCancelled     ErrorCode = "cancelled"       // the run was cancelled
 	ErrInterrupted   ErrorCode = "interrupted"     // a step was interrupted and a person chose to fail the run (Engine.Resolve)
+	ErrLimit         ErrorCode = "limit"           // a bound of Limits (or a for_each's max_items) was reached: runs nested too deep, a for_each over too many items
 )

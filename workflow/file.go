@@ -50,7 +50,7 @@ import (
 //	    gate: {message: "Post it?", timeout: 48h, on_timeout: skip_rest}
 //	  - id: each
 //	    needs: [fetch]
-//	    for_each: {items: "{{ .steps.fetch.result.labels }}", as: label, concurrency: 2,
+//	    for_each: {items: "{{ .steps.fetch.result.labels }}", as: label, concurrency: 2, max_items: 50,
 //	               step: {tool: mcp_everything_echo, arguments: {message: "{{ .label }}"}}}
 //	  - id: child
 //	    workflow: other
@@ -836,7 +836,7 @@ func (p *fileParser) forEach(field string, v any) (*ForEach, bool) {
 	d := p.d
 	m, ok := v.(map[string]any)
 	if !ok {
-		d.Errorf(field, "must be a mapping {items, as, concurrency, step}, not %s", d.TypeName(v))
+		d.Errorf(field, "must be a mapping {items, as, concurrency, max_items, step}, not %s", d.TypeName(v))
 		return nil, false
 	}
 	fe := &ForEach{As: "item", Concurrency: DefaultConcurrency}
@@ -856,6 +856,9 @@ func (p *fileParser) forEach(field string, v any) (*ForEach, bool) {
 			return s, true
 		}),
 		decode.AtLeastOne("concurrency", decode.YAML, func(fe *ForEach) *int { return &fe.Concurrency }),
+		decode.Value("max_items", decode.YAML, func(fe *ForEach) *int { return &fe.MaxItems }, func(d *decode.Decoder, f string, v any) (int, bool) {
+			return d.Range(f, v, 1, MaxItemsCeiling)
+		}),
 		decode.Value("step", decode.YAML, func(fe *ForEach) **Step { return &fe.Step }, func(d *decode.Decoder, f string, v any) (*Step, bool) {
 			s := p.step(f, v, true)
 			return s, s != nil

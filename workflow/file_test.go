@@ -262,6 +262,11 @@ func TestParseErrors(t *testing.T) {
 			"wf.yaml:5: steps[0].for_each.step.needs: a for_each's step has no needs of its own",
 			"wf.yaml:7: steps[1].for_each.step.for_each: a for_each's step cannot be a for_each",
 		}},
+		{"for_each max_items", "steps:\n  - id: a\n    for_each: {items: '[]', max_items: 0, step: {tool: t}}\n  - id: b\n    for_each: {items: '[]', max_items: 100001, step: {tool: t}}\n  - id: c\n    for_each: {items: '[]', max_items: many, step: {tool: t}}\n", []string{
+			"wf.yaml:3: steps[0].for_each.max_items: must be between 1 and 100000, not 0",
+			"wf.yaml:5: steps[1].for_each.max_items: must be between 1 and 100000, not 100001",
+			"wf.yaml:7: steps[2].for_each.max_items: must be a whole number",
+		}},
 		{"template syntax", "steps:\n  - id: a\n    tool: t\n    arguments:\n      x: \"{{ .inputs.a \"\n", []string{"wf.yaml:5: steps[0].arguments.x: unclosed action"}},
 		{"template function", "steps:\n  - id: a\n    agent: x\n    prompt: |\n      line one\n      {{ call .x }}\n", []string{`wf.yaml:6: steps[0].prompt: function "call" not defined`}},
 		{"template refs", `inputs: {name: string}
@@ -317,6 +322,30 @@ steps:
 	}
 }
 
+// TestCheckAllSelfReference: a workflow step that names its own workflow
+// (a step's, or a for_each's step's), and two workflows that run each
+// other, are refused, each at the file, line and step, with the cycle.
+// Before, a workflow that ran itself passed validate and nested 396 runs
+// in 20 s (issue 24).
+func TestCheckAllSelfReference(t *testing.T) {
+	loop := mustParse(t, "loop.yaml", "steps:\n  - {id: again, workflow: loop}\n")
+	each := mustParse(t, "each.yaml", "steps:\n  - id: fan\n    for_each:\n      items: '[1]'\n      step: {workflow: each}\n")
+	ping := mustParse(t, "ping.yaml", "steps:\n  - {id: first, tool: t}\n  - {id: call, workflow: pong}\n")
+	pong := mustParse(t, "pong.yaml", "steps:\n  - {id: back, workflow: ping}\n")
+	var got []string
+	for _, p := range config.Problems(CheckAll([]*Workflow{loop, each, ping, pong})) {
+		got = append(got, p.Error())
+	}
+	want := []string{
+		`loop.yaml:2: steps[0].workflow: step again: workflow loop runs itself (loop → loop): a workflow step may not name its own workflow`,
+		`each.yaml:5: steps[0].for_each.step.workflow: step fan: workflow each runs itself (each → each): a workflow step may not name its own workflow`,
+		`ping.yaml:3: steps[1].workflow: step call: workflows run each other in a cycle: ping → pong → ping`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CheckAll problems (-want +got):\n%s", diff)
+	}
+}
+
 func TestParseDuration(t *testing.T) {
 	for s, want := range map[string]time.Duration{"90s": 90 * time.Second, "48h": 48 * time.Hour, "2d": 48 * time.Hour, "1d12h": 36 * time.Hour, "1h30m": 90 * time.Minute} {
 		if got, err := ParseDuration(s); err != nil || got != want {
@@ -357,7 +386,7 @@ func TestCheckAll(t *testing.T) {
 		`other/a.yaml:1: id: workflow id "a" is also a.yaml's: ids are unique across files`,
 		`c.yaml:2: steps[0].with: missing x: workflow a requires it`,
 		`c.yaml:3: steps[1].workflow: no workflow "nope"`,
-		`a.yaml:3: steps[0].workflow: workflows run each other in a cycle: a → b → c → a`,
+		`a.yaml:3: steps[0].workflow: step s: workflows run each other in a cycle: a → b → c → a`,
 	}
 	if len(got) != len(wantAll) {
 		t.Fatalf("CheckAll = %d problems:\n%s\nwant:\n%s", len(got), strings.Join(got, "\n"), strings.Join(wantAll, "\n"))

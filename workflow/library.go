@@ -45,6 +45,10 @@ type RunOptions struct {
 	Resolve func(ctx context.Context, step Event) (Resolution, error)
 	// Logger receives the engine's and DBOS's logs; nil discards them.
 	Logger *slog.Logger
+	// Limits bounds the run (EngineOptions.Limits); zero fields mean the
+	// defaults. Workflows is not checked with CheckAll: a workflow that
+	// runs itself stops at Limits.MaxDepth.
+	Limits Limits
 }
 
 // ErrGateUnanswered: [Run] met a gate and RunOptions.Answer is nil.
@@ -91,7 +95,7 @@ func Run(ctx context.Context, wf *Workflow, inputs map[string]any, opts *RunOpti
 		wfs = map[string]*Workflow{}
 	}
 	wfs[wf.ID] = wf
-	e, err := New(ctx, &EngineOptions{Database: o.Database, Host: h, Agents: o.Agents, Workflows: wfs, Logger: o.Logger})
+	e, err := New(ctx, &EngineOptions{Database: o.Database, Host: h, Agents: o.Agents, Workflows: wfs, Logger: o.Logger, Limits: o.Limits})
 	if err != nil {
 		return nil, err
 	}

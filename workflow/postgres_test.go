@@ -18,8 +18,8 @@ import (
 // PostgreSQL system database and the events table beside it), each on a
 // database of its own on one throwaway server: a DAG, each step kind, a
 // failure, an idempotent run id, a gate answered and timed out,
-// cancel/resume, redacted events, no secret in any table, and a kill -9 during a step and during
-// a gate, then the run resumed by another process.
+// cancel/resume, redacted events, no secret in any table, a kill -9 during a step and during
+// a gate, then the run resumed by another process, and old runs pruned.
 func TestPostgres(t *testing.T) {
 	server := testpg.Start(t)
 	for _, c := range []struct {
@@ -45,6 +45,7 @@ func TestPostgres(t *testing.T) {
 		{"unique_violation", testUniqueViolation},
 		{"tool_runs_on_replicas", testToolRunsOnReplicas},
 		{"gate_answered_once", testGateAnsweredOnce},
+		{"keep_runs", testKeepRuns},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db := onDatabase(t, server, c.name)

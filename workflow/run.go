@@ -38,6 +38,9 @@ type runInput struct {
 	// InputsDigest is inputsDigest(Inputs) as Start saw them: a Start of
 	// the run's id with other inputs is refused (see StartOptions.RunID).
 	InputsDigest string `json:"inputs_digest,omitempty"`
+	// Depth is how deeply the run nests (Limits.MaxDepth): 0 for a run a
+	// person or client started (and for runs recorded before it was).
+	Depth int `json:"depth,omitempty"`
 }
 
 // runOutput is a run's DBOS workflow output: a failed run is a successful
@@ -105,6 +108,8 @@ type run struct {
 	// workflow is the run's workflow id (its input's, even when that
 	// workflow is gone).
 	workflow string
+	// depth is the run's nesting depth (runInput.Depth).
+	depth int
 }
 
 func (r *run) emit(key string, ev Event) {
@@ -126,7 +131,7 @@ func (e *Engine) runWorkflow(ctx dbos.Context, in runInput) (runOutput, error) {
 		return runOutput{}, err
 	}
 	defer e.wake()
-	r := &run{e: e, ctx: ctx, id: id, start: time.Now(), workflow: in.Workflow}
+	r := &run{e: e, ctx: ctx, id: id, start: time.Now(), workflow: in.Workflow, depth: in.Depth}
 	wf := e.workflows[in.Workflow]
 	switch {
 	case wf == nil:
@@ -298,6 +303,9 @@ func (r *run) schedule() (runOutput, error) {
 					if err != nil {
 						return abort(s.ID, &RunError{Code: ErrTemplate, Message: fmt.Sprintf("step %s: for_each items: %v", s.ID, err)})
 					}
+					if max, where := r.maxItems(s); len(items) > max {
+						return abort(s.ID, &RunError{Code: ErrLimit, Message: fmt.Sprintf("step %s: for_each has %d items, more than its bound of %d (%s)", s.ID, len(items), max, where)})
+					}
 					each[s.ID] = &forEachState{items: items, results: make([]any, len(items))}
 					r.emit("step:started/"+s.ID, Event{Type: EventStepStarted, Step: s.ID, Attempt: 1})
 					if len(items) == 0 {
@@ -455,6 +463,14 @@ func forEachLimit(s *Step) int {
 	return DefaultConcurrency
 }
 
+// maxItems is the bound of for_each s's items, and where it is set.
+func (r *run) maxItems(s *Step) (int, string) {
+	if n := s.ForEach.MaxItems; n > 0 {
+		return n, "its max_items"
+	}
+	return r.e.limits.MaxItems, "[limits] max_for_each_items"
+}
+
 // items renders a for_each's list.
 func (r *run) items(s *Step) ([]any, error) {
 	v, err := s.ForEach.Items.Eval(r.scope)
@@ -564,6 +580,13 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 			return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: 1,
 				Error: &RunError{Code: ErrDefinition, Message: fmt.Sprintf("step %s: workflow %q is not defined", t.key(), s.Workflow)}}
 		}
+		// A workflow that runs itself, or others that run it, nests
+		// runs without end unless something stops it: here, before the
+		// child exists.
+		if depth, max := r.depth+1, r.e.limits.MaxDepth; depth > max {
+			return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: 1,
+				Error: &RunError{Code: ErrLimit, Message: fmt.Sprintf("step %s: %s", t.key(), depthError("workflow "+wf.ID, depth, max))}}
+		}
 		inputs, err = applyInputs(wf, inputs)
 		if err != nil {
 			return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: 1,
@@ -578,7 +601,7 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 			cctx, c = dbos.WithTimeout(ctx, s.Timeout)
 			_ = c // the child's deadline is durable; it outlives this call
 		}
-		if _, err := dbos.RunWorkflow(cctx, r.e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs}, dbos.WithWorkflowID(child)); err != nil {
+		if _, err := dbos.RunWorkflow(cctx, r.e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs, Depth: r.depth + 1}, dbos.WithWorkflowID(child)); err != nil {
 			return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: 1,
 				Error: &RunError{Code: ErrChildWorkflow, Message: fmt.Sprintf("step %s: starting workflow %s: %v", t.key(), wf.ID, err)}}
 		}
@@ -926,14 +949,14 @@ func (r *run) resolved(ctx dbos.Context, t task, o outcome) (*flight, outcome, *
 }
 
 // callTool runs a tool step through the host; its call carries key
-// (host.MetaKeyIdempotencyKey).
+// (host.MetaKeyIdempotencyKey) and the run's depth (MetaKeyDepth).
 func (r *run) callTool(ctx context.Context, s *Step, args json.RawMessage, key string) (any, *RunError) {
 	h, _ := r.e.hostRedactor()
 	if h == nil {
 		return nil, &RunError{Code: ErrCallFailed, Message: "no host to call " + s.Tool}
 	}
 	res, err := h.CallTool(ctx, s.Tool, args, &host.CallOptions{Timeout: s.Timeout,
-		RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyIdempotencyKey: key}}})
+		RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyIdempotencyKey: key, MetaKeyDepth: r.depth}}})
 	if err != nil {
 		code := ErrCallFailed
 		if errors.Is(err, host.ErrTimeout) {

@@ -133,7 +133,11 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 			}
 			id, answered[st.Gate] = st.Run, true
 		} else {
+			// A call from a run's tool step starts a run one deeper.
 			opts := &StartOptions{}
+			if d, ok := meta[MetaKeyDepth]; ok {
+				opts.Depth = metaDepth(d) + 1
+			}
 			if keyed {
 				var err error
 				if opts.RunID, err = e.keyedRunID(ctx, caller, wf.ID, key); err != nil {

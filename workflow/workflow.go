@@ -165,5 +165,8 @@ type ForEach struct {
 	// the index is .index).
 	As          string
 	Concurrency int // items at once; DefaultConcurrency when unset
-	Step        *Step
+	// MaxItems bounds the items: a list of more fails the step
+	// (ErrLimit) before any item runs. 0: the engine's Limits.MaxItems.
+	MaxItems int
+	Step     *Step
 }

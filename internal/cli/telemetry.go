@@ -127,7 +127,7 @@ func (e *env) usageTelemetry(cfg *config.Config) *telemetry.Telemetry {
 	if st == nil {
 		return nil
 	}
-	tel, err := telemetry.New(&telemetry.Options{Logger: e.logger(), Redactor: e.red, Usage: st, Version: host.Version})
+	tel, err := telemetry.New(&telemetry.Options{Logger: e.logger(), Redactor: e.red, Usage: st, Version: host.Version, MaxToolLabels: cfg.Telemetry.MaxToolLabels})
 	if err != nil {
 		e.logger().Warn("usage not recorded", "err", err)
 		return nil

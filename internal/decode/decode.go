@@ -289,6 +289,19 @@ const maxCount = 1 << 20
 
 // Count reads a whole number from 0 to 1<<20.
 func (d *Decoder) Count(field string, v any) (int, bool) {
+	n, ok := d.whole(field, v)
+	if !ok {
+		return 0, false
+	}
+	if n < 0 || n > maxCount {
+		d.Errorf(field, "must be between 0 and %d, not %d", maxCount, n)
+		return 0, false
+	}
+	return int(n), true
+}
+
+// whole reads a whole number, as TOML, YAML and JSON write one.
+func (d *Decoder) whole(field string, v any) (int64, bool) {
 	var n int64
 	switch x := v.(type) {
 	case int64:
@@ -310,11 +323,7 @@ func (d *Decoder) Count(field string, v any) (int, bool) {
 		d.Errorf(field, "must be a whole number, not %s", d.TypeName(v))
 		return 0, false
 	}
-	if n < 0 || n > maxCount {
-		d.Errorf(field, "must be between 0 and %d, not %d", maxCount, n)
-		return 0, false
-	}
-	return int(n), true
+	return n, true
 }
 
 // AtLeastOne reads a [Decoder.Count] that must be at least 1 (0 would read
@@ -340,6 +349,16 @@ func (d *Decoder) Bytes(field string, v any, lo, hi int) (int, bool) {
 		return 0, false
 	}
 	return int(n), true
+}
+
+// Range reads a whole number from lo to hi.
+func (d *Decoder) Range(field string, v any, lo, hi int) (int, bool) {
+	n, ok := d.whole(field, v)
+	if ok && (n < int64(lo) || n > int64(hi)) {
+		d.Errorf(field, "must be between %d and %d, not %d", lo, hi, n)
+		return 0, false
+	}
+	return int(n), ok
 }
 
 // Positive reads a whole number from 1 to 2^31-1.

@@ -353,6 +353,19 @@ func Bytes[T any](key string, in Format, p func(*T) *int, lo, hi int) Field[T] {
 	})
 }
 
+// Range declares a whole number from lo to hi (lo at least 1); 0 in T
+// means unset.
+func Range[T any](key string, in Format, p func(*T) *int, lo, hi int) Field[T] {
+	return Value(key, in, p, func(d *Decoder, field string, v any) (int, bool) {
+		return d.Range(field, v, lo, hi)
+	}, func(n int) string {
+		if n != 0 && (n < lo || n > hi) {
+			return fmt.Sprintf("must be between %d and %d, not %d", lo, hi, n)
+		}
+		return ""
+	})
+}
+
 // Positive declares a whole number from 1 to 2^31-1.
 func Positive[T any](key string, in Format, p func(*T) *int) Field[T] {
 	return Value(key, in, p, (*Decoder).Positive)

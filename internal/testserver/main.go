@@ -144,6 +144,8 @@
 //	                       notification      a log message with two "data" members
 //	                                         ("checked", "smuggled") first, then the
 //	                                         SDK's proper answer
+//	-subscribe           declare resources.subscribe, and write "testserver: subscribe URI"
+//	                     and "testserver: unsubscribe URI" to stderr for each request
 //
 // The PIDs written are those the fixture sees: in a PID namespace of its own
 // (where its own PID is 1) tests translate them with interop.HostPIDIn.
@@ -209,6 +211,7 @@ type config struct {
 	counter, snoop                       bool
 	callLog                              string
 	metaLog                              string
+	subscribe                            bool
 	readOnly, idempotent                 stringList
 	badAnswer                            string
 }
@@ -276,6 +279,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&c.idempotent, "idempotent", "declare idempotentHint on tool `NAME` (echo, add or slow; repeatable)")
 	fs.StringVar(&c.metaLog, "meta-log", "", "append a line `METHOD META` to this file for every request, META its _meta as JSON")
 	fs.StringVar(&c.badAnswer, "bad-answer", "", "add tool bad, answered with what the protocol does not allow: `MODE` duplicate-result, invalid-utf8, batch, two-ids or notification")
+	fs.BoolVar(&c.subscribe, "subscribe", false, "declare resources.subscribe; write each (un)subscribe to stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -44,6 +44,16 @@ func newServer(c *config) *mcp.Server {
 			fmt.Fprintf(diag, "testserver: client capabilities: %s\n", caps)
 		}
 	}
+	if c.subscribe {
+		opts.SubscribeHandler = func(_ context.Context, req *mcp.SubscribeRequest) error {
+			fmt.Fprintf(diag, "testserver: subscribe %s\n", req.Params.URI)
+			return nil
+		}
+		opts.UnsubscribeHandler = func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			fmt.Fprintf(diag, "testserver: unsubscribe %s\n", req.Params.URI)
+			return nil
+		}
+	}
 	info := &mcp.Implementation{Name: "switchboard-testserver", Version: "0.1.0"}
 	if c.hostileText {
 		info = &mcp.Implementation{Name: "testserver " + HostileText, Title: HostileText, Version: "0.1.0" + HostileText,
