@@ -415,6 +415,12 @@ type runHub = fanout[workflow.Event]
 func (w *Workflows) FollowRuns(ctx context.Context, fn func(workflow.Event) error, lost func(n int) error) error {
 	sub := w.hub.subscribe()
 	defer w.hub.unsubscribe(sub)
+	// A run that started no earlier than a poll before this call is news,
+	// all of it, though the first look finds it: a client that subscribes
+	// and then starts a run (through another process) gets its every
+	// event, whichever comes first of the first look and the run's start;
+	// and clocks of other processes may lag this one a little.
+	since := time.Now().Add(-runPoll)
 	ctx, cancel := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -483,7 +489,7 @@ func (w *Workflows) FollowRuns(ctx context.Context, fn func(workflow.Event) erro
 					if last, ok := hub[rs.ID]; ok {
 						// Ours until now (resumed elsewhere).
 						p.after = last
-					} else if first {
+					} else if first && rs.Started.Before(since) {
 						// There before: its past is not news.
 						evs, err := w.Engine.Events(ctx, rs.ID, 0)
 						if err == nil && len(evs) > 0 {
