@@ -44,16 +44,18 @@ type StepResult struct {
 }
 
 // Run runs the agent name (a file, or an id found in Dirs) with prompt and
-// returns its final answer and usage. A run that fails is an error naming
-// why; cancelling ctx cancels it.
-func (s *Steps) Run(ctx context.Context, name, prompt string) (*StepResult, error) {
-	o, err := s.prepare(ctx, name, prompt)
+// returns its final answer and usage. o, when set, is the last layer of
+// the agent's resolution (a workflow's selection for the step, in the
+// form of --mcp and --tools). A run that fails is an error naming why;
+// cancelling ctx cancels it.
+func (s *Steps) Run(ctx context.Context, name, prompt string, o *Overrides) (*StepResult, error) {
+	ro, err := s.prepare(ctx, name, prompt, o)
 	if err != nil {
 		return nil, err
 	}
-	a := o.Agent
+	a := ro.Agent
 	var last Event
-	for ev := range Run(ctx, o) {
+	for ev := range Run(ctx, ro) {
 		if ev.Type.Terminal() {
 			last = ev
 		}
@@ -84,7 +86,7 @@ func (s *Steps) Run(ctx context.Context, name, prompt string) (*StepResult, erro
 // kept the run from starting (no such agent, a server not running here,
 // no provider); a run that fails says so in its events.
 func (s *Steps) Stream(ctx context.Context, name, prompt, runID string, fn func(Event)) error {
-	o, err := s.prepare(ctx, name, prompt)
+	o, err := s.prepare(ctx, name, prompt, nil)
 	if err != nil {
 		return err
 	}
@@ -97,7 +99,7 @@ func (s *Steps) Stream(ctx context.Context, name, prompt, runID string, fn func(
 
 // prepare finds the agent and what its run needs: its tools among the
 // host's, its provider.
-func (s *Steps) prepare(ctx context.Context, name, prompt string) (*RunOptions, error) {
+func (s *Steps) prepare(ctx context.Context, name, prompt string, over *Overrides) (*RunOptions, error) {
 	if s.Host == nil {
 		return nil, errors.New("no host to run the agent's tools on")
 	}
@@ -111,7 +113,7 @@ func (s *Steps) prepare(ctx context.Context, name, prompt string) (*RunOptions, 
 	if len(a.Builtins) > 0 {
 		return nil, fmt.Errorf("agent %s (%s): grants built-in tools (%s), which an agent step does not offer", a.ID, a.File, strings.Join(a.Builtins, ", "))
 	}
-	plan, err := Resolve(s.Config, a, nil)
+	plan, err := Resolve(s.Config, a, over)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
@@ -132,18 +134,21 @@ func (s *Steps) prepare(ctx context.Context, name, prompt string) (*RunOptions, 
 
 // tools returns the host names of the tools the agent may use: those of its
 // servers (each one of the host's) that their allowlists admit, narrowed by
-// the agent's tools.
+// the plan's tools. A tool the plan names that none of its servers offers
+// is an error naming it.
 func (s *Steps) tools(a *Agent, plan *Plan) ([]string, error) {
 	have := map[string]bool{}
 	for _, st := range s.Host.Servers() {
 		have[st.ID] = true
 	}
 	allow := map[string]config.Server{}
+	var ids []string
 	for _, srv := range plan.Servers {
 		if !have[srv.ID] {
 			return nil, fmt.Errorf("agent %s (%s): server %q is not one of the servers running here; an agent step uses the configuration's servers (give the agent mcp_servers refs to them)", a.ID, a.File, srv.ID)
 		}
 		allow[srv.ID] = srv
+		ids = append(ids, srv.ID)
 	}
 	out := []string{}
 	for _, t := range s.Host.Tools() {
@@ -155,6 +160,19 @@ func (s *Steps) tools(a *Agent, plan *Plan) ([]string, error) {
 			continue
 		}
 		out = append(out, t.Name)
+	}
+	var missing []string
+	for _, n := range plan.Tools {
+		if !slices.Contains(out, n) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		servers := "it has no server"
+		if len(ids) > 0 {
+			servers = "its servers are " + strings.Join(ids, ", ")
+		}
+		return nil, fmt.Errorf("agent %s (%s): none of its servers offers %s (%s)", a.ID, a.File, strings.Join(missing, ", "), servers)
 	}
 	return out, nil
 }

@@ -22,10 +22,18 @@ import (
 type StartOptions struct {
 	// RunID is the run's id; "" means a random one. Starting a run id that
 	// exists starts nothing and returns it, when it was started with the
-	// same inputs (defaults applied): a caller that retries after a lost
-	// answer gets the same run. With other inputs Start fails with
-	// ErrInputsDiffer, whichever of two Starts at once came first.
+	// same inputs (defaults applied) and selections: a caller that
+	// retries after a lost answer gets the same run. With other inputs
+	// Start fails with ErrInputsDiffer, whichever of two Starts at once
+	// came first.
 	RunID string
+	// MCPServers and Tools are the run's selection for its agent steps,
+	// and those of the runs its workflow steps start: the most specific
+	// level, over the step's and the workflow's (see Selection). Nil: the
+	// run makes none. Start refuses a server the host does not have, and
+	// a tool it does not offer (or that none of MCPServers offers).
+	MCPServers *Selection
+	Tools      *Selection
 }
 
 // Start validates inputs against workflow id's inputs (applying their
@@ -46,8 +54,12 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 		return "", fmt.Errorf("workflow %q: %s holds the value of a secret: a run's inputs are kept in the state database; give the secret to the server that uses it (its env or headers) instead", id, at)
 	}
 	runID := ""
+	var servers, tools *Selection
 	if opts != nil {
-		runID = opts.RunID
+		runID, servers, tools = opts.RunID, opts.MCPServers, opts.Tools
+	}
+	if err := e.checkRunSelection(servers, tools); err != nil {
+		return "", fmt.Errorf("workflow %q: %w", id, err)
 	}
 	if runID == "" {
 		runID = newRunID()
@@ -55,6 +67,10 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 		return "", fmt.Errorf("run id %q: may not contain /", runID)
 	}
 	digest := inputsDigest(inputs)
+	if servers != nil || tools != nil {
+		// Another selection is another run, as other inputs are.
+		digest = inputsDigest(map[string]any{"inputs": inputs, "mcp_servers": servers, "tools": tools})
+	}
 	if st, err := e.dbosStatus(ctx, runID); err == nil {
 		if err := sameRun(st, id, digest); err != nil {
 			return "", err
@@ -70,7 +86,8 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 	if f := e.opts.OnStart; f != nil {
 		f(ctx, runID, wf.ID)
 	}
-	h, err := dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs, InputsDigest: digest}, dbos.WithWorkflowID(runID))
+	h, err := dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs, InputsDigest: digest,
+		MCPServers: servers, Tools: tools}, dbos.WithWorkflowID(runID))
 	if err != nil {
 		return "", fmt.Errorf("workflow %q: starting run %s: %w", id, runID, err)
 	}

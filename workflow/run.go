@@ -38,6 +38,11 @@ type runInput struct {
 	// InputsDigest is inputsDigest(Inputs) as Start saw them: a Start of
 	// the run's id with other inputs is refused (see StartOptions.RunID).
 	InputsDigest string `json:"inputs_digest,omitempty"`
+	// MCPServers and Tools are the run's own selection for its agent
+	// steps (StartOptions), which the runs its workflow steps start
+	// inherit; nil: none made.
+	MCPServers *Selection `json:"mcp_servers,omitempty"`
+	Tools      *Selection `json:"tools,omitempty"`
 }
 
 // runOutput is a run's DBOS workflow output: a failed run is a successful
@@ -105,6 +110,8 @@ type run struct {
 	// workflow is the run's workflow id (its input's, even when that
 	// workflow is gone).
 	workflow string
+	// in is the run's input: its selection for agent steps.
+	in runInput
 }
 
 func (r *run) emit(key string, ev Event) {
@@ -126,7 +133,7 @@ func (e *Engine) runWorkflow(ctx dbos.Context, in runInput) (runOutput, error) {
 		return runOutput{}, err
 	}
 	defer e.wake()
-	r := &run{e: e, ctx: ctx, id: id, start: time.Now(), workflow: in.Workflow}
+	r := &run{e: e, ctx: ctx, id: id, start: time.Now(), workflow: in.Workflow, in: in}
 	wf := e.workflows[in.Workflow]
 	switch {
 	case wf == nil:
@@ -578,7 +585,10 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 			cctx, c = dbos.WithTimeout(ctx, s.Timeout)
 			_ = c // the child's deadline is durable; it outlives this call
 		}
-		if _, err := dbos.RunWorkflow(cctx, r.e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs}, dbos.WithWorkflowID(child)); err != nil {
+		// The run's own selection for agent steps holds in the runs it
+		// starts.
+		cin := runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs, MCPServers: r.in.MCPServers, Tools: r.in.Tools}
+		if _, err := dbos.RunWorkflow(cctx, r.e.runWorkflow, cin, dbos.WithWorkflowID(child)); err != nil {
 			return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: 1,
 				Error: &RunError{Code: ErrChildWorkflow, Message: fmt.Sprintf("step %s: starting workflow %s: %v", t.key(), wf.ID, err)}}
 		}
@@ -974,7 +984,15 @@ func (r *run) runAgent(ctx context.Context, s *Step, prompt string) (any, *RunEr
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 	}
-	res, err := r.e.opts.Agents.RunAgent(ctx, s.Agent, prompt)
+	// The most specific selection wins: the run's, the step's, the
+	// workflow's; none of them leaves the agent file's own.
+	servers := firstSet(r.in.MCPServers, s.MCPServers, r.wf.MCPServers)
+	tools := firstSet(r.in.Tools, s.AgentTools, r.wf.AgentTools)
+	if servers.None() {
+		tools = servers // no server, so no tool: tools inherited from a level that had servers name none of them
+	}
+	req := &AgentRequest{Agent: s.Agent, Prompt: prompt, MCPServers: servers.names(), Tools: tools.names()}
+	res, err := r.e.opts.Agents.RunAgent(ctx, req)
 	if err != nil {
 		code := ErrAgentFailed
 		if errors.Is(err, context.DeadlineExceeded) {
