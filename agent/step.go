@@ -41,6 +41,9 @@ type Steps struct {
 type StepResult struct {
 	Text  string
 	Usage Usage
+	// FailedServers are the agent's servers that failed to start: the run
+	// went on without their tools (Event.FailedServers).
+	FailedServers []string
 }
 
 // Run runs the agent name (a file, or an id found in Dirs) with prompt and
@@ -62,7 +65,7 @@ func (s *Steps) Run(ctx context.Context, name, prompt string, o *Overrides) (*St
 	}
 	switch last.Type {
 	case EventRunCompleted:
-		r := &StepResult{Text: last.Text}
+		r := &StepResult{Text: last.Text, FailedServers: last.FailedServers}
 		if last.Usage != nil {
 			r.Usage = *last.Usage
 		}
@@ -135,18 +138,22 @@ func (s *Steps) prepare(ctx context.Context, name, prompt string, over *Override
 // tools returns the host names of the tools the agent may use: those of its
 // servers (each one of the host's) that their allowlists admit, narrowed by
 // the plan's tools. A tool the plan names that none of its servers offers
-// is an error naming it.
+// is an error naming it, unless one of them failed to start (the run goes
+// on without that server's tools, and says which failed).
 func (s *Steps) tools(a *Agent, plan *Plan) ([]string, error) {
-	have := map[string]bool{}
+	have := map[string]host.ServerStatus{}
 	for _, st := range s.Host.Servers() {
-		have[st.ID] = true
+		have[st.ID] = st
 	}
 	allow := map[string]config.Server{}
 	var ids []string
+	failed := false
 	for _, srv := range plan.Servers {
-		if !have[srv.ID] {
+		st, ok := have[srv.ID]
+		if !ok {
 			return nil, fmt.Errorf("agent %s (%s): server %q is not one of the servers running here; an agent step uses the configuration's servers (give the agent mcp_servers refs to them)", a.ID, a.File, srv.ID)
 		}
+		failed = failed || st.FailedToStart()
 		allow[srv.ID] = srv
 		ids = append(ids, srv.ID)
 	}
@@ -167,7 +174,7 @@ func (s *Steps) tools(a *Agent, plan *Plan) ([]string, error) {
 			missing = append(missing, n)
 		}
 	}
-	if len(missing) > 0 {
+	if len(missing) > 0 && !failed {
 		servers := "it has no server"
 		if len(ids) > 0 {
 			servers = "its servers are " + strings.Join(ids, ", ")

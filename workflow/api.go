@@ -236,6 +236,9 @@ type RunStatus struct {
 	// Executor is the executor that runs it, or last ran it
 	// (Engine.ExecutorID): which process emits its events.
 	Executor string `json:"-"`
+	// FailedServers are the servers that had failed to start when the
+	// run started (its run:started event's).
+	FailedServers []string `json:"failed_servers,omitempty"`
 }
 
 func (e *Engine) dbosStatus(ctx context.Context, runID string) (*dbos.WorkflowStatus, error) {
@@ -304,6 +307,8 @@ func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 		ev := &events[i]
 		k := taskKey(ev.Step, itemOf(ev))
 		switch ev.Type {
+		case EventRunStarted:
+			rs.FailedServers = ev.FailedServers
 		case EventGateWaiting:
 			open[k] = ev
 		case EventGateAnswered:

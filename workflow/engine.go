@@ -87,10 +87,15 @@ type AgentRequest struct {
 }
 
 // AgentResult is an agent step's result: templates read it as
-// .steps.ID.result.text and .steps.ID.result.usage.
+// .steps.ID.result.text, .steps.ID.result.usage and
+// .steps.ID.result.failed_servers.
 type AgentResult struct {
 	Text  string         `json:"text"`
 	Usage map[string]any `json:"usage,omitempty"`
+	// FailedServers are the agent's servers that failed to start (an
+	// optional server that could not start, RobotLab's
+	// failed_mcp_server_names): the run went on without their tools.
+	FailedServers []string `json:"failed_servers,omitempty"`
 }
 
 // EngineOptions configures [New]. Nil means defaults.

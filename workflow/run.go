@@ -143,7 +143,10 @@ func (e *Engine) runWorkflow(ctx dbos.Context, in runInput) (runOutput, error) {
 			"workflow %q changed since the run started (digest %s, now %s); the run is not resumed on the new definition", in.Workflow, short(in.Digest), short(wf.Digest))})
 	}
 	r.wf = wf
-	r.emit("run:started", Event{Type: EventRunStarted, Workflow: wf.ID, Digest: wf.Digest, Inputs: e.events.value(in.Inputs)})
+	// Stored once: a recovered run keeps the servers its start found
+	// failed.
+	r.emit("run:started", Event{Type: EventRunStarted, Workflow: wf.ID, Digest: wf.Digest, Inputs: e.events.value(in.Inputs),
+		FailedServers: e.failedServers()})
 	r.scope = &Scope{Inputs: in.Inputs, Steps: map[string]any{}, Vars: map[string]any{}}
 	for name, t := range wf.Vars {
 		v, err := t.Eval(r.scope)

@@ -306,3 +306,22 @@ func (e *Engine) checkRunSelection(servers, tools *Selection) error {
 	}
 	return nil
 }
+
+// failedServers are the host's servers that have failed to start, as a
+// run starts (host.ServerStatus.FailedToStart); nil when there are none
+// or the engine has no host.
+func (e *Engine) failedServers() []string {
+	e.mu.Lock()
+	h := e.host
+	e.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	var out []string
+	for _, st := range h.Servers() {
+		if st.FailedToStart() {
+			out = append(out, st.ID)
+		}
+	}
+	return out
+}

@@ -246,6 +246,10 @@ func (e *env) printRun(events func(func(agent.Event) bool)) error {
 			continue
 		}
 		switch ev.Type {
+		case agent.EventRunStarted:
+			if len(ev.FailedServers) > 0 {
+				fmt.Fprintf(e.stderr, "switchboard: %s\n", failedServersLine(ev.FailedServers))
+			}
 		case agent.EventToken:
 			e.printf("%s", ev.Text)
 			streamed = true

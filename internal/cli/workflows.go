@@ -75,7 +75,7 @@ func (a *workflowAgents) RunAgent(ctx context.Context, req *workflow.AgentReques
 		return nil, err
 	}
 	return &workflow.AgentResult{Text: r.Text, Usage: map[string]any{
-		"input_tokens": r.Usage.InputTokens, "output_tokens": r.Usage.OutputTokens}}, nil
+		"input_tokens": r.Usage.InputTokens, "output_tokens": r.Usage.OutputTokens}, FailedServers: r.FailedServers}, nil
 }
 
 // runner is what the commands need of a workflow engine: the one of a
@@ -385,6 +385,12 @@ func flagSelection(v string) *workflow.Selection {
 	return &workflow.Selection{Names: splitList(v)}
 }
 
+// failedServersLine says which servers failed to start, and where to see
+// why.
+func failedServersLine(ids []string) string {
+	return fmt.Sprintf("servers that failed to start, whose tools it goes without: %s (switchboard servers says why)", strings.Join(ids, ", "))
+}
+
 func (e *env) workflowRun(ctx context.Context, id, argsJSON string, kvs []string, so *workflow.StartOptions, detach bool) error {
 	if _, err := buildArgs(argsJSON, kvs, nil); err != nil {
 		return usageErr("%v", err)
@@ -568,6 +574,9 @@ func (e *env) printEvent(ev workflow.Event) {
 	switch ev.Type {
 	case workflow.EventRunStarted:
 		e.eprintf("run %s: workflow %s started\n", ev.RunID, ev.Workflow)
+		if len(ev.FailedServers) > 0 {
+			e.eprintf("  %s\n", failedServersLine(ev.FailedServers))
+		}
 	case workflow.EventStepStarted:
 		att := ""
 		if ev.Attempt > 1 {
@@ -663,6 +672,9 @@ func (e *env) runsCommand() *cobra.Command {
 				}{st, evs})
 			}
 			e.printf("run %s: workflow %s, %s\n", st.ID, st.Workflow, st.State)
+			if len(st.FailedServers) > 0 {
+				e.printf("%s\n", failedServersLine(st.FailedServers))
+			}
 			if st.Error != nil {
 				e.printf("error: %v\n", st.Error)
 			}
