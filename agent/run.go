@@ -430,7 +430,25 @@ func (r *run) tools() (tools []host.Tool, missing []string) {
 		desc[s.ID] = s.Description
 	}
 	sel := Select(r.o.Prompt, candidates, desc, &SelectOptions{Servers: a.MCPDiscovery, MaxTools: a.MaxTools})
+	r.wake(sel)
 	return append(sel, builtin...), missing
+}
+
+// wake starts the lazily idle servers (offering their cached tools) whose
+// tools the selection chose, now rather than at their first call: the
+// model is likely to call them, and the others stay idle. A server a run
+// starts this way is a child process of the host, like any other.
+func (r *run) wake(chosen []host.Tool) {
+	seen := map[string]bool{}
+	for _, t := range chosen {
+		if seen[t.Server] {
+			continue
+		}
+		seen[t.Server] = true
+		if st, err := r.o.Host.Status(t.Server); err == nil && st.State == host.StateLazy {
+			r.o.Host.Restart(t.Server)
+		}
+	}
 }
 
 // callTools calls the tools at once and returns their results in order.
