@@ -11,15 +11,15 @@ type EventType string
 // The events of a run. A run emits run:started first and exactly one
 // terminal event last: run:completed, run:failed or run:cancelled.
 const (
-	EventRunStarted   EventType = "run:started"     // Agent, Model, Tools
+	EventRunStarted   EventType = "run:started"     // Agent, Model, Tools, FailedServers
 	EventToken        EventType = "agent:token"     // Step, Text: a delta of the model's answer as it streams
 	EventToolCall     EventType = "agent:tool_call" // Step, Call: ID, Tool, Arguments (secrets redacted)
 	EventToolResult   EventType = "agent:tool_result"
 	EventMessage      EventType = "agent:message" // Step, Text: the model's whole message of one step
 	EventUsage        EventType = "agent:usage"   // Step, Usage: the tokens of one step's model call, or (Server set) of a server's sampling request during the step's tool calls
-	EventRunCompleted EventType = "run:completed" // Text (the final answer), Usage (the run's), DurationMS
-	EventRunFailed    EventType = "run:failed"    // Error, Usage, DurationMS
-	EventRunCancelled EventType = "run:cancelled" // Usage, DurationMS
+	EventRunCompleted EventType = "run:completed" // Text (the final answer), Usage (the run's), DurationMS, FailedServers
+	EventRunFailed    EventType = "run:failed"    // Error, Usage, DurationMS, FailedServers
+	EventRunCancelled EventType = "run:cancelled" // Usage, DurationMS, FailedServers
 )
 
 // Terminal reports whether t ends a run.
@@ -45,6 +45,13 @@ type Event struct {
 	// Server is the server whose sampling request used the tokens of an
 	// agent:usage event; "" for the step's own model call.
 	Server string `json:"server,omitempty"`
+	// FailedServers (run:started and the terminal event) are the run's
+	// servers that failed to start (host.ServerStatus.FailedToStart): an
+	// optional one that could not start, whose tools the run goes
+	// without (RobotLab's failed_mcp_server_names). The terminal event's
+	// also has those that failed during the run (a lazy server woken for
+	// a call that could not start).
+	FailedServers []string `json:"failed_servers,omitempty"`
 
 	Call *Call `json:"call,omitempty"`
 

@@ -117,7 +117,7 @@ var agentFields = decode.Table[Agent]{
 	decode.Positive("max_tokens", decode.YAML, func(a *Agent) *int { return &a.MaxTokens }),
 	decode.Positive("max_steps", decode.YAML, func(a *Agent) *int { return &a.MaxSteps }),
 	decode.Value("mcp_servers", decode.YAML, func(a *Agent) *[]ServerEntry { return &a.Servers }, readServers),
-	decode.StringList("tools", decode.YAML, func(a *Agent) *[]string { return &a.Tools }),
+	decode.Value("tools", decode.YAML, func(a *Agent) *[]string { return &a.Tools }, readTools),
 	decode.Bool("allow_sampling", decode.YAML, func(a *Agent) *bool { return &a.AllowSampling }),
 	decode.StringList("builtins", decode.YAML, func(a *Agent) *[]string { return &a.Builtins }, func(l []string, i int) string {
 		switch b := l[i]; {
@@ -436,18 +436,46 @@ func (w *walker) pair(path string, m map[string]any, mv *ast.MappingValueNode) {
 	m[key] = w.node(p, mv.Value)
 }
 
-// readServers reads mcp_servers: a list whose entries are a configured
+// readTools reads tools: a list of host tool names, none (no tool) or
+// inherit (every tool of the agent's servers), the words a workflow's
+// tools has too.
+func readTools(d *decode.Decoder, k string, v any) ([]string, bool) {
+	switch v {
+	case "none":
+		return []string{}, true
+	case "inherit":
+		return nil, true
+	}
+	if s, ok := v.(string); ok {
+		d.Errorf(k, "must be none, inherit or a list of tool names, not %q", s)
+		return nil, false
+	}
+	return d.StringList(k, v)
+}
+
+// readServers reads mcp_servers: none, inherit (the configuration's
+// servers, as when absent), or a list whose entries are a configured
 // server's id (a string), {ref: ID, tools_allowlist: [...]}, or an inline
 // server with the fields of an [[mcp_servers]] table. An entry with a
 // problem is reported and left out.
 func readServers(d *decode.Decoder, k string, v any) ([]ServerEntry, bool) {
+	switch v {
+	case "none":
+		return []ServerEntry{}, true
+	case "inherit":
+		return nil, true
+	}
 	l, ok := v.([]any)
 	if !ok {
 		hint := ""
 		if v == nil {
-			hint = " (write [] for none)"
+			hint = " (write none, or [], for no server)"
 		} else if _, isMap := v.(map[string]any); isMap {
 			hint = " (start each entry with -)"
+		}
+		if s, isString := v.(string); isString {
+			d.Errorf(k, "must be none, inherit or a list of servers, not %q", s)
+			return nil, false
 		}
 		d.Errorf(k, "must be a list of servers, not %s%s", d.TypeName(v), hint)
 		return nil, false

@@ -88,7 +88,7 @@ body`, []string{
 			`a.md:2: model: want provider:model, such as openai:gpt-4.1-mini or ollama:llama3.2, not "gpt-4"`,
 			`a.md:3: max_steps: must be a whole number, not a string`,
 			`a.md:4: temprature: unknown field "temprature"; did you mean temperature?`,
-			`a.md:5: tools: must be a list of strings, not a string`,
+			`a.md:5: tools: must be none, inherit or a list of tool names, not "mcp_x_y"`,
 			`a.md:6: allow_sampling: must be true or false, not a string`,
 		}},
 		{"ambiguous servers", "b.yaml", `mcp_servers:
@@ -183,7 +183,7 @@ http_allow: [1]
 		`v.yaml:6: mcp_servers[0].env: must be a mapping of strings, not a string`,
 		`v.yaml:7: mcp_servers[0].timout: unknown field "timout"; did you mean timeout?`,
 		`v.yaml:8: allow_sampling: must be true or false, not a string`,
-		`v.yaml:9: tools: must be a list of strings, not a string`,
+		`v.yaml:9: tools: must be none, inherit or a list of tool names, not "mcp_x"`,
 		// Not also "http_request needs http_allow": it is there, wrongly typed.
 		`v.yaml:11: http_allow[0]: must be a string, not an integer`,
 	}
@@ -241,5 +241,30 @@ func TestParseTransportNames(t *testing.T) {
 	}
 	if got := []config.Transport{a.Servers[0].Server.Transport, a.Servers[1].Server.Transport}; !slices.Equal(got, []config.Transport{config.TransportWebSocket, config.TransportHTTP}) {
 		t.Errorf("transports = %q, want websocket and http", got)
+	}
+}
+
+// TestParseNoneInherit: an agent file's mcp_servers and tools take the
+// words a workflow's take: none (no server, no tool) and inherit (as when
+// absent: the configuration's servers, every tool).
+func TestParseNoneInherit(t *testing.T) {
+	for _, tc := range []struct {
+		src          string
+		servers, all bool // Servers nil (inherit), Tools nil (every tool)
+	}{
+		{"mcp_servers: none\ntools: none\n", false, false},
+		{"mcp_servers: inherit\ntools: inherit\n", true, true},
+		{"mcp_servers: []\ntools: []\n", false, false},
+	} {
+		a, err := Parse("k.yaml", []byte(tc.src))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.src, err)
+		}
+		if (a.Servers == nil) != tc.servers || len(a.Servers) != 0 || (a.Tools == nil) != tc.all || len(a.Tools) != 0 {
+			t.Errorf("Parse(%q): servers %#v tools %#v", tc.src, a.Servers, a.Tools)
+		}
+	}
+	if _, err := Parse("k.yaml", []byte("tools: all\n")); err == nil || !strings.Contains(err.Error(), `tools: must be none, inherit or a list of tool names, not "all"`) {
+		t.Errorf("tools: all = %v", err)
 	}
 }

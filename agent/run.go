@@ -138,6 +138,10 @@ type run struct {
 	usageMu sync.Mutex // tool calls' sampling adds to usage concurrently
 	usage   Usage
 	start   time.Time
+
+	// failed are the run's servers that had failed to start when it
+	// started.
+	failed []string
 }
 
 // addUsage adds u to the run's usage.
@@ -250,12 +254,45 @@ func (r *run) duration() *int64 {
 func (r *run) fail(code ErrorCode, format string, args ...any) {
 	u := r.used()
 	r.emit(Event{Type: EventRunFailed, Error: &RunError{Code: code, Message: r.red.Redact(fmt.Sprintf(format, args...))},
-		Usage: &u, DurationMS: r.duration()})
+		Usage: &u, DurationMS: r.duration(), FailedServers: r.failedAtEnd()})
 }
 
 func (r *run) cancelled() {
 	u := r.used()
-	r.emit(Event{Type: EventRunCancelled, Usage: &u, DurationMS: r.duration()})
+	r.emit(Event{Type: EventRunCancelled, Usage: &u, DurationMS: r.duration(), FailedServers: r.failedAtEnd()})
+}
+
+// failedServers returns the run's servers (RunOptions.Servers; the host's
+// when nil) that have failed to start (host.ServerStatus.FailedToStart),
+// in the run's order.
+func (r *run) failedServers() []string {
+	var out []string
+	if r.o.Servers == nil {
+		for _, st := range r.o.Host.Servers() {
+			if st.Transport != host.TransportInProcess && st.FailedToStart() {
+				out = append(out, st.ID)
+			}
+		}
+		return out
+	}
+	for _, s := range r.o.Servers {
+		if st, err := r.o.Host.Status(s.ID); err == nil && st.FailedToStart() {
+			out = append(out, s.ID)
+		}
+	}
+	return out
+}
+
+// failedAtEnd is failed with the servers that failed since the run
+// started.
+func (r *run) failedAtEnd() []string {
+	out := slices.Clone(r.failed)
+	for _, id := range r.failedServers() {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func (r *run) loop(ctx context.Context) {
@@ -266,7 +303,8 @@ func (r *run) loop(ctx context.Context) {
 	for i, t := range tools {
 		names[i] = t.Name
 	}
-	r.emit(Event{Type: EventRunStarted, Agent: a.ID, Model: r.modelSpec(), Tools: names})
+	r.failed = r.failedServers()
+	r.emit(Event{Type: EventRunStarted, Agent: a.ID, Model: r.modelSpec(), Tools: names, FailedServers: r.failed})
 	if len(missing) > 0 {
 		r.fail(ErrNoTool, "the run's tools name %s, which no server offers", strings.Join(missing, ", "))
 		return
@@ -322,7 +360,7 @@ func (r *run) loop(ctx context.Context) {
 			msgs = append(msgs, msg)
 			if len(msg.ToolCalls) == 0 {
 				u := r.used()
-				r.emit(Event{Type: EventRunCompleted, Text: msg.Text, Usage: &u, DurationMS: r.duration()})
+				r.emit(Event{Type: EventRunCompleted, Text: msg.Text, Usage: &u, DurationMS: r.duration(), FailedServers: r.failedAtEnd()})
 				return true
 			}
 			if step >= maxSteps {
@@ -392,7 +430,25 @@ func (r *run) tools() (tools []host.Tool, missing []string) {
 		desc[s.ID] = s.Description
 	}
 	sel := Select(r.o.Prompt, candidates, desc, &SelectOptions{Servers: a.MCPDiscovery, MaxTools: a.MaxTools})
+	r.wake(sel)
 	return append(sel, builtin...), missing
+}
+
+// wake starts the lazily idle servers (offering their cached tools) whose
+// tools the selection chose, now rather than at their first call: the
+// model is likely to call them, and the others stay idle. A server a run
+// starts this way is a child process of the host, like any other.
+func (r *run) wake(chosen []host.Tool) {
+	seen := map[string]bool{}
+	for _, t := range chosen {
+		if seen[t.Server] {
+			continue
+		}
+		seen[t.Server] = true
+		if st, err := r.o.Host.Status(t.Server); err == nil && st.State == host.StateLazy {
+			r.o.Host.Restart(t.Server)
+		}
+	}
 }
 
 // callTools calls the tools at once and returns their results in order.

@@ -41,26 +41,31 @@ type Steps struct {
 type StepResult struct {
 	Text  string
 	Usage Usage
+	// FailedServers are the agent's servers that failed to start: the run
+	// went on without their tools (Event.FailedServers).
+	FailedServers []string
 }
 
 // Run runs the agent name (a file, or an id found in Dirs) with prompt and
-// returns its final answer and usage. A run that fails is an error naming
-// why; cancelling ctx cancels it.
-func (s *Steps) Run(ctx context.Context, name, prompt string) (*StepResult, error) {
-	o, err := s.prepare(ctx, name, prompt)
+// returns its final answer and usage. o, when set, is the last layer of
+// the agent's resolution (a workflow's selection for the step, in the
+// form of --mcp and --tools). A run that fails is an error naming why;
+// cancelling ctx cancels it.
+func (s *Steps) Run(ctx context.Context, name, prompt string, o *Overrides) (*StepResult, error) {
+	ro, err := s.prepare(ctx, name, prompt, o)
 	if err != nil {
 		return nil, err
 	}
-	a := o.Agent
+	a := ro.Agent
 	var last Event
-	for ev := range Run(ctx, o) {
+	for ev := range Run(ctx, ro) {
 		if ev.Type.Terminal() {
 			last = ev
 		}
 	}
 	switch last.Type {
 	case EventRunCompleted:
-		r := &StepResult{Text: last.Text}
+		r := &StepResult{Text: last.Text, FailedServers: last.FailedServers}
 		if last.Usage != nil {
 			r.Usage = *last.Usage
 		}
@@ -84,7 +89,7 @@ func (s *Steps) Run(ctx context.Context, name, prompt string) (*StepResult, erro
 // kept the run from starting (no such agent, a server not running here,
 // no provider); a run that fails says so in its events.
 func (s *Steps) Stream(ctx context.Context, name, prompt, runID string, fn func(Event)) error {
-	o, err := s.prepare(ctx, name, prompt)
+	o, err := s.prepare(ctx, name, prompt, nil)
 	if err != nil {
 		return err
 	}
@@ -97,7 +102,7 @@ func (s *Steps) Stream(ctx context.Context, name, prompt, runID string, fn func(
 
 // prepare finds the agent and what its run needs: its tools among the
 // host's, its provider.
-func (s *Steps) prepare(ctx context.Context, name, prompt string) (*RunOptions, error) {
+func (s *Steps) prepare(ctx context.Context, name, prompt string, over *Overrides) (*RunOptions, error) {
 	if s.Host == nil {
 		return nil, errors.New("no host to run the agent's tools on")
 	}
@@ -111,7 +116,7 @@ func (s *Steps) prepare(ctx context.Context, name, prompt string) (*RunOptions, 
 	if len(a.Builtins) > 0 {
 		return nil, fmt.Errorf("agent %s (%s): grants built-in tools (%s), which an agent step does not offer", a.ID, a.File, strings.Join(a.Builtins, ", "))
 	}
-	plan, err := Resolve(s.Config, a, nil)
+	plan, err := Resolve(s.Config, a, over)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
@@ -132,18 +137,25 @@ func (s *Steps) prepare(ctx context.Context, name, prompt string) (*RunOptions, 
 
 // tools returns the host names of the tools the agent may use: those of its
 // servers (each one of the host's) that their allowlists admit, narrowed by
-// the agent's tools.
+// the plan's tools. A tool the plan names that none of its servers offers
+// is an error naming it, unless one of them failed to start (the run goes
+// on without that server's tools, and says which failed).
 func (s *Steps) tools(a *Agent, plan *Plan) ([]string, error) {
-	have := map[string]bool{}
+	have := map[string]host.ServerStatus{}
 	for _, st := range s.Host.Servers() {
-		have[st.ID] = true
+		have[st.ID] = st
 	}
 	allow := map[string]config.Server{}
+	var ids []string
+	failed := false
 	for _, srv := range plan.Servers {
-		if !have[srv.ID] {
+		st, ok := have[srv.ID]
+		if !ok {
 			return nil, fmt.Errorf("agent %s (%s): server %q is not one of the servers running here; an agent step uses the configuration's servers (give the agent mcp_servers refs to them)", a.ID, a.File, srv.ID)
 		}
+		failed = failed || st.FailedToStart()
 		allow[srv.ID] = srv
+		ids = append(ids, srv.ID)
 	}
 	out := []string{}
 	for _, t := range s.Host.Tools() {
@@ -155,6 +167,19 @@ func (s *Steps) tools(a *Agent, plan *Plan) ([]string, error) {
 			continue
 		}
 		out = append(out, t.Name)
+	}
+	var missing []string
+	for _, n := range plan.Tools {
+		if !slices.Contains(out, n) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 && !failed {
+		servers := "it has no server"
+		if len(ids) > 0 {
+			servers = "its servers are " + strings.Join(ids, ", ")
+		}
+		return nil, fmt.Errorf("agent %s (%s): none of its servers offers %s (%s)", a.ID, a.File, strings.Join(missing, ", "), servers)
 	}
 	return out, nil
 }

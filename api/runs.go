@@ -88,6 +88,18 @@ type startJSON struct {
 	// is (a retried start starts nothing twice), unless it was started
 	// with other inputs (409).
 	RunID string `json:"run_id"`
+	// MCPServers and Tools are the run's selection for its agent steps
+	// (workflow.StartOptions): absent or null, none; [] selects none.
+	MCPServers *[]string `json:"mcp_servers"`
+	Tools      *[]string `json:"tools"`
+}
+
+// selection is a list of startJSON as a workflow.Selection.
+func selection(l *[]string) *workflow.Selection {
+	if l == nil {
+		return nil
+	}
+	return &workflow.Selection{Names: append([]string{}, *l...)}
 }
 
 func (a *API) startRun(w http.ResponseWriter, r *http.Request) error {
@@ -104,7 +116,8 @@ func (a *API) startRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// The run lives on the daemon's engine, not on this request.
-	id, err := wfs.Engine.Start(r.Context(), wf.ID, req.Inputs, &workflow.StartOptions{RunID: req.RunID})
+	id, err := wfs.Engine.Start(r.Context(), wf.ID, req.Inputs, &workflow.StartOptions{RunID: req.RunID,
+		MCPServers: selection(req.MCPServers), Tools: selection(req.Tools)})
 	if err != nil {
 		return runProblem(err, "inputs")
 	}
@@ -308,6 +321,8 @@ func runProblem(err error, field string) error {
 		// Another answer, or the gate's timeout, closed it first.
 		return &problem{Status: http.StatusConflict, Title: "the gate was answered already", Detail: err.Error(),
 			Errors: []fieldError{{Field: "gate", Detail: "answered already"}}}
+	case errors.Is(err, workflow.ErrSelection):
+		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid mcp_servers or tools", Detail: err.Error()}
 	case errors.Is(err, workflow.ErrInputsDiffer):
 		return &problem{Status: http.StatusConflict, Title: "a run of that id was started with other inputs", Detail: err.Error(),
 			Errors: []fieldError{{Field: "run_id", Detail: "taken by a run with other inputs"}}}

@@ -148,6 +148,8 @@ func TestRuns(t *testing.T) {
 		{"start: no such workflow", "POST", "/api/v1/workflows/nosuch/runs", `{}`, 404, ""},
 		{"start: wrong input type", "POST", "/api/v1/workflows/gated/runs", `{"inputs":{"text":5}}`, 422, "inputs.text"},
 		{"start: unknown field", "POST", "/api/v1/workflows/gated/runs", `{"input":{}}`, 400, "input"},
+		{"start: a server it does not have", "POST", "/api/v1/workflows/gated/runs", `{"inputs":{"text":"x"},"mcp_servers":["nope"],"tools":[]}`, 422, ""},
+		{"start: a tool no server offers", "POST", "/api/v1/workflows/gated/runs", `{"inputs":{"text":"x"},"tools":["mcp_a_nope"]}`, 422, ""},
 		{"no such run", "GET", "/api/v1/runs/nosuch", "", 404, ""},
 		{"events: no such run", "GET", "/api/v1/runs/nosuch/events", "", 404, ""},
 		{"cancel: no such run", "POST", "/api/v1/runs/nosuch/cancel", "", 404, ""},

@@ -77,6 +77,10 @@ type AgentRun struct {
 	Error string `json:"error,omitempty"`
 	// Text is a completed run's answer.
 	Text string `json:"text,omitempty"`
+	// FailedServers are the run's servers that failed to start (its
+	// run:started event's, then its terminal event's): it went without
+	// their tools.
+	FailedServers []string `json:"failed_servers,omitempty"`
 }
 
 // maxAgentRuns bounds the runs kept in memory: the oldest ended ones are
@@ -201,6 +205,13 @@ func (r *agentRun) add(ev AgentEvent) bool {
 	}
 	if len(r.events) < maxAgentEvents || ev.Terminal {
 		r.events = append(r.events, ev)
+	}
+	if ev.Type == "run:started" || ev.Terminal {
+		var f struct {
+			FailedServers []string `json:"failed_servers"`
+		}
+		json.Unmarshal(ev.Data, &f)
+		r.st.FailedServers = f.FailedServers
 	}
 	if ev.Terminal {
 		var end struct {

@@ -28,9 +28,11 @@ type workflowJSON struct {
 }
 
 type startRequest struct {
-	Workflow string         `json:"workflow"`
-	Inputs   map[string]any `json:"inputs,omitempty"`
-	RunID    string         `json:"run_id,omitempty"`
+	Workflow   string              `json:"workflow"`
+	Inputs     map[string]any      `json:"inputs,omitempty"`
+	RunID      string              `json:"run_id,omitempty"`
+	MCPServers *workflow.Selection `json:"mcp_servers,omitempty"`
+	Tools      *workflow.Selection `json:"tools,omitempty"`
 }
 
 type answerRequest struct {
@@ -128,7 +130,7 @@ func (l *local) serveRuns(mux *http.ServeMux, w *Workflows) {
 			return
 		}
 		// The run lives on the daemon's engine, not on this request.
-		id, err := w.Engine.Start(r.Context(), req.Workflow, req.Inputs, &workflow.StartOptions{RunID: req.RunID})
+		id, err := w.Engine.Start(r.Context(), req.Workflow, req.Inputs, &workflow.StartOptions{RunID: req.RunID, MCPServers: req.MCPServers, Tools: req.Tools})
 		write(l, rw, runAnswer[string]{id, newRunError(err)})
 	})
 	mux.HandleFunc("GET "+p+"/runs/{id}", func(rw http.ResponseWriter, r *http.Request) {
@@ -234,7 +236,7 @@ func runPath(id string) string { return "workflows/runs/" + url.PathEscape(id) }
 func (w *WorkflowClient) Start(ctx context.Context, id string, inputs map[string]any, opts *workflow.StartOptions) (string, error) {
 	req := startRequest{Workflow: id, Inputs: inputs}
 	if opts != nil {
-		req.RunID = opts.RunID
+		req.RunID, req.MCPServers, req.Tools = opts.RunID, opts.MCPServers, opts.Tools
 	}
 	return call[string](ctx, w.c, http.MethodPost, "workflows/runs", req)
 }

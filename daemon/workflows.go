@@ -26,13 +26,17 @@ import (
 
 // LoadWorkflows finds cfg's workflows: the files in workflow.Dirs(getenv)
 // and those the configuration lists (workflows = [...]), checked across
-// files (ids, nested workflows, cycles), and every id [gateway] workflows
+// files (ids, nested workflows, cycles) and against the configuration's
+// servers (workflow.CheckServers), and every id [gateway] workflows
 // publishes defined. Every problem is in the error, each with its file and
 // line.
 func LoadWorkflows(cfg *config.Config, getenv func(string) string) ([]*workflow.Workflow, error) {
 	wfs, err := workflow.List(workflow.Dirs(getenv), cfg.Workflows...)
 	errs := []error{err}
 	if err := workflow.CheckAll(wfs); err != nil {
+		errs = append(errs, err)
+	}
+	if err := workflow.CheckServers(wfs, cfg); err != nil {
 		errs = append(errs, err)
 	}
 	for _, id := range cfg.Gateway.Workflows {

@@ -21,8 +21,8 @@ import (
 // agentFunc runs agent steps: the edge the CLI provides.
 type agentFunc func(ctx context.Context, name, prompt string) (*workflow.AgentResult, error)
 
-func (f agentFunc) RunAgent(ctx context.Context, name, prompt string) (*workflow.AgentResult, error) {
-	return f(ctx, name, prompt)
+func (f agentFunc) RunAgent(ctx context.Context, req *workflow.AgentRequest) (*workflow.AgentResult, error) {
+	return f(ctx, req.Agent, req.Prompt)
 }
 
 // TestWorkflowTelemetry: the engine OpenWorkflows opens with Telemetry

@@ -76,6 +76,21 @@ type ServerStatus struct {
 	Isolation string
 }
 
+// FailedToStart reports whether the server is failed (it could not start,
+// or failed too often and is left alone), or has never been up and its
+// attempts so far failed (an optional server that failed at the start
+// and is being tried again): a run that begins now goes without its
+// tools. RobotLab calls these failed_mcp_server_names.
+func (st ServerStatus) FailedToStart() bool {
+	switch st.State {
+	case StateFailed:
+		return true
+	case StateReady, StateDegraded, StateLazy, StateClosed:
+		return false
+	}
+	return st.LastHealthy.IsZero() && st.LastError != nil
+}
+
 // StateEvent is the JSON form of a server:state event.
 type StateEvent struct {
 	Type        string    `json:"type"` // "server:state"

@@ -22,15 +22,23 @@ import (
 type StartOptions struct {
 	// RunID is the run's id; "" means a random one. Starting a run id that
 	// exists starts nothing and returns it, when it was started with the
-	// same inputs (defaults applied): a caller that retries after a lost
-	// answer gets the same run. With other inputs Start fails with
-	// ErrInputsDiffer, whichever of two Starts at once came first.
+	// same inputs (defaults applied) and selections: a caller that
+	// retries after a lost answer gets the same run. With other inputs
+	// Start fails with ErrInputsDiffer, whichever of two Starts at once
+	// came first.
 	RunID string
 	// Depth is the run's nesting depth (Limits.MaxDepth): 0 for a run a
 	// person or client starts; InProcess starts the run of a call from a
 	// run's tool step one deeper than that run (MetaKeyDepth). A depth
 	// beyond the engine's MaxDepth is refused (ErrLimit's message).
 	Depth int
+	// MCPServers and Tools are the run's selection for its agent steps,
+	// and those of the runs its workflow steps start: the most specific
+	// level, over the step's and the workflow's (see Selection). Nil: the
+	// run makes none. Start refuses a server the host does not have, and
+	// a tool it does not offer (or that none of MCPServers offers).
+	MCPServers *Selection
+	Tools      *Selection
 }
 
 // Start validates inputs against workflow id's inputs (applying their
@@ -51,11 +59,15 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 		return "", fmt.Errorf("workflow %q: %s holds the value of a secret: a run's inputs are kept in the state database; give the secret to the server that uses it (its env or headers) instead", id, at)
 	}
 	runID, depth := "", 0
+	var servers, tools *Selection
 	if opts != nil {
-		runID, depth = opts.RunID, opts.Depth
+		runID, depth, servers, tools = opts.RunID, opts.Depth, opts.MCPServers, opts.Tools
 	}
 	if max := e.limits.MaxDepth; depth > max {
 		return "", fmt.Errorf("%s", depthError(fmt.Sprintf("workflow %q", id), depth, max))
+	}
+	if err := e.checkRunSelection(servers, tools); err != nil {
+		return "", fmt.Errorf("workflow %q: %w", id, err)
 	}
 	if runID == "" {
 		runID = newRunID()
@@ -63,6 +75,10 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 		return "", fmt.Errorf("run id %q: may not contain /", runID)
 	}
 	digest := inputsDigest(inputs)
+	if servers != nil || tools != nil {
+		// Another selection is another run, as other inputs are.
+		digest = inputsDigest(map[string]any{"inputs": inputs, "mcp_servers": servers, "tools": tools})
+	}
 	if st, err := e.dbosStatus(ctx, runID); err == nil {
 		if err := sameRun(st, id, digest); err != nil {
 			return "", err
@@ -78,7 +94,8 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 	if f := e.opts.OnStart; f != nil {
 		f(ctx, runID, wf.ID)
 	}
-	h, err := dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs, InputsDigest: digest, Depth: depth}, dbos.WithWorkflowID(runID))
+	h, err := dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs, InputsDigest: digest, Depth: depth,
+		MCPServers: servers, Tools: tools}, dbos.WithWorkflowID(runID))
 	if err != nil {
 		return "", fmt.Errorf("workflow %q: starting run %s: %w", id, runID, err)
 	}
@@ -228,6 +245,9 @@ type RunStatus struct {
 	// Executor is the executor that runs it, or last ran it
 	// (Engine.ExecutorID): which process emits its events.
 	Executor string `json:"-"`
+	// FailedServers are the servers that had failed to start when the
+	// run started (its run:started event's).
+	FailedServers []string `json:"failed_servers,omitempty"`
 }
 
 func (e *Engine) dbosStatus(ctx context.Context, runID string) (*dbos.WorkflowStatus, error) {
@@ -296,6 +316,8 @@ func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 		ev := &events[i]
 		k := taskKey(ev.Step, itemOf(ev))
 		switch ev.Type {
+		case EventRunStarted:
+			rs.FailedServers = ev.FailedServers
 		case EventGateWaiting:
 			open[k] = ev
 		case EventGateAnswered:

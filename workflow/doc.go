@@ -7,7 +7,10 @@
 // host, an agent run, a gate that asks a person, a for_each over a list, or
 // another workflow. Templates in Go's text/template syntax refer to the
 // run's inputs, earlier steps' results and vars; every reference is checked
-// when the file is loaded, not when a run meets it.
+// when the file is loaded, not when a run meets it. What an agent step's
+// agent may use — mcp_servers and tools — the workflow, the step and the
+// run may each select ([Selection]); [CheckServers] checks them against
+// the configuration when the workflows load.
 //
 // An [Engine] runs workflows on DBOS: each run is a durable DBOS workflow and
 // each step a durable step, so a run survives a crash of the process (kill

@@ -67,16 +67,35 @@ var ErrInputsDiffer = errors.New("workflow: a run of that id was started with ot
 // Agents runs an agent step: the CLI and the daemon provide it, so that
 // this package knows nothing of providers and models.
 type Agents interface {
-	// RunAgent runs the agent named name (found like `switchboard run
-	// NAME`) with prompt and returns its final answer.
-	RunAgent(ctx context.Context, name, prompt string) (*AgentResult, error)
+	// RunAgent runs the agent req names with its prompt, over the servers
+	// and tools req selects, and returns its final answer.
+	RunAgent(ctx context.Context, req *AgentRequest) (*AgentResult, error)
+}
+
+// AgentRequest is one agent step's run.
+type AgentRequest struct {
+	// Agent is the agent (found like `switchboard run NAME`, or a path).
+	Agent  string
+	Prompt string
+	// MCPServers are the ids of the servers the agent may use, and Tools
+	// the host names of the tools it may see, as the run, the step and
+	// the workflow select them (see Selection), in the form of
+	// `switchboard run --mcp` and `--tools`: nil, the agent file's own;
+	// empty, none.
+	MCPServers []string
+	Tools      []string
 }
 
 // AgentResult is an agent step's result: templates read it as
-// .steps.ID.result.text and .steps.ID.result.usage.
+// .steps.ID.result.text, .steps.ID.result.usage and
+// .steps.ID.result.failed_servers.
 type AgentResult struct {
 	Text  string         `json:"text"`
 	Usage map[string]any `json:"usage,omitempty"`
+	// FailedServers are the agent's servers that failed to start (an
+	// optional server that could not start, RobotLab's
+	// failed_mcp_server_names): the run went on without their tools.
+	FailedServers []string `json:"failed_servers,omitempty"`
 }
 
 // EngineOptions configures [New]. Nil means defaults.

@@ -202,8 +202,8 @@ func testDAG(t *testing.T, database string) {
 // agentFunc runs agent steps in tests: the Agents edge the CLI provides.
 type agentFunc func(ctx context.Context, name, prompt string) (*AgentResult, error)
 
-func (f agentFunc) RunAgent(ctx context.Context, name, prompt string) (*AgentResult, error) {
-	return f(ctx, name, prompt)
+func (f agentFunc) RunAgent(ctx context.Context, req *AgentRequest) (*AgentResult, error) {
+	return f(ctx, req.Agent, req.Prompt)
 }
 
 func TestStepKinds(t *testing.T) { testStepKinds(t, "") }

@@ -12,7 +12,7 @@ type EventType string
 // The events of a run, in the agents' event model: run:started first, then
 // step and gate events, and exactly one terminal event last.
 const (
-	EventRunStarted    EventType = "run:started"    // Workflow, Digest, Inputs
+	EventRunStarted    EventType = "run:started"    // Workflow, Digest, Inputs, FailedServers
 	EventStepStarted   EventType = "step:started"   // Step, Attempt, Item (for_each)
 	EventStepCompleted EventType = "step:completed" // Step, Result, DurationMS; Skipped for a step whose if was false, or resolved with skip
 	EventStepFailed    EventType = "step:failed"    // Step, Error, Attempt; Continued when on_error continue took it
@@ -62,6 +62,10 @@ type Event struct {
 	Deadline  *time.Time      `json:"deadline,omitempty"`
 	Action    string          `json:"action,omitempty"`
 	Error     *RunError       `json:"error,omitempty"`
+	// FailedServers (run:started) are the servers of the host running
+	// the run that had failed to start when it started (see
+	// host.ServerStatus.FailedToStart): its steps go without their tools.
+	FailedServers []string `json:"failed_servers,omitempty"`
 
 	DurationMS *int64 `json:"duration_ms,omitempty"`
 }

@@ -35,6 +35,8 @@ import (
 //	concurrency: 4                  # steps of one run at once
 //	timeout: 2d                     # the whole run; 0 or absent: none
 //	hide_tools: false
+//	mcp_servers: [github]           # what its agent steps may use: inherit (default), none, or ids
+//	tools: inherit                  # likewise: inherit, none, or host tool names
 //	steps:
 //	  - id: fetch
 //	    tool: mcp_github_get_issue
@@ -45,6 +47,7 @@ import (
 //	    needs: [fetch]
 //	    agent: summarizer
 //	    prompt: "Summarize: {{ .steps.fetch.result }}"
+//	    tools: [mcp_github_get_issue]  # the step's own, over the workflow's
 //	  - id: approve
 //	    needs: [summarize]
 //	    gate: {message: "Post it?", timeout: 48h, on_timeout: skip_rest}
@@ -301,6 +304,8 @@ func (p *fileParser) workflowFields() decode.Table[Workflow] {
 			return p.duration(f, v)
 		}),
 		decode.Bool("hide_tools", decode.YAML, func(w *Workflow) *bool { return &w.HideTools }),
+		decode.Value("mcp_servers", decode.YAML, func(w *Workflow) **Selection { return &w.MCPServers }, p.servers),
+		decode.Value("tools", decode.YAML, func(w *Workflow) **Selection { return &w.AgentTools }, p.tools),
 		decode.Value("steps", decode.YAML, func(w *Workflow) *[]*Step { return &w.Steps }, func(d *decode.Decoder, f string, v any) ([]*Step, bool) {
 			return p.steps(f, v)
 		}),
@@ -546,7 +551,7 @@ func (p *fileParser) step(field string, v any, inner bool) *Step {
 		d.Errorf(field, "missing id")
 	}
 	// The fields of one kind only.
-	for k, kind := range map[string]StepKind{"arguments": StepTool, "prompt": StepAgent, "with": StepWorkflow} {
+	for k, kind := range map[string]StepKind{"arguments": StepTool, "prompt": StepAgent, "with": StepWorkflow, "mcp_servers": StepAgent, "tools": StepAgent} {
 		if has(k) && s.Kind != "" && s.Kind != kind {
 			d.Errorf(decode.KeyPath(field, k), "only a %s step has %s", kind, k)
 		}
@@ -617,6 +622,8 @@ func (p *fileParser) stepFields() decode.Table[Step] {
 		decode.Value("prompt", decode.YAML, func(s *Step) **Template { return &s.Prompt }, func(d *decode.Decoder, f string, v any) (*Template, bool) {
 			return p.template(f, v)
 		}),
+		decode.Value("mcp_servers", decode.YAML, func(s *Step) **Selection { return &s.MCPServers }, p.servers),
+		decode.Value("tools", decode.YAML, func(s *Step) **Selection { return &s.AgentTools }, p.tools),
 		decode.Value("gate", decode.YAML, func(s *Step) **Gate { return &s.Gate }, func(d *decode.Decoder, f string, v any) (*Gate, bool) {
 			return p.gate(f, v)
 		}),

@@ -41,6 +41,11 @@ type runInput struct {
 	// Depth is how deeply the run nests (Limits.MaxDepth): 0 for a run a
 	// person or client started (and for runs recorded before it was).
 	Depth int `json:"depth,omitempty"`
+	// MCPServers and Tools are the run's own selection for its agent
+	// steps (StartOptions), which the runs its workflow steps start
+	// inherit; nil: none made.
+	MCPServers *Selection `json:"mcp_servers,omitempty"`
+	Tools      *Selection `json:"tools,omitempty"`
 }
 
 // runOutput is a run's DBOS workflow output: a failed run is a successful
@@ -108,8 +113,9 @@ type run struct {
 	// workflow is the run's workflow id (its input's, even when that
 	// workflow is gone).
 	workflow string
-	// depth is the run's nesting depth (runInput.Depth).
-	depth int
+	// in is the run's input: its nesting depth (runInput.Depth), its
+	// selection for agent steps.
+	in runInput
 }
 
 func (r *run) emit(key string, ev Event) {
@@ -131,7 +137,7 @@ func (e *Engine) runWorkflow(ctx dbos.Context, in runInput) (runOutput, error) {
 		return runOutput{}, err
 	}
 	defer e.wake()
-	r := &run{e: e, ctx: ctx, id: id, start: time.Now(), workflow: in.Workflow, depth: in.Depth}
+	r := &run{e: e, ctx: ctx, id: id, start: time.Now(), workflow: in.Workflow, in: in}
 	wf := e.workflows[in.Workflow]
 	switch {
 	case wf == nil:
@@ -141,7 +147,10 @@ func (e *Engine) runWorkflow(ctx dbos.Context, in runInput) (runOutput, error) {
 			"workflow %q changed since the run started (digest %s, now %s); the run is not resumed on the new definition", in.Workflow, short(in.Digest), short(wf.Digest))})
 	}
 	r.wf = wf
-	r.emit("run:started", Event{Type: EventRunStarted, Workflow: wf.ID, Digest: wf.Digest, Inputs: e.events.value(in.Inputs)})
+	// Stored once: a recovered run keeps the servers its start found
+	// failed.
+	r.emit("run:started", Event{Type: EventRunStarted, Workflow: wf.ID, Digest: wf.Digest, Inputs: e.events.value(in.Inputs),
+		FailedServers: e.failedServers()})
 	r.scope = &Scope{Inputs: in.Inputs, Steps: map[string]any{}, Vars: map[string]any{}}
 	for name, t := range wf.Vars {
 		v, err := t.Eval(r.scope)
@@ -583,7 +592,7 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 		// A workflow that runs itself, or others that run it, nests
 		// runs without end unless something stops it: here, before the
 		// child exists.
-		if depth, max := r.depth+1, r.e.limits.MaxDepth; depth > max {
+		if depth, max := r.in.Depth+1, r.e.limits.MaxDepth; depth > max {
 			return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: 1,
 				Error: &RunError{Code: ErrLimit, Message: fmt.Sprintf("step %s: %s", t.key(), depthError("workflow "+wf.ID, depth, max))}}
 		}
@@ -601,7 +610,10 @@ func (r *run) launch(ctx dbos.Context, t task) (*flight, outcome) {
 			cctx, c = dbos.WithTimeout(ctx, s.Timeout)
 			_ = c // the child's deadline is durable; it outlives this call
 		}
-		if _, err := dbos.RunWorkflow(cctx, r.e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs, Depth: r.depth + 1}, dbos.WithWorkflowID(child)); err != nil {
+		// The run's own selection for agent steps holds in the runs it
+		// starts, one deeper.
+		cin := runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs, Depth: r.in.Depth + 1, MCPServers: r.in.MCPServers, Tools: r.in.Tools}
+		if _, err := dbos.RunWorkflow(cctx, r.e.runWorkflow, cin, dbos.WithWorkflowID(child)); err != nil {
 			return nil, outcome{Step: t.owner.ID, Item: t.item, Attempt: 1,
 				Error: &RunError{Code: ErrChildWorkflow, Message: fmt.Sprintf("step %s: starting workflow %s: %v", t.key(), wf.ID, err)}}
 		}
@@ -956,7 +968,7 @@ func (r *run) callTool(ctx context.Context, s *Step, args json.RawMessage, key s
 		return nil, &RunError{Code: ErrCallFailed, Message: "no host to call " + s.Tool}
 	}
 	res, err := h.CallTool(ctx, s.Tool, args, &host.CallOptions{Timeout: s.Timeout,
-		RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyIdempotencyKey: key, MetaKeyDepth: r.depth}}})
+		RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyIdempotencyKey: key, MetaKeyDepth: r.in.Depth}}})
 	if err != nil {
 		code := ErrCallFailed
 		if errors.Is(err, host.ErrTimeout) {
@@ -997,7 +1009,15 @@ func (r *run) runAgent(ctx context.Context, s *Step, prompt string) (any, *RunEr
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 	}
-	res, err := r.e.opts.Agents.RunAgent(ctx, s.Agent, prompt)
+	// The most specific selection wins: the run's, the step's, the
+	// workflow's; none of them leaves the agent file's own.
+	servers := firstSet(r.in.MCPServers, s.MCPServers, r.wf.MCPServers)
+	tools := firstSet(r.in.Tools, s.AgentTools, r.wf.AgentTools)
+	if servers.None() {
+		tools = servers // no server, so no tool: tools inherited from a level that had servers name none of them
+	}
+	req := &AgentRequest{Agent: s.Agent, Prompt: prompt, MCPServers: servers.names(), Tools: tools.names()}
+	res, err := r.e.opts.Agents.RunAgent(ctx, req)
 	if err != nil {
 		code := ErrAgentFailed
 		if errors.Is(err, context.DeadlineExceeded) {

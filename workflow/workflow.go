@@ -24,6 +24,11 @@ type Workflow struct {
 	// HideTools removes the host tools this workflow's steps call from the
 	// gateway's list when the workflow is published.
 	HideTools bool
+	// MCPServers and AgentTools are the file's mcp_servers and tools: the
+	// servers and the tools its agent steps' agents may use, unless a
+	// step or the run says otherwise (see Selection). Nil: inherit.
+	MCPServers *Selection
+	AgentTools *Selection
 
 	// File is where the workflow was read from.
 	File string
@@ -103,9 +108,12 @@ type Step struct {
 	Arguments *Value
 
 	// Agent: the agent (a name found like `switchboard run NAME`, or a
-	// path) and its prompt.
-	Agent  string
-	Prompt *Template
+	// path) and its prompt; MCPServers and AgentTools, the step's
+	// mcp_servers and tools, say what it may use (see Selection).
+	Agent      string
+	Prompt     *Template
+	MCPServers *Selection
+	AgentTools *Selection
 
 	// Gate: what a person is asked.
 	Gate *Gate
@@ -119,6 +127,24 @@ type Step struct {
 
 	Line int
 }
+
+// Selection is what a workflow, one of its agent steps, or a run says of
+// the servers (mcp_servers) or the tools (tools) an agent step's agent may
+// use. The most specific one that says something wins — the run's, else
+// the step's, else the workflow's — and what it says replaces what the
+// agent file says, as `switchboard run --mcp` and `--tools` do: servers by
+// id, each a configured one; tools by their host names, which can only
+// narrow the agent file's own tools. A nil *Selection inherits (the
+// parent's, and at the top the agent file's, whose own default is the
+// configuration's servers and every tool); empty Names means none.
+type Selection struct {
+	Names []string `json:"names"`
+	// Line is where the file says it; 0 for a run's.
+	Line int `json:"-"`
+}
+
+// None reports whether s says none.
+func (s *Selection) None() bool { return s != nil && len(s.Names) == 0 }
 
 // Retry says how a failed step is tried again.
 type Retry struct {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/switchboardmcp/switchboard/agent"
 	"github.com/switchboardmcp/switchboard/config"
-	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/secret"
@@ -326,9 +325,11 @@ func (e *env) checkAgents(cfg *config.Config) []finding {
 // folder, and the config's workflows = [...]) and checks them together:
 // each file's own problems, those across files (ids, workflow steps,
 // cycles), that [gateway] workflows names workflows that exist, that each
-// agent step's agent loads, and that each tool step's tool belongs to a
-// configured server, as far as the tool name format tells (the servers'
-// own tools are not known without starting them).
+// agent step's agent loads, that the servers and tools workflows and their
+// agent steps select are configured ones (workflow.CheckServers), and that
+// each tool step's tool belongs to a configured server, as far as the tool
+// name format tells (the servers' own tools are not known without
+// starting them).
 func (e *env) checkWorkflows(cfg *config.Config) []finding {
 	ws, err := workflow.List(workflow.Dirs(e.getenv), cfg.Workflows...)
 	var out []finding
@@ -339,6 +340,7 @@ func (e *env) checkWorkflows(cfg *config.Config) []finding {
 	}
 	add(err)
 	add(workflow.CheckAll(ws))
+	add(workflow.CheckServers(ws, cfg))
 	ids := make([]string, len(ws))
 	for i, w := range ws {
 		ids[i] = w.ID
@@ -392,34 +394,9 @@ func forEachStep(w *workflow.Workflow, f func(s *workflow.Step, field string)) {
 }
 
 // toolServerProblem says why no configured server can have a tool called
-// name: its name does not fit the tool name format for any server, or the
-// server's tools_allowlist leaves it out. "" when one can, or when the
-// format does not tell (no {server} in it, or a name cut to 64
-// characters).
+// name (workflow.ToolServer); "" when one can, or when the format does not
+// tell.
 func toolServerProblem(cfg *config.Config, name string) string {
-	format := cfg.ToolNameFormat
-	if format == "" {
-		format = config.DefaultToolNameFormat
-	}
-	before, after, ok := strings.Cut(format, "{tool}")
-	if !ok || !strings.Contains(format, "{server}") || len(name) >= host.MaxToolNameLength {
-		return ""
-	}
-	var servers []string
-	for _, s := range cfg.Servers {
-		servers = append(servers, s.ID)
-		pre, suf := host.ToolName(before, s.ID, ""), host.ToolName(after, s.ID, "")
-		if !strings.HasPrefix(name, pre) || !strings.HasSuffix(name, suf) || len(name) <= len(pre)+len(suf) {
-			continue
-		}
-		own := name[len(pre) : len(name)-len(suf)]
-		if s.ToolsAllowlist == nil || slices.ContainsFunc(s.ToolsAllowlist, func(t string) bool { return host.ToolName("{tool}", "", t) == own }) {
-			return ""
-		}
-		return fmt.Sprintf("server %s's tools_allowlist does not have %q", s.ID, own)
-	}
-	if len(servers) == 0 {
-		return fmt.Sprintf("no server is configured, so no tool is called %s", name)
-	}
-	return fmt.Sprintf("%s is not a tool name of any configured server (%s) under tool_name_format %q", name, strings.Join(servers, ", "), format)
+	_, problem := workflow.ToolServer(cfg, name)
+	return problem
 }

@@ -55,6 +55,8 @@ func TestMain(m *testing.M) {
 //	                              next TURN: a text, or call:TOOL:ARGS (a tool
 //	                              call with JSON arguments); sets FAKELLM_URL
 //	                              and FAKELLM_KEY
+//	fakellm-tools                 print, for each request the last fakellm got,
+//	                              "N: TOOL TOOL …", the tools it offered the model
 //	waitfor FILE REGEXP           wait (bounded) until a line of FILE matches REGEXP
 //	                              (a background command's output, written by sh -c '… 2>FILE')
 //
@@ -105,15 +107,17 @@ func TestScripts(t *testing.T) {
 			e.Setenv("TS_RESOURCES_ONLY", tsResourcesOnly[1])
 			e.Setenv("TS_SDK", tsResourcesOnly[2])
 			e.Setenv("EXAMPLES", examples)
+			e.Values[fakeKey{}] = &fakeHolder{}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"addr":     cmdAddr,
-			"envsubst": cmdEnvsubst,
-			"http":     cmdHTTP,
-			"exitcode": cmdExitcode,
-			"fakellm":  cmdFakeLLM,
-			"waitfor":  cmdWaitfor,
+			"addr":          cmdAddr,
+			"envsubst":      cmdEnvsubst,
+			"http":          cmdHTTP,
+			"exitcode":      cmdExitcode,
+			"fakellm":       cmdFakeLLM,
+			"fakellm-tools": cmdFakeLLMTools,
+			"waitfor":       cmdWaitfor,
 		},
 	})
 }
@@ -184,6 +188,37 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Setenv("FAKELLM_URL", f.URL)
 	ts.Setenv("FAKELLM_KEY", f.APIKey)
+	ts.Value(fakeKey{}).(*fakeHolder).f = f
+}
+
+// fakeKey keys a script's fakeHolder in its testscript values.
+type fakeKey struct{}
+
+// fakeHolder holds a script's last fakellm, for fakellm-tools.
+type fakeHolder struct{ f *llmtest.Fake }
+
+// cmdFakeLLMTools prints the tools each request to the script's fakellm
+// offered the model, as the OpenAI wire format carries them.
+func cmdFakeLLMTools(ts *testscript.TestScript, neg bool, args []string) {
+	f := ts.Value(fakeKey{}).(*fakeHolder).f
+	if neg || len(args) > 0 || f == nil {
+		ts.Fatalf("usage: fakellm-tools (after fakellm)")
+	}
+	for i, r := range f.Requests() {
+		var body struct {
+			Tools []struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tools"`
+		}
+		ts.Check(r.Decode(&body))
+		line := fmt.Sprintf("%d:", i+1)
+		for _, t := range body.Tools {
+			line += " " + t.Function.Name
+		}
+		fmt.Fprintln(ts.Stdout(), line)
+	}
 }
 
 // cmdWaitfor waits until a line of a file matches a regular expression:

@@ -174,7 +174,7 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 		// counts them; this answers a server's request made outside a call.
 		hopts.Sampling = agent.SamplingHandler(observed, modelName)
 	}
-	h, err := e.connect(ctx, plan.Servers, hopts)
+	h, err := e.connect(ctx, discoveryServers(a, plan.Servers, hopts.ToolCache), hopts)
 	if err != nil {
 		return err
 	}
@@ -225,6 +225,24 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 	})
 }
 
+// discoveryServers are the servers a run starts: for an agent that
+// chooses its tools (max_tools, mcp_discovery) over a tool-list cache,
+// each is lazy, so that one whose tools are cached is not started until
+// the run chooses one of them or calls it (agent.Run wakes those it
+// chose); one without a cached list starts as ever. Otherwise servers,
+// as they are.
+func discoveryServers(a *agent.Agent, servers []config.Server, cache host.ToolCache) []config.Server {
+	if cache == nil || a.MaxTools == 0 && !a.MCPDiscovery {
+		return servers
+	}
+	out := make([]config.Server, len(servers))
+	for i, s := range servers {
+		s.Lazy = true
+		out[i] = s
+	}
+	return out
+}
+
 // printRun streams a run: --json prints every event as a JSON line;
 // otherwise the answer goes to stdout as it streams, tool calls and results
 // to stderr.
@@ -246,6 +264,10 @@ func (e *env) printRun(events func(func(agent.Event) bool)) error {
 			continue
 		}
 		switch ev.Type {
+		case agent.EventRunStarted:
+			if len(ev.FailedServers) > 0 {
+				fmt.Fprintf(e.stderr, "switchboard: %s\n", failedServersLine(ev.FailedServers))
+			}
 		case agent.EventToken:
 			e.printf("%s", ev.Text)
 			streamed = true

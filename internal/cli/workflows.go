@@ -62,17 +62,20 @@ type workflowAgents struct {
 	tel *telemetry.Telemetry
 }
 
-func (a *workflowAgents) RunAgent(ctx context.Context, name, prompt string) (*workflow.AgentResult, error) {
+func (a *workflowAgents) RunAgent(ctx context.Context, req *workflow.AgentRequest) (*workflow.AgentResult, error) {
 	var r *agent.StepResult
-	err := recordAgentRun(ctx, a.tel, name, func(ctx context.Context) (err error) {
-		r, err = a.s.Run(ctx, name, prompt)
+	// The workflow's selection for the step is the agent's last layer,
+	// as --mcp and --tools are a plain run's.
+	o := &agent.Overrides{MCP: req.MCPServers, Tools: req.Tools}
+	err := recordAgentRun(ctx, a.tel, req.Agent, func(ctx context.Context) (err error) {
+		r, err = a.s.Run(ctx, req.Agent, req.Prompt, o)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &workflow.AgentResult{Text: r.Text, Usage: map[string]any{
-		"input_tokens": r.Usage.InputTokens, "output_tokens": r.Usage.OutputTokens}}, nil
+		"input_tokens": r.Usage.InputTokens, "output_tokens": r.Usage.OutputTokens}, FailedServers: r.FailedServers}, nil
 }
 
 // runner is what the commands need of a workflow engine: the one of a
@@ -166,7 +169,7 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 			return slices.ContainsFunc(extra, func(x *workflow.Workflow) bool { return x.ID == w.ID })
 		})
 		all = append(all, extra...)
-		if err := workflow.CheckAll(all); err != nil {
+		if err := errors.Join(workflow.CheckAll(all), workflow.CheckServers(extra, cfg)); err != nil {
 			return nil, &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("workflows:\n%s", indent(err.Error())), details: problemDetails(err)}
 		}
 		wfs = all
@@ -319,7 +322,7 @@ func containsString(l []string, s string) bool {
 func (e *env) workflowCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "workflow", Short: "Run a workflow"}
 	var kvs []string
-	var argsJSON, runID string
+	var argsJSON, runID, mcpFlag, toolsFlag string
 	var detach bool
 	run := &cobra.Command{
 		Use:   "run ID [--arg key=value ...]",
@@ -337,6 +340,12 @@ is not called again: stderr says how to resolve it from another shell
 (switchboard runs resolve RUN STEP --retry, --skip or --fail) and the run
 waits.
 
+--mcp and --tools select the servers (ids, or none) and the tools (host
+names, or none) of every agent step of the run, and of the runs its
+workflow steps start, over what the steps and the workflow select: the
+run's selection is the most specific (docs/workflows.md). Each must be one
+the servers running it have.
+
 Ctrl-C cancels the run (resume it with switchboard runs resume RUN); with
 --detach the command returns once the run has started, and the run is
 continued by the next switchboard serve or by switchboard runs resume RUN.
@@ -347,10 +356,19 @@ Exit codes: 0 the run completed, 1 it failed or was cancelled, 2 a usage or
 input error (an unknown workflow, inputs its schema refuses), 130 Ctrl-C.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return e.workflowRun(cmd.Context(), a[0], argsJSON, kvs, runID, detach)
+			o := &workflow.StartOptions{RunID: runID}
+			if cmd.Flags().Changed("mcp") {
+				o.MCPServers = flagSelection(mcpFlag)
+			}
+			if cmd.Flags().Changed("tools") {
+				o.Tools = flagSelection(toolsFlag)
+			}
+			return e.workflowRun(cmd.Context(), a[0], argsJSON, kvs, o, detach)
 		},
 	}
 	f := run.Flags()
+	f.StringVar(&mcpFlag, "mcp", "", "the servers of every agent step, by id (comma-separated), or none")
+	f.StringVar(&toolsFlag, "tools", "", "the tools of every agent step (comma-separated host names), or none")
 	f.StringVar(&argsJSON, "args", "", "inputs as a JSON object")
 	f.StringArrayVar(&kvs, "arg", nil, "an input as key=value (repeatable)")
 	f.StringVar(&runID, "run-id", "", "the run's id (default: a new one)")
@@ -359,7 +377,21 @@ input error (an unknown workflow, inputs its schema refuses), 130 Ctrl-C.`,
 	return cmd
 }
 
-func (e *env) workflowRun(ctx context.Context, id, argsJSON string, kvs []string, runID string, detach bool) error {
+// flagSelection reads --mcp or --tools: none, or a comma-separated list.
+func flagSelection(v string) *workflow.Selection {
+	if strings.TrimSpace(v) == "none" {
+		return &workflow.Selection{Names: []string{}}
+	}
+	return &workflow.Selection{Names: splitList(v)}
+}
+
+// failedServersLine says which servers failed to start, and where to see
+// why.
+func failedServersLine(ids []string) string {
+	return fmt.Sprintf("servers that failed to start, whose tools it goes without: %s (switchboard servers says why)", strings.Join(ids, ", "))
+}
+
+func (e *env) workflowRun(ctx context.Context, id, argsJSON string, kvs []string, so *workflow.StartOptions, detach bool) error {
 	if _, err := buildArgs(argsJSON, kvs, nil); err != nil {
 		return usageErr("%v", err)
 	}
@@ -397,7 +429,7 @@ func (e *env) workflowRun(ctx context.Context, id, argsJSON string, kvs []string
 		}
 		inputs = plainNumbers(inputs).(map[string]any)
 	}
-	rid, err := x.runs.Start(ctx, wf.ID, inputs, &workflow.StartOptions{RunID: runID})
+	rid, err := x.runs.Start(ctx, wf.ID, inputs, so)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -542,6 +574,9 @@ func (e *env) printEvent(ev workflow.Event) {
 	switch ev.Type {
 	case workflow.EventRunStarted:
 		e.eprintf("run %s: workflow %s started\n", ev.RunID, ev.Workflow)
+		if len(ev.FailedServers) > 0 {
+			e.eprintf("  %s\n", failedServersLine(ev.FailedServers))
+		}
 	case workflow.EventStepStarted:
 		att := ""
 		if ev.Attempt > 1 {
@@ -637,6 +672,9 @@ func (e *env) runsCommand() *cobra.Command {
 				}{st, evs})
 			}
 			e.printf("run %s: workflow %s, %s\n", st.ID, st.Workflow, st.State)
+			if len(st.FailedServers) > 0 {
+				e.printf("%s\n", failedServersLine(st.FailedServers))
+			}
 			if st.Error != nil {
 				e.printf("error: %v\n", st.Error)
 			}
