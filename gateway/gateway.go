@@ -309,7 +309,7 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 
 	// The policy inside awaitStart: a hidden tool waits for the start as
 	// one that does not exist does, then fails the same way.
-	g.srv.AddReceivingMiddleware(g.loggingMiddleware, ownIdentity, g.awaitStart, g.policyMiddleware)
+	g.srv.AddReceivingMiddleware(olderGenerationDiscover, g.loggingMiddleware, ownIdentity, g.awaitStart, g.policyMiddleware)
 	// Everything a request does runs on its context (see Shutdown).
 	g.srv.AddReceivingMiddleware(g.requestMiddleware)
 	// Last, so outermost: nothing leaves unredacted (redact.go).
@@ -1126,6 +1126,27 @@ func (g *Gateway) loggingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
 				g.wantLogLevel(ctx, p.Level)
 			}
+		}
+		return res, err
+	}
+}
+
+// olderGenerationDiscover answers server/discover, on a connection whose
+// transport speaks no 2026-07-28 version (the legacy HTTP+SSE transport
+// at /sse, which that revision dropped), as a server of the older
+// generation does: -32601, method not found. That is what the spec's
+// dual-era clients fall back to initialize on, every one of them: the
+// go-sdk's SDK would answer a result listing only the older versions,
+// which mcp-go's client (v1.6.0) takes for a 2026-07-28 server it cannot
+// speak to, and aborts. Connections that speak 2026-07-28 (stdio,
+// Streamable HTTP served statelessly) get the SDK's result.
+func olderGenerationDiscover(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if dr, ok := res.(*mcp.DiscoverResult); ok && err == nil && method == "server/discover" &&
+			!slices.ContainsFunc(dr.SupportedVersions, func(v string) bool { return v >= host.InputRequiredVersion }) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+				Message: fmt.Sprintf("Method not found: server/discover is a %s method, and this transport speaks older versions only (%s): send initialize", host.InputRequiredVersion, strings.Join(dr.SupportedVersions, ", "))}
 		}
 		return res, err
 	}
