@@ -156,6 +156,12 @@ type Gateway struct {
 	closeOnce sync.Once
 	ownsHost  bool // made by Start: Close closes the host too
 
+	// The one client's roots (roots.go): rootsGen counts the changes
+	// (rootsMu), rootsApply orders their setting on the host.
+	rootsMu    sync.Mutex
+	rootsGen   uint64
+	rootsApply sync.Mutex
+
 	peerTransport *http.Transport // retries forwarded to other replicas (replicas.go)
 	stateSigner   *secret.Signer  // signs the requestStates of bridged calls (Options.StateKey)
 
@@ -212,7 +218,9 @@ func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options,
 //   - Sampling and roots are advertised to upstreams, since the gateway
 //     forwards them to the calling client, unless opts.OnlyClient lacks
 //     them. (The host always advertises elicitation; for a client without
-//     it, the upstream gets "method not found".)
+//     it, the upstream gets "method not found".) With one client, its
+//     roots answer outside calls too (roots.go); an OnlyClient with roots
+//     holds an upstream's first such request until they are known.
 func HostOptions(o *host.Options, opts *Options) *host.Options {
 	ho := host.Options{}
 	if o != nil {
@@ -229,6 +237,9 @@ func HostOptions(o *host.Options, opts *Options) *host.Options {
 		}
 	}
 	ho.AdvertiseRoots = ho.AdvertiseRoots || only == nil || only.RootsV2 != nil
+	// The one client's roots answer outside calls (roots.go): a server
+	// that asks at initialize waits for them.
+	ho.ClientRoots = ho.ClientRoots || (only != nil && only.RootsV2 != nil)
 	if ho.ProtocolVersion == "" {
 		ho.ProtocolVersion = UpstreamProtocolVersion
 	}
@@ -298,6 +309,10 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
+		// The roots of the one client reach the upstreams outside calls
+		// too (roots.go).
+		InitializedHandler:      g.sessionInitialized,
+		RootsListChangedHandler: g.rootsChanged,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},

@@ -41,12 +41,18 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 	if inputRequired {
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: InputRequiredVersion}
 	}
-	if len(rs.Roots) > 0 {
-		roots := make([]*mcp.Root, len(rs.Roots))
-		for i, r := range rs.Roots {
-			roots[i] = &mcp.Root{URI: r}
+	if inputRequired {
+		// Its roots are asked with input requests, which the caller
+		// answers (generation.go).
+		if len(rs.Roots) > 0 {
+			roots := make([]*mcp.Root, len(rs.Roots))
+			for i, r := range rs.Roots {
+				roots[i] = &mcp.Root{URI: r}
+			}
+			client.AddRoots(roots...)
 		}
-		client.AddRoots(roots...)
+	} else {
+		s.adoptRoots(client) // the configured roots, or the host's one client's (roots.go)
 	}
 	switch rs.Transport {
 	case config.TransportStdio:
@@ -216,7 +222,8 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}},
 	}
 	if len(s.cfg.Roots) > 0 || s.h.opts.AdvertiseRoots {
-		caps.RootsV2 = &mcp.RootCapabilities{}
+		// listChanged: Host.SetRoots tells the servers (roots.go).
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
 	}
 	o := &mcp.ClientOptions{
 		Capabilities:          caps,
