@@ -220,7 +220,7 @@ type Host struct {
 	clientRoots []*mcp.Root
 	rootsKnown  chan struct{}
 	rootsOnce   sync.Once
-	launched  bool      // Start has taken its servers: one added later launches itself
+	launched    bool // Start has taken its servers: one added later launches itself
 
 	mu      sync.RWMutex
 	catalog *catalog
