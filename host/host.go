@@ -212,6 +212,7 @@ type Host struct {
 	// it may range over without the lock (list).
 	serversMu sync.Mutex
 	servers   []*server // declaration order, then the order added
+	launched  bool      // Start has taken its servers: one added later launches itself
 
 	// The roots of the host's one client (roots.go): rootsMu guards
 	// clientRoots (nil: each server's configured roots) and each server's
@@ -220,7 +221,6 @@ type Host struct {
 	clientRoots []*mcp.Root
 	rootsKnown  chan struct{}
 	rootsOnce   sync.Once
-	launched    bool // Start has taken its servers: one added later launches itself
 
 	mu      sync.RWMutex
 	catalog *catalog
