@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -85,9 +86,7 @@ func (g *Gateway) followRoots() {
 		var roots []*mcp.Root // nil: the configured roots
 		if only != nil {
 			if p := only.InitializeParams(); p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
-				ctx, cancel := context.WithTimeout(g.ctx, rootsAskTimeout)
-				res, err := only.ListRoots(ctx, nil)
-				cancel()
+				res, err := g.askRoots(only)
 				switch {
 				case err != nil:
 					g.log.Info("the gateway's one client did not say its roots; the upstreams are told their configured roots", "err", g.red.Redact(err.Error()))
@@ -107,4 +106,19 @@ func (g *Gateway) followRoots() {
 			g.h.SetRoots(roots)
 		}
 	})
+}
+
+// askRoots asks ss for its roots, within rootsAskTimeout and the life of
+// its session: a session that ends (DELETE, eviction, the shutdown's
+// grace) ends the question first, for closing it waits for the questions
+// put to its client.
+func (g *Gateway) askRoots(ss *mcp.ServerSession) (*mcp.ListRootsResult, error) {
+	life, release, err := g.ends.Hold(ss)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx, cancel := context.WithTimeoutCause(life, rootsAskTimeout, errors.New("no answer within "+rootsAskTimeout.String()))
+	defer cancel()
+	return ss.ListRoots(ctx, &mcp.ListRootsParams{})
 }

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/interop"
 )
 
@@ -21,6 +23,11 @@ import (
 // told the roots of the gateway's one client while there is one, and its
 // configured roots while there are several (no client's roots may answer
 // for another's) or none; each change reaches it with list_changed.
+//
+// The server's list is read with a call only once it has said (on
+// stderr) that it took each list it was told: a roots/list that comes
+// while a call is in flight belongs, as far as protocol 2025-11-25 can
+// tell, to that call, and goes to its client.
 func TestRootsOutsideCallsFollowTheOneClient(t *testing.T) {
 	dir := t.TempDir()
 	a, b, c := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")
@@ -29,8 +36,24 @@ func TestRootsOutsideCallsFollowTheOneClient(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	logs := &interop.LogBuffer{}
 	fs := interop.Filesystem(t)
-	_, base := serve(t, []config.Server{{ID: "fs", Transport: config.TransportStdio, Command: fs[0], Args: fs[1:], Roots: []string{"file://" + c}}}, nil, nil)
+	_, base := serve(t, []config.Server{{ID: "fs", Transport: config.TransportStdio, Command: fs[0], Args: fs[1:], Roots: []string{"file://" + c}}},
+		&host.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}, nil)
+	// taken counts the lists the server said it took (or found empty).
+	taken := func() int {
+		return strings.Count(logs.String(), `line="Updated allowed directories`) + strings.Count(logs.String(), `line="No valid root directories`)
+	}
+	awaitTaken := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for taken() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("the server took %d lists of roots, want %d\n%s", taken(), n, logs)
+			}
+			time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+		}
+	}
 	withRoots := func(root string) *mcp.ClientSession {
 		cl := mcp.NewClient(&mcp.Implementation{Name: "rooted", Version: "1"}, nil)
 		cl.AddRoots(&mcp.Root{URI: "file://" + root})
@@ -43,25 +66,24 @@ func TestRootsOutsideCallsFollowTheOneClient(t *testing.T) {
 	}
 	allowed := func(cs *mcp.ClientSession, want string) {
 		t.Helper()
-		var got string
-		deadline := time.Now().Add(20 * time.Second)
-		for time.Now().Before(deadline) {
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fs_list_allowed_directories", Arguments: map[string]any{}})
-			if err != nil {
-				t.Fatalf("list_allowed_directories: %v", err)
-			}
-			got = textOf(res)
-			if slices.Equal(strings.Fields(strings.TrimPrefix(got, "Allowed directories:")), []string{want}) {
-				return
-			}
-			time.Sleep(50 * time.Millisecond) // polling a condition, bounded
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fs_list_allowed_directories", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatalf("list_allowed_directories: %v", err)
 		}
-		t.Fatalf("list_allowed_directories = %q, want %s", got, want)
+		if got := strings.Fields(strings.TrimPrefix(textOf(res), "Allowed directories:")); !slices.Equal(got, []string{want}) {
+			t.Fatalf("list_allowed_directories = %q, want %s\n%s", got, want, logs)
+		}
 	}
+	awaitTaken(1) // at initialize: the configured roots, no client yet
+	// Each change below replaces one root by another: a list_changed for
+	// the root that goes, one for the root that comes.
 	one := withRoots(a)
+	awaitTaken(3)
 	allowed(one, a) // the one client's
 	two := withRoots(b)
+	awaitTaken(5)
 	allowed(one, c) // several clients: the configured roots
 	two.Close()
+	awaitTaken(7)
 	allowed(one, a) // one again
 }
