@@ -156,11 +156,13 @@ type Gateway struct {
 	closeOnce sync.Once
 	ownsHost  bool // made by Start: Close closes the host too
 
-	// The one client's roots (roots.go): rootsGen counts the changes
-	// (rootsMu), rootsApply orders their setting on the host.
-	rootsMu    sync.Mutex
-	rootsGen   uint64
-	rootsApply sync.Mutex
+	// The one client's roots (roots.go): rootsGen counts the changes and
+	// rootsClosed says Close has begun (rootsMu); rootsApply orders their
+	// setting on the host.
+	rootsMu     sync.Mutex
+	rootsGen    uint64
+	rootsClosed bool
+	rootsApply  sync.Mutex
 
 	peerTransport *http.Transport // retries forwarded to other replicas (replicas.go)
 	stateSigner   *secret.Signer  // signs the requestStates of bridged calls (Options.StateKey)
@@ -333,6 +335,10 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 	if len(g.opts.Middleware) > 0 {
 		g.srv.AddReceivingMiddleware(g.opts.Middleware...)
 	}
+
+	// An upstream that wants roots outside a call gets the one client's
+	// (roots.go).
+	h.OnRootsWanted(g.followRoots)
 
 	// Watch first, then publish what there is, before New returns (a
 	// client may call at once): a change in between is both published and
@@ -683,6 +689,10 @@ func (g *Gateway) Close() error {
 	g.closeOnce.Do(func() {
 		g.endRequests(ErrShuttingDown)
 		g.cancel()
+		g.rootsMu.Lock()
+		g.rootsClosed = true // no more roots goroutines (roots.go)
+		g.rootsMu.Unlock()
+		g.h.OnRootsWanted(nil)
 		for ss := range g.srv.Sessions() {
 			ss.Close()
 		}

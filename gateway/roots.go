@@ -23,6 +23,13 @@ import (
 // the upstreams with them and tells them with list_changed. Only sessions
 // of protocols before 2026-07-28 count: a 2026-07-28 client is asked for
 // roots within its own requests, never outside them.
+//
+// Over HTTP, clients are asked only once an upstream has wanted roots
+// outside a call ([host.Host.RootsWanted]; the host tells the gateway the
+// first time, and holds that request until the roots are set): most
+// upstreams never ask, and their clients are spared the question. `serve
+// --stdio` asks its one client as soon as it is initialized, as the
+// upstreams start meanwhile and may ask at their initialize.
 
 // rootsAskTimeout bounds asking the one client for its roots: a client
 // that does not answer leaves the upstreams with their configured roots.
@@ -31,21 +38,29 @@ const rootsAskTimeout = 10 * time.Second
 // sessionInitialized follows the roots of a session that begins.
 func (g *Gateway) sessionInitialized(_ context.Context, req *mcp.InitializedRequest) {
 	ss := req.Session
-	if ss == nil || !olderGeneration(ss) || g.ctx.Err() != nil {
-		return // closing: Close has taken the sessions it ends
+	if ss == nil || !olderGeneration(ss) {
+		return
 	}
 	g.followRoots()
-	g.wg.Go(func() {
+	g.rootsGo(func() {
 		ss.Wait()
-		if g.ctx.Err() == nil {
-			g.followRoots() // another may be the only client now
-		}
+		g.followRoots() // another may be the only client now
 	})
+}
+
+// rootsGo runs f on a goroutine Close waits for, unless Close has begun
+// (then f is not run).
+func (g *Gateway) rootsGo(f func()) {
+	g.rootsMu.Lock()
+	defer g.rootsMu.Unlock()
+	if !g.rootsClosed {
+		g.wg.Go(f)
+	}
 }
 
 // rootsChanged follows a client's notifications/roots/list_changed.
 func (g *Gateway) rootsChanged(_ context.Context, req *mcp.RootsListChangedRequest) {
-	if req.Session != nil && g.ctx.Err() == nil {
+	if req.Session != nil {
 		g.followRoots()
 	}
 }
@@ -77,12 +92,24 @@ func (g *Gateway) onlyClient() *mcp.ServerSession {
 // none (the configured roots) when it has several, asking on a goroutine
 // of its own; of changes that overlap, the last one decides.
 func (g *Gateway) followRoots() {
+	if g.opts.OnlyClient == nil && !g.h.RootsWanted() {
+		return // nobody asked yet (see above)
+	}
+	g.reqMu.Lock()
+	down := g.shuttingDown
+	g.reqMu.Unlock()
+	if down {
+		return // no client is asked anything more
+	}
+	only := g.onlyClient()
+	if only == nil && g.opts.OnlyClient != nil {
+		return // serve --stdio: its client is not initialized yet, and will be
+	}
 	g.rootsMu.Lock()
 	g.rootsGen++
 	gen := g.rootsGen
 	g.rootsMu.Unlock()
-	only := g.onlyClient()
-	g.wg.Go(func() {
+	g.rootsGo(func() {
 		var roots []*mcp.Root // nil: the configured roots
 		if only != nil {
 			if p := only.InitializeParams(); p.Capabilities != nil && p.Capabilities.RootsV2 != nil {

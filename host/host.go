@@ -215,12 +215,15 @@ type Host struct {
 	launched  bool      // Start has taken its servers: one added later launches itself
 
 	// The roots of the host's one client (roots.go): rootsMu guards
-	// clientRoots (nil: each server's configured roots) and each server's
-	// rootsClient; rootsKnown is closed by the first SetRoots.
-	rootsMu     sync.Mutex
-	clientRoots []*mcp.Root
-	rootsKnown  chan struct{}
-	rootsOnce   sync.Once
+	// clientRoots (nil: each server's configured roots), onRootsWanted
+	// and each server's rootsClient; rootsKnown is closed by the first
+	// SetRoots; rootsWanted: a server asked for roots outside a call.
+	rootsMu       sync.Mutex
+	clientRoots   []*mcp.Root
+	onRootsWanted func()
+	rootsKnown    chan struct{}
+	rootsOnce     sync.Once
+	rootsWanted   atomic.Bool
 
 	mu      sync.RWMutex
 	catalog *catalog

@@ -105,13 +105,36 @@ func (rc *rootsClient) set(roots []*mcp.Root) {
 	rc.roots = slices.Clone(roots)
 }
 
-// awaitClientRoots holds a server's roots/list outside a call until the
-// host's one client's roots are known ([Options.ClientRoots]), for at most
-// clientRootsWait, so that a server that asks at initialize (the
-// filesystem server in roots mode) is told them, not the configured roots
-// and then the client's.
+// OnRootsWanted sets f, called once, the first time a server asks for
+// roots outside a call. Until a server does, nobody need be asked for
+// roots: the gateway follows its one client's roots only once a server
+// wants them (RootsWanted), and is told so by f. While f is set, a
+// server's roots/list outside a call waits for the first SetRoots
+// (clientRootsWait at most).
+func (h *Host) OnRootsWanted(f func()) {
+	h.rootsMu.Lock()
+	defer h.rootsMu.Unlock()
+	h.onRootsWanted = f
+}
+
+// RootsWanted reports whether a server has asked for roots outside a call.
+func (h *Host) RootsWanted() bool { return h.rootsWanted.Load() }
+
+// awaitClientRoots runs before the go-sdk answers a server's roots/list
+// outside a call: the first such request tells OnRootsWanted's f, and
+// each waits until the roots of the host's one client are known (the
+// first SetRoots), for at most clientRootsWait, when they are expected
+// (Options.ClientRoots, or f set), so that a server that asks at
+// initialize (the filesystem server in roots mode) is told them, not the
+// configured roots and then the client's.
 func (s *server) awaitClientRoots(ctx context.Context) {
-	if !s.h.opts.ClientRoots {
+	s.h.rootsMu.Lock()
+	f := s.h.onRootsWanted
+	s.h.rootsMu.Unlock()
+	if s.h.rootsWanted.CompareAndSwap(false, true) && f != nil {
+		f()
+	}
+	if !s.h.opts.ClientRoots && f == nil {
 		return
 	}
 	t := time.NewTimer(clientRootsWait)
