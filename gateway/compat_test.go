@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -170,5 +171,54 @@ func TestOptionalThroughGateway(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "level=WARN") {
 		t.Errorf("warnings logged:\n%s", logs)
+	}
+}
+
+// TestNewClientToDefaultGoSDKUpstream: a 2026-07-28 client (the go-sdk's
+// default) through the gateway to go-sdk v1.8.0 servers as they come by
+// default, over Streamable HTTP (stateful: 2025-11-25 at most) and over
+// stdio, started with the gateway or lazily by that client's first call:
+// each call succeeds, as it does directly. The client's protocol version
+// must not follow its request upstream: the go-sdk's server keeps it in
+// the request's context under the key its client reads for the
+// MCP-Protocol-Version header of a connection's first POST, and a
+// connection opened during that request (the host's 2026-07-28
+// connection, or a lazy server's) then opened with initialize under a
+// 2026-07-28 header, which a stateful server refuses ("protocol version
+// "2026-07-28" is not supported by this server").
+func TestNewClientToDefaultGoSDKUpstream(t *testing.T) {
+	url := interop.StartGoSDKEverythingHTTP(t)
+	ev := interop.GoInstall(t, interop.GoSDKEverything)
+	_, base := serve(t, []config.Server{
+		{ID: "http", Transport: config.TransportHTTP, URL: url, AllowLocalEndpoint: true},
+		{ID: "lazyhttp", Transport: config.TransportHTTP, URL: url, AllowLocalEndpoint: true, Lazy: true},
+		{ID: "stdio", Transport: config.TransportStdio, Command: ev},
+	}, nil, nil)
+
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatalf("direct: %v", err)
+	}
+	defer direct.Close()
+	if got := textOf(call(t, direct, "greet", map[string]any{"name": "Ada"})); got != "Hi Ada" {
+		t.Fatalf("direct greet = %q, want Hi Ada", got)
+	}
+
+	for _, v := range []string{"", "2025-11-25"} { // "": the client's default, 2026-07-28
+		t.Run("client "+cmp.Or(v, "default"), func(t *testing.T) {
+			cs := connect(t, base, clientOpts{version: v})
+			if v == "" {
+				if got := cs.InitializeResult().ProtocolVersion; got != host.InputRequiredVersion {
+					t.Fatalf("the go-sdk client's default negotiated %s, want %s", got, host.InputRequiredVersion)
+				}
+			}
+			for _, tool := range []string{"mcp_http_greet", "mcp_lazyhttp_greet", "mcp_stdio_greet"} {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"name": "Ada"}})
+				if err != nil || res.IsError || textOf(res) != "Hi Ada" {
+					t.Errorf("%s = %+v, %v; want Hi Ada, as directly", tool, res, err)
+				}
+			}
+		})
 	}
 }

@@ -169,6 +169,13 @@ type Gateway struct {
 	// hold them, and what each session holds (resources.go); g.mu.
 	subs     map[subKey]map[*mcp.ServerSession]bool
 	sessSubs map[*mcp.ServerSession]map[subKey]bool
+	// The one client's roots (roots.go): rootsGen counts the changes and
+	// rootsClosed says Close has begun (rootsMu); rootsApply orders their
+	// setting on the host.
+	rootsMu     sync.Mutex
+	rootsGen    uint64
+	rootsClosed bool
+	rootsApply  sync.Mutex
 
 	peerTransport *http.Transport // retries forwarded to other replicas (replicas.go)
 	stateSigner   *secret.Signer  // signs the requestStates of bridged calls (Options.StateKey)
@@ -226,7 +233,9 @@ func Start(ctx context.Context, servers []config.Server, hostOpts *host.Options,
 //   - Sampling and roots are advertised to upstreams, since the gateway
 //     forwards them to the calling client, unless opts.OnlyClient lacks
 //     them. (The host always advertises elicitation; for a client without
-//     it, the upstream gets "method not found".)
+//     it, the upstream gets "method not found".) With one client, its
+//     roots answer outside calls too (roots.go); an OnlyClient with roots
+//     holds an upstream's first such request until they are known.
 func HostOptions(o *host.Options, opts *Options) *host.Options {
 	ho := host.Options{}
 	if o != nil {
@@ -243,6 +252,9 @@ func HostOptions(o *host.Options, opts *Options) *host.Options {
 		}
 	}
 	ho.AdvertiseRoots = ho.AdvertiseRoots || only == nil || only.RootsV2 != nil
+	// The one client's roots answer outside calls (roots.go): a server
+	// that asks at initialize waits for them.
+	ho.ClientRoots = ho.ClientRoots || (only != nil && only.RootsV2 != nil)
 	if ho.ProtocolVersion == "" {
 		ho.ProtocolVersion = UpstreamProtocolVersion
 	}
@@ -316,6 +328,10 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
+		// The roots of the one client reach the upstreams outside calls
+		// too (roots.go).
+		InitializedHandler:      g.sessionInitialized,
+		RootsListChangedHandler: g.rootsChanged,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
@@ -327,7 +343,7 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 
 	// The policy inside awaitStart: a hidden tool waits for the start as
 	// one that does not exist does, then fails the same way.
-	g.srv.AddReceivingMiddleware(g.loggingMiddleware, ownIdentity, g.awaitStart, g.policyMiddleware)
+	g.srv.AddReceivingMiddleware(olderGenerationDiscover, g.loggingMiddleware, ownIdentity, g.awaitStart, g.policyMiddleware)
 	// Everything a request does runs on its context (see Shutdown).
 	g.srv.AddReceivingMiddleware(g.requestMiddleware)
 	// Last, so outermost: nothing leaves unredacted (redact.go).
@@ -336,6 +352,10 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 	if len(g.opts.Middleware) > 0 {
 		g.srv.AddReceivingMiddleware(g.opts.Middleware...)
 	}
+
+	// An upstream that wants roots outside a call gets the one client's
+	// (roots.go).
+	h.OnRootsWanted(g.followRoots)
 
 	// Watch first, then publish what there is, before New returns (a
 	// client may call at once): a change in between is both published and
@@ -703,6 +723,10 @@ func (g *Gateway) Close() error {
 		g.mu.Lock() // subscribe starts no goroutine after this (g.wg)
 		g.cancel()
 		g.mu.Unlock()
+		g.rootsMu.Lock()
+		g.rootsClosed = true // no more roots goroutines (roots.go)
+		g.rootsMu.Unlock()
+		g.h.OnRootsWanted(nil)
 		for ss := range g.srv.Sessions() {
 			ss.Close()
 		}
@@ -1161,6 +1185,27 @@ func (g *Gateway) loggingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
 				g.wantLogLevel(ctx, p.Level)
 			}
+		}
+		return res, err
+	}
+}
+
+// olderGenerationDiscover answers server/discover, on a connection whose
+// transport speaks no 2026-07-28 version (the legacy HTTP+SSE transport
+// at /sse, which that revision dropped), as a server of the older
+// generation does: -32601, method not found. That is what the spec's
+// dual-era clients fall back to initialize on, every one of them: the
+// go-sdk's SDK would answer a result listing only the older versions,
+// which mcp-go's client (v1.6.0) takes for a 2026-07-28 server it cannot
+// speak to, and aborts. Connections that speak 2026-07-28 (stdio,
+// Streamable HTTP served statelessly) get the SDK's result.
+func olderGenerationDiscover(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if dr, ok := res.(*mcp.DiscoverResult); ok && err == nil && method == "server/discover" &&
+			!slices.ContainsFunc(dr.SupportedVersions, func(v string) bool { return v >= host.InputRequiredVersion }) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+				Message: fmt.Sprintf("Method not found: server/discover is a %s method, and this transport speaks older versions only (%s): send initialize", host.InputRequiredVersion, strings.Join(dr.SupportedVersions, ", "))}
 		}
 		return res, err
 	}

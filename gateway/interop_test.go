@@ -6,15 +6,19 @@ package gateway_test
 // by internal/interop.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
@@ -164,4 +168,67 @@ func TestTypeScriptWebSocket(t *testing.T) {
 func quoteTOML(s string) string {
 	b, _ := json.Marshal(s) // JSON string escapes are valid TOML ones
 	return string(b)
+}
+
+// TestClientsOverEveryHTTPTransport: clients of both generations, each as
+// it comes, list and call tools through the gateway's legacy HTTP+SSE
+// endpoint (/sse) and its Streamable HTTP endpoint (/mcp): the go-sdk's
+// client (v1.8.0: 2026-07-28 by default, and 2025-11-25), mcp-go's
+// (v1.6.0, likewise) and the inspector's CLI (the TypeScript SDK) over
+// /sse. A 2026-07-28 client probes with server/discover first; on /sse,
+// a transport of the older generation, the gateway answers as a server of
+// that generation does (-32601, method not found), which every one of
+// them takes as its cue to initialize. A result listing only older
+// versions, as the go-sdk's server gives, made mcp-go v1.6.0 abort
+// ("server/discover result lists no modern version this client
+// supports").
+func TestClientsOverEveryHTTPTransport(t *testing.T) {
+	base := serveInterop(t)
+	mcpgo := interop.GoInstall(t, interop.MCPGoClient)
+	for _, path := range []string{"/sse", "/mcp"} {
+		for _, v := range []string{"", "2025-11-25"} {
+			name := path + " " + cmp.Or(v, "default")
+			t.Run("mcp-go "+name, func(t *testing.T) {
+				flag := "-sse"
+				if path == "/mcp" {
+					flag = "-http"
+				}
+				out := runPeer(t, mcpgo, flag, base+path, "-version", v, "-call", "mcp_fx_echo", "-args", `{"text":"hi"}`)
+				var got struct {
+					ProtocolVersion, Server, Result string
+					Tools                           []string
+				}
+				if err := json.Unmarshal([]byte(out), &got); err != nil {
+					t.Fatalf("mcpgo-client output is not JSON: %v\n%s", err, out)
+				}
+				want := cmp.Or(v, "2026-07-28")
+				if path == "/sse" {
+					want = "2025-11-25" // the newest the transport speaks
+				}
+				if got.ProtocolVersion != want || got.Server != "switchboard" || !slices.Contains(got.Tools, "mcp_fx_echo") || got.Result != "hi" {
+					t.Errorf("mcp-go client over %s = %+v, want version %s, switchboard, mcp_fx_echo among the tools, echo hi", path, got, want)
+				}
+			})
+			t.Run("go-sdk "+name, func(t *testing.T) {
+				var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: base + path}
+				if path == "/sse" {
+					tr = &mcp.SSEClientTransport{Endpoint: base + path}
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
+				defer cancel()
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "go-sdk", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: v})
+				if err != nil {
+					t.Fatalf("connect over %s: %v", path, err)
+				}
+				defer cs.Close()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "hi"}})
+				if err != nil || res.IsError || textOf(res) != "hi" {
+					t.Errorf("echo over %s = %+v, %v; want hi", path, res, err)
+				}
+			})
+		}
+	}
+	t.Run("inspector /sse", func(t *testing.T) {
+		checkInspector(t, []string{base + "/sse", "--transport", "sse"}, nil)
+	})
 }

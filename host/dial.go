@@ -13,6 +13,21 @@ import (
 	"github.com/switchboardmcp/switchboard/transport"
 )
 
+// withoutValues is a context's deadline and cancellation without its
+// values. A connection outlives the request that may have opened it (a
+// lazy start, a reconnect, the 2026-07-28 connection of generation.go) and
+// takes nothing of it: the go-sdk's server keeps a downstream request's
+// protocol version in the request's context under the very key its client
+// reads for the MCP-Protocol-Version header of a connection's first POST
+// (and its Streamable HTTP connection keeps the values of the context it
+// was opened on for its lifetime). A gateway request of a 2026-07-28
+// client then opened upstream connections with an initialize under a
+// 2026-07-28 header, which a stateful server refuses ("protocol version
+// "2026-07-28" is not supported by this server").
+type withoutValues struct{ context.Context }
+
+func (withoutValues) Value(any) any { return nil }
+
 func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession, error) {
 	return s.dialAs(ctx, rs, false)
 }
@@ -20,17 +35,24 @@ func (s *server) dial(ctx context.Context, rs config.Server) (*mcp.ClientSession
 // dialAs connects to the server: its own connection, or (inputRequired) a
 // 2026-07-28 one that returns input-required results (generation.go).
 func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired bool) (*mcp.ClientSession, error) {
+	ctx = withoutValues{ctx}
 	client := s.newClient(inputRequired)
 	sopts := s.h.sessionOptions()
 	if inputRequired {
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: InputRequiredVersion}
 	}
-	if len(rs.Roots) > 0 {
-		roots := make([]*mcp.Root, len(rs.Roots))
-		for i, r := range rs.Roots {
-			roots[i] = &mcp.Root{URI: r}
+	if inputRequired {
+		// Its roots are asked with input requests, which the caller
+		// answers (generation.go).
+		if len(rs.Roots) > 0 {
+			roots := make([]*mcp.Root, len(rs.Roots))
+			for i, r := range rs.Roots {
+				roots[i] = &mcp.Root{URI: r}
+			}
+			client.AddRoots(roots...)
 		}
-		client.AddRoots(roots...)
+	} else {
+		s.adoptRoots(client) // the configured roots, or the host's one client's (roots.go)
 	}
 	switch rs.Transport {
 	case config.TransportStdio:
@@ -202,7 +224,8 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}},
 	}
 	if len(s.cfg.Roots) > 0 || s.h.opts.AdvertiseRoots {
-		caps.RootsV2 = &mcp.RootCapabilities{}
+		// listChanged: Host.SetRoots tells the servers (roots.go).
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
 	}
 	o := &mcp.ClientOptions{
 		Capabilities:          caps,

@@ -83,9 +83,16 @@ type Options struct {
 	Sampling SamplingHandler
 
 	// AdvertiseRoots advertises the roots capability to every server, for
-	// callers that answer roots/list per call (CallOptions.Roots). Servers
-	// with configured roots advertise it anyway.
+	// callers that answer roots/list per call (CallOptions.Roots) or set
+	// the roots of the host's one client (Host.SetRoots). Servers with
+	// configured roots advertise it anyway.
 	AdvertiseRoots bool
+	// ClientRoots says the host's roots will come from its one client
+	// (Host.SetRoots), known to have some: until they are set, a server's
+	// roots/list outside a call waits for them (5 s at most), so that a
+	// server that asks at initialize is told them (`serve --stdio` with a
+	// client that declared roots).
+	ClientRoots bool
 
 	// InProcess are servers that run inside this process (built-in tools),
 	// connected over the go-sdk's in-memory transport so that their tools
@@ -207,6 +214,17 @@ type Host struct {
 	servers   []*server // declaration order, then the order added
 	launched  bool      // Start has taken its servers: one added later launches itself
 
+	// The roots of the host's one client (roots.go): rootsMu guards
+	// clientRoots (nil: each server's configured roots), onRootsWanted
+	// and each server's rootsClient; rootsKnown is closed by the first
+	// SetRoots; rootsWanted: a server asked for roots outside a call.
+	rootsMu       sync.Mutex
+	clientRoots   []*mcp.Root
+	onRootsWanted func()
+	rootsKnown    chan struct{}
+	rootsOnce     sync.Once
+	rootsWanted   atomic.Bool
+
 	mu      sync.RWMutex
 	catalog *catalog
 	// catalogMu serialises catalog rebuilds.
@@ -267,7 +285,7 @@ func Start(ctx context.Context, servers []config.Server, opts *Options) (*Host, 
 // does that. Between the two, [Host.Watch] sees the start itself. It fails
 // only on a configuration no host can run (an id declared twice).
 func New(servers []config.Server, opts *Options) (*Host, error) {
-	h := &Host{}
+	h := &Host{rootsKnown: make(chan struct{})}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.inbound = transport.NewSessionEnds[*mcp.ClientSession](h.ctx)
 	if opts != nil {

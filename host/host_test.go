@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/schema"
 	"github.com/switchboardmcp/switchboard/store"
 )
 
@@ -573,6 +574,42 @@ func TestSchemasAtDiscovery(t *testing.T) {
 	// The well-behaved tools are still there.
 	if !hasTool(h, "mcp_sc_echo") {
 		t.Errorf("echo missing: %v", toolNames(h))
+	}
+}
+
+// TestECMAPatternTool: a tool whose schema pattern uses what Go's RE2
+// lacks (lookahead, as 3 of the 198 tools of a popular Linear server do)
+// is offered, and its arguments are checked against the pattern before the
+// call goes out: a valid id reaches the server, an invalid one is refused
+// naming the pattern. A pattern that backtracks catastrophically on an
+// argument fails that call after its time bound, with an error naming the
+// tool, the argument and the pattern, instead of hanging it.
+func TestECMAPatternTool(t *testing.T) {
+	const lookahead = `^(?=.*[A-Z])[A-Z0-9]{1,7}-\d+$`
+	h, _ := start(t, []config.Server{fixture(t, "lin", "-pattern-tool", lookahead, "-pattern-tool", `^(a+)+$`)}, nil)
+	for _, name := range []string{"mcp_lin_pattern_1", "mcp_lin_pattern_2"} {
+		if !hasTool(h, name) {
+			t.Fatalf("%s not offered (skipped: %+v)", name, h.Servers()[0].Skipped)
+		}
+	}
+	ctx := context.Background()
+	res, err := h.CallTool(ctx, "mcp_lin_pattern_1", json.RawMessage(`{"id":"ENG-123"}`), nil)
+	if err != nil || text(res) != "called pattern_1 id=ENG-123" {
+		t.Errorf("valid id: %v, %v; want the server's answer", res, err)
+	}
+	var verr *schema.ValidationError
+	_, err = h.CallTool(ctx, "mcp_lin_pattern_1", json.RawMessage(`{"id":"123-456"}`), nil)
+	if !errors.As(err, &verr) || !strings.Contains(err.Error(), "/id: does not match pattern "+strconv.Quote(lookahead)) {
+		t.Errorf("invalid id: %v; want it refused for the pattern", err)
+	}
+	start := time.Now()
+	_, err = h.CallTool(ctx, "mcp_lin_pattern_2", json.RawMessage(`{"id":"`+strings.Repeat("a", 40)+`!"}`), nil)
+	if !errors.As(err, &verr) || !strings.Contains(err.Error(), "pattern_2") ||
+		!strings.Contains(err.Error(), `/id: pattern "^(a+)+$" took longer than`) {
+		t.Errorf("catastrophic pattern: %v; want an error naming the tool, /id and the pattern", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the catastrophic call took %s, want about the pattern's bound", d)
 	}
 }
 

@@ -102,7 +102,8 @@ func (s *server) logMessage(ctx context.Context, req *mcp.LoggingMessageRequest)
 
 // callMiddleware answers a server's roots/list from the calls in flight
 // when they have Roots handlers (the gateway forwards it to its clients,
-// see roots); otherwise the SDK answers from the configured roots. It
+// see roots); otherwise the SDK answers from the client's roots, the
+// configured ones or the host's one client's (roots.go). It
 // hands an elicitation request of a PassThrough call to the call's handler
 // as it came, before the SDK's own checks.
 func (s *server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
@@ -115,6 +116,9 @@ func (s *server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 				return res, nil
 			}
+			// Outside a call: the SDK answers from the client's roots,
+			// once the host's one client's are known (roots.go).
+			s.awaitClientRoots(ctx)
 		case "elicitation/create":
 			r, ok := req.(*mcp.ElicitRequest)
 			if !ok || r.Params == nil {

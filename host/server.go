@@ -95,6 +95,10 @@ type server struct {
 	ir      *irConn        // nil: not open
 	irWatch sync.WaitGroup // its watchers, until they have reported its end
 	irOlder atomic.Bool    // the server answered it with an older version
+
+	// rootsClient is the go-sdk client of the server's own connection,
+	// which Host.SetRoots updates (roots.go); h.rootsMu.
+	rootsClient *rootsClient
 	// legacySSE: the server's own connection is legacy HTTP+SSE
 	// (transport "sse", or "http" fallen back), which 2026-07-28 does not
 	// define; no 2026-07-28 connection is tried.

@@ -18,7 +18,12 @@
 // tool cannot make the host reach out to the network or read its disk. A
 // $ref cycle that never descends into the arguments (such as {"$ref":"#"})
 // is refused, as are schemas over 1 MiB or nested deeper than 64 levels.
-// Patterns use Go's RE2 engine, whose matching time is linear in the input.
+// Patterns ("pattern", "patternProperties", "format": "regex") are
+// ECMA-262 regular expressions, as JSON Schema defines them: lookahead,
+// lookbehind and backreferences work (a pattern only Go's RE2 accepts
+// keeps RE2). Each match is bounded in time (100 ms): a pattern that
+// backtracks catastrophically refuses the call with an error naming it,
+// instead of hanging it.
 //
 // # Validating
 //
@@ -108,7 +113,19 @@ func compileErr(err error, format string, args ...any) *CompileError {
 // null) and {} accept any arguments object. The schema must be a JSON
 // object; when it has a "type", that type must include "object", since MCP
 // tool arguments are always an object. All errors are [*CompileError].
-func Compile(raw json.RawMessage) (*Schema, error) {
+func Compile(raw json.RawMessage) (_ *Schema, err error) {
+	// Compiling matches the schema against its metaschema, whose patterns
+	// go through the same bounded engine.
+	defer func() {
+		if r := recover(); r != nil {
+			pe, ok := r.(*patternError)
+			if !ok {
+				panic(r)
+			}
+			p := pe.problem(nil)
+			err = compileErr(pe.err, "%s", p.Message)
+		}
+	}()
 	s := &Schema{raw: slices.Clone(raw)}
 	var doc any
 	if isAbsent(raw) {
@@ -138,6 +155,7 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(refusingLoader{})
+	c.UseRegexpEngine(compileRegexp)
 	if err := c.AddResource(baseURL, doc); err != nil {
 		return nil, compileErr(err, "%s", trimBase(err.Error()))
 	}
@@ -165,12 +183,16 @@ func (s *Schema) Validate(args json.RawMessage) (_ map[string]any, err error) {
 	// Arguments come from models and remote clients: whatever they hold,
 	// a failure inside the validator is a refusal, never a crash of the
 	// host.
+	var obj map[string]any
 	defer func() {
 		if r := recover(); r != nil {
+			if pe, ok := r.(*patternError); ok {
+				err = newValidationError([]Problem{pe.problem(obj)})
+				return
+			}
 			err = newValidationError([]Problem{{Message: fmt.Sprintf("the validator could not check these arguments (%v)", r)}})
 		}
 	}()
-	var obj map[string]any
 	var wide []wideInt
 	if isAbsent(args) {
 		obj = map[string]any{}

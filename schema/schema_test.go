@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -471,6 +472,7 @@ func FuzzValidate(f *testing.F) {
 		`{"properties": {"child": {"$ref": "#"}, "name": {"type": "string"}}}`,
 		`{"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"n": {"maximum": 1, "exclusiveMaximum": true}}}`,
 		`{"properties": {"n": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer", "exclusiveMinimum": 9223372036854775808}}]}}}`,
+		linearIssueSchema,
 	}
 	for _, a := range []string{
 		`{"path": "/", "opts": {"verbose": true}}`,
@@ -481,6 +483,7 @@ func FuzzValidate(f *testing.F) {
 		`{"path": "/", "count": 9223372036854775807}`, `{"n": 1e400}`, `{"n": -1e309}`, `{"n": 1e-400}`,
 		`{"n": [1e19, 18446744073709551616]}`,
 		`[]`, `null`, ``, `{"a":"\ud800"}`, "{\"\xff\":1}", `{} {}`,
+		`{"id": "ENG-123", "slug": "a-b", "twice": "ab-ab", "env": {"HOME": "/"}}`, `{"id": "e", "env": {"1": 1}}`,
 	} {
 		for i := range schemas {
 			f.Add(uint8(i), a)
@@ -514,4 +517,97 @@ func FuzzValidate(f *testing.F) {
 			t.Fatalf("re-validating %s changed the value (-first +second):\n%s", out, diff)
 		}
 	})
+}
+
+// linearIssueSchema has the kind of pattern a Linear MCP server declares:
+// lookahead, which Go's RE2 lacks (such tools were dropped).
+const linearIssueSchema = `{
+	"type": "object",
+	"properties": {
+		"id":    {"type": "string", "pattern": "^(?=.*[A-Z])[A-Z0-9]{1,7}-\\d+$"},
+		"slug":  {"type": "string", "pattern": "^(?!-)[a-z0-9-]+(?<!-)$"},
+		"twice": {"type": "string", "pattern": "^([a-z]+)-\\1$"},
+		"env":   {"type": "object", "patternProperties": {"^(?![0-9])\\w+$": {"type": "string"}}, "additionalProperties": false}
+	},
+	"required": ["id"]
+}`
+
+// TestECMAPatterns: patterns are ECMA-262, as JSON Schema defines them:
+// lookahead, lookbehind and backreferences compile, and arguments are
+// checked against them; Go-only syntax still compiles (RE2).
+func TestECMAPatterns(t *testing.T) {
+	s := mustCompile(t, linearIssueSchema)
+	tests := []struct {
+		args string
+		errs []Problem
+	}{
+		{`{"id": "ENG-123"}`, nil},
+		{`{"id": "ENG-123", "slug": "a-b", "twice": "ab-ab", "env": {"HOME": "/root"}}`, nil},
+		{`{"id": "123-456"}`, []Problem{{"/id", `does not match pattern "^(?=.*[A-Z])[A-Z0-9]{1,7}-\\d+$"`}}},
+		{`{"id": "eng-123"}`, []Problem{{"/id", `does not match pattern "^(?=.*[A-Z])[A-Z0-9]{1,7}-\\d+$"`}}},
+		{`{"id": "ENG-1", "slug": "-a"}`, []Problem{{"/slug", `does not match pattern "^(?!-)[a-z0-9-]+(?<!-)$"`}}},
+		{`{"id": "ENG-1", "slug": "a-"}`, []Problem{{"/slug", `does not match pattern "^(?!-)[a-z0-9-]+(?<!-)$"`}}},
+		{`{"id": "ENG-1", "twice": "ab-cd"}`, []Problem{{"/twice", `does not match pattern "^([a-z]+)-\\1$"`}}},
+		{`{"id": "ENG-1", "env": {"1X": "y"}}`, []Problem{{"/env/1X", "property not allowed"}}},
+	}
+	for _, tt := range tests {
+		_, err := s.Validate(json.RawMessage(tt.args))
+		if diff := cmp.Diff(tt.errs, problems(t, err)); diff != "" {
+			t.Errorf("Validate(%s) problems (-want +got):\n%s", tt.args, diff)
+		}
+	}
+	// ECMA-262 with the "u" flag: \p{…} classes, "." is one code point.
+	u := mustCompile(t, `{"properties": {"w": {"type": "string", "pattern": "^\\p{Letter}.$"}}}`)
+	if _, err := u.Validate(json.RawMessage(`{"w": "é😀"}`)); err != nil {
+		t.Errorf(`Validate("é😀") against ^\p{Letter}.$ = %v, want valid`, err)
+	}
+	// Written for a Go server: RE2 syntax that ECMA-262 lacks.
+	g := mustCompile(t, `{"properties": {"n": {"type": "string", "pattern": "^(?P<word>[a-z]+)\\z"}}}`)
+	if _, err := g.Validate(json.RawMessage(`{"n": "abc"}`)); err != nil {
+		t.Errorf("Validate against an RE2 pattern = %v, want valid", err)
+	}
+	if _, err := Compile(json.RawMessage(`{"properties": {"a": {"pattern": "(?=a"}}}`)); err == nil {
+		t.Errorf("an unterminated lookahead compiled")
+	}
+}
+
+// TestCatastrophicPattern: a pattern that backtracks exponentially on an
+// argument is given up after its time bound, with an error naming the
+// pattern and the argument (never its value), instead of hanging the call;
+// many such arguments cost one bound, not one each.
+func TestCatastrophicPattern(t *testing.T) {
+	s := mustCompile(t, `{"properties": {
+		"id":  {"type": "string", "pattern": "^(a+)+$"},
+		"ids": {"type": "array", "items": {"type": "string", "pattern": "^(a|aa)+$"}}
+	}}`)
+	evil := strings.Repeat("a", 40) + "!"
+	many := make([]string, 50)
+	for i := range many {
+		many[i] = evil
+	}
+	manyJSON, _ := json.Marshal(many)
+	for _, tc := range []struct{ args, ptr, pattern string }{
+		{`{"id": "` + evil + `"}`, "/id", "^(a+)+$"},
+		{`{"ids": ` + string(manyJSON) + `}`, "/ids/0", "^(a|aa)+$"},
+	} {
+		start := time.Now()
+		_, err := s.Validate(json.RawMessage(tc.args))
+		d := time.Since(start)
+		got := problems(t, err)
+		if len(got) != 1 || got[0].Pointer != tc.ptr || !strings.Contains(got[0].Message, fmt.Sprintf("pattern %q took longer than %s to match", tc.pattern, patternTimeout)) {
+			t.Errorf("Validate(%.60s…) = %v, want one problem at %s saying pattern %q took too long", tc.args, err, tc.ptr, tc.pattern)
+		}
+		if strings.Contains(err.Error(), evil) {
+			t.Errorf("the error quotes the argument: %v", err)
+		}
+		// regexp2's clock is coarse: a bound of 100 ms ends after up to
+		// about 200 ms; 2 s leaves room for a loaded machine.
+		if d > 2*time.Second {
+			t.Errorf("Validate took %s, want about one bound of %s", d, patternTimeout)
+		}
+	}
+	// The same pattern answers at once where it does not backtrack.
+	if _, err := s.Validate(json.RawMessage(`{"id": "aaaa", "ids": ["aa"]}`)); err != nil {
+		t.Errorf("Validate(aaaa) = %v, want valid", err)
+	}
 }

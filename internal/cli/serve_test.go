@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -838,5 +839,78 @@ max_client_sessions = 1
 	resp, got := do("POST", "", initialize)
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(got, "1 open, the most [gateway] max_sessions allows") {
 		t.Errorf("a second session: %d %s, want 503 naming max_sessions and 1", resp.StatusCode, got)
+	}
+}
+
+// TestServeStdioRootsReachUpstreams: the roots of `serve --stdio`'s one
+// client reach the upstreams outside calls too: the reference filesystem
+// server, started without folders (roots mode), asks for roots at
+// initialize and on notifications/roots/list_changed, and its
+// list_allowed_directories says what it was told. It is told the client's
+// roots at initialize, and the new ones each time the client says they
+// changed. Before, it was told the configured roots (none) outside a call,
+// and never heard of the client's list_changed.
+func TestServeStdioRootsReachUpstreams(t *testing.T) {
+	dir := isolate(t)
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, d := range []string{a, b} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs := interop.Filesystem(t)
+	cfg := writeConfig(t, dir, fmt.Sprintf("[[mcp_servers]]\nid = \"fs\"\ncommand = %q\nargs = [%q]\n", fs[0], fs[1]))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr interop.LogBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- cli.Main(ctx, []string{"--config", cfg, "-vv", "serve", "--stdio"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	c := mcp.NewClient(&mcp.Implementation{Name: "rooted", Version: "1"}, nil)
+	c.AddRoots(&mcp.Root{URI: "file://" + a})
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	waitForLine(t, stderr.String, readyLine)
+	// The server takes the roots it is told on a goroutine of its own:
+	// its answer is polled, bounded.
+	allowed := func(want ...string) {
+		t.Helper()
+		var got string
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fs_list_allowed_directories", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatalf("list_allowed_directories: %v\n%s", err, stderr.String())
+			}
+			got = ""
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					got += tc.Text
+				}
+			}
+			dirs := strings.Fields(strings.TrimPrefix(got, "Allowed directories:"))
+			slices.Sort(dirs)
+			if slices.Equal(dirs, want) {
+				return
+			}
+			time.Sleep(50 * time.Millisecond) // polling a condition, bounded
+		}
+		t.Fatalf("list_allowed_directories = %q, want %q\n%s", got, want, stderr.String())
+	}
+	allowed(a)
+	c.AddRoots(&mcp.Root{URI: "file://" + b}) // notifications/roots/list_changed
+	allowed(a, b)
+	c.RemoveRoots("file://" + a)
+	allowed(b)
+	cs.Close()
+	inW.Close()
+	if c := <-code; c != cli.ExitOK {
+		t.Errorf("serve --stdio exited %d\n%s", c, stderr.String())
 	}
 }

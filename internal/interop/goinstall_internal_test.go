@@ -12,7 +12,7 @@ import (
 func TestGoInstallFails(t *testing.T) {
 	t.Setenv(CacheEnv, t.TempDir())
 	t.Setenv("GOPROXY", "off") // fail at once, without the network
-	p := GoPeer{"github.com/switchboardmcp/no-such-module/cmd/none", "v0.0.1"}
+	p := GoPeer{Pkg: "github.com/switchboardmcp/no-such-module/cmd/none", Version: "v0.0.1"}
 	for range 2 { // the second time from the memo
 		_, err := goInstall(p, t.Logf)
 		if err == nil || !strings.Contains(err.Error(), p.String()) || !strings.Contains(err.Error(), "module proxy") {

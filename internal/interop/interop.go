@@ -16,9 +16,11 @@
 //   - the TypeScript SDK @modelcontextprotocol/sdk ([TSSDKVersion]), whose
 //     client transports tests drive from small Node scripts.
 //
-// Third-party Go servers ([GoPeers]: go-sdk and mcp-go example servers at
-// pinned versions) are built from the Go module proxy with `go install
-// pkg@version` into the same cache (see [GoInstall]).
+// Third-party Go peers ([GoPeers]: go-sdk and mcp-go example servers at
+// pinned versions, and a small client of ours written against mcp-go's,
+// in a module of its own under testdata) are built from the Go module
+// proxy with `go install pkg@version` (or `go build` in that module) into
+// the same cache (see [GoInstall]).
 //
 // Each install runs `npm install --save-exact` into a temporary folder that is
 // renamed into place with a stamp file, under an exclusive file lock, so that

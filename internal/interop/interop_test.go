@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -177,6 +178,15 @@ func TestGoPeers(t *testing.T) {
 		if again := interop.GoInstall(t, p); again != bin {
 			t.Errorf("second GoInstall(%s) = %q, want the first %q", p, again, bin)
 		}
+	}
+	// The program of ours is built against the version it claims.
+	root, err := interop.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(interop.MCPGoClient.Dir), "go.mod"))
+	if want := "github.com/mark3labs/mcp-go " + interop.MCPGoClient.Version + "\n"; err != nil || !strings.Contains(string(gomod), want) {
+		t.Errorf("%s/go.mod = %q, %v; want it to require %q", interop.MCPGoClient.Dir, gomod, err, want)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()

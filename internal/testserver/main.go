@@ -201,6 +201,7 @@ type config struct {
 	banner, descriptionBytes             int
 	hostileText                          bool
 	rawTools                             stringList
+	patternTools                         stringList
 	slowStart                            time.Duration
 	exitAfter                            time.Duration
 	termDelay                            time.Duration
@@ -253,6 +254,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&c.toolNames, "tool-name", "register an extra tool with exactly this `NAME` (repeatable)")
 	fs.BoolVar(&c.refCycle, "ref-cycle", false, "add tool ref_cycle whose inputSchema has a $ref cycle")
 	fs.BoolVar(&c.badSchema, "bad-schema", false, "add tool bad_schema whose inputSchema does not compile")
+	fs.Var(&c.patternTools, "pattern-tool", "add tool pattern_N (N from 1, per flag) whose one required argument id is a string with this `PATTERN` (ECMA-262, as written); it answers \"called pattern_N id=ID\" (repeatable)")
 	fs.BoolVar(&c.ignoreSigterm, "ignore-sigterm", false, "ignore SIGTERM")
 	fs.BoolVar(&c.ignoreStdinClose, "ignore-stdin-close", false, "keep running after stdin closes")
 	fs.BoolVar(&c.spawnGrandchild, "spawn-grandchild", false, "start \"sleep 1000\" in the same process group, print grandchild=PID to stderr")

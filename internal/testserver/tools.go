@@ -178,6 +178,17 @@ func newServer(c *config) *mcp.Server {
 		s.AddTool(&mcp.Tool{Name: "bad_schema", Description: "Its inputSchema does not compile.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":5}}}`)}, named("bad_schema"))
 	}
+	for i, pattern := range c.patternTools {
+		name := fmt.Sprintf("pattern_%d", i+1)
+		p, _ := json.Marshal(pattern)
+		s.AddTool(&mcp.Tool{Name: name, Description: "Its argument id has a pattern.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","pattern":` + string(p) + `}},"required":["id"]}`)},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var args struct{ ID string }
+				json.Unmarshal(req.Params.Arguments, &args)
+				return &mcp.CallToolResult{Content: text("called %s id=%s", name, args.ID)}, nil
+			})
+	}
 
 	s.AddResource(&mcp.Resource{URI: "test://static/1", Name: "static-1", MIMEType: "text/plain"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
