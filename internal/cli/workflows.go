@@ -176,7 +176,7 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 		wc, have, err := c.Workflows(ctx)
 		if why := unlikeWorkflows(have, err, wfs); why != "" {
 			c.Close()
-			e.logger().Info("not using switchboard serve for workflows: " + why)
+			fmt.Fprintf(e.stderr, "switchboard: not using switchboard serve for workflows: %s; running here (--no-daemon says nothing)\n", why)
 		} else {
 			x.runs, x.c = wc, c
 			return x, nil
