@@ -162,7 +162,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		if ctx.Err() != nil {
 			return failed(fmt.Errorf("cancelled: %w", err))
 		}
-		return daemonErr(err)
+		return daemonErr(e.startHint(err, cfg.Servers))
 	}
 	return nil
 }
