@@ -252,6 +252,20 @@ func CheckAll(wfs []*Workflow) error {
 	return errors.Join(errs...)
 }
 
+// Runs returns the ids of the workflows w's steps run (workflow steps,
+// and those of a for_each), in the order of its steps, each once.
+func (w *Workflow) Runs() []string {
+	var out []string
+	for _, s := range w.Steps {
+		for _, st := range []*Step{s, innerStep(s)} {
+			if st != nil && st.Kind == StepWorkflow && !slices.Contains(out, st.Workflow) {
+				out = append(out, st.Workflow)
+			}
+		}
+	}
+	return out
+}
+
 func innerStep(s *Step) *Step {
 	if s.ForEach != nil {
 		return s.ForEach.Step
