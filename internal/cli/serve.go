@@ -123,7 +123,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		return err
 	}
 	steps := e.agentSteps(cfg)
-	r := &readiness{e: e, start: start}
+	r := &readiness{e: e, start: start, cfg: cfg}
 	agents := &workflowAgents{s: steps}
 	d, err := daemon.New(ln, &daemon.Options{
 		Workflows:    wfs,
@@ -194,6 +194,7 @@ func mountFaces(d *daemon.Daemon, log *slog.Logger) {
 type readiness struct {
 	e     *env
 	start time.Time
+	cfg   *config.Config // its servers are the configured ones; the others were added at run time
 
 	mu       sync.Mutex
 	p        *progress
@@ -317,7 +318,13 @@ func (r *readiness) failedLine(b *strings.Builder, st host.ServerStatus) {
 	if st.Err != nil {
 		msg = "failed: " + st.Err.Error()
 	}
-	fmt.Fprintf(b, "switchboard: %s (optional): %s; retried in the background\n", st.ID, msg)
+	// Optional in its table, or added at run time (optional to the
+	// daemon, whatever its entry says).
+	why := "optional"
+	if _, ok := r.cfg.Server(st.ID); !ok && st.Transport != host.TransportInProcess {
+		why = "added at run time"
+	}
+	fmt.Fprintf(b, "switchboard: %s (%s): %s; retried in the background\n", st.ID, why, msg)
 }
 
 func (r *readiness) endProgressLocked() {
