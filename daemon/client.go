@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"syscall"
 	"time"
 
@@ -324,6 +325,37 @@ func (c *Client) GetPrompt(ctx context.Context, serverID, name string, args map[
 	}
 	return out.Result, nil
 }
+
+// DeleteServer deletes a server added to the daemon at run time, which
+// stops it (Daemon.DeleteServer). An unknown id is an error wrapping
+// host.ErrUnknownServer; a configured or built-in server's, ErrReadOnly.
+func (c *Client) DeleteServer(ctx context.Context, id string) error {
+	var out deleteAnswer
+	if err := c.do(ctx, http.MethodDelete, "servers/"+url.PathEscape(id), nil, &out); err != nil {
+		return err
+	}
+	if out.Error == nil {
+		return nil
+	}
+	err := &reportedError{msg: out.Error.Message}
+	switch out.Error.Code {
+	case "unknown_server":
+		err.is = host.ErrUnknownServer
+	case "read_only":
+		err.is = ErrReadOnly
+	}
+	return err
+}
+
+// reportedError is an error the daemon reported: its message as it said
+// it, matching (errors.Is) the sentinel it named.
+type reportedError struct {
+	msg string
+	is  error
+}
+
+func (e *reportedError) Error() string { return e.msg }
+func (e *reportedError) Unwrap() error { return e.is }
 
 // Close closes the Client's connections to the daemon; the daemon goes
 // on. It is idempotent.

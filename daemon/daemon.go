@@ -33,7 +33,11 @@
 //
 // The servers are the configuration's (all, or [gateway] servers) and the
 // servers added at run time, kept in the state store; a configured server
-// wins over a stored one with the same id, and the clash is logged.
+// wins over a stored one with the same id, and the clash is logged. A
+// server added at run time is optional to the daemon, whatever its entry
+// says: one that cannot start, or whose stored entry cannot be served,
+// fails alone and is reported (ListServers), and never stops the daemon
+// whose faces can remove it.
 package daemon
 
 import (
@@ -135,6 +139,11 @@ type Daemon struct {
 	// applied is the stored version of each run-time server the host
 	// runs, under opsMu.
 	applied map[string]int64
+	// broken holds, by id, why a run-time server the store has enabled
+	// cannot be served as stored (its entry does not decode, or is
+	// refused here): it is not in the host, and shows failed with that
+	// error until it is replaced, disabled or deleted. Under mu.
+	broken map[string]error
 	// ready: every required server was up once (Options.OnReady), and
 	// the host has not closed since (/readyz).
 	ready atomic.Bool
@@ -222,7 +231,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	if opts == nil || opts.Config == nil {
 		return nil, errors.New("daemon: Options.Config is required")
 	}
-	d := &Daemon{opts: *opts, ln: ln, applied: map[string]int64{}}
+	d := &Daemon{opts: *opts, ln: ln, applied: map[string]int64{}, broken: map[string]error{}}
 	d.opts.Host = &host.Options{}
 	if opts.Host != nil {
 		*d.opts.Host = *opts.Host
@@ -313,7 +322,10 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 
 // loadServers returns the servers to serve: the configuration's (those
 // [gateway] servers names, or all), then the enabled servers stored at run
-// time, except one whose id a configured server has.
+// time, except one whose id a configured server has. A stored server that
+// cannot be served as stored is not an error of the daemon's: it is
+// reported (logged, and failed in ListServers) until it is replaced or
+// deleted, and the others are served.
 func (d *Daemon) loadServers() ([]config.Server, error) {
 	cfg := d.opts.Config
 	var out []config.Server
@@ -332,7 +344,6 @@ func (d *Daemon) loadServers() ([]config.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	var errs []error
 	for _, rec := range recs {
 		if !rec.Enabled {
 			continue
@@ -346,13 +357,49 @@ func (d *Daemon) loadServers() ([]config.Server, error) {
 			err = cfg.CheckServerURL(s)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("server %q added at run time: %w", rec.ID, err))
+			d.setBroken(rec.ID, err)
 			continue
 		}
-		out = append(out, s)
+		out = append(out, runtimeServer(s))
 		d.applied[rec.ID] = rec.Version
 	}
-	return out, errors.Join(errs...)
+	return out, nil
+}
+
+// runtimeServer is s, a server added at run time, as the daemon runs it:
+// optional, whatever its entry says. A server added through the REST API
+// or the web UI never stops the daemon: one that cannot start (a command
+// that exits at once, a placeholder that does not resolve) fails alone, is
+// reported and retried like an optional server, and the faces that can
+// remove it go on serving (before, it failed every start of serve, before
+// the API could remove it).
+func runtimeServer(s config.Server) config.Server {
+	s.Optional = true
+	return s
+}
+
+// setBroken records (err) or clears (nil) why run-time server id cannot be
+// served as stored; a new reason is logged, with what to do.
+func (d *Daemon) setBroken(id string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err == nil {
+		delete(d.broken, id)
+		return
+	}
+	if prev, ok := d.broken[id]; !ok || prev.Error() != err.Error() {
+		d.log.Error("a server added at run time cannot be served as stored; replace it through the REST API or the web UI, or remove it (switchboard remove "+id+")",
+			"server", id, "database", d.store.Where(), "err", err)
+	}
+	d.broken[id] = err
+}
+
+// brokenErr is why run-time server id cannot be served as stored; nil when
+// it can.
+func (d *Daemon) brokenErr(id string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.broken[id]
 }
 
 // DecodeStored decodes a server stored at run time: its config is an
@@ -361,7 +408,7 @@ func (d *Daemon) loadServers() ([]config.Server, error) {
 func DecodeStored(rec store.ServerRecord, where string) (config.Server, error) {
 	var m map[string]any
 	if err := json.Unmarshal(rec.Config, &m); err != nil {
-		return config.Server{}, fmt.Errorf("%s: server %q: %w", where, rec.ID, err)
+		return config.Server{}, fmt.Errorf("%s: server %q: its stored entry is not JSON: %w", where, rec.ID, err)
 	}
 	if m == nil {
 		m = map[string]any{}

@@ -226,17 +226,44 @@ func TestStoredServers(t *testing.T) {
 	}
 }
 
-// TestStoredServerInvalid: a stored server that is not a valid server
-// entry stops the daemon from starting, naming it and the database.
+// TestStoredServerInvalid: a stored server never stops the daemon (issue
+// 24): one that is not a valid server entry is reported failed, naming the
+// field, and one that cannot start fails alone, though its entry says it
+// is not optional; the configured server is served, Run goes on.
 func TestStoredServerInvalid(t *testing.T) {
 	st := openStore(t)
-	if _, err := st.AddServer(context.Background(), store.ServerRecord{ID: "bad", Enabled: true,
-		Config: json.RawMessage(`{"command":"x","url":"https://example.com/mcp","timeout":"soon"}`)}); err != nil {
+	for id, cfg := range map[string]string{
+		"bad":   `{"command":"x","url":"https://example.com/mcp","timeout":"soon"}`,
+		"quits": `{"command":"/usr/bin/true","optional":false}`,
+	} {
+		if _, err := st.AddServer(context.Background(), store.ServerRecord{ID: id, Enabled: true, Config: json.RawMessage(cfg)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := run(t, &config.Config{Servers: []config.Server{fixture(t, "fx")}}, st, nil)
+	r.awaitReady(t)
+	ms, err := r.d.ListServers(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := daemon.New(nil, &daemon.Options{Config: &config.Config{Servers: []config.Server{fixture(t, "fx")}}, Store: st})
-	if err == nil || !strings.Contains(err.Error(), `"bad"`) || !strings.Contains(err.Error(), st.Where()) || !strings.Contains(err.Error(), "timeout") {
-		t.Errorf("New with an invalid stored server: %v", err)
+	for _, m := range ms {
+		if m.ID == "bad" && (m.Status == nil || m.Status.State != host.StateFailed || !strings.Contains(m.Status.Err.Error(), "timeout")) {
+			t.Errorf("bad: %+v, want failed naming its timeout", m.Status)
+		}
+	}
+	if names := toolNames(t, connect(t, r.url)); !slices.Contains(names, "mcp_fx_echo") {
+		t.Errorf("the configured server is not served: %v", names)
+	}
+	if d := r.d.Host(); d != nil {
+		if st, err := d.Status("quits"); err != nil || !st.Optional {
+			t.Errorf("quits: %+v %v, want run as optional", st, err)
+		}
+	}
+	select {
+	case err := <-r.done:
+		r.done <- err
+		t.Fatalf("Run returned: %v", err)
+	default:
 	}
 }
 

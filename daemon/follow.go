@@ -13,6 +13,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/store"
@@ -119,6 +120,7 @@ func (d *Daemon) syncServer(ctx context.Context, h *host.Host, id string) {
 	switch {
 	case errors.Is(err, store.ErrNotFound) || err == nil && !rec.Enabled:
 		delete(d.applied, id)
+		d.setBroken(id, nil)
 		if running {
 			if err := h.RemoveServer(id); err != nil && !errors.Is(err, host.ErrUnknownServer) {
 				d.log.Error("stopping a server another process removed", "server", id, "err", err)
@@ -138,9 +140,11 @@ func (d *Daemon) syncServer(ctx context.Context, h *host.Host, id string) {
 	}
 	s, _, err := d.checkEntry(id, rec.Config)
 	if err != nil {
-		d.log.Error("a server another process stored is not valid here", "server", id, "err", err)
+		// Reported; a version that runs (valid when it was stored) runs on.
+		d.setBroken(id, fmt.Errorf("as another process stored it: %w", err))
 		return
 	}
+	d.setBroken(id, nil)
 	if running {
 		err = h.ReplaceServer(s)
 	} else {

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/store"
 )
 
 // localPrefix is where the local endpoints are; its version changes when
@@ -66,6 +67,7 @@ func (d *Daemon) serveLocal(g *gateway.Gateway, h *host.Host) *httpFace {
 	mux.HandleFunc("POST "+localPrefix+"read", l.read)
 	mux.HandleFunc("POST "+localPrefix+"prompt", l.prompt)
 	mux.HandleFunc("GET "+localPrefix+"usage", d.serveUsage)
+	mux.HandleFunc("DELETE "+localPrefix+"servers/{id}", d.serveDeleteServer)
 	if d.wf != nil {
 		l.serveRuns(mux, d.wf)
 	}
@@ -218,4 +220,34 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 func write[T any](l *local, w http.ResponseWriter, v T) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(secret.RedactValue(l.red, v))
+}
+
+// deleteAnswer is what DELETE /local/v1/servers/{id} answers: nothing, or
+// why not.
+type deleteAnswer struct {
+	Error *deleteErrorJSON `json:"error,omitempty"`
+}
+
+type deleteErrorJSON struct {
+	Code    string `json:"code,omitempty"` // unknown_server, read_only
+	Message string `json:"message"`
+}
+
+// serveDeleteServer deletes a server added at run time (DeleteServer), for
+// `switchboard remove`: the running daemon stops it as it deletes it, where
+// a deletion in the database alone would leave it running (SQLite reports
+// no change).
+func (d *Daemon) serveDeleteServer(w http.ResponseWriter, r *http.Request) {
+	var out deleteAnswer
+	if err := d.DeleteServer(r.Context(), r.PathValue("id"), 0); err != nil {
+		out.Error = &deleteErrorJSON{Message: d.red.Redact(err.Error())}
+		switch {
+		case errors.Is(err, host.ErrUnknownServer), errors.Is(err, store.ErrNotFound):
+			out.Error.Code = "unknown_server"
+		case errors.Is(err, ErrReadOnly):
+			out.Error.Code = "read_only"
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
 }

@@ -152,7 +152,14 @@ func (d *Daemon) managed(id string, st *host.ServerStatus, recs map[string]store
 	m.Origin = OriginRuntime
 	if r, ok := recs[id]; ok {
 		m.Enabled, m.Version, m.Created, m.Updated = r.Enabled, r.Version, r.Created, r.Updated
-		m.Config = stripID(r.Config)
+		if json.Valid(r.Config) {
+			m.Config = stripID(r.Config) // a row that is not JSON shows none: its error says why
+		}
+		if err := d.brokenErr(id); st == nil && r.Enabled && err != nil {
+			// Not in the host: what it would say of a server that
+			// failed to start.
+			m.Status = &host.ServerStatus{ID: id, State: host.StateFailed, Err: err, Optional: true}
+		}
 	}
 	return m
 }
@@ -225,6 +232,7 @@ func (d *Daemon) UpdateServer(ctx context.Context, id string, entry json.RawMess
 		}
 		d.applied[id] = rec.Version
 	}
+	d.setBroken(id, nil)
 	d.log.Info("server updated", "server", id, "version", rec.Version)
 	return d.GetServer(ctx, id)
 }
@@ -243,6 +251,7 @@ func (d *Daemon) DeleteServer(ctx context.Context, id string, ifVersion int64) e
 		return err
 	}
 	delete(d.applied, id)
+	d.setBroken(id, nil)
 	if err := h.RemoveServer(id); err != nil && !errors.Is(err, host.ErrUnknownServer) {
 		return err
 	}
@@ -288,6 +297,7 @@ func (d *Daemon) SetServerEnabled(ctx context.Context, id string, enabled bool, 
 	} else {
 		delete(d.applied, id)
 	}
+	d.setBroken(id, nil)
 	d.log.Info("server enabled", "server", id, "enabled", enabled)
 	return d.GetServer(ctx, id)
 }
@@ -421,7 +431,7 @@ func (d *Daemon) checkEntry(id string, entry json.RawMessage) (config.Server, js
 	if len(problems) > 0 {
 		return config.Server{}, nil, errors.Join(problems...)
 	}
-	return s, raw, nil
+	return runtimeServer(s), raw, nil
 }
 
 // unjoin returns the errors err joins, or err.

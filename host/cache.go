@@ -127,7 +127,7 @@ func (s *server) startLazy() bool {
 	}
 	compiled, notes := s.h.lim.compileTools(tools)
 	s.mu.Lock()
-	s.tools = compiled
+	s.tools, s.listed = compiled, true
 	s.mu.Unlock()
 	s.setNotes("tools", notes)
 	s.offer(StateLazy)
@@ -197,7 +197,7 @@ func (h *Host) ReloadCachedTools(id string) (bool, error) {
 		s.mu.Unlock()
 		return false, nil // it started meanwhile, and lists its own
 	}
-	s.tools = compiled
+	s.tools, s.listed = compiled, true
 	s.mu.Unlock()
 	s.setNotes("tools", notes)
 	h.catalogMu.Lock()

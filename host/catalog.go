@@ -100,7 +100,7 @@ func (h *Host) rebuildCatalog() {
 	}
 	for _, s := range h.list() {
 		s.mu.Lock()
-		tools := s.tools
+		tools, listed := s.tools, s.listed
 		// A restarting or lazily idle server keeps its tools offered:
 		// calls wait for it (or start it).
 		offered := s.state != StateFailed && s.state != StateClosed
@@ -152,7 +152,9 @@ func (h *Host) rebuildCatalog() {
 			cat.counts[id]++
 		}
 		for _, n := range s.cfg.ToolsAllowlist {
-			if !have[n] {
+			// Not before the server has listed its tools: a server still
+			// starting has none yet, and would be told it lacks them all.
+			if listed && !have[n] {
 				cat.warnings[id] = append(cat.warnings[id], fmt.Sprintf("tools_allowlist names %q, which the server does not have", n))
 			}
 		}

@@ -648,6 +648,26 @@ func TestAllowlist(t *testing.T) {
 	}
 }
 
+// TestAllowlistWarnedOnceListed: a tools_allowlist is checked against the
+// server's tools once it has listed them, not while it is still starting
+// (issue 24): another server joining meanwhile rebuilt the catalog, and
+// every name of a starting server's allowlist, "echo" too, was warned as
+// one the server does not have. A name it really lacks is warned once.
+func TestAllowlistWarnedOnceListed(t *testing.T) {
+	slow := fixture(t, "slow", "-slow-start", "500")
+	slow.ToolsAllowlist = []string{"echo", "nope"}
+	h, logs := start(t, []config.Server{fixture(t, "fast"), slow}, nil)
+	if !hasTool(h, "mcp_slow_echo") {
+		t.Fatalf("tools = %v, want mcp_slow_echo", toolNames(h))
+	}
+	if strings.Contains(logs.String(), `tools_allowlist names \"echo\"`) {
+		t.Errorf("warned about an allowlisted tool the server has, before it listed its tools:\n%s", logs)
+	}
+	if n := strings.Count(logs.String(), `tools_allowlist names \"nope\"`); n != 1 {
+		t.Errorf("the missing name was warned %d times, want once:\n%s", n, logs)
+	}
+}
+
 // TestProtocolErrorText: a server's JSON-RPC error reads as the server's
 // message after server and tool, once: not with the go-sdk's `calling
 // "tools/call": ` in between (which a model got as "Error: error: server

@@ -79,7 +79,7 @@ func (s *server) relist(ctx context.Context) error {
 		s.mu.Unlock()
 		return errNotReady
 	}
-	s.tools = tools
+	s.tools, s.listed = tools, true
 	s.mu.Unlock()
 	s.h.catalogMu.Lock()
 	s.h.rebuildCatalog()

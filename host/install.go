@@ -21,6 +21,15 @@ package host
 //     (its path in npm's error, before the server read anything) has that
 //     cache entry removed, as `npm cache npx rm` would, and is tried again
 //     at once, saying so.
+//   - An npx killed mid-install (SIGKILL, Switchboard killed, power lost)
+//     also leaves its entry's concurrency.lock, a folder npm keeps touching
+//     every second while it holds it. The next npx of any package in that
+//     entry waits until the lock is a minute old, then takes it over: 70 s
+//     measured (npm 11, Node 22), shown as a silent "installing". While an
+//     npx server installs, a lock of npx's cache that no npm has touched
+//     for npxLockFresh is removed, saying so (the npx waiting on it gets it
+//     at its next try, within 5 s); one younger than that is named in the
+//     server's detail, for what it waits on.
 //
 // Alternatives considered: watching the child's process tree (npm forks
 // the server through sh only once installed, but pipx installs in children
@@ -33,6 +42,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -205,6 +216,10 @@ func (s *server) watchInstall(ctx context.Context, rs config.Server, rn runner, 
 	poll := time.NewTicker(min(installPoll, max(rs.ConnectTimeout/4, time.Millisecond)))
 	defer poll.Stop()
 	installing, warned := false, false
+	var locks *npxLocks
+	if rn.npx {
+		locks = &npxLocks{dir: npxCacheDir(rs)}
+	}
 	for {
 		select {
 		case <-done:
@@ -228,10 +243,18 @@ func (s *server) watchInstall(ctx context.Context, rs config.Server, rn runner, 
 		case awaiting:
 			// connect_timeout counts from when the server reads.
 			deadline.Reset(rs.ConnectTimeout)
+			detail := rn.detail()
+			if locks != nil {
+				if waiting := locks.sweep(s.log); waiting != "" {
+					detail += " (it waits for npm's install lock " + waiting + ", untouched since an npx stopped mid-install: removed once untouched for " + npxLockFresh.String() + ")"
+				}
+			}
 			if !installing && since >= installShow {
 				installing = true
-				s.setInstalling(rn.detail())
-				s.log.Info("server is being installed", "detail", rn.detail(), "install_timeout", installTimeout)
+				s.setInstalling(detail)
+				s.log.Info("server is being installed", "detail", detail, "install_timeout", installTimeout)
+			} else if installing {
+				s.setInstallingDetail(detail)
 			}
 			if !warned && since >= rs.ConnectTimeout {
 				warned = true
@@ -246,6 +269,85 @@ func (s *server) watchInstall(ctx context.Context, rs config.Server, rn runner, 
 	}
 }
 
+// npxLocks finds the install locks (concurrency.lock folders) of npx's
+// cache dir that no npm holds: npm touches the lock it holds every second,
+// and another npx takes one over only once it is a minute old.
+type npxLocks struct {
+	dir     string // npm's npx cache: <npm cache>/_npx
+	removed map[string]bool
+}
+
+// npxLockIdle is how long a lock may go untouched before it is named, in
+// the detail of a server whose npx waits on it, as left by an npx stopped
+// mid-install (npm touches the lock it holds every second).
+const npxLockIdle = 3 * time.Second
+
+// sweep removes each lock no npm has touched for npxLockFresh, logging it,
+// and returns the path of one untouched for npxLockIdle but not yet that
+// long ("" when there is none).
+func (l *npxLocks) sweep(log *slog.Logger) (waiting string) {
+	if l.dir == "" {
+		return ""
+	}
+	found, _ := filepath.Glob(filepath.Join(l.dir, "*", "concurrency.lock"))
+	for _, lock := range found {
+		fi, err := os.Lstat(lock)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		idle := time.Since(fi.ModTime())
+		switch {
+		case idle >= npxLockFresh:
+			// As npm does with a lock a minute old: os.Remove, as its
+			// rmdir, removes the empty folder a lock is and nothing else.
+			if err := os.Remove(lock); err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					log.Warn("npm's install lock was left by an npx stopped mid-install, and could not be removed: npx waits until it is a minute old", "lock", lock, "err", err)
+				}
+				continue
+			}
+			if l.removed == nil {
+				l.removed = map[string]bool{}
+			}
+			l.removed[lock] = true
+			log.Warn("removed npm's install lock left by an npx stopped mid-install (untouched for "+idle.Round(time.Second).String()+"): npx would have waited until it was a minute old", "lock", lock)
+		case idle >= npxLockIdle && !l.removed[lock]:
+			waiting = lock
+		}
+	}
+	return waiting
+}
+
+// npxCacheDir is the npx cache the npx of rs installs into: <cache>/_npx,
+// where cache is --cache, else npm_config_cache in its env, else ~/.npm
+// (its HOME's; npm's own default). A cache set in an .npmrc is not seen;
+// "" when HOME is not known either.
+func npxCacheDir(rs config.Server) string {
+	for i, a := range rs.Args {
+		if v, ok := strings.CutPrefix(a, "--cache="); ok {
+			return filepath.Join(v, "_npx")
+		}
+		if a == "--cache" && i+1 < len(rs.Args) {
+			return filepath.Join(rs.Args[i+1], "_npx")
+		}
+	}
+	// The child's environment is the server's env over the host's
+	// minimal one (transport.MinimalEnv), which has HOME but no npm_config_*.
+	for k, v := range rs.Env {
+		if strings.EqualFold(k, "npm_config_cache") && v != "" { // npm reads npm_config_* case-insensitively
+			return filepath.Join(v, "_npx")
+		}
+	}
+	home, ok := rs.Env["HOME"]
+	if !ok {
+		home = os.Getenv("HOME")
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".npm", "_npx")
+}
+
 // startingAwaitsReader reports whether the stdio child being started has
 // read nothing of what the host wrote to it.
 func (s *server) startingAwaitsReader() bool {
@@ -257,6 +359,19 @@ func (s *server) startingAwaitsReader() bool {
 	}
 	awaiting, known := cmd.AwaitingReader()
 	return awaiting && known
+}
+
+// setInstallingDetail changes the detail of a server installing.
+func (s *server) setInstallingDetail(detail string) {
+	s.mu.Lock()
+	if s.state != StateInstalling || s.detail == detail {
+		s.mu.Unlock()
+		return
+	}
+	s.detail = detail
+	snap := s.statusLocked()
+	s.mu.Unlock()
+	s.announce(snap)
 }
 
 // setInstalling shows the server installing, with detail.

@@ -2,12 +2,14 @@ package host
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/transport"
 )
@@ -82,5 +84,61 @@ func TestExplainTail(t *testing.T) {
 	want := "failed\nstderr: Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod'\nstderr: code: 'ERR_MODULE_NOT_FOUND'\nstderr: " + strings.Repeat("y", 300) + "…"
 	if got != want {
 		t.Errorf("explain =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestNPXLocks: of npx's install locks, one no npm has touched for
+// npxLockFresh is removed (npm would wait until it is a minute old), one
+// untouched for npxLockIdle is named as what the install waits on, and one
+// touched just now (an npm holding it) is left alone; the cache npx uses
+// follows --cache, npm_config_cache and HOME.
+func TestNPXLocks(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "_npx")
+	lock := func(entry string, age time.Duration) string {
+		p := filepath.Join(dir, entry, "concurrency.lock")
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-age)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := lock("aaaaaaaaaaaaaaaa", 2*npxLockFresh)
+	idle := lock("bbbbbbbbbbbbbbbb", npxLockIdle+time.Second)
+	held := lock("cccccccccccccccc", 0)
+	logs := &strings.Builder{}
+	l := &npxLocks{dir: dir}
+	if got := l.sweep(slog.New(slog.NewTextHandler(logs, nil))); got != idle {
+		t.Errorf("sweep waits on %q, want %q", got, idle)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stale lock is still there: %v", err)
+	}
+	for _, p := range []string{idle, held} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+	if !strings.Contains(logs.String(), "removed npm's install lock") || !strings.Contains(logs.String(), stale) {
+		t.Errorf("the removal is not logged, naming the lock: %s", logs)
+	}
+
+	t.Setenv("HOME", "/home/someone")
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"-y", "pkg"}, nil, "/home/someone/.npm/_npx"},
+		{[]string{"-y", "pkg"}, map[string]string{"HOME": "/h"}, "/h/.npm/_npx"},
+		{[]string{"-y", "pkg"}, map[string]string{"NPM_CONFIG_CACHE": "/c"}, "/c/_npx"},
+		{[]string{"--cache", "/d", "-y", "pkg"}, map[string]string{"npm_config_cache": "/c"}, "/d/_npx"},
+		{[]string{"--cache=/e", "pkg"}, nil, "/e/_npx"},
+	} {
+		if got := npxCacheDir(config.Server{Command: "npx", Args: tc.args, Env: tc.env}); got != tc.want {
+			t.Errorf("npxCacheDir(%q, %v) = %q, want %q", tc.args, tc.env, got, tc.want)
+		}
 	}
 }

@@ -231,14 +231,28 @@ func TestNPX(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(entries[0], "package.json")); err == nil {
 			t.Skip("npm finished writing its install before it was killed; nothing to repair")
 		}
-		// As if the kill were a while ago: npm waits a minute for the lock
-		// a killed npx leaves, before it takes it over.
-		old := time.Now().Add(-2 * time.Minute)
-		os.Chtimes(filepath.Join(entries[0], "concurrency.lock"), old, old)
-
+		// Started again soon after, as a serve restarted after it was
+		// killed is: the killed npx left its entry's concurrency.lock,
+		// which the next npx waited for until it was a minute old (70 s
+		// measured, issue 24). Removed once untouched for 10 s
+		// (npxLockFresh), and said. Aged 9 s, as if the kill were that
+		// long ago: the test waits a second for it, not ten.
+		lock := filepath.Join(entries[0], "concurrency.lock")
+		if _, err := os.Stat(lock); err != nil {
+			t.Fatalf("the killed npx left no lock (%v): nothing to take over", err)
+		}
+		old := time.Now().Add(-9 * time.Second)
+		os.Chtimes(lock, old, old)
+		began := time.Now()
 		h, _, logs, err := startNPX(t, s)
 		if err != nil {
 			t.Fatalf("Start over a broken npx cache: %v\nlogs:\n%s", err, logs)
+		}
+		if took := time.Since(began); took > 45*time.Second {
+			t.Errorf("the start took %s: npm waited for the killed npx's lock (a minute)\nlogs:\n%s", took.Round(time.Second), logs)
+		}
+		if !strings.Contains(logs.String(), "removed npm's install lock left by an npx stopped mid-install") || !strings.Contains(logs.String(), lock) {
+			t.Errorf("the stale lock's removal is not logged, naming it:\n%s", logs)
 		}
 		if !strings.Contains(logs.String(), "npx's cache entry was left half-installed") || !strings.Contains(logs.String(), entries[0]) {
 			t.Errorf("the repair is not logged, naming the entry:\n%s", logs)

@@ -39,12 +39,16 @@ type server struct {
 	// ownNames: the tools keep their own names (InProcessServer.OwnNames)
 	ownNames bool
 
-	mu       sync.Mutex
-	state    State
-	err      error
-	session  *mcp.ClientSession
-	info     *mcp.InitializeResult
-	tools    []discovered
+	mu      sync.Mutex
+	state   State
+	err     error
+	session *mcp.ClientSession
+	info    *mcp.InitializeResult
+	tools   []discovered
+	// listed: tools is a list the server gave (or its cached one), not
+	// the nothing of a server still starting; its tools_allowlist is
+	// checked against it from then on.
+	listed   bool
 	inflight map[*call]struct{}
 	idle     []func()      // close the idle connections of the server's HTTP clients
 	lost     error         // why the session ended, once it has
@@ -294,7 +298,7 @@ func (s *server) startOnce(ctx context.Context, rs config.Server) error {
 	s.mu.Lock()
 	s.session = session
 	s.info = info
-	s.tools = tools
+	s.tools, s.listed = tools, true
 	s.lost = nil
 	s.done = make(chan struct{})
 	done2 := s.done

@@ -272,6 +272,18 @@ func workflowSteps(w *Workflow, f func(s *Step, id, field string)) {
 	}
 }
 
+// Runs returns the ids of the workflows w's steps run (workflow steps,
+// and those of a for_each), in the order of its steps, each once.
+func (w *Workflow) Runs() []string {
+	var out []string
+	workflowSteps(w, func(s *Step, _, _ string) {
+		if !slices.Contains(out, s.Workflow) {
+			out = append(out, s.Workflow)
+		}
+	})
+	return out
+}
+
 func innerStep(s *Step) *Step {
 	if s.ForEach != nil {
 		return s.ForEach.Step

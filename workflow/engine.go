@@ -465,7 +465,38 @@ func (h *dbosLog) Handle(ctx context.Context, r slog.Record) error {
 	if h.closing.Load() {
 		return nil
 	}
+	if r.Level == slog.LevelWarn && cancellation(r) {
+		r.Level = slog.LevelDebug
+		if !h.next.Enabled(ctx, r.Level) {
+			return nil
+		}
+	}
 	return h.next.Handle(ctx, r)
+}
+
+// cancellation reports whether r is one of the warnings DBOS logs on the
+// way through a cancellation the engine asked for (Ctrl-C on `workflow
+// run`, `runs cancel`): a receive (a gate's answer) whose context was
+// cancelled, and the cancelled run's function finding that it no longer
+// owns the run. Neither is news to the user, who asked for it; DBOS's
+// other warnings pass as they are.
+func cancellation(r slog.Record) bool {
+	if r.Message == "Workflow ID conflict detected. Waiting for existing workflow to complete" {
+		return true
+	}
+	if !strings.HasSuffix(r.Message, " context cancelled") {
+		return false
+	}
+	cancelled := false
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "cause" {
+			err, ok := a.Value.Any().(error)
+			cancelled = ok && errors.Is(err, context.Canceled)
+			return false
+		}
+		return true
+	})
+	return cancelled
 }
 
 func (h *dbosLog) WithAttrs(as []slog.Attr) slog.Handler {

@@ -3,11 +3,13 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -541,5 +543,43 @@ func testConcurrentEvents(t *testing.T, database string) {
 				t.Errorf("run %s: event %d has seq %d", id, i, ev.Seq)
 			}
 		}
+	}
+}
+
+// TestCancelLogsNoWarning: cancelling a run (what Ctrl-C on `workflow run`
+// does) is no warning: DBOS logs the cancellations it goes through (a
+// gate's receive cancelled, the cancelled run's ID taken back) as
+// warnings; they reach the engine's logger at Debug (issue 24). A DBOS
+// warning of another kind still passes as one.
+func TestCancelLogsNoWarning(t *testing.T) {
+	logs := &interop.LogBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	r := newRig(t, &EngineOptions{Logger: log}, gateWorkflow(GateFail))
+	ctx := context.Background()
+	// With its id chosen by the caller, as `workflow run` does.
+	id, err := r.e.Start(ctx, "approve", nil, &StartOptions{RunID: "run-cancelled-by-ctrl-c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, r.e, id, func(st *RunStatus) bool { return st.State == RunWaiting })
+	if err := r.e.Cancel(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, r.e, id, func(st *RunStatus) bool { return st.State == RunCancelled })
+	st, _ := r.e.Wait(ctx, id)
+	if st.State != RunCancelled {
+		t.Fatalf("state %s", st.State)
+	}
+	if err := r.e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := logs.String(); strings.Contains(s, "level=WARN") || strings.Contains(s, "level=ERROR") {
+		t.Errorf("a cancelled run logged warnings:\n%s", s)
+	}
+	var closing atomic.Bool
+	h := &dbosLog{next: log.Handler(), closing: &closing}
+	slog.New(h).Warn("Something else went wrong", "workflow_id", id)
+	if !strings.Contains(logs.String(), `level=WARN msg="Something else went wrong"`) {
+		t.Errorf("another DBOS warning did not pass:\n%s", logs)
 	}
 }

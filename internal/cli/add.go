@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/store"
 )
 
 // editJSON is what add and remove print with --json.
@@ -20,6 +23,11 @@ type editJSON struct {
 	Backup   string   `json:"backup,omitempty"`
 	TOML     string   `json:"toml,omitempty"` // the table added (add)
 	Warnings []string `json:"warnings"`
+	// Database is the state database a server added at run time was
+	// removed from (remove; File is then ""), and Serve says that the
+	// running serve removed it, stopping it.
+	Database string `json:"database,omitempty"`
+	Serve    bool   `json:"serve,omitempty"`
 }
 
 type addFlags struct {
@@ -298,6 +306,17 @@ func (e *env) printEdit(out editJSON) error {
 	}
 	verb := map[string]string{"add": "added", "replace": "replaced", "remove": "removed"}[out.Action]
 	prep := map[string]string{"add": "to", "replace": "in", "remove": "from"}[out.Action]
+	if out.Database != "" {
+		switch {
+		case out.DryRun:
+			fmt.Fprintf(e.stderr, "switchboard: dry run: %s (added at run time) would be removed from the state database %s; nothing changed\n", out.Server, out.Database)
+		case out.Serve:
+			e.printf("removed %s (added at run time) from the running switchboard serve and its state database %s\n", out.Server, out.Database)
+		default:
+			e.printf("removed %s (added at run time) from the state database %s\n", out.Server, out.Database)
+		}
+		return nil
+	}
 	if out.DryRun {
 		if out.TOML != "" {
 			e.printf("%s", out.TOML)
@@ -317,12 +336,17 @@ func (e *env) removeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "remove NAME",
 		Aliases: []string{"rm"},
-		Short:   "Remove one MCP server from a config file",
+		Short:   "Remove one MCP server from a config file or the state database",
 		Long: `Removes server NAME from the config file that --config or SWITCHBOARD_CONFIG
 names, else from the user's config.toml, with the comment lines just above
 its table; the rest of the file is kept and the previous text saved as
 FILE.bak. The secrets it used stay in the secret store (switchboard secrets
-rm NAME).`,
+rm NAME).
+
+A server added at run time (through the REST API or the web UI of
+switchboard serve) is removed from the state database instead: through the
+running serve of this configuration, which stops it, or directly when none
+runs.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErr("remove: name one server: switchboard remove NAME")
@@ -346,6 +370,12 @@ rm NAME).`,
 			if !ed.Has(id) {
 				if ex, ok := before.Server(id); ok {
 					return usageErr("remove %s: %s does not declare it; %s does (--config %s)", id, target, ex.Source, ex.Source.File)
+				}
+				if out, ok, err := e.removeStored(cmd.Context(), before, id, dryRun); ok || err != nil {
+					if err != nil {
+						return err
+					}
+					return e.printEdit(out)
 				}
 				return usageErr("remove %s: no such server (%s)", id, serverIDs(before))
 			}
@@ -372,4 +402,42 @@ rm NAME).`,
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be removed; write nothing")
 	return cmd
+}
+
+// removeStored removes server id from the state database, when a server
+// was added there at run time (ok false when none was): through the
+// running serve of cfg's configuration, which stops it as it deletes it,
+// else directly (a serve of another configuration on the same SQLite
+// database would not hear of it, and runs it until it restarts).
+func (e *env) removeStored(ctx context.Context, cfg *config.Config, id string, dryRun bool) (editJSON, bool, error) {
+	st := e.stateStore(cfg)
+	if st == nil {
+		return editJSON{}, false, nil
+	}
+	if _, err := st.Server(ctx, id); errors.Is(err, store.ErrNotFound) {
+		return editJSON{}, false, nil
+	} else if err != nil {
+		return editJSON{}, true, failed(fmt.Errorf("remove %s: %w", id, err))
+	}
+	out := editJSON{Action: "remove", Server: id, DryRun: dryRun, Warnings: []string{}, Database: st.Where()}
+	if dryRun {
+		return out, true, nil
+	}
+	c, err := e.dialServe(ctx, cfg)
+	if err != nil {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("switchboard serve does not answer (%v): removed from the database alone; a serve still running keeps %s until it restarts", err, id))
+	}
+	if c != nil {
+		defer c.Close()
+		if err := c.DeleteServer(ctx, id); err != nil {
+			return out, true, failed(fmt.Errorf("remove %s: switchboard serve: %w", id, err))
+		}
+		out.Written, out.Serve = true, true
+		return out, true, nil
+	}
+	if err := st.DeleteServer(ctx, id, 0); err != nil {
+		return out, true, failed(fmt.Errorf("remove %s: %w", id, err))
+	}
+	out.Written = true
+	return out, true, nil
 }

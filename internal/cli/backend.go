@@ -55,18 +55,24 @@ const dialTimeout = 3 * time.Second
 // files, their contents and the environment they read), --no-daemon, or a
 // serve whose servers would not answer as a start would — one that serves
 // other servers or names tools another way ([gateway] servers,
-// [gateway] tool_name_format, servers added at run time), or one where a
-// server is still starting, restarting, or failed though required (a
-// fresh start then says why).
+// [gateway] tool_name_format), or one where a server is still starting,
+// restarting, or failed though required (a fresh start then says why).
+// A serve that answers but is not used is said on stderr, with why: each
+// command then starts its own servers, in seconds rather than
+// milliseconds. Servers added to the serve at run time (the REST API, the
+// web UI) do not keep a command from using it: it sees the
+// configuration's servers alone, as a start of its own would.
 func (e *env) useDaemon(ctx context.Context, cfg *config.Config, only string) backend {
 	c := e.dialDaemon(ctx, cfg, only)
 	if c == nil {
 		return nil
 	}
 	// The servers a start of the command would have: the configuration's
-	// (or the one named), not the serve's own in-process ones.
+	// (or the one named), not the serve's own in-process ones, nor those
+	// added to it at run time.
 	return served{c, func(st host.ServerStatus) bool {
-		return !ownServer(st) && (only == "" || st.ID == only)
+		_, configured := cfg.Server(st.ID)
+		return configured && !ownServer(st) && (only == "" || st.ID == only)
 	}}
 }
 
@@ -76,11 +82,33 @@ func (e *env) dialDaemon(ctx context.Context, cfg *config.Config, only string) *
 	if e.noDaemon {
 		return nil
 	}
+	c, err := e.dialServe(ctx, cfg)
+	if err != nil {
+		e.notUsing(err.Error())
+	}
+	if c == nil {
+		return nil
+	}
+	log := e.logger()
+	path, _ := daemon.SocketPath(cfg, e.getenv)
+	if why := unlike(c, cfg, only); why != "" {
+		c.Close()
+		e.notUsing(why)
+		return nil
+	}
+	log.Info("using switchboard serve", "socket", path)
+	return c
+}
+
+// dialServe connects to the running serve of cfg's configuration, over its
+// local socket; nil when there is none, and an error when one is there but
+// fails to answer.
+func (e *env) dialServe(ctx context.Context, cfg *config.Config) (*daemon.Client, error) {
 	log := e.logger()
 	path, err := daemon.SocketPath(cfg, e.getenv)
 	if err != nil {
 		log.Debug("no switchboard serve to use", "err", err)
-		return nil
+		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
@@ -97,19 +125,17 @@ func (e *env) dialDaemon(ctx context.Context, cfg *config.Config, only string) *
 	})
 	if errors.Is(err, daemon.ErrNoDaemon) {
 		log.Debug("no switchboard serve of this configuration", "socket", path)
-		return nil
+		return nil, nil
 	}
-	if err != nil {
-		log.Info("not using switchboard serve", "socket", path, "err", err)
-		return nil
-	}
-	if why := unlike(c, cfg, only); why != "" {
-		c.Close()
-		log.Info("not using switchboard serve: "+why, "socket", path)
-		return nil
-	}
-	log.Info("using switchboard serve", "socket", path)
-	return c
+	return c, err
+}
+
+// notUsing says on stderr, at every verbosity, that a serve of this
+// configuration runs and why this command does not use it: it starts its
+// own servers instead, which takes seconds where the serve answers in
+// milliseconds.
+func (e *env) notUsing(why string) {
+	fmt.Fprintf(e.stderr, "switchboard: not using switchboard serve: %s; starting this command's own servers (--no-daemon says nothing)\n", why)
 }
 
 // ownServer reports whether st is one a serve runs for itself rather than
@@ -120,12 +146,16 @@ func ownServer(st host.ServerStatus) bool {
 }
 
 // unlike says why a serve's servers would not answer as the command's own
-// start would; "" when they would.
+// start would; "" when they would. The servers added to the serve at run
+// time are not the command's: they are left out (useDaemon). They come
+// after the configured ones in the serve's order, so the configured ones
+// name their tools as a start of the command would (the first declared
+// wins a clash).
 func unlike(c *daemon.Client, cfg *config.Config, only string) string {
 	var sts []host.ServerStatus
 	var ids []string
 	for _, st := range c.Servers() {
-		if !ownServer(st) {
+		if _, configured := cfg.Server(st.ID); configured && !ownServer(st) {
 			sts = append(sts, st)
 			ids = append(ids, st.ID)
 		}
@@ -135,7 +165,7 @@ func unlike(c *daemon.Client, cfg *config.Config, only string) string {
 		want[i] = s.ID
 	}
 	if !slices.Equal(ids, want) {
-		return "it serves other servers ([gateway] servers, or servers added at run time)"
+		return "it serves other servers ([gateway] servers)"
 	}
 	if f := cmp.Or(cfg.ToolNameFormat, config.DefaultToolNameFormat); c.ToolNameFormat() != f {
 		return "it names tools another way ([gateway] tool_name_format)"

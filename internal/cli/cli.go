@@ -12,11 +12,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -303,6 +305,48 @@ func (e *env) startHost(ctx context.Context, allOptional bool, only string) (bac
 	return h, cfg, nil
 }
 
+// startHint adds to a failed start (a *host.StartError) how to go on
+// without each required server that failed: one server with a problem
+// (imported with a variable not set here, say) otherwise stops every
+// command that starts the configuration's servers, and the error alone
+// does not say what to do.
+func (e *env) startHint(err error, servers []config.Server) error {
+	var se *host.StartError
+	if !errors.As(err, &se) {
+		return err
+	}
+	var lines []string
+	for _, f := range se.Failed {
+		i := slices.IndexFunc(servers, func(s config.Server) bool { return s.ID == f.Server })
+		if i < 0 || servers[i].Source.File == "" {
+			continue
+		}
+		s := servers[i]
+		if strings.HasSuffix(s.Source.File, ".json") {
+			lines = append(lines, fmt.Sprintf(`to go on without %s: set "optional": true in its entry (%s), or delete it there`, s.ID, s.Source))
+			continue
+		}
+		rm := "switchboard remove " + s.ID
+		if target, terr := e.editTarget(""); terr != nil || e.configFile != "" || absPath(target) != absPath(s.Source.File) {
+			rm = "switchboard --config " + s.Source.File + " remove " + s.ID
+		}
+		lines = append(lines, fmt.Sprintf("to go on without %s: set optional = true in its table (%s), or remove it: %s", s.ID, s.Source, rm))
+	}
+	if len(lines) == 0 {
+		return err
+	}
+	return &hinted{err: err, hint: strings.Join(lines, "\nswitchboard: ")}
+}
+
+// hinted is an error with what to do about it, on lines of its own.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() + "\nswitchboard: " + h.hint }
+func (h *hinted) Unwrap() error { return h.err }
+
 // connect starts a host over servers, showing on a terminal which are
 // still starting.
 func (e *env) connect(ctx context.Context, servers []config.Server, opts *host.Options) (*host.Host, error) {
@@ -319,7 +363,7 @@ func (e *env) connect(ctx context.Context, servers []config.Server, opts *host.O
 		if ctx.Err() != nil {
 			return nil, failed(fmt.Errorf("cancelled: %w", err))
 		}
-		return nil, failed(err)
+		return nil, failed(e.startHint(err, servers))
 	}
 	return h, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/secret"
 )
 
@@ -25,6 +27,9 @@ type importJSON struct {
 	Skipped []skippedEntryJSON `json:"skipped"`
 	Secrets []movedSecretJSON  `json:"secrets"`
 	TOML    string             `json:"toml"` // the tables appended
+	// Warnings are what an imported server needs before it can start
+	// here: each placeholder that does not resolve, with the next step.
+	Warnings []string `json:"warnings"`
 }
 
 type importSourceJSON struct {
@@ -94,7 +99,9 @@ Credentials written out in env or headers values (a token, an Authorization
 header) are never copied into the file: with --move-secrets they go to the
 secret store (switchboard secrets) and the file gets {{secrets.NAME}};
 without it such a server is skipped. A credential in args or a URL cannot
-move and is refused.`,
+move and is refused. A placeholder that does not resolve here (a variable
+not set, a secret not stored) is warned about, with the next step: such a
+server cannot start until it does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return e.runImport(&f)
@@ -284,6 +291,10 @@ func (e *env) runImport(f *importFlags) error {
 	for _, m := range plan.Secrets {
 		out.Secrets = append(out.Secrets, movedSecretJSON{Name: m.Name, Server: m.Server, Field: m.Field, Stored: m.Stored})
 	}
+	out.Warnings = e.unresolved(plan, vault, target)
+	for _, w := range out.Warnings {
+		fmt.Fprintf(e.stderr, "switchboard: warning: %s\n", w)
+	}
 	if e.jsonOut {
 		return e.printJSON(out)
 	}
@@ -388,6 +399,54 @@ func (e *env) printImport(out importJSON, plan *config.ImportPlan, files []confi
 		}
 	}
 	e.printf("%s", b.String())
+}
+
+// unresolved says, for each imported server, the placeholders that do not
+// resolve here — a variable not set in this environment, a secret not in
+// the store nor moving there — with the next step: such a server fails
+// its start, and with it every command that starts it (the client it came
+// from may have had the variable set; serve may run elsewhere).
+func (e *env) unresolved(plan *config.ImportPlan, vault secret.Vault, file string) []string {
+	moving := map[string]bool{}
+	for _, m := range plan.Secrets {
+		moving[m.Name] = true
+	}
+	out := []string{}
+	for _, a := range plan.Add {
+		s := a.Server
+		fields := map[string]string{}
+		for k, v := range s.Env {
+			fields[decode.KeyPath("env", k)] = v
+		}
+		for k, v := range s.Headers {
+			fields[decode.KeyPath("headers", k)] = v
+		}
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
+			ps, _ := secret.Parse(fields[f]) // a malformed one is the entry's problem, said already
+			for _, p := range ps {
+				switch p.Kind {
+				case "env":
+					if _, ok := e.lookupEnv(p.Name); ok {
+						continue
+					}
+					name := strings.ToLower(p.Name)
+					out = append(out, fmt.Sprintf("%s: %s: %s is not set here: export %s where switchboard runs, or store it with `switchboard secrets set %s` and write {{secrets.%s}} in %s",
+						s.ID, f, p, p.Name, name, name, file))
+				case "secrets":
+					if moving[p.Name] {
+						continue
+					}
+					if vault != nil {
+						if _, ok := vault.Lookup(p.Name); ok {
+							continue
+						}
+					}
+					out = append(out, fmt.Sprintf("%s: %s: %s is not in the secret store: store it with `switchboard secrets set %s`", s.ID, f, p, p.Name))
+				}
+			}
+		}
+	}
+	return out
 }
 
 func sameSource(a, b config.ClientFile) bool {

@@ -33,13 +33,14 @@ prompts as one MCP server: Streamable HTTP at /mcp, the legacy HTTP+SSE
 transport at /sse and WebSocket at /ws, on ` + config.DefaultGatewayListen + ` unless
 --listen or [gateway] listen says otherwise (port 0 picks a free one). The
 first line on stderr is the address actually bound, printed before the
-servers start; clients are served at once, and each server's tools,
-resources and prompts join as it comes up (clients get list_changed). A
-second line says when every server that is not optional is up, with the
-optional ones still starting or failed (a line for each of those follows
-when it comes up or fails):
+servers start, and the next the web UI's; clients are served at once, and
+each server's tools, resources and prompts join as it comes up (clients get
+list_changed). A line then says when every server that is not optional is
+up, with the optional ones still starting or failed (a line for each of
+those follows when it comes up or fails):
 
   switchboard: serving MCP at http://127.0.0.1:7300/mcp (SSE at /sse, WebSocket at /ws)
+  switchboard: web UI at http://127.0.0.1:7300/ (REST API at /api/v1)
   switchboard: ready (1.4s): 3 servers, 42 tools
 
 A server that is not optional and fails to start makes serve exit 1, naming
@@ -48,7 +49,10 @@ restarted.
 
 With no server configured, serve starts without any and says so: servers
 are added in the web UI (/) or the REST API (/api/v1/servers) and kept in
-the state database for the next start. --stdio, which has neither, refuses.
+the state database for the next start (a server added there is optional: one
+that cannot start fails alone, and switchboard remove ID removes it), or
+taken from the MCP clients with switchboard import. --stdio, which has
+neither, refuses.
 
 With --stdio it serves one client over stdin and stdout instead, for clients
 that start a process (Claude Desktop, Cursor); nothing else is written to
@@ -100,6 +104,9 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 			return daemonErr(err)
 		}
 		fmt.Fprintf(e.stderr, "switchboard: serving MCP at http://%s/mcp (SSE at /sse, WebSocket at /ws)\n", ln.Addr())
+		if ui := uiAt(ln.Addr().String()); ui != "" {
+			fmt.Fprintf(e.stderr, "switchboard: web UI at %s (REST API at /api/v1)\n", ui)
+		}
 	}
 	// After the address line, which must come first; they do not stop
 	// the start.
@@ -121,7 +128,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		return err
 	}
 	steps := e.agentSteps(cfg)
-	r := &readiness{e: e, start: start}
+	r := &readiness{e: e, start: start, cfg: cfg}
 	agents := &workflowAgents{s: steps}
 	d, err := daemon.New(ln, &daemon.Options{
 		Workflows:    wfs,
@@ -146,7 +153,11 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		return daemonErr(err)
 	}
 	if ln != nil {
-		r.empty = fmt.Sprintf("switchboard: no MCP servers yet: add them %sthrough the REST API (POST http://%s/api/v1/servers); they are kept in %s", uiAt(ln.Addr().String()), ln.Addr(), d.Store().Where())
+		in := ""
+		if ui := uiAt(ln.Addr().String()); ui != "" {
+			in = "in the web UI at " + ui + " or "
+		}
+		r.empty = fmt.Sprintf("switchboard: no MCP servers yet: add them %sthrough the REST API (POST http://%s/api/v1/servers); they are kept in %s.%s", in, ln.Addr(), d.Store().Where(), e.importHint())
 	}
 	// Before the host starts (Serve), so before any run: agent steps'
 	// runs, turns and LLM requests in the daemon's telemetry.
@@ -167,7 +178,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		if ctx.Err() != nil {
 			return failed(fmt.Errorf("cancelled: %w", err))
 		}
-		return daemonErr(err)
+		return daemonErr(e.startHint(err, cfg.Servers))
 	}
 	return nil
 }
@@ -188,6 +199,7 @@ func mountFaces(d *daemon.Daemon, log *slog.Logger) {
 type readiness struct {
 	e     *env
 	start time.Time
+	cfg   *config.Config // its servers are the configured ones; the others were added at run time
 
 	mu       sync.Mutex
 	p        *progress
@@ -311,7 +323,13 @@ func (r *readiness) failedLine(b *strings.Builder, st host.ServerStatus) {
 	if st.Err != nil {
 		msg = "failed: " + st.Err.Error()
 	}
-	fmt.Fprintf(b, "switchboard: %s (optional): %s; retried in the background\n", st.ID, msg)
+	// Optional in its table, or added at run time (optional to the
+	// daemon, whatever its entry says).
+	why := "optional"
+	if _, ok := r.cfg.Server(st.ID); !ok && st.Transport != host.TransportInProcess {
+		why = "added at run time"
+	}
+	fmt.Fprintf(b, "switchboard: %s (%s): %s; retried in the background\n", st.ID, why, msg)
 }
 
 func (r *readiness) endProgressLocked() {
@@ -342,12 +360,34 @@ func plural(n int, one, many string) string {
 }
 
 // noServers says there is no server to serve, naming the configuration
-// files read, or where one would be read.
+// files read, or where one would be read, and that import takes those the
+// MCP clients on this machine have.
 func noServers(cfg *config.Config) string {
+	const take = ", or take those of your MCP clients with switchboard import"
 	if len(cfg.Files) == 0 {
-		return "no MCP servers configured: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE"
+		return "no MCP servers configured: add [[mcp_servers]] to ./switchboard.toml or pass --config FILE" + take
 	}
-	return "no MCP servers configured in " + strings.Join(cfg.Files, ", ") + ": add [[mcp_servers]]"
+	return "no MCP servers configured in " + strings.Join(cfg.Files, ", ") + ": add [[mcp_servers]]" + take
+}
+
+// importHint is the sentence of an empty serve that says import takes the
+// servers of the MCP clients on this machine into the file it writes; ""
+// when there is no such file.
+func (e *env) importHint() string {
+	target, err := e.editTarget("")
+	if err != nil {
+		return ""
+	}
+	titles := make([]string, len(config.Clients))
+	for i, c := range config.Clients {
+		titles[i] = config.ClientTitle(c)
+	}
+	list := strings.Join(titles[:len(titles)-1], ", ") + " and " + titles[len(titles)-1]
+	cmd := "switchboard import"
+	if e.configFile != "" {
+		cmd = "switchboard --config " + e.configFile + " import"
+	}
+	return fmt.Sprintf(" Or take those of %s into %s with: %s", list, target, cmd)
 }
 
 // daemonErr is the exit of a daemon error: a usage error (an address or a

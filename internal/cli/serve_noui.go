@@ -12,5 +12,5 @@ import (
 // the REST API and /metrics are unchanged), and is about 9 MB smaller.
 func mountUI(d *daemon.Daemon, log *slog.Logger) {}
 
-// uiAt: no web UI to add servers in.
+// uiAt: no web UI.
 func uiAt(addr string) string { return "" }

@@ -17,6 +17,5 @@ func mountUI(d *daemon.Daemon, log *slog.Logger) {
 	ui.New(d, &ui.Options{Logger: log}).Mount(d)
 }
 
-// uiAt is where serve's hint sends a person to add servers, before the
-// REST API.
-func uiAt(addr string) string { return "in the web UI at http://" + addr + "/ or " }
+// uiAt is the web UI's address on the listener at addr.
+func uiAt(addr string) string { return "http://" + addr + "/" }

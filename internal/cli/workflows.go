@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -164,7 +165,11 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 	}
 	if len(extra) > 0 {
 		// A workflow given by its path joins the ones found (a serve does
-		// not have it, so the run is made here).
+		// not have it, so the run is made here), with the workflows it
+		// runs that are not found, from its own folder: run by path from
+		// elsewhere (examples/workflows/nested.yaml, as the README shows
+		// it), its sums.yaml is beside it.
+		extra = withRunsBeside(extra, wfs)
 		all := slices.DeleteFunc(slices.Clone(wfs), func(w *workflow.Workflow) bool {
 			return slices.ContainsFunc(extra, func(x *workflow.Workflow) bool { return x.ID == w.ID })
 		})
@@ -179,7 +184,12 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 		wc, have, err := c.Workflows(ctx)
 		if why := unlikeWorkflows(have, err, wfs); why != "" {
 			c.Close()
-			e.logger().Info("not using switchboard serve for workflows: " + why)
+			if len(extra) > 0 {
+				// A workflow run by path: no serve has it; nothing to say.
+				e.logger().Info("not using switchboard serve for workflows: " + why)
+			} else {
+				fmt.Fprintf(e.stderr, "switchboard: not using switchboard serve for workflows: %s; running here (--no-daemon says nothing)\n", why)
+			}
 		} else {
 			x.runs, x.c = wc, c
 			return x, nil
@@ -441,6 +451,28 @@ func (e *env) workflowRun(ctx context.Context, id, argsJSON string, kvs []string
 		return nil
 	}
 	return e.follow(ctx, x, rid)
+}
+
+// withRunsBeside returns extra, the workflows given by path, with the
+// workflows they run (transitively) that neither found nor extra has,
+// looked up by id in the folder of the file that runs them. One not found
+// there either is left for CheckAll to name.
+func withRunsBeside(extra, found []*workflow.Workflow) []*workflow.Workflow {
+	have := func(id string) bool {
+		return slices.ContainsFunc(found, func(w *workflow.Workflow) bool { return w.ID == id }) ||
+			slices.ContainsFunc(extra, func(w *workflow.Workflow) bool { return w.ID == id })
+	}
+	for i := 0; i < len(extra); i++ {
+		for _, id := range extra[i].Runs() {
+			if have(id) || extra[i].File == "" {
+				continue
+			}
+			if w, err := workflow.Find(id, []string{filepath.Dir(extra[i].File)}); err == nil && w.ID == id {
+				extra = append(extra, w)
+			}
+		}
+	}
+	return extra
 }
 
 // plainNumbers turns json.Numbers into float64 (integers stay exact to 2^53),

@@ -271,7 +271,10 @@ func (ev event) terminal() bool {
 }
 
 // followTimeout bounds a wait on a run's events: a run adopted by another
-// replica resumes within daemon.AdoptInterval (5 s) of its replica's death.
+// replica resumes once the dead replica's executor lock has been seen free
+// for workflow.AdoptGrace (10 s), at the next look for pending runs
+// (daemon.AdoptInterval, every 5 s): 11 to 20 s after its replica's death,
+// measured.
 const followTimeout = 90 * time.Second
 
 // follow reads the run's events after seq from base's SSE stream until one

@@ -1,0 +1,95 @@
+package api_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite" // to garble a stored row as no API would
+
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/store"
+)
+
+// TestStoredServersThatCannotStart: servers added at run time never stop
+// the daemon (issue 24). One that cannot start (/usr/bin/true exits at
+// once), one whose stored entry no longer decodes, and one whose row is
+// not JSON at all: the daemon starts and serves, each shows failed with
+// why in GET /api/v1/servers (200, as the OpenAPI document says), and
+// each can be deleted.
+func TestStoredServersThatCannotStart(t *testing.T) {
+	ctx := context.Background()
+	a := startAPIWith(t, func(o *daemon.Options) {
+		for id, cfg := range map[string]string{
+			"quits":   `{"command":"/usr/bin/true"}`,
+			"bad":     `{"command":"x","timeout":"soon"}`,
+			"garbled": `{"command":"x"}`,
+		} {
+			if _, err := o.Store.AddServer(ctx, store.ServerRecord{ID: id, Config: json.RawMessage(cfg), Enabled: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db, err := sql.Open("sqlite", o.Config.State.Database)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(`UPDATE servers SET config = '{"command": ' WHERE id = 'garbled'`); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	type item struct {
+		ID    string `json:"id"`
+		State string `json:"state"`
+		Error string `json:"error"`
+	}
+	list := func() map[string]item {
+		t.Helper()
+		code, _, body := a.do("GET", "/api/v1/servers", "")
+		if code != 200 {
+			t.Fatalf("GET servers: %d %s", code, body)
+		}
+		var pg struct{ Items []item }
+		if err := json.Unmarshal(body, &pg); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]item{}
+		for _, it := range pg.Items {
+			out[it.ID] = it
+		}
+		return out
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	got := list()
+	for got["quits"].State != "failed" && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond) // polling until its first start has failed, bounded
+		got = list()
+	}
+	for id, want := range map[string]string{"quits": "exited", "bad": "timeout", "garbled": "not JSON"} {
+		if it := got[id]; it.State != "failed" || !strings.Contains(it.Error, want) {
+			t.Errorf("server %s: %+v, want failed with an error that says %q", id, it, want)
+		}
+	}
+	if got["a"].State != "ready" {
+		t.Errorf("the configured server: %+v, want ready", got["a"])
+	}
+	code, _, body := a.do("GET", "/api/v1/servers/garbled", "")
+	if code != 200 || !strings.Contains(string(body), `"state":"failed"`) {
+		t.Errorf("GET servers/garbled: %d %s", code, body)
+	}
+	for _, id := range []string{"quits", "bad", "garbled"} {
+		if code, _, body := a.do("DELETE", "/api/v1/servers/"+id, ""); code != 204 {
+			t.Errorf("DELETE %s: %d %s", id, code, body)
+		}
+		if code, _, _ := a.do("GET", "/api/v1/servers/"+id, ""); code != 404 {
+			t.Errorf("GET %s after its DELETE: %d", id, code)
+		}
+	}
+	if got := list(); len(got) != 1 {
+		t.Errorf("after the deletes: %v, want the configured server alone", got)
+	}
+}
