@@ -93,7 +93,7 @@ func FuzzStdioFraming(f *testing.F) {
 				continue
 			}
 			if _, err := jsonrpc.DecodeMessage(line); err != nil || !json.Valid(line) || bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")) ||
-				checkMessage(line, false) != nil { // refused: replaced by as many answers as it has ids
+				checkMessage(nil, line, false) != nil { // refused: replaced by as many answers as it has ids
 				exact = false
 			}
 			want++

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+
+	"github.com/switchboardmcp/switchboard/internal/strictjson"
 )
 
 // messageLines is what the SDK's framing reads a child's stdout through.
@@ -46,6 +48,7 @@ type messageLines struct {
 	// batches, when set and true, lets batches of requests and
 	// notifications through: the session is older than 2025-06-18.
 	batches *atomic.Bool
+	check   strictjson.Checker // every message line's (checkMessage)
 
 	buf     []byte // read from r: buf[start:] is not yet classified
 	start   int
@@ -105,7 +108,7 @@ func (m *messageLines) tooLong() error {
 func (m *messageLines) take(line []byte) {
 	content := bytes.TrimRight(line, "\r\n")
 	if isMessage(content) {
-		if err := checkMessage(content, m.batches != nil && m.batches.Load()); err != nil {
+		if err := checkMessage(&m.check, content, m.batches != nil && m.batches.Load()); err != nil {
 			var out []byte
 			for _, a := range refusedAnswers(content, err) {
 				out = append(append(out, a...), '\n')

@@ -64,9 +64,14 @@ var (
 // UTF-8, or is a batch where batches may not be: on a session of
 // 2025-06-18 or later, unless batches is set; holding a response, ever.
 // Text that is not JSON (whatever else is wrong with it) is left to the
-// SDK's decoder, which fails on it as before.
-func checkMessage(data []byte, batches bool) error {
-	if err := strictjson.Check(data); err != nil {
+// SDK's decoder, which fails on it as before. A reader of one stream
+// passes its own checker (nil: one from the pool).
+func checkMessage(c *strictjson.Checker, data []byte, batches bool) error {
+	check := strictjson.Check
+	if c != nil {
+		check = c.Check
+	}
+	if err := check(data); err != nil {
 		if !jsontext.Value(data).IsValid(lenient...) {
 			return nil // not JSON either: the SDK fails on it, as before
 		}

@@ -87,7 +87,7 @@ func (b *strictJSON) Read(p []byte) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if err := checkMessage(body, false); err != nil {
+		if err := checkMessage(nil, body, false); err != nil {
 			if b.refused != nil {
 				b.refused(err)
 			}
@@ -216,7 +216,7 @@ func (e *strictEvents) flush() []byte {
 	if len(data) == 0 {
 		return event
 	}
-	err := checkMessage(data, false)
+	err := checkMessage(nil, data, false)
 	if err == nil {
 		return event
 	}

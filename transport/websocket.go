@@ -159,7 +159,7 @@ func (w *wsConn) readLoop() {
 			m.err = errors.New("transport: websocket: binary frame (MCP messages are text frames)")
 			w.c.Close(websocket.StatusUnsupportedData, "MCP messages are text frames")
 		case w.strict:
-			if err := checkMessage(data, false); err != nil {
+			if err := checkMessage(nil, data, false); err != nil {
 				if w.refused != nil {
 					w.refused(err)
 				}

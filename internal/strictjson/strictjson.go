@@ -26,8 +26,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -99,27 +101,51 @@ var fast = []jsontext.Options{jsontext.AllowInvalidUTF8(true)}
 // Check returns nil when data has no repeated member name and no bytes
 // that are not UTF-8, else an *Error saying which and where. It returns
 // nil for text that is not JSON (a syntax error) past the last problem it
-// could see: the decoder that reads data next reports that.
+// could see: the decoder that reads data next reports that. It takes a
+// [Checker] from a pool.
 func Check(data []byte) error {
+	c := checkers.Get().(*Checker)
+	defer checkers.Put(c)
+	return c.Check(data)
+}
+
+var checkers = sync.Pool{New: func() any { return new(Checker) }}
+
+// A Checker checks texts as [Check] does, with a decoder of its own that
+// it resets for each: once it has seen a text as deep as the next, a check
+// allocates nothing, however the runtime treats pools (the race detector
+// empties them at random). A reader of one stream of messages keeps one.
+// Its zero value is ready; it is not for two goroutines at once.
+type Checker struct {
+	r bytes.Reader
+	d *jsontext.Decoder
+}
+
+// Check is [Check] on c's decoder.
+func (c *Checker) Check(data []byte) error {
 	if !utf8.Valid(data) {
 		return invalidUTF8(data)
 	}
-	if jsontext.Value(data).IsValid(fast...) {
-		return nil
+	c.r.Reset(data)
+	defer c.r.Reset(nil) // keeps nothing of data
+	if c.d == nil {
+		c.d = jsontext.NewDecoder(&c.r, fast...)
+	} else {
+		c.d.Reset(&c.r, fast...)
 	}
-	// Not valid: a repeated name, or not JSON at all.
-	d := jsontext.NewDecoder(bytes.NewReader(data), fast...)
 	for {
-		_, err := d.ReadValue()
-		if err == nil {
-			continue // several values in a row: their syntax is the decoder's business
+		err := c.d.SkipValue()
+		switch {
+		case err == nil:
+			continue // several values in a row: their syntax is the next decoder's business
+		case err == io.EOF:
+			return nil
 		}
-		var se *jsontext.SyntacticError
-		if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
+		if se, ok := err.(*jsontext.SyntacticError); ok && errors.Is(se.Err, jsontext.ErrDuplicateName) {
 			return &Error{Err: ErrDuplicateName, Offset: se.ByteOffset, Field: fieldPath(data, se.ByteOffset),
 				Name: se.JSONPointer.LastToken()}
 		}
-		return nil
+		return nil // not JSON: the next decoder says so
 	}
 }
 
