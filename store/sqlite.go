@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/switchboardmcp/switchboard/internal/flock"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -71,7 +72,7 @@ func openSQLite(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
 	s := newStore(db, sqliteBackend{path: path}, path)
-	if err := db.PingContext(ctx); err != nil {
+	if err := pingSQLite(ctx, db, o.BusyTimeout); err != nil {
 		db.Close()
 		return nil, s.errf(err, "opening")
 	}
@@ -86,3 +87,28 @@ func openSQLite(ctx context.Context, path string, o Options) (*Store, error) {
 	}
 	return s, nil
 }
+
+// pingSQLite opens db's first connection, which switches a new file to
+// WAL. That switch needs the file to itself, and SQLite answers
+// SQLITE_BUSY at once, without its busy handler, to a connection that
+// meets another one switching the same new file (several processes, or
+// goroutines, opening a new database at once): the ping is tried again,
+// for up to wait.
+func pingSQLite(ctx context.Context, db *sql.DB, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		err := db.PingContext(ctx)
+		var se interface{ Code() int }
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqliteBusy || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay): // another connection is switching the file to WAL: a moment
+		}
+	}
+}
+
+// sqliteBusy is SQLite's primary result code SQLITE_BUSY.
+const sqliteBusy = 5
