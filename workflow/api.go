@@ -357,7 +357,9 @@ func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 			}
 		}
 	}
-	if (rs.State == RunRunning || rs.State == RunWaiting) && len(interrupted) > 0 {
+	// Queued too: a run being recovered (adopted, or resumed) is queued a
+	// moment before it meets its unresolved interruption again.
+	if (rs.State == RunRunning || rs.State == RunWaiting || rs.State == RunQueued) && len(interrupted) > 0 {
 		rs.State, rs.Interrupted = RunInterrupted, interrupted[0]
 	}
 	return rs
