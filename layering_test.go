@@ -21,18 +21,18 @@ func TestLayering(t *testing.T) {
 		"transport":       {"*"},
 		"store":           {"*"},
 		"internal/decode": {"*"},
-		"config":          {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "internal/cli"},
-		"llm":             {"host", "gateway", "daemon", "agent", "config", "store", "internal/cli"},
-		"host":            {"gateway", "daemon", "agent", "llm", "store", "telemetry", "internal/cli"},
-		"agent":           {"gateway", "daemon", "store", "internal/cli"},
-		"gateway":         {"daemon", "agent", "llm", "store", "telemetry", "internal/cli"},
-		"telemetry":       {"gateway", "daemon", "agent", "llm", "workflow", "internal/cli", "api", "ui"},
-		"daemon":          {"agent", "llm", "internal/cli", "api", "ui"},
+		"config":          {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "cmd/switchboard/internal/cli"},
+		"llm":             {"host", "gateway", "daemon", "agent", "config", "store", "cmd/switchboard/internal/cli"},
+		"host":            {"gateway", "daemon", "agent", "llm", "store", "telemetry", "cmd/switchboard/internal/cli"},
+		"agent":           {"gateway", "daemon", "store", "cmd/switchboard/internal/cli"},
+		"gateway":         {"daemon", "agent", "llm", "store", "telemetry", "cmd/switchboard/internal/cli"},
+		"telemetry":       {"gateway", "daemon", "agent", "llm", "workflow", "cmd/switchboard/internal/cli", "api", "ui"},
+		"daemon":          {"agent", "llm", "cmd/switchboard/internal/cli", "api", "ui"},
 		// api reaches gateway only through daemon, whose server
 		// operations it uses; it imports no face itself.
-		"api": {"internal/cli", "ui"},
+		"api": {"cmd/switchboard/internal/cli", "ui"},
 		// ui likewise: a face over daemon and host, never over api.
-		"ui": {"internal/cli", "api"},
+		"ui": {"cmd/switchboard/internal/cli", "api"},
 	}
 	// leaves may be imported by any package: they import nothing of ours.
 	leaves := []string{"internal/flock", "internal/userfile", "internal/decode", "internal/strictjson"}

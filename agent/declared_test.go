@@ -10,7 +10,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
-	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/llm/llmtest"
 )
@@ -21,7 +21,7 @@ import (
 func TestModelGetsCleanTools(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	fx := config.Server{ID: "hs", Command: interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver"),
+	fx := config.Server{ID: "hs", Command: interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testkit/testserver"),
 		Args: []string{"-hostile-text", "-description-bytes", "1048576"}}
 	h, err := host.Start(ctx, []config.Server{fx}, nil)
 	if err != nil {
@@ -83,7 +83,7 @@ func TestModelGetsCleanTools(t *testing.T) {
 func TestModelGetsCleanResults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	fx := config.Server{ID: "hs", Command: interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testserver"),
+	fx := config.Server{ID: "hs", Command: interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testkit/testserver"),
 		Args: []string{"-hostile-text"}}
 	h, err := host.Start(ctx, []config.Server{fx}, nil)
 	if err != nil {

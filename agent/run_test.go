@@ -18,13 +18,13 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
-	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 	"github.com/switchboardmcp/switchboard/llm"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
-const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
+const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testkit/testserver"
 
 // scripted is a provider whose answers are scripted turns; it records the
 // requests it gets. The end-to-end tests (e2e_test.go) use llmtest's fakes,

@@ -14,7 +14,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
-	"github.com/switchboardmcp/switchboard/internal/testauth"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
 )
 
 // TestOAuthGrant: an OAuth token with [gateway.auth] admin_scope sees on

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/switchboardmcp/switchboard/config"
-	"github.com/switchboardmcp/switchboard/internal/testauth"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
 )
 
 type bearerRT struct{ tok string }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
-	"github.com/switchboardmcp/switchboard/internal/testpg"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testpg"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 

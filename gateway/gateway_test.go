@@ -20,10 +20,10 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/host"
-	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 )
 
-const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
+const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testkit/testserver"
 
 func fixture(t testing.TB, id string, flags ...string) config.Server {
 	t.Helper()

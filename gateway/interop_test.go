@@ -3,7 +3,7 @@ package gateway_test
 // Real third-party clients through the gateway: the MCP inspector's CLI over
 // Streamable HTTP and over `switchboard serve --stdio`, and the TypeScript
 // SDK's WebSocketClientTransport over /ws. Each peer is pinned and installed
-// by internal/interop.
+// by internal/testkit/interop.
 
 import (
 	"cmp"
@@ -22,7 +22,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
-	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 )
 
 // peerTimeout bounds one run of a third-party client, so that a hang fails

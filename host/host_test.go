@@ -23,12 +23,12 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
-	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 	"github.com/switchboardmcp/switchboard/schema"
 	"github.com/switchboardmcp/switchboard/store"
 )
 
-const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
+const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testkit/testserver"
 
 // fixture returns a stdio server config running the hostile-fixture server
 // with the given flags.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
-	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 )
 
 // interopAlive reports whether pid is a live child of this process.

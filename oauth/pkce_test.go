@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardmcp/switchboard/config"
-	"github.com/switchboardmcp/switchboard/internal/testauth"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/oauth"
 )

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/switchboardmcp/switchboard/config"
-	"github.com/switchboardmcp/switchboard/internal/testauth"
-	"github.com/switchboardmcp/switchboard/internal/testpg"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testpg"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/oauth"
 	"github.com/switchboardmcp/switchboard/secret"

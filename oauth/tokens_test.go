@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardmcp/switchboard/internal/testpg"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testpg"
 	"github.com/switchboardmcp/switchboard/oauth"
 	"github.com/switchboardmcp/switchboard/secret"
 )

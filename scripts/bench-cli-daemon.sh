@@ -6,7 +6,7 @@
 #
 #   scripts/bench-cli-daemon.sh [RUNS]     (default 20 runs per row)
 #
-# Servers: the Go fixture (internal/testserver), and the reference
+# Servers: the Go fixture (internal/testkit/testserver), and the reference
 # server-everything under Node when the test peers are installed
 # (SWITCHBOARD_TEST_CACHE, default .cache/interop; ./scripts/test.sh
 # installs them). Each call is a whole process: start, load the
@@ -25,7 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 go build -o "$work/switchboard" ./cmd/switchboard
-go build -o "$work/testserver" ./internal/testserver
+go build -o "$work/testserver" ./internal/testkit/testserver
 sb=$work/switchboard
 # After the builds (which need the real HOME's Go caches): no user
 # configuration, state or secret is read.

@@ -31,7 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT
 go build -o "$work/switchboard" ./cmd/switchboard
-go build -o "$work/testserver" ./internal/testserver
+go build -o "$work/testserver" ./internal/testkit/testserver
 go test -c -o "$work/gateway.test" ./gateway
 sb=$work/switchboard
 export XDG_RUNTIME_DIR=$rt HOME=$work XDG_CONFIG_HOME=$work/xdg XDG_STATE_HOME=$work/state

@@ -2,7 +2,7 @@
 # test.sh - the project's whole check, as CI runs it (.ci/run calls this).
 #
 # Usage: scripts/test.sh [go test flags...]
-#   e.g. scripts/test.sh -run TestEverything ./internal/interop/
+#   e.g. scripts/test.sh -run TestEverything ./internal/testkit/interop/
 # Extra arguments go to `go test`; when they name no package, ./... is tested.
 #
 # Needs Go and npm (any Node works for npm itself). The pinned MCP test peers
@@ -19,7 +19,7 @@ whole=false
 [ "$#" -eq 0 ] && whole=true
 
 step "install pinned MCP test peers"
-go run ./internal/interop/cmd/install
+go run ./internal/testkit/interop/cmd/install
 
 step "gofmt"
 unformatted="$(gofmt -l . | grep -v '^\.cache/' || true)"
@@ -61,13 +61,13 @@ for arg in "$@"; do
 done
 # go test -race is quiet for minutes at a time (it builds before it runs,
 # and the slow packages take minutes each): its -json stream goes through
-# internal/testprogress, which prints go test's own line for each package
+# internal/testkit/testprogress, which prints go test's own line for each package
 # as it ends, the whole output of every failed test, build errors, a line
 # after each quiet minute naming what is running, and the counts. pipefail
 # keeps go test's exit status.
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/testprogress" ./internal/testprogress
+go build -o "$tmp/testprogress" ./internal/testkit/testprogress
 go test -json -race -count=1 -timeout 30m "$@" ${pkgs[@]+"${pkgs[@]}"} |
   "$tmp/testprogress" ${progress[@]+"${progress[@]}"}
 

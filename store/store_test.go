@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardmcp/switchboard/internal/interop"
-	"github.com/switchboardmcp/switchboard/internal/testpg"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testpg"
 	"github.com/switchboardmcp/switchboard/store"
 
 	_ "github.com/jackc/pgx/v5/stdlib"

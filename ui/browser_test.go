@@ -18,8 +18,8 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
-	"github.com/switchboardmcp/switchboard/internal/interop"
-	"github.com/switchboardmcp/switchboard/internal/testbrowser"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testbrowser"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 

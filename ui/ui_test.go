@@ -18,12 +18,12 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
-	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/ui"
 )
 
-const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
+const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testkit/testserver"
 
 // canary is a secret's value: no page may contain it.
 const canary = "canary-ui-secret-41d7e2"

@@ -17,10 +17,10 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
-	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 )
 
-const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testserver"
+const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testkit/testserver"
 
 // rig is a host with the fixture server "fx" (its calls logged to
 // callLog) and an engine on a SQLite file.

@@ -39,7 +39,7 @@ steps:
 	}
 	ctx := context.Background()
 	h, err := host.Start(ctx, []config.Server{{ID: "fx", Transport: config.TransportStdio,
-		Command: "go", Args: []string{"run", "github.com/switchboardmcp/switchboard/internal/testserver"}}}, nil)
+		Command: "go", Args: []string{"run", "github.com/switchboardmcp/switchboard/internal/testkit/testserver"}}}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

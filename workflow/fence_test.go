@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardmcp/switchboard/internal/testpg"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testpg"
 )
 
 // TestPostgresRestartFences: an engine (A) runs three chains of steps at

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/switchboardmcp/switchboard/internal/testpg"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testpg"
 )
 
 // TestPostgres runs the engine's core tests on PostgreSQL (DBOS's

@@ -32,7 +32,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/switchboardmcp/switchboard/internal/cli"
+	"github.com/switchboardmcp/switchboard/cmd/switchboard/internal/cli"
 )
 
 // defaultGOGC is the GC target used when GOGC is not set; see the package doc.

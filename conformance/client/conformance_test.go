@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 )
 
 // The scenarios of the official conformance suite that the client must pass,

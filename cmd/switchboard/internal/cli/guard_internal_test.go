@@ -1,0 +1,371 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
+)
+
+// guardResource is the resource the OAuth modes of the walk serve: the
+// listener's own address is not known before it listens.
+const guardResource = "http://switchboard.test/mcp"
+
+// A guardMode is one way a serve's listener is configured to let callers
+// in.
+type guardMode struct {
+	name   string
+	listen string
+	gw     config.Gateway
+}
+
+func (m guardMode) token() bool { return m.gw.AuthToken != "" }
+func (m guardMode) oauth() bool { return m.gw.Auth != nil }
+func (m guardMode) admin() bool { return m.oauth() && m.gw.Auth.AdminScope != "" }
+func (m guardMode) open() bool  { return !m.token() && !m.oauth() }
+
+// A guardCred is what a request of the walk carries.
+type guardCred int
+
+const (
+	credNone guardCred = iota
+	credWrongBearer
+	credOwner       // auth_token as a bearer token
+	credCookie      // the session cookie of auth_token
+	credWrongCookie // a session cookie of another value
+	credOAuth       // a valid OAuth access token, without the admin scope
+	credOAuthAdmin  // a valid one with the admin scope
+	credOAuthForged // signed by a key the issuer does not publish
+)
+
+var credNames = map[guardCred]string{credNone: "no credential", credWrongBearer: "a wrong bearer token", credOwner: "auth_token",
+	credCookie: "the session cookie", credWrongCookie: "a wrong session cookie", credOAuth: "an OAuth token",
+	credOAuthAdmin: "an OAuth token with the admin scope", credOAuthForged: "a forged OAuth token"}
+
+// allowed is what the guard must answer: whether a request for a route
+// of access, with cred, is let through in mode m.
+func (m guardMode) allowed(access gateway.Access, cred guardCred) bool {
+	switch {
+	case access == gateway.AccessPublic, access == gateway.AccessOpen, m.open():
+		return true
+	case cred == credOwner:
+		return m.token()
+	case cred == credCookie:
+		return m.token() && access != gateway.AccessMCP
+	case cred == credOAuth:
+		return m.oauth() && access == gateway.AccessMCP
+	case cred == credOAuthAdmin:
+		return m.oauth() && (access == gateway.AccessMCP || access == gateway.AccessAdmin && m.admin())
+	}
+	return false
+}
+
+// guardRequest is one request of the walk: a method and a path that the
+// route of pattern serves.
+type guardRequest struct {
+	pattern, method, path string
+}
+
+// TestEveryRouteGuarded walks every route serve's listener has (the
+// daemon's list: the gateway's endpoints, the probes, /metrics, the OAuth
+// metadata, the REST API, the web UI and its login page, and one more
+// mounted here with Daemon.Handle, as a face added later would be) in
+// every auth mode — loopback without credentials; auth_token; OAuth, on
+// loopback and beyond; OAuth with admin_scope beside auth_token — with no
+// credential, wrong ones and right ones, and checks each answer against
+// what the route's access allows; a refused request never reaches its
+// handler. A foreign Origin ("null" included), and on loopback a foreign
+// Host, are refused on every route but the public ones. Which routes are
+// not the owner's alone is pinned: a route added with a weaker access
+// fails here until it is listed, with its reason.
+func TestEveryRouteGuarded(t *testing.T) {
+	as := testauth.Start(t, &testauth.Options{JWT: true})
+	const token = "guard-walk-token-3e8d5c71"
+	t.Setenv("SB_GUARD_TOKEN", token)
+	tokenRef := "{{env.SB_GUARD_TOKEN}}"
+	auth := func(admin string) *config.GatewayAuth {
+		return &config.GatewayAuth{Issuer: as.Issuer, Resource: guardResource, AllowLocalIssuer: true, AdminScope: admin}
+	}
+	now := time.Now()
+	mint := func(scope string) string {
+		c := jwt.MapClaims{"iss": as.Issuer, "aud": guardResource, "sub": "alice", "scope": scope, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+		tok, err := as.Mint(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	forged, err := testauth.MintWith(testauth.NewKey(), "k1", jwt.MapClaims{"iss": as.Issuer, "aud": guardResource, "sub": "mallory",
+		"scope": "mcp admin", "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	headers := map[guardCred][]string{
+		credNone:        nil,
+		credWrongBearer: {"Authorization", "Bearer not-" + token},
+		credOwner:       {"Authorization", "Bearer " + token},
+		credCookie:      {"Cookie", gateway.SessionCookie + "=" + gateway.SessionValue(token)},
+		credWrongCookie: {"Cookie", gateway.SessionCookie + "=" + gateway.SessionValue("not-"+token)},
+		credOAuth:       {"Authorization", "Bearer " + mint("mcp")},
+		credOAuthAdmin:  {"Authorization", "Bearer " + mint("mcp admin")},
+		credOAuthForged: {"Authorization", "Bearer " + forged},
+	}
+
+	for _, m := range []guardMode{
+		{"loopback without credentials", "127.0.0.1:0", config.Gateway{}},
+		{"auth_token", "0.0.0.0:0", config.Gateway{AuthToken: tokenRef}},
+		{"OAuth", "0.0.0.0:0", config.Gateway{Auth: auth("")}},
+		{"OAuth on loopback", "127.0.0.1:0", config.Gateway{Auth: auth("")}},
+		{"OAuth with admin_scope and auth_token", "0.0.0.0:0", config.Gateway{AuthToken: tokenRef, Auth: auth("admin")}},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			var reached atomic.Int64 // requests that reached the route mounted here
+			base, d := serveGuarded(t, m, func(d *daemon.Daemon) {
+				d.Handle("/added-later/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					reached.Add(1)
+					if r.Header.Get("Authorization") != "" {
+						t.Errorf("the face saw the Authorization header")
+					}
+					io.WriteString(w, "added later")
+				}))
+			})
+			routes := d.Routes()
+			pinAccess(t, m, routes)
+
+			access := map[string]gateway.Access{}
+			var reqs []guardRequest
+			for _, rt := range routes {
+				access[rt.Pattern] = rt.Access
+				reqs = append(reqs, requestsOf(rt)...)
+			}
+			// Deeper into the prefixes, and what matches no route: the
+			// strictest.
+			reqs = append(reqs,
+				guardRequest{"/api/v1/", "GET", "/api/v1/servers"},
+				guardRequest{"/api/v1/", "POST", "/api/v1/servers"},
+				guardRequest{"/api/v1/", "GET", "/api/v1/events"},
+				guardRequest{"/api/v1/", "POST", "/api/v1/tools/x/call"},
+				guardRequest{"/api/v1/", "GET", "/api/v1/openapi.json"},
+				guardRequest{"", "GET", "/no-such-route"},
+				guardRequest{"", "DELETE", "/healthz"},
+			)
+			if uiAt("") != "" {
+				reqs = append(reqs, guardRequest{"/static/", "GET", "/static/style.css"})
+			}
+			creds := []guardCred{credNone, credWrongBearer, credOwner, credCookie, credWrongCookie, credOAuth, credOAuthAdmin, credOAuthForged}
+			checked := 0
+			for _, rq := range reqs {
+				acc := access[rq.pattern] // "": AccessOwner
+				for _, cred := range creds {
+					before := reached.Load()
+					status, refused := guardDo(t, base, rq.method, rq.path, headers[cred]...)
+					want := m.allowed(acc, cred)
+					if refused == want {
+						t.Errorf("%s %s (%s, %s) with %s: %d; want it %s", rq.method, rq.path, rq.pattern, acc, credNames[cred], status, map[bool]string{true: "served", false: "refused"}[want])
+					}
+					if refused && reached.Load() != before {
+						t.Errorf("%s %s with %s: refused (%d), yet the face ran", rq.method, rq.path, credNames[cred], status)
+					}
+					checked++
+				}
+				// A page of another site, even with the owner's
+				// credential; and on loopback a name that is not this
+				// one (DNS rebinding).
+				if acc == gateway.AccessPublic {
+					continue
+				}
+				right := headers[credOwner]
+				if !m.token() {
+					right = headers[credOAuthAdmin]
+				}
+				tricks := [][]string{{"Origin", "https://evil.example"}, {"Origin", "null"}}
+				if strings.HasPrefix(m.listen, "127.") {
+					tricks = append(tricks, []string{"Host", "evil.example"}, []string{"Host", "127.0.0.1:1.evil.example"})
+				}
+				for _, trick := range tricks {
+					if status, _ := guardDo(t, base, rq.method, rq.path, append(trick, right...)...); status != http.StatusForbidden {
+						t.Errorf("%s %s with %s: %q: %d, want 403", rq.method, rq.path, trick[0], trick[1], status)
+					}
+					checked++
+				}
+			}
+			t.Logf("%d routes, %d requests checked", len(routes), checked)
+		})
+	}
+}
+
+// pinAccess checks which routes are not the owner's alone: exactly those
+// listed here, each with the access it has, an open or public one with a
+// reason. A route added with a weaker access fails here until it is
+// listed.
+func pinAccess(t *testing.T, m guardMode, routes []gateway.Route) {
+	t.Helper()
+	want := map[string]gateway.Access{
+		"/mcp": gateway.AccessMCP, "/sse": gateway.AccessMCP, "/message": gateway.AccessMCP, "/ws": gateway.AccessMCP,
+		"/api/v1/": gateway.AccessAdmin, "/metrics": gateway.AccessAdmin,
+		"GET /healthz": gateway.AccessPublic, "GET /readyz": gateway.AccessPublic,
+	}
+	if uiAt("") != "" {
+		for _, p := range []string{"/login", "/logout", "/static/"} {
+			want[p] = gateway.AccessOpen
+		}
+	}
+	if m.oauth() {
+		want["/.well-known/oauth-protected-resource"] = gateway.AccessPublic
+		want["/.well-known/oauth-protected-resource/mcp"] = gateway.AccessPublic
+	}
+	have := map[string]bool{}
+	for _, rt := range routes {
+		have[rt.Pattern] = true
+		w, listed := want[rt.Pattern]
+		switch {
+		case !listed && rt.Access != gateway.AccessOwner:
+			t.Errorf("route %q is %s, not the owner's alone: list it in pinAccess if it must be", rt.Pattern, rt.Access)
+		case listed && rt.Access != w:
+			t.Errorf("route %q is %s, want %s", rt.Pattern, rt.Access, w)
+		}
+		if (rt.Access == gateway.AccessOpen || rt.Access == gateway.AccessPublic) && rt.Reason == "" {
+			t.Errorf("route %q is %s without a reason", rt.Pattern, rt.Access)
+		}
+	}
+	for p := range want {
+		if !have[p] {
+			t.Errorf("no route %q", p)
+		}
+	}
+	if !have["/added-later/"] {
+		t.Errorf("the route mounted with Handle is not among the daemon's routes")
+	}
+}
+
+var pathParam = regexp.MustCompile(`\{[^}]*\}`)
+
+// requestsOf are the requests the walk sends for a route: its method (GET
+// and POST when it names none, GET alone for an open or public route,
+// whose POSTs are the face's own business: a login with a wrong token is
+// a 401 of the login page), to a path it matches.
+func requestsOf(rt gateway.Route) []guardRequest {
+	methods := []string{"GET", "POST"}
+	if rt.Access == gateway.AccessOpen || rt.Access == gateway.AccessPublic {
+		methods = methods[:1]
+	}
+	p := rt.Pattern
+	if m, rest, ok := strings.Cut(p, " "); ok {
+		methods, p = []string{m}, rest
+	}
+	p = strings.ReplaceAll(p, "{$}", "")
+	p = pathParam.ReplaceAllString(p, "x")
+	if strings.HasSuffix(p, "/") && p != "/" {
+		p += "x"
+	}
+	var out []guardRequest
+	for _, m := range methods {
+		out = append(out, guardRequest{rt.Pattern, m, p})
+	}
+	return out
+}
+
+// guardClient answers redirects itself (a refusal of the web UI is a 303
+// to its login page), and bounds each request.
+var guardClient = &http.Client{
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	Timeout:       30 * time.Second,
+}
+
+// guardDo sends a request with the headers given (and the CSRF header a
+// page's script sends, and a JSON body on a POST, so that a face's own
+// checks do not answer for the guard) and returns its status and whether
+// the guard refused it: 401, 403, or the web UI's 303 to /login. It reads
+// no more than the headers: a stream (SSE, events) stays open otherwise.
+func guardDo(t *testing.T, base, method, path string, hdr ...string) (int, bool) {
+	t.Helper()
+	var body io.Reader
+	if method == "POST" {
+		body = strings.NewReader("{}")
+	}
+	req, err := http.NewRequest(method, base+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Switchboard-CSRF", "1")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := guardClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	resp.Body.Close()
+	refused := resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden ||
+		resp.StatusCode == http.StatusSeeOther && resp.Header.Get("Location") == "/login"
+	return resp.StatusCode, refused
+}
+
+// serveGuarded runs a daemon in mode m with serve's faces (mountFaces)
+// and no MCP server, until the test ends; more mounts what the test adds.
+// It returns the URL to reach it at (127.0.0.1, whatever it listens on).
+func serveGuarded(t *testing.T, m guardMode, more func(*daemon.Daemon)) (string, *daemon.Daemon) {
+	t.Helper()
+	cfg := &config.Config{Gateway: m.gw}
+	cfg.State.Database = filepath.Join(t.TempDir(), "s.db")
+	ln, err := daemon.Listen(m.listen, cfg.Gateway)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{}, 1)
+	d, err := daemon.New(ln, &daemon.Options{Config: cfg, OnReady: func([]host.ServerStatus) { ready <- struct{}{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mountFaces(d, nil)
+	if more != nil {
+		more(d)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		guardClient.CloseIdleConnections()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("Run: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("the daemon was never ready")
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	base := fmt.Sprintf("http://127.0.0.1:%s", port)
+	// Ready may come before Run serves (there is no server to wait for);
+	// once a probe is answered, every route is registered.
+	if status, _ := guardDo(t, base, "GET", "/healthz"); status != http.StatusOK {
+		t.Fatalf("GET /healthz: %d", status)
+	}
+	return base, d
+}

@@ -1,8 +1,0 @@
-// Package replicatest holds the end-to-end proof of the replicated set-up
-// (docs/deployment.md, "Replicated"): real `switchboard serve` processes on
-// one PostgreSQL (internal/testpg) behind a real HAProxy
-// (internal/testhaproxy) configured by examples/haproxy/haproxy.cfg as
-// shipped, with only its addresses changed. It has tests and a benchmark,
-// no code of its own: the tests are TestReplicas and
-// TestWorkflowSurvivesReplica, the benchmark BenchmarkReplicas.
-package replicatest
