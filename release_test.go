@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchboardmcp/switchboard/internal/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 )
 
 // TestGoModInstallable: `go install github.com/switchboardmcp/switchboard/cmd/switchboard@latest`
@@ -427,7 +427,7 @@ func reflectMethodPath(t *testing.T, flags ...string) ([]string, int64) {
 	t.Helper()
 	bin := t.TempDir() + "/switchboard"
 	// The go command's defaults otherwise, so that the compiled packages
-	// are those the CLI tests built (internal/interop.Build): only the link
+	// are those the CLI tests built (internal/testkit/interop.Build): only the link
 	// is new.
 	args := append([]string{"build"}, flags...)
 	args = append(args, "-ldflags=-dumpdep -s -w", "-o", bin, "./cmd/switchboard")
