@@ -12,7 +12,8 @@
 // does; build errors as they come. After a minute without a line it prints
 // which packages are running and for how long ("... 4m0s in: running
 // …/host (2m10s)"), or that the go command is still building. At the end,
-// the counts: "N packages" and "tests: N passed, N failed, N skipped".
+// every skipped test with its reason ("skipped:", a line each), then the
+// counts: "N packages" and "tests: N passed, N failed, N skipped".
 //
 // It exits 1 when something failed, 0 otherwise; scripts/test.sh runs it
 // under `set -o pipefail`, so that go test's own exit status (2 for bad

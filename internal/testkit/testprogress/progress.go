@@ -54,6 +54,7 @@ type summary struct {
 	start     time.Time
 	pkgs      map[string]*pkgState
 	counts    Counts
+	skipped   []string // "pkg TestX: reason", in the order they ended
 	lastWrite time.Time
 }
 
@@ -99,7 +100,8 @@ func newSummary(w io.Writer, opts *Options, now func() time.Time) *summary {
 // and its own, ending in "FAIL pkg": what go test without -json prints,
 // but with a line every opts.Every of silence naming the packages still
 // running. Build errors are written as they come; a line that is not JSON
-// is passed on unchanged. It ends with a line of counts and returns them.
+// is passed on unchanged. It ends with the skipped tests, each with its
+// reason, and a line of counts, and returns the counts.
 func Summarize(r io.Reader, w io.Writer, opts *Options) (Counts, error) {
 	s := newSummary(w, opts, time.Now)
 	done := make(chan struct{})
@@ -179,6 +181,7 @@ func (s *summary) handle(b []byte) {
 			s.counts.Passed++
 		case "skip":
 			s.counts.Skipped++
+			s.skipped = append(s.skipped, ev.Package+" "+ev.Test+skipReason(p.lines, ev.Test))
 		case "fail":
 			s.counts.Failed++
 		}
@@ -194,6 +197,17 @@ func (s *summary) handle(b []byte) {
 			}
 		}
 	}
+}
+
+// skipReason is ": " and the last line a skipped test logged (t.Skip's
+// message), or "" when it logged none.
+func skipReason(lines []line, test string) string {
+	for _, l := range slices.Backward(lines) {
+		if l.test == test && strings.HasPrefix(l.text, "    ") {
+			return ": " + strings.TrimSpace(l.text)
+		}
+	}
+	return ""
 }
 
 // endPackage writes a package's report: go test's own last line for it
@@ -241,8 +255,8 @@ func (p *pkgState) failureOutput() string {
 	return b.String()
 }
 
-// finish writes the counts, and the packages that never ended (go test
-// was interrupted).
+// finish writes the packages that never ended (go test was interrupted),
+// the tests skipped, each with its reason, and the counts.
 func (s *summary) finish() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -253,6 +267,9 @@ func (s *summary) finish() Counts {
 			s.write(s.pkgs[name].failureOutput())
 		}
 		s.write(fmt.Sprintf("FAIL\t%s\t(no result: go test stopped before it ended)\n", name))
+	}
+	if len(s.skipped) > 0 {
+		s.write(fmt.Sprintf("skipped:\n  %s\n", strings.Join(s.skipped, "\n  ")))
 	}
 	c := s.counts
 	pkgs := fmt.Sprintf("%d packages: %d ok", c.Packages, c.Packages-c.PackagesFailed)
