@@ -91,6 +91,14 @@ type Server struct {
 
 // Start starts both servers; they stop when t ends.
 func Start(t testing.TB, o *Options) *Server {
+	s, stop := New(o)
+	t.Cleanup(stop)
+	return s
+}
+
+// New starts both servers, for a program or an example without a
+// testing.TB; stop stops them.
+func New(o *Options) (s *Server, stop func()) {
 	var opts Options
 	if o != nil {
 		opts = *o
@@ -98,7 +106,7 @@ func Start(t testing.TB, o *Options) *Server {
 	if opts.AccessTokenExp == 0 {
 		opts.AccessTokenExp = time.Hour
 	}
-	s := &Server{ClientID: "switchboard-test", ClientSecret: "test-client-secret-4f1e", opts: opts, scopes: slices.Clone(opts.Scopes)}
+	s = &Server{ClientID: "switchboard-test", ClientSecret: "test-client-secret-4f1e", opts: opts, scopes: slices.Clone(opts.Scopes)}
 
 	m := manage.NewDefaultManager()
 	m.SetAuthorizeCodeTokenCfg(&manage.Config{AccessTokenExp: opts.AccessTokenExp, RefreshTokenExp: 24 * time.Hour, IsGenerateRefresh: true})
@@ -174,7 +182,6 @@ func Start(t testing.TB, o *Options) *Server {
 		srv.HandleTokenRequest(w, r)
 	})
 	ash := httptest.NewServer(as)
-	t.Cleanup(ash.Close)
 	s.Issuer = ash.URL
 
 	mcpSrv := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
@@ -201,14 +208,12 @@ func Start(t testing.TB, o *Options) *Server {
 	sse := mcp.NewSSEHandler(getServer, nil)
 	rs.Handle("/sse", s.protect("sse", sse))
 	ws := transport.NewWebSocketHandler(getServer, nil)
-	t.Cleanup(func() { ws.Close() })
 	rs.Handle("/ws", s.protect("ws", ws))
 	rsh := httptest.NewServer(rs)
-	t.Cleanup(rsh.Close)
 	s.URL = rsh.URL + "/mcp"
 	s.SSEURL = rsh.URL + "/sse"
 	s.WebSocketURL = "ws" + strings.TrimPrefix(rsh.URL, "http") + "/ws"
-	return s
+	return s, func() { rsh.Close(); ws.Close(); ash.Close() }
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
