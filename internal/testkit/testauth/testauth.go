@@ -15,6 +15,7 @@ package testauth
 
 import (
 	"context"
+	"crypto"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -63,6 +64,14 @@ type Options struct {
 	// Clients are more pre-registered confidential clients, id to secret
 	// (client credentials: one per user of a gateway).
 	Clients map[string]string
+	// KeyClients are pre-registered clients that authenticate with a JWT
+	// signed by their private key (private_key_jwt, RFC 7523 §2.2): id to
+	// the public key. Their assertions are checked strictly (see
+	// checkAssertion) and kept (Assertions).
+	KeyClients map[string]crypto.PublicKey
+	// Deny makes the user refuse every authorization: the authorization
+	// endpoint redirects to the client with error=access_denied.
+	Deny bool
 }
 
 // Server is the authorization server and the MCP server it protects.
@@ -87,6 +96,9 @@ type Server struct {
 	resource []string       // the resource parameter of each token request
 	keys     []signingKey
 	jwksN    int
+
+	assertions []string        // every client assertion presented
+	jtis       map[string]bool // the jti of every assertion accepted
 }
 
 // Start starts both servers; they stop when t ends.
@@ -118,6 +130,9 @@ func New(o *Options) (s *Server, stop func()) {
 	for id, secret := range opts.Clients {
 		clients.Set(id, &models.Client{ID: id, Secret: secret, Domain: "http://127.0.0.1"})
 	}
+	for id := range opts.KeyClients {
+		clients.Set(id, &models.Client{ID: id, Domain: "http://127.0.0.1"}) // no secret: clientInfo checks the key
+	}
 	if opts.JWT {
 		s.keys = []signingKey{newSigningKey("k1")}
 		m.MapAccessGenerate(jwtAccess{s})
@@ -136,8 +151,13 @@ func New(o *Options) (s *Server, stop func()) {
 
 	srv := server.NewDefaultServer(m)
 	srv.SetAllowedGrantType(oauth2.AuthorizationCode, oauth2.Refreshing, oauth2.ClientCredentials)
-	srv.SetClientInfoHandler(server.ClientBasicHandler)
-	srv.SetUserAuthorizationHandler(func(w http.ResponseWriter, r *http.Request) (string, error) { return "user-1", nil })
+	srv.SetClientInfoHandler(s.clientInfo)
+	srv.SetUserAuthorizationHandler(func(w http.ResponseWriter, r *http.Request) (string, error) {
+		if opts.Deny {
+			return "", oerrors.ErrAccessDenied
+		}
+		return "user-1", nil
+	})
 	srv.SetAuthorizeScopeHandler(func(w http.ResponseWriter, r *http.Request) (string, error) { return r.FormValue("scope"), nil })
 
 	as := http.NewServeMux()
@@ -154,6 +174,9 @@ func New(o *Options) (s *Server, stop func()) {
 		}
 		if opts.JWT {
 			meta["jwks_uri"] = s.Issuer + "/jwks"
+		}
+		if len(opts.KeyClients) > 0 {
+			meta["token_endpoint_auth_methods_supported"] = []string{"client_secret_basic", "private_key_jwt"}
 		}
 		if opts.Metadata != nil {
 			opts.Metadata(meta)
