@@ -10,7 +10,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
-		"net/http"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
