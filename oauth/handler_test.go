@@ -167,8 +167,9 @@ func TestRefreshInvalidGrant(t *testing.T) {
 	tokens := openTokens(t, t.TempDir(), "")
 	login(t, as, tokens)
 	spent := expire(t, as, tokens)
-	if _, ts := stored(t, as, tokens); func() error { _, err := ts.Token(); return err }() != nil {
-		t.Fatal("the first refresh failed")
+	_, elsewhere := stored(t, as, tokens)
+	if _, err := elsewhere.Token(); err != nil {
+		t.Fatalf("the first refresh: %v", err)
 	}
 	spent.Expiry = time.Now().Add(-time.Minute)
 	if err := tokens.Save(spent); err != nil { // the copy holding the spent refresh token
