@@ -15,6 +15,7 @@ package testauth
 
 import (
 	"context"
+	"crypto"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -63,6 +64,14 @@ type Options struct {
 	// Clients are more pre-registered confidential clients, id to secret
 	// (client credentials: one per user of a gateway).
 	Clients map[string]string
+	// KeyClients are pre-registered clients that authenticate with a JWT
+	// signed by their private key (private_key_jwt, RFC 7523 §2.2): id to
+	// the public key. Their assertions are checked strictly (see
+	// checkAssertion) and kept (Assertions).
+	KeyClients map[string]crypto.PublicKey
+	// Deny makes the user refuse every authorization: the authorization
+	// endpoint redirects to the client with error=access_denied.
+	Deny bool
 }
 
 // Server is the authorization server and the MCP server it protects.
@@ -87,10 +96,21 @@ type Server struct {
 	resource []string       // the resource parameter of each token request
 	keys     []signingKey
 	jwksN    int
+
+	assertions []string        // every client assertion presented
+	jtis       map[string]bool // the jti of every assertion accepted
 }
 
 // Start starts both servers; they stop when t ends.
 func Start(t testing.TB, o *Options) *Server {
+	s, stop := New(o)
+	t.Cleanup(stop)
+	return s
+}
+
+// New starts both servers, for a program or an example without a
+// testing.TB; stop stops them.
+func New(o *Options) (s *Server, stop func()) {
 	var opts Options
 	if o != nil {
 		opts = *o
@@ -98,7 +118,7 @@ func Start(t testing.TB, o *Options) *Server {
 	if opts.AccessTokenExp == 0 {
 		opts.AccessTokenExp = time.Hour
 	}
-	s := &Server{ClientID: "switchboard-test", ClientSecret: "test-client-secret-4f1e", opts: opts, scopes: slices.Clone(opts.Scopes)}
+	s = &Server{ClientID: "switchboard-test", ClientSecret: "test-client-secret-4f1e", opts: opts, scopes: slices.Clone(opts.Scopes)}
 
 	m := manage.NewDefaultManager()
 	m.SetAuthorizeCodeTokenCfg(&manage.Config{AccessTokenExp: opts.AccessTokenExp, RefreshTokenExp: 24 * time.Hour, IsGenerateRefresh: true})
@@ -109,6 +129,9 @@ func Start(t testing.TB, o *Options) *Server {
 	clients.Set(s.ClientID, &models.Client{ID: s.ClientID, Secret: s.ClientSecret, Domain: "http://127.0.0.1"})
 	for id, secret := range opts.Clients {
 		clients.Set(id, &models.Client{ID: id, Secret: secret, Domain: "http://127.0.0.1"})
+	}
+	for id := range opts.KeyClients {
+		clients.Set(id, &models.Client{ID: id, Domain: "http://127.0.0.1"}) // no secret: clientInfo checks the key
 	}
 	if opts.JWT {
 		s.keys = []signingKey{newSigningKey("k1")}
@@ -128,8 +151,13 @@ func Start(t testing.TB, o *Options) *Server {
 
 	srv := server.NewDefaultServer(m)
 	srv.SetAllowedGrantType(oauth2.AuthorizationCode, oauth2.Refreshing, oauth2.ClientCredentials)
-	srv.SetClientInfoHandler(server.ClientBasicHandler)
-	srv.SetUserAuthorizationHandler(func(w http.ResponseWriter, r *http.Request) (string, error) { return "user-1", nil })
+	srv.SetClientInfoHandler(s.clientInfo)
+	srv.SetUserAuthorizationHandler(func(w http.ResponseWriter, r *http.Request) (string, error) {
+		if opts.Deny {
+			return "", oerrors.ErrAccessDenied
+		}
+		return "user-1", nil
+	})
 	srv.SetAuthorizeScopeHandler(func(w http.ResponseWriter, r *http.Request) (string, error) { return r.FormValue("scope"), nil })
 
 	as := http.NewServeMux()
@@ -146,6 +174,9 @@ func Start(t testing.TB, o *Options) *Server {
 		}
 		if opts.JWT {
 			meta["jwks_uri"] = s.Issuer + "/jwks"
+		}
+		if len(opts.KeyClients) > 0 {
+			meta["token_endpoint_auth_methods_supported"] = []string{"client_secret_basic", "private_key_jwt"}
 		}
 		if opts.Metadata != nil {
 			opts.Metadata(meta)
@@ -174,7 +205,6 @@ func Start(t testing.TB, o *Options) *Server {
 		srv.HandleTokenRequest(w, r)
 	})
 	ash := httptest.NewServer(as)
-	t.Cleanup(ash.Close)
 	s.Issuer = ash.URL
 
 	mcpSrv := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
@@ -201,14 +231,12 @@ func Start(t testing.TB, o *Options) *Server {
 	sse := mcp.NewSSEHandler(getServer, nil)
 	rs.Handle("/sse", s.protect("sse", sse))
 	ws := transport.NewWebSocketHandler(getServer, nil)
-	t.Cleanup(func() { ws.Close() })
 	rs.Handle("/ws", s.protect("ws", ws))
 	rsh := httptest.NewServer(rs)
-	t.Cleanup(rsh.Close)
 	s.URL = rsh.URL + "/mcp"
 	s.SSEURL = rsh.URL + "/sse"
 	s.WebSocketURL = "ws" + strings.TrimPrefix(rsh.URL, "http") + "/ws"
-	return s
+	return s, func() { rsh.Close(); ws.Close(); ash.Close() }
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
