@@ -57,6 +57,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
@@ -167,7 +168,7 @@ type Daemon struct {
 	faces  []face // mounted with Handle, HandleAdmin and HandleOpen
 	// authToken is [gateway] auth_token resolved, once Run has it.
 	authToken string
-	guard     *gateway.Guard // the listener's, once Run has mounted every route
+	guard     *guard.Guard // the listener's, once Run has mounted every route
 	wf        *Workflows
 	tel       *telemetry.Telemetry
 	ownTel    bool

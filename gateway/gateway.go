@@ -49,6 +49,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/transport"
@@ -411,7 +412,7 @@ const MetaKeyTimeout = "switchboard/timeout_ms"
 // localTimeout is the call's own timeout, when it asks for one and came
 // through a Local handler.
 func localTimeout(req *mcp.CallToolRequest) (time.Duration, bool) {
-	if req.Extra == nil || req.Extra.Header.Get(localHeader) == "" {
+	if req.Extra == nil || req.Extra.Header.Get(guard.LocalHeader) == "" {
 		return 0, false
 	}
 	ms, ok := req.Params.GetMeta()[MetaKeyTimeout].(float64)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 )
 
 // TestHideTools: a tool named in Options.HideTools (what a published
@@ -24,7 +25,7 @@ func TestHideTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Loopback: true}))
+	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true}}))
 	defer ts.Close()
 	defer ts.CloseClientConnections()
 	cs := connect(t, ts.URL, clientOpts{})

@@ -52,7 +52,7 @@ func (gr Grant) All() bool { return gr.all }
 // and every claim of r.Claims (a string claim equal to the value, or an
 // array claim holding it).
 func matches(r config.AuthPolicy, ti *auth.TokenInfo) bool {
-	if r.Scope != "" && !hasScope(ti, r.Scope) {
+	if r.Scope != "" && !slices.Contains(ti.Scopes, r.Scope) {
 		return false
 	}
 	claims, _ := ti.Extra["claims"].(map[string]any)
@@ -212,4 +212,16 @@ func (g *Gateway) filterList(gr Grant, res mcp.Result) mcp.Result {
 		return &c
 	}
 	return res
+}
+
+// tokenInfo is the token a request came with: the request's own (Streamable
+// HTTP), else the one its connection was opened with (legacy SSE,
+// WebSocket: the go-sdk keeps the values of the context a session was
+// connected on). nil when the request came without OAuth (stdio, the local
+// socket, auth_token).
+func tokenInfo(ctx context.Context, req mcp.Request) *auth.TokenInfo {
+	if e := req.GetExtra(); e != nil && e.TokenInfo != nil {
+		return e.TokenInfo
+	}
+	return auth.TokenInfoFromContext(ctx)
 }

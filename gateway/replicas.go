@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/switchboardmcp/switchboard/guard"
 )
 
 // Replicas behind a load balancer. A 2026-07-28 client is stateless: its
@@ -155,7 +157,7 @@ func (g *Gateway) forwardRetry(w http.ResponseWriter, r *http.Request, maxBody i
 			pr.Out.Header.Set(forwardedHeader, st.Replica)
 			// The client's credential, which this replica's guard took
 			// off the request: the other checks it again.
-			if c, ok := pr.In.Context().Value(credentialKey{}).(string); ok {
+			if c, ok := guard.Credential(pr.In.Context()); ok {
 				pr.Out.Header.Set("Authorization", c)
 			}
 		},
