@@ -139,7 +139,7 @@ func (d *Daemon) oauthOptions(ctx context.Context) *guard.OAuthOptions {
 	}
 	resource := a.Resource
 	if resource == "" {
-		resource = "http://" + d.ln.Addr().String() + "/mcp"
+		resource = "http://" + d.ln.Addr().String() + d.endpoints()[0].Path
 	}
 	dialer := &netguard.Dialer{}
 	if a.AllowLocalIssuer {

@@ -56,7 +56,8 @@ func (g *Gateway) follow(w *host.Watcher) {
 //
 // Everything else, and every request once the host has started, passes at
 // once.
-func (g *Gateway) awaitStart(next mcp.MethodHandler) mcp.MethodHandler {
+func (ep *endpoint) awaitStart(next mcp.MethodHandler) mcp.MethodHandler {
+	g := ep.g
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		starting := g.h.Starting()
 		if starting == nil {
@@ -67,11 +68,11 @@ func (g *Gateway) awaitStart(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			enough = g.required
 		default:
-			if g.published(req) {
+			if ep.published(req) {
 				return next(ctx, method, req)
 			}
 			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
-				if t, ok := g.h.Tool(r.Params.Name); ok && g.exposes(t.Server) && !g.hidden[t.Name] {
+				if t, ok := g.h.Tool(r.Params.Name); ok && ep.exposes(t.Server) && !ep.hidden[t.Name] {
 					enough = closedChan // the host has it: only its publication is due
 				}
 			}
@@ -117,31 +118,27 @@ func (g *Gateway) checkRequired() {
 }
 
 // published reports whether req is for a tool, prompt or resource the
-// gateway publishes, or is another request.
-func (g *Gateway) published(req mcp.Request) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// endpoint publishes, or is another request.
+func (ep *endpoint) published(req mcp.Request) bool {
+	ep.g.mu.Lock()
+	defer ep.g.mu.Unlock()
 	switch r := req.(type) {
 	case *mcp.CallToolRequest:
-		return r.Params == nil || g.tools[r.Params.Name]
+		return r.Params == nil || ep.tools[r.Params.Name]
 	case *mcp.GetPromptRequest:
 		if r.Params == nil {
 			return true
 		}
-		_, ok := g.prompts[r.Params.Name]
+		_, ok := ep.prompts[r.Params.Name]
 		return ok
 	case *mcp.ReadResourceRequest:
 		if r.Params == nil {
 			return true
 		}
-		_, ok := g.resources[r.Params.URI]
+		_, ok := ep.resources[r.Params.URI]
 		return ok
 	}
 	return true
-}
-
-func (g *Gateway) exposes(server string) bool {
-	return g.exposed == nil || g.exposed[server]
 }
 
 // resync republishes a list after an upstream announced a change. Changes
@@ -239,38 +236,42 @@ func (g *Gateway) Sync(ctx context.Context) error {
 	}
 }
 
-// syncTools publishes the host's tools: new and changed ones are added (the
-// SDK tells clients the list changed), vanished ones removed.
+// syncTools publishes the host's tools on each endpoint: new and changed
+// ones are added (the SDK tells clients the list changed), vanished ones
+// removed.
 func (g *Gateway) syncTools() {
-	want := map[string]bool{}
-	for _, t := range g.h.Tools() {
-		if !g.exposes(t.Server) || g.hidden[t.Name] {
-			continue
+	tools := g.h.Tools()
+	for _, ep := range g.eps {
+		want := map[string]bool{}
+		for _, t := range tools {
+			if !ep.exposes(t.Server) || ep.hidden[t.Name] {
+				continue
+			}
+			want[t.Name] = true
+			up := t.Tool
+			ep.srv.AddTool(&mcp.Tool{
+				Meta:         up.Meta,
+				Annotations:  up.Annotations,
+				Description:  up.Description,
+				InputSchema:  inputSchema(up.InputSchema),
+				Name:         t.Name,
+				OutputSchema: up.OutputSchema,
+				Title:        up.Title,
+				Icons:        up.Icons,
+			}, g.callTool)
 		}
-		want[t.Name] = true
-		up := t.Tool
-		g.srv.AddTool(&mcp.Tool{
-			Meta:         up.Meta,
-			Annotations:  up.Annotations,
-			Description:  up.Description,
-			InputSchema:  inputSchema(up.InputSchema),
-			Name:         t.Name,
-			OutputSchema: up.OutputSchema,
-			Title:        up.Title,
-			Icons:        up.Icons,
-		}, g.callTool)
-	}
-	g.mu.Lock()
-	var gone []string
-	for name := range g.tools {
-		if !want[name] {
-			gone = append(gone, name)
+		g.mu.Lock()
+		var gone []string
+		for name := range ep.tools {
+			if !want[name] {
+				gone = append(gone, name)
+			}
 		}
-	}
-	g.tools = want
-	g.mu.Unlock()
-	if len(gone) > 0 {
-		g.srv.RemoveTools(gone...)
+		ep.tools = want
+		g.mu.Unlock()
+		if len(gone) > 0 {
+			ep.srv.RemoveTools(gone...)
+		}
 	}
 }
 
@@ -288,13 +289,13 @@ func inputSchema(s any) any {
 }
 
 // serverOf finds which published resource or template a URI belongs to.
-func (g *Gateway) serverOf(uri string) (string, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if s, ok := g.resources[uri]; ok {
+func (ep *endpoint) serverOf(uri string) (string, bool) {
+	ep.g.mu.Lock()
+	defer ep.g.mu.Unlock()
+	if s, ok := ep.resources[uri]; ok {
 		return s, true
 	}
-	for tmpl, s := range g.templates {
+	for tmpl, s := range ep.templates {
 		if matchTemplate(tmpl, uri) {
 			return s, true
 		}

@@ -61,8 +61,6 @@ type Options struct {
 	Name, Version string
 	// Instructions are sent to clients in initialize.
 	Instructions string
-	// Servers limits which upstream servers are exposed; nil means all.
-	Servers []string
 	// InputTimeout bounds how long an upstream call waits for a 2026-07-28
 	// client to come back with the input it asked for. Default 10 minutes.
 	InputTimeout time.Duration
@@ -93,17 +91,10 @@ type Options struct {
 	// them). Default [DefaultMaxRequests]; `serve` passes [gateway]
 	// max_requests.
 	MaxRequests int
-	// HideTools are host tool names left out of the gateway's tools (the
-	// tools a published workflow with hide_tools calls): clients neither
-	// list nor call them, while the host still offers them to its own
-	// callers (the workflow engine).
-	HideTools []string
-	// Policy, for clients that come with an OAuth token
-	// ([HTTPOptions.OAuth]), says which servers and tools each may list and
-	// call ([gateway.auth.policy]); nil lets every token see everything.
-	// Clients without a token (stdio, the local socket, auth_token) are
-	// the owner's and see everything.
-	Policy []config.AuthPolicy
+	// Endpoints are the MCP endpoints the gateway serves over its host,
+	// each an MCP server of its own with its servers, tools and policy;
+	// nil means one, [DefaultEndpoint]. The first is also [Gateway.Server].
+	Endpoints []Endpoint
 	// Replica names this gateway among the replicas of one deployment
 	// (`switchboard serve` on a shared PostgreSQL: an id per process). The
 	// requestStates it issues for the calls it bridges (gateway/input.go)
@@ -139,7 +130,7 @@ type Gateway struct {
 	h    *host.Host
 	opts Options
 	log  *slog.Logger
-	srv  *mcp.Server
+	eps  []*endpoint      // Options.Endpoints, served
 	red  *secret.Redactor // the host's, for the face (redact.go)
 
 	ctx    context.Context // the gateway's lifetime
@@ -147,10 +138,6 @@ type Gateway struct {
 
 	mu        sync.Mutex
 	logLevel  mcp.LoggingLevel         // the most verbose level set upstream
-	tools     map[string]bool          // published tool names
-	resources map[string]string        // published URI -> server
-	templates map[string]string        // published URI template -> server
-	prompts   map[string]promptRoute   // published name -> upstream
 	pending   map[string]*pendingCall  // 2026-07-28 calls awaiting input
 	waiting   int                      // of them, those that have asked (Options.MaxWaitingCalls)
 	syncing   map[host.ChangeKind]bool // a resync is running
@@ -158,8 +145,6 @@ type Gateway struct {
 	synced    []chan struct{}          // closed when no resync runs (Sync)
 	required  chan struct{}            // closed once every required server is up (awaitStart)
 	reqOnce   sync.Once                // for required
-	exposed   map[string]bool          // nil: every server
-	hidden    map[string]bool          // tool names left out (Options.HideTools)
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	ownsHost  bool // made by Start: Close closes the host too
@@ -266,21 +251,21 @@ func HostOptions(o *host.Options, opts *Options) *host.Options {
 // changes) from then on. Closing the gateway does not close h.
 func New(h *host.Host, opts *Options) (*Gateway, error) {
 	g := &Gateway{
-		h:         h,
-		red:       h.Redactor(), // the face keeps from its clients the secrets the host resolved
-		tools:     map[string]bool{},
-		resources: map[string]string{},
-		templates: map[string]string{},
-		prompts:   map[string]promptRoute{},
-		subs:      map[subKey]map[*mcp.ServerSession]bool{},
-		sessSubs:  map[*mcp.ServerSession]map[subKey]bool{},
-		pending:   map[string]*pendingCall{},
-		syncing:   map[host.ChangeKind]bool{},
-		dirty:     map[host.ChangeKind]bool{},
-		required:  make(chan struct{}),
+		h:        h,
+		red:      h.Redactor(), // the face keeps from its clients the secrets the host resolved
+		subs:     map[subKey]map[*mcp.ServerSession]bool{},
+		sessSubs: map[*mcp.ServerSession]map[subKey]bool{},
+		pending:  map[string]*pendingCall{},
+		syncing:  map[host.ChangeKind]bool{},
+		dirty:    map[host.ChangeKind]bool{},
+		required: make(chan struct{}),
 	}
 	if opts != nil {
 		g.opts = *opts
+	}
+	eps, err := endpoints(g.opts.Endpoints)
+	if err != nil {
+		return nil, err
 	}
 	if g.opts.Name == "" {
 		g.opts.Name = "switchboard"
@@ -303,16 +288,6 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 	}
 	g.stateSigner = secret.NewSigner(g.opts.StateKey, g.opts.StateKeyFallbacks...)
 	g.peerTransport = newPeerTransport()
-	g.hidden = map[string]bool{}
-	for _, name := range g.opts.HideTools {
-		g.hidden[name] = true
-	}
-	if g.opts.Servers != nil {
-		g.exposed = map[string]bool{}
-		for _, id := range g.opts.Servers {
-			g.exposed[id] = true
-		}
-	}
 	g.log = g.opts.Logger
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
@@ -321,35 +296,8 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 	g.requests, g.endRequests = context.WithCancelCause(g.ctx)
 	g.ends = transport.NewSessionEnds[*mcp.ServerSession](g.requests)
 
-	g.srv = mcp.NewServer(&mcp.Implementation{Name: g.opts.Name, Version: g.opts.Version}, &mcp.ServerOptions{
-		Instructions:       g.opts.Instructions,
-		Logger:             nil,
-		CompletionHandler:  g.complete,
-		SubscribeHandler:   g.subscribe,
-		UnsubscribeHandler: g.unsubscribe,
-		// The roots of the one client reach the upstreams outside calls
-		// too (roots.go).
-		InitializedHandler:      g.sessionInitialized,
-		RootsListChangedHandler: g.rootsChanged,
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:       &mcp.ToolCapabilities{ListChanged: true},
-			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
-			Logging:     &mcp.LoggingCapabilities{},
-			Completions: &mcp.CompletionCapabilities{},
-		},
-	})
-
-	// The policy inside awaitStart: a hidden tool waits for the start as
-	// one that does not exist does, then fails the same way.
-	g.srv.AddReceivingMiddleware(olderGenerationDiscover, g.loggingMiddleware, ownIdentity, g.awaitStart, g.policyMiddleware)
-	// Everything a request does runs on its context (see Shutdown).
-	g.srv.AddReceivingMiddleware(g.requestMiddleware)
-	// Last, so outermost: nothing leaves unredacted (redact.go).
-	g.srv.AddReceivingMiddleware(g.redactResponses)
-	g.srv.AddSendingMiddleware(g.redactOutgoing)
-	if len(g.opts.Middleware) > 0 {
-		g.srv.AddReceivingMiddleware(g.opts.Middleware...)
+	for _, e := range eps {
+		g.eps = append(g.eps, g.newEndpoint(e))
 	}
 
 	// An upstream that wants roots outside a call gets the one client's
@@ -387,10 +335,10 @@ const UpstreamProtocolVersion = "2025-11-25"
 // Host returns the host the gateway serves.
 func (g *Gateway) Host() *host.Host { return g.h }
 
-// Server returns the gateway's MCP server. Serve it over stdio with
-// g.Server().Run(OwnerContext(ctx), &mcp.StdioTransport{}) (its client is
-// the owner: see OwnerContext).
-func (g *Gateway) Server() *mcp.Server { return g.srv }
+// Server returns the MCP server of the gateway's first endpoint. Serve it
+// over stdio with g.Server().Run(guard.OwnerContext(ctx),
+// &mcp.StdioTransport{}) (its client is the owner: see guard.OwnerContext).
+func (g *Gateway) Server() *mcp.Server { return g.eps[0].srv }
 
 // Close ends calls waiting for input and every downstream session (a
 // Streamable HTTP session a client never deleted would otherwise keep its
@@ -409,7 +357,7 @@ func (g *Gateway) Close() error {
 		g.rootsClosed = true // no more roots goroutines (roots.go)
 		g.rootsMu.Unlock()
 		g.h.OnRootsWanted(nil)
-		for ss := range g.srv.Sessions() {
+		for ss := range g.sessions() {
 			ss.Close()
 		}
 		g.wg.Wait()

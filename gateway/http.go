@@ -116,7 +116,16 @@ func (g *Gateway) Mount(gd *guard.Guard, opts *HTTPOptions) {
 		}
 		events = store
 	}
-	getServer := func(*http.Request) *mcp.Server { return g.srv }
+	// One bound on sessions for every endpoint: they are the gateway's.
+	limits := newSessionLimits(g.sessions, o.MaxSessions, o.MaxClientSessions, func(msg string, args ...any) { g.log.Info(msg, args...) }, g.endSession)
+	for _, ep := range g.eps {
+		g.mount(gd, ep, &o, events, limits)
+	}
+}
+
+// mount registers ep's paths on gd.
+func (g *Gateway) mount(gd *guard.Guard, ep *endpoint, o *HTTPOptions, events mcp.EventStore, limits *sessionLimits) {
+	getServer := func(*http.Request) *mcp.Server { return ep.srv }
 	streamable := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      o.SessionTimeout,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
@@ -135,26 +144,30 @@ func (g *Gateway) Mount(gd *guard.Guard, opts *HTTPOptions) {
 		PropagateRequestCancellation: true,
 		DisableLocalhostProtection:   true,
 	})
-	sse := mcp.NewSSEHandler(getServer, &mcp.SSEOptions{
-		MaxRequestBodyBytes:        o.MaxBodyBytes,
-		DisableLocalhostProtection: true,
-	})
-	ws := transport.NewWebSocketHandler(getServer, &transport.WebSocketHandlerOptions{
-		MaxMessageBytes: o.MaxBodyBytes,
-		// The guard checks Origin, with the same rule as the other endpoints.
-		InsecureSkipVerify: true,
-	})
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		<-g.ctx.Done()
-		ws.Close()
-	}()
-	limits := newSessionLimits(g.srv, o.MaxSessions, o.MaxClientSessions, func(msg string, args ...any) { g.log.Info(msg, args...) }, g.endSession)
-	gd.Handle("/mcp", guard.AccessMCP, "", &byGeneration{g: g, srv: g.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
-	gd.Handle("/sse", guard.AccessMCP, "", limits.limitStreams(sse))
-	gd.Handle("/message", guard.AccessMCP, "", limits.limitStreams(sse)) // a GET here opens a session too
-	gd.Handle("/ws", guard.AccessMCP, "", limits.limitStreams(ws))
+	gd.Handle(ep.Path, guard.AccessMCP, "", &byGeneration{g: g, srv: ep.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
+	if ep.SSE != "" || ep.Message != "" {
+		sse := limits.limitStreams(mcp.NewSSEHandler(getServer, &mcp.SSEOptions{
+			MaxRequestBodyBytes:        o.MaxBodyBytes,
+			DisableLocalhostProtection: true,
+		}))
+		for _, p := range []string{ep.SSE, ep.Message} { // a GET at either opens a session
+			if p != "" {
+				gd.Handle(p, guard.AccessMCP, "", sse)
+			}
+		}
+	}
+	if ep.WebSocket != "" {
+		ws := transport.NewWebSocketHandler(getServer, &transport.WebSocketHandlerOptions{
+			MaxMessageBytes: o.MaxBodyBytes,
+			// The guard checks Origin, with the same rule as the other endpoints.
+			InsecureSkipVerify: true,
+		})
+		g.wg.Go(func() {
+			<-g.ctx.Done()
+			ws.Close()
+		})
+		gd.Handle(ep.WebSocket, guard.AccessMCP, "", limits.limitStreams(ws))
+	}
 }
 
 // byGeneration serves each Streamable HTTP request in its client's protocol

@@ -40,7 +40,7 @@ func serveOAuth(t *testing.T, as *testauth.Server, servers []config.Server, poli
 	defer cancel()
 	log := &interop.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	g, err := gateway.Start(ctx, servers, nil, &gateway.Options{Policy: policy, Logger: logger})
+	g, err := gateway.Start(ctx, servers, nil, &gateway.Options{Endpoints: []gateway.Endpoint{{Policy: policy}}, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,7 +150,8 @@ func (g *Gateway) forwardRetry(w http.ResponseWriter, r *http.Request, maxBody i
 	defer cancel()
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.URL.Path, pr.Out.URL.RawPath = "http", addr, "/mcp", ""
+			// The endpoint the retry came to: the call is held there.
+			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.URL.Path, pr.Out.URL.RawPath = "http", addr, pr.In.URL.Path, pr.In.URL.RawPath
 			// The client's Host, as the balancer sent it: the replica
 			// checks Host and Origin as this one did.
 			pr.Out.Host = pr.In.Host
