@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -225,19 +226,10 @@ func (v *verifier) check(ctx context.Context, token string) (*auth.TokenInfo, er
 	ti := &auth.TokenInfo{
 		Scopes:     tokenScopes(claims),
 		Expiration: exp.Time,
-		UserID:     cmpOr(sub, claimString(claims, "client_id"), claimString(claims, "azp")),
+		UserID:     cmp.Or(sub, claimString(claims, "client_id"), claimString(claims, "azp")),
 		Extra:      map[string]any{"claims": map[string]any(claims)},
 	}
 	return ti, nil
-}
-
-func cmpOr(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 func claimString(c jwt.MapClaims, k string) string {
