@@ -10,8 +10,10 @@ import (
 // TestLayering: arrows run down only (docs/design.md, "Packages"). The
 // floor imports nothing of ours but the leaf helpers (which import nothing
 // of ours themselves: checked below); config is data; the host knows no
-// face and no LLM; faces never import each other or the CLI; only the
-// binary imports the CLI.
+// face and no LLM; faces never import each other or the CLI, not even
+// directly where the daemon below them already does (what every face
+// needs of the guard is in guard, below them all); only the binary
+// imports the CLI.
 func TestLayering(t *testing.T) {
 	const mod = "github.com/switchboardmcp/switchboard/"
 	forbidden := map[string][]string{
@@ -20,6 +22,7 @@ func TestLayering(t *testing.T) {
 		"schema":          {"*"},
 		"transport":       {"*"},
 		"store":           {"*"},
+		"guard":           {"*"},
 		"internal/decode": {"*"},
 		"config":          {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "cmd/switchboard/internal/cli"},
 		"llm":             {"host", "gateway", "daemon", "agent", "config", "store", "cmd/switchboard/internal/cli"},
@@ -38,6 +41,19 @@ func TestLayering(t *testing.T) {
 	leaves := []string{"internal/flock", "internal/userfile", "internal/decode", "internal/strictjson"}
 	for _, l := range leaves {
 		forbidden[l] = []string{"*"}
+	}
+	// The faces, over the daemon: none imports another itself.
+	faces := []string{"gateway", "api", "ui"}
+	for _, f := range faces {
+		out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, "./"+f).Output()
+		if err != nil {
+			t.Fatalf("go list ./%s: %v", f, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if ours, ok := strings.CutPrefix(dep, mod); ok && ours != f && slices.Contains(faces, ours) {
+				t.Errorf("the face %s imports the face %s", f, ours)
+			}
+		}
 	}
 	for pkg, bad := range forbidden {
 		out, err := exec.Command("go", "list", "-deps", "./"+pkg).Output()

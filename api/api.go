@@ -204,7 +204,7 @@ func mediaTypeProblem(w http.ResponseWriter, r *http.Request) *problem {
 }
 
 // Refuse renders a refusal of the guard in front of the API
-// (gateway.Refuser) as a problem document naming the header at fault.
+// (guard.Refuser) as a problem document naming the header at fault.
 func (a *API) Refuse(w http.ResponseWriter, r *http.Request, rf daemon.Refusal) {
 	detail := rf.Msg
 	switch rf.Header {

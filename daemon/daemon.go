@@ -57,6 +57,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
@@ -167,7 +168,7 @@ type Daemon struct {
 	faces  []face // mounted with Handle, HandleAdmin and HandleOpen
 	// authToken is [gateway] auth_token resolved, once Run has it.
 	authToken string
-	guard     *gateway.Guard // the listener's, once Run has mounted every route
+	guard     *guard.Guard // the listener's, once Run has mounted every route
 	wf        *Workflows
 	tel       *telemetry.Telemetry
 	ownTel    bool
@@ -469,7 +470,6 @@ func (d *Daemon) build(gwOpts *gateway.Options) (*gateway.Gateway, *host.Host, e
 		if ok {
 			ho.InProcess = append(slices.Clone(ho.InProcess), ip)
 		}
-		gwOpts.HideTools = append(gwOpts.HideTools, d.wf.Hidden()...)
 	}
 	if ho.ClientMiddleware == nil {
 		ho.ClientMiddleware = d.tel.ClientMiddleware
@@ -616,10 +616,22 @@ func (d *Daemon) gatewayOptions() *gateway.Options {
 	if d.store.Backend() == "postgres" {
 		o.Peers = d.peer
 	}
-	if a := d.opts.Config.Gateway.Auth; a != nil {
-		o.Policy = a.Policy
-	}
+	o.Endpoints = d.endpoints()
 	return o
+}
+
+// endpoints are the MCP endpoints the daemon serves, over its one host:
+// the default one (gateway.DefaultEndpoint), under [gateway.auth.policy],
+// without the tools of the workflows published with hide_tools.
+func (d *Daemon) endpoints() []gateway.Endpoint {
+	ep := gateway.DefaultEndpoint
+	if a := d.opts.Config.Gateway.Auth; a != nil {
+		ep.Policy = a.Policy
+	}
+	if d.wf != nil {
+		ep.HideTools = d.wf.Hidden()
+	}
+	return []gateway.Endpoint{ep}
 }
 
 func (d *Daemon) grace() time.Duration {

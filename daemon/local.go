@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
@@ -52,12 +53,10 @@ func (d *Daemon) serveLocal(g *gateway.Gateway, h *host.Host) *httpFace {
 	// Host and Origin are checked as on loopback, though no browser can
 	// open a unix socket: a local forwarder someone set up could.
 	mux.Handle("/", g.Handler(&gateway.HTTPOptions{
-		Local:             true,
-		Loopback:          true,
+		Guard:             guard.Options{Local: true, Loopback: true, Logger: d.opts.Logger},
 		SessionTimeout:    gw.SessionTimeout,
 		MaxSessions:       gw.MaxSessions,
 		MaxClientSessions: gw.MaxClientSessions,
-		Logger:            d.opts.Logger,
 	}))
 	l := &local{h: h, red: h.Redactor()}
 	mux.HandleFunc("GET "+localPrefix+"state", l.state)

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/oauth"
 	"github.com/switchboardmcp/switchboard/workflow"
@@ -71,16 +72,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// in before startHost ran found the host neither starting nor started,
 	// and a listing was answered empty.
 	h.WillStart()
-	hopts := &gateway.HTTPOptions{
-		AuthToken:         token,
-		OAuth:             d.oauthOptions(ctx),
-		AllowedOrigins:    gw.AllowedOrigins,
-		Loopback:          isLoopback(d.ln.Addr()),
-		SessionTimeout:    gw.SessionTimeout,
-		MaxSessions:       gw.MaxSessions,
-		MaxClientSessions: gw.MaxClientSessions,
-		JSONResponse:      gw.JSONResponse,
-		Logger:            d.opts.Logger,
+	gopts := &guard.Options{
+		AuthToken:      token,
+		OAuth:          d.oauthOptions(ctx),
+		AllowedOrigins: gw.AllowedOrigins,
+		Loopback:       isLoopback(d.ln.Addr()),
+		Logger:         d.opts.Logger,
 	}
 	// The listener's one guard: every route below is registered on it,
 	// with what it asks of a request (faces.go). It lives until Run
@@ -88,11 +85,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// drains, after ctx has ended.
 	guardCtx, endGuard := context.WithCancel(context.WithoutCancel(ctx))
 	defer endGuard()
-	gd, err := gateway.NewGuard(guardCtx, hopts)
+	gd, err := guard.New(guardCtx, gopts)
 	if err != nil {
 		return fmt.Errorf("[gateway.auth]: %w", err)
 	}
-	d.mount(gd, g, hopts)
+	d.mount(gd, g, token)
 	faces := []*httpFace{d.serveHTTP(d.ln, gd)}
 	if local := d.serveLocal(g, h); local != nil {
 		faces = append(faces, local)
@@ -135,14 +132,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 // Listen refuses to derive it elsewhere). The issuer's metadata and keys
 // are fetched through the guarded client, which admits the issuer's own
 // local address only with allow_local_issuer.
-func (d *Daemon) oauthOptions(ctx context.Context) *gateway.OAuthOptions {
+func (d *Daemon) oauthOptions(ctx context.Context) *guard.OAuthOptions {
 	a := d.opts.Config.Gateway.Auth
 	if a == nil {
 		return nil
 	}
 	resource := a.Resource
 	if resource == "" {
-		resource = "http://" + d.ln.Addr().String() + "/mcp"
+		resource = "http://" + d.ln.Addr().String() + d.endpoints()[0].Path
 	}
 	dialer := &netguard.Dialer{}
 	if a.AllowLocalIssuer {
@@ -154,7 +151,7 @@ func (d *Daemon) oauthOptions(ctx context.Context) *gateway.OAuthOptions {
 			dialer.AllowLocal = append(dialer.AllowLocal, local...)
 		}
 	}
-	return &gateway.OAuthOptions{
+	return &guard.OAuthOptions{
 		Issuer:     a.Issuer,
 		Resource:   resource,
 		Audience:   a.Audience,
@@ -389,7 +386,7 @@ func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		closer = c
 	}
 	// The stdio client started this process: its calls are the owner's.
-	err = g.Server().Run(gateway.OwnerContext(run), &mcp.IOTransport{
+	err = g.Server().Run(guard.OwnerContext(run), &mcp.IOTransport{
 		Reader: struct {
 			io.Reader
 			io.Closer

@@ -236,7 +236,7 @@ func benchGateway(b *testing.B, bin string, hopts *gateway.HTTPOptions) string {
 	if hopts == nil {
 		hopts = &gateway.HTTPOptions{}
 	}
-	hopts.Loopback = true
+	hopts.Guard.Loopback = true
 	ts := httptest.NewServer(g.Handler(hopts))
 	b.Cleanup(func() {
 		ts.CloseClientConnections()

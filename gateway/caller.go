@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 )
 
@@ -19,26 +20,11 @@ import (
 //     other than its subject) for a request with an OAuth access token;
 //   - "owner" for the owner: a request with the auth token (or the web
 //     UI's session cookie), through a Local handler (the daemon's
-//     owner-only socket), or on a session served on an OwnerContext
+//     owner-only socket), or on a session served on a guard.OwnerContext
 //     (stdio, whose client started the process);
 //   - "session:ID" for anyone else on a session of its own;
 //   - host.CallerAnonymous for a request with none of these (a 2026-07-28
 //     request or a WebSocket connection, anonymous on loopback).
-
-// ownerKey marks the context of a request the owner made.
-type ownerKey struct{}
-
-// OwnerContext returns ctx marked as the owner's: calls on a session
-// served on it (stdio: the client that started the process) are the
-// owner's.
-func OwnerContext(ctx context.Context) context.Context {
-	return context.WithValue(ctx, ownerKey{}, true)
-}
-
-func isOwner(ctx context.Context) bool {
-	v, _ := ctx.Value(ownerKey{}).(bool)
-	return v
-}
 
 // callerOf names who req comes from (see above).
 func callerOf(ctx context.Context, req *mcp.CallToolRequest) string {
@@ -54,7 +40,7 @@ func callerOf(ctx context.Context, req *mcp.CallToolRequest) string {
 		}
 		return c
 	}
-	if isOwner(ctx) {
+	if guard.IsOwner(ctx) {
 		return "owner"
 	}
 	if req.Session != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
 	"github.com/switchboardmcp/switchboard/transport"
@@ -61,11 +62,11 @@ func TestCallerOfEachCaller(t *testing.T) {
 	const owner = "the-owner-token-0123456789abcdef"
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()
-	ts.Config.Handler = g.Handler(&gateway.HTTPOptions{Loopback: true, AuthToken: owner,
-		OAuth: &gateway.OAuthOptions{Issuer: as.Issuer, Resource: base + "/mcp", Scopes: []string{"mcp"}}})
+	ts.Config.Handler = g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true, AuthToken: owner,
+		OAuth: &guard.OAuthOptions{Issuer: as.Issuer, Resource: base + "/mcp", Scopes: []string{"mcp"}}}})
 	ts.Start()
-	anon := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Loopback: true}))
-	local := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Loopback: true, Local: true}))
+	anon := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true}}))
+	local := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true, Local: true}}))
 	// After the sessions' own cleanups (connect, connectAs).
 	t.Cleanup(func() {
 		for _, s := range []*httptest.Server{ts, anon, local} {
@@ -114,7 +115,7 @@ func TestCallerOfEachCaller(t *testing.T) {
 
 	// Over stdio, on the context the daemon serves it with.
 	ct, st := mcp.NewInMemoryTransports()
-	sctx, stop := context.WithCancel(gateway.OwnerContext(ctx))
+	sctx, stop := context.WithCancel(guard.OwnerContext(ctx))
 	defer stop()
 	go g.Server().Run(sctx, st)
 	cs, err = mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 )
@@ -249,7 +250,7 @@ func serveConformanceGateway(t *testing.T, bin string) string {
 	t.Helper()
 	_, base := serve(t,
 		[]config.Server{{ID: "everything", Transport: config.TransportStdio, Command: bin}},
-		&host.Options{ToolNameFormat: "{tool}"}, &gateway.HTTPOptions{Loopback: true})
+		&host.Options{ToolNameFormat: "{tool}"}, &gateway.HTTPOptions{Guard: guard.Options{Loopback: true}})
 	return base + "/mcp"
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 )
 
 // rawConn dials the gateway at base and writes a request head: method,
@@ -75,7 +76,7 @@ const jsonHeaders = "Content-Type: application/json\r\nAccept: application/json,
 // body it announced: it never sends one. (net/http would otherwise read up
 // to 256 KiB of an unread body after the handler to reuse the connection.)
 func TestRefusedBodyNotRead(t *testing.T) {
-	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{AuthToken: "s3cret-token"})
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{Guard: guard.Options{AuthToken: "s3cret-token"}})
 	for _, tc := range []struct{ name, target, header string }{
 		{"no token", "/mcp", ""},
 		{"no token, stateless", "/mcp", "MCP-Protocol-Version: 2026-07-28"},
@@ -110,7 +111,7 @@ func TestRefusedBodyNotRead(t *testing.T) {
 func TestSlowBody(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	const bound = timeout + 2*time.Second // the close itself, on a busy machine
-	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{AuthToken: "s3cret-token", BodyTimeout: timeout})
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{Guard: guard.Options{AuthToken: "s3cret-token", BodyTimeout: timeout}})
 	auth := "Authorization: Bearer s3cret-token"
 
 	// A legacy SSE session, to trickle into its message endpoint.
@@ -520,7 +521,7 @@ func TestMaxWaitingCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Loopback: true}))
+	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true}}))
 	defer ts.Close()
 	defer g.Close()
 	defer ts.CloseClientConnections()
@@ -570,7 +571,7 @@ func TestMaxWaitingCalls(t *testing.T) {
 // /mcp hold on every endpoint: the legacy SSE stream and its message
 // endpoint, and the WebSocket handshake.
 func TestEndpointSecurityEverywhere(t *testing.T) {
-	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{AuthToken: "s3cret-token"})
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{Guard: guard.Options{AuthToken: "s3cret-token"}})
 	auth := "Bearer s3cret-token"
 	ws := []string{"Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol", "mcp"}
 	for _, tc := range []struct {

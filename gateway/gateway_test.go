@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 )
@@ -43,7 +44,7 @@ func serve(t *testing.T, servers []config.Server, hostOpts *host.Options, hopts 
 	if hopts == nil {
 		hopts = &gateway.HTTPOptions{}
 	}
-	hopts.Loopback = true
+	hopts.Guard.Loopback = true
 	ts := httptest.NewServer(g.Handler(hopts))
 	t.Cleanup(func() {
 		ts.CloseClientConnections()
@@ -344,7 +345,7 @@ func TestListChangedReachesClients(t *testing.T) {
 }
 
 func TestEndpointSecurity(t *testing.T) {
-	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{AuthToken: "s3cret-token"})
+	_, base := serve(t, []config.Server{fixture(t, "fx")}, nil, &gateway.HTTPOptions{Guard: guard.Options{AuthToken: "s3cret-token"}})
 	body := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	for _, tc := range []struct {
 		name   string
@@ -701,7 +702,7 @@ func TestRootsOverEveryTransport(t *testing.T) {
 // client cannot claim to be local with the marker header.
 func TestLocalTimeout(t *testing.T) {
 	g, base := serve(t, []config.Server{fixture(t, "fx")}, nil, nil)
-	local := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Loopback: true, Local: true}))
+	local := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true, Local: true}}))
 	defer local.Close()
 	call := func(base string, header http.Header) (*mcp.CallToolResult, error) {
 		t.Helper()

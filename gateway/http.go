@@ -2,12 +2,12 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime"
 	"net/http"
 	"slices"
@@ -19,49 +19,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/transport"
 )
 
-// HTTPOptions configures [Gateway.Handler]: the checks of its [Guard]
-// ([NewGuard]) and the shape of its endpoints ([Gateway.Mount]). Nil
-// means defaults.
+// HTTPOptions configures [Gateway.Handler]: the checks of its guard, and
+// the shape of its endpoints ([Gateway.Mount]). Nil means defaults.
 type HTTPOptions struct {
-	// AuthToken, when set, is the owner's credential: "Authorization:
-	// Bearer TOKEN" (compared in constant time), or on the faces a
-	// browser uses the [SessionCookie] that stands for it. With OAuth as
-	// well, a request bearing AuthToken is the owner's (no policy applies)
-	// and any other must carry a valid access token. Without either,
-	// every caller is the owner (a loopback listener only).
-	AuthToken string
-	// OAuth, when set, makes the endpoint an OAuth 2.1 protected resource:
-	// its metadata is published at /.well-known/oauth-protected-resource
-	// (and the resource's path-suffixed form), and every other request
-	// needs a JWT access token of the issuer for the gateway (see
-	// [OAuthOptions]), or the owner's AuthToken; [Options.Policy] then
-	// applies to each client. The token is never passed upstream.
-	OAuth *OAuthOptions
-	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed
-	// besides the gateway's own. A request with any other Origin gets 403.
-	AllowedOrigins []string
-	// AllowedHosts are Host header values allowed besides loopback names
-	// (localhost, 127.0.0.1, [::1]) when the gateway listens on loopback.
-	// Listening elsewhere, every Host is allowed and the token is the guard.
-	AllowedHosts []string
-	// Loopback says the gateway listens on a loopback address, so the Host
-	// header is checked against DNS rebinding.
-	Loopback bool
+	// Guard are the checks of the handler's own guard (Handler only: a
+	// gateway mounted on a guard has that guard's checks).
+	Guard guard.Options
 	// MaxBodyBytes bounds one request body (and WebSocket message); default
 	// 4 MiB.
 	MaxBodyBytes int64
-	// BodyTimeout bounds the time a request body may take to arrive, on top
-	// of one second for every MinBodyRate bytes received: a client that
-	// trickles its body is cut off after about BodyTimeout, while a large
-	// body arriving at any reasonable speed is never cut. Default 10 s.
-	// Bodies are read only after the Host, Origin and token checks pass;
-	// a refused request's body is never read. (Request headers are bounded
-	// by the http.Server's ReadHeaderTimeout, which `switchboard serve`
-	// sets.)
-	BodyTimeout time.Duration
 	// SessionTimeout ends Streamable HTTP sessions idle that long; default
 	// 30 minutes.
 	SessionTimeout time.Duration
@@ -87,47 +57,40 @@ type HTTPOptions struct {
 	// responses on it (the SDK then also sends the spec's priming event).
 	// Default 10 MiB; negative disables resumption.
 	ResumeBytes int
-	// Logger receives refused requests; nil discards.
-	Logger *slog.Logger
-	// Local says the handler serves a listener only its owner can reach
-	// (the daemon's unix socket): its clients may set what only the owner
-	// may, such as a call's own timeout (MetaKeyTimeout). Requests through
-	// any other handler cannot claim to be local.
-	Local bool
 }
 
-// Handler serves the gateway over HTTP: Streamable HTTP at /mcp, the legacy
-// HTTP+SSE transport at /sse (messages to /message), WebSocket at /ws. It
-// is a [Guard] of its own (made with opts) with the gateway mounted on it
+// Handler serves the gateway over HTTP at its endpoint's paths
+// ([Endpoint]; by default Streamable HTTP at /mcp, the legacy HTTP+SSE
+// transport at /sse (messages to /message), WebSocket at /ws). It is a
+// guard of its own (made with opts.Guard) with the gateway mounted on it
 // ([Gateway.Mount]): every request passes the Host, Origin and credential
 // checks first. A listener with other faces beside the gateway makes one
-// Guard for all of them instead, and mounts the gateway on it.
+// guard for all of them instead, and mounts the gateway on it.
 //
 // Close the gateway to end the handler's sessions.
 func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
-	gd, err := NewGuard(g.ctx, opts)
+	var o HTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	gd, err := guard.New(g.ctx, &o.Guard)
 	if err != nil {
-		log := g.log
-		if opts != nil && opts.Logger != nil {
-			log = opts.Logger
-		}
-		log.Error("gateway: OAuth is misconfigured; refusing every request", "err", err)
+		cmp.Or(o.Guard.Logger, g.log).Error("gateway: OAuth is misconfigured; refusing every request", "err", err)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			refuse(w, http.StatusInternalServerError, "the gateway's OAuth configuration is invalid")
+			guard.Refuse(w, http.StatusInternalServerError, "the gateway's OAuth configuration is invalid")
 		})
 	}
-	g.Mount(gd, opts)
+	g.Mount(gd, &o)
 	return gd
 }
 
-// Mount registers the gateway's endpoints on gd, at [AccessMCP]: /mcp
-// (Streamable HTTP), /sse and /message (the legacy HTTP+SSE transport),
-// /ws (WebSocket). Of opts, the fields that shape the endpoints count
-// (MaxBodyBytes, SessionTimeout, MaxSessions, MaxClientSessions,
-// JSONResponse, ResumeBytes, Logger); the checks are gd's.
+// Mount registers the gateway's endpoint on gd, at [guard.AccessMCP]: by
+// default /mcp (Streamable HTTP), /sse and /message (the legacy HTTP+SSE
+// transport), /ws (WebSocket); see [Endpoint]. Of opts, the fields that
+// shape the endpoints count; the checks are gd's.
 //
 // Close the gateway to end the endpoints' sessions.
-func (g *Gateway) Mount(gd *Guard, opts *HTTPOptions) {
+func (g *Gateway) Mount(gd *guard.Guard, opts *HTTPOptions) {
 	o := HTTPOptions{}
 	if opts != nil {
 		o = *opts
@@ -145,10 +108,6 @@ func (g *Gateway) Mount(gd *Guard, opts *HTTPOptions) {
 		o.MaxClientSessions = DefaultMaxClientSessions
 	}
 	o.MaxClientSessions = min(o.MaxClientSessions, o.MaxSessions)
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	var events mcp.EventStore
 	if o.ResumeBytes >= 0 {
 		store := mcp.NewMemoryEventStore(nil)
@@ -157,7 +116,16 @@ func (g *Gateway) Mount(gd *Guard, opts *HTTPOptions) {
 		}
 		events = store
 	}
-	getServer := func(*http.Request) *mcp.Server { return g.srv }
+	// One bound on sessions for every endpoint: they are the gateway's.
+	limits := newSessionLimits(g.sessions, o.MaxSessions, o.MaxClientSessions, func(msg string, args ...any) { g.log.Info(msg, args...) }, g.endSession)
+	for _, ep := range g.eps {
+		g.mount(gd, ep, &o, events, limits)
+	}
+}
+
+// mount registers ep's paths on gd.
+func (g *Gateway) mount(gd *guard.Guard, ep *endpoint, o *HTTPOptions, events mcp.EventStore, limits *sessionLimits) {
+	getServer := func(*http.Request) *mcp.Server { return ep.srv }
 	streamable := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      o.SessionTimeout,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
@@ -176,26 +144,30 @@ func (g *Gateway) Mount(gd *Guard, opts *HTTPOptions) {
 		PropagateRequestCancellation: true,
 		DisableLocalhostProtection:   true,
 	})
-	sse := mcp.NewSSEHandler(getServer, &mcp.SSEOptions{
-		MaxRequestBodyBytes:        o.MaxBodyBytes,
-		DisableLocalhostProtection: true,
-	})
-	ws := transport.NewWebSocketHandler(getServer, &transport.WebSocketHandlerOptions{
-		MaxMessageBytes: o.MaxBodyBytes,
-		// The guard checks Origin, with the same rule as the other endpoints.
-		InsecureSkipVerify: true,
-	})
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		<-g.ctx.Done()
-		ws.Close()
-	}()
-	limits := newSessionLimits(g.srv, o.MaxSessions, o.MaxClientSessions, func(msg string, args ...any) { log.Info(msg, args...) }, g.endSession)
-	gd.Handle("/mcp", AccessMCP, "", &byGeneration{g: g, srv: g.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
-	gd.Handle("/sse", AccessMCP, "", limits.limitStreams(sse))
-	gd.Handle("/message", AccessMCP, "", limits.limitStreams(sse)) // a GET here opens a session too
-	gd.Handle("/ws", AccessMCP, "", limits.limitStreams(ws))
+	gd.Handle(ep.Path, guard.AccessMCP, "", &byGeneration{g: g, srv: ep.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
+	if ep.SSE != "" || ep.Message != "" {
+		sse := limits.limitStreams(mcp.NewSSEHandler(getServer, &mcp.SSEOptions{
+			MaxRequestBodyBytes:        o.MaxBodyBytes,
+			DisableLocalhostProtection: true,
+		}))
+		for _, p := range []string{ep.SSE, ep.Message} { // a GET at either opens a session
+			if p != "" {
+				gd.Handle(p, guard.AccessMCP, "", sse)
+			}
+		}
+	}
+	if ep.WebSocket != "" {
+		ws := transport.NewWebSocketHandler(getServer, &transport.WebSocketHandlerOptions{
+			MaxMessageBytes: o.MaxBodyBytes,
+			// The guard checks Origin, with the same rule as the other endpoints.
+			InsecureSkipVerify: true,
+		})
+		g.wg.Go(func() {
+			<-g.ctx.Done()
+			ws.Close()
+		})
+		gd.Handle(ep.WebSocket, guard.AccessMCP, "", limits.limitStreams(ws))
+	}
 }
 
 // byGeneration serves each Streamable HTTP request in its client's protocol
@@ -587,52 +559,4 @@ type sessionlessKey struct{}
 func isSessionless(ctx context.Context) bool {
 	v, _ := ctx.Value(sessionlessKey{}).(bool)
 	return v
-}
-
-// DefaultBodyTimeout is the default [HTTPOptions.BodyTimeout].
-const DefaultBodyTimeout = 10 * time.Second
-
-// MinBodyRate is the body rate, in bytes per second, that a client must
-// keep up for its request body to have more time than BodyTimeout: each
-// MinBodyRate bytes received earn one second. 32 KiB/s lets a 4 MiB body
-// (the default bound) take 2 minutes, while a client trickling a byte a
-// second holds its connection for BodyTimeout only.
-const MinBodyRate = 32 << 10
-
-// timedBody bounds how long a request body takes to arrive with a read
-// deadline on the connection, moved forward as bytes come in. Once the
-// body is read the deadline is cleared: net/http then reads the connection
-// in the background to notice a client that goes away, and a deadline
-// passing there would cancel a response still streaming (a call's SSE
-// stream may last as long as the call).
-type timedBody struct {
-	io.ReadCloser
-	rc      *http.ResponseController
-	start   time.Time
-	timeout time.Duration
-	n       int64
-	done    bool
-}
-
-func newTimedBody(w http.ResponseWriter, body io.ReadCloser, timeout time.Duration) io.ReadCloser {
-	b := &timedBody{ReadCloser: body, rc: http.NewResponseController(w), start: time.Now(), timeout: timeout}
-	if b.rc.SetReadDeadline(b.start.Add(timeout)) != nil {
-		return body // no connection deadline to set (a ResponseWriter of a test, HTTP/2 without support)
-	}
-	return b
-}
-
-func (b *timedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.n += int64(n)
-	switch {
-	case b.done:
-	case err == io.EOF:
-		b.done = true
-		b.rc.SetReadDeadline(time.Time{})
-	case err == nil && n > 0:
-		earned := time.Duration(b.n) * time.Second / MinBodyRate
-		b.rc.SetReadDeadline(b.start.Add(b.timeout + earned))
-	}
-	return n, err
 }

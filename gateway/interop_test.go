@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 )
 
@@ -39,7 +40,7 @@ func serveInterop(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Loopback: true}))
+	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true}}))
 	t.Cleanup(func() {
 		ts.CloseClientConnections()
 		if err := g.Close(); err != nil {

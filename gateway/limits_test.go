@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 )
@@ -125,12 +127,15 @@ func TestSubscriptionsFollowSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := strings.Count(logs.String(), "testserver: subscribe "); n != 2 {
-		t.Errorf("%d upstream subscriptions, want 2 (item 1 once for both sessions, item 2):\n%s", n, logs)
-	}
 	// a ends: item 2 is unsubscribed upstream, item 1 is b's still.
 	a.Close()
 	waitLog("testserver: unsubscribe "+uri(2), 1)
+	// The fixture's lines come in order, and the host logs them as they
+	// come: every subscription is logged by now, not always right after
+	// it was answered.
+	if n := strings.Count(logs.String(), "testserver: subscribe "); n != 2 {
+		t.Errorf("%d upstream subscriptions, want 2 (item 1 once for both sessions, item 2):\n%s", n, logs)
+	}
 	if strings.Contains(logs.String(), "testserver: unsubscribe "+uri(1)) {
 		t.Errorf("item 1 unsubscribed while b holds it:\n%s", logs)
 	}
@@ -152,5 +157,59 @@ func TestSubscriptionsFollowSessions(t *testing.T) {
 	}
 	if err := subscribe(c, 100); err != nil {
 		t.Errorf("a subscription the session holds, again: %v", err)
+	}
+}
+
+// TestEndpointsShareSubscriptions: sessions of two endpoints that publish
+// one server hold its resource subscriptions together: the upstream is
+// unsubscribed with the last of them, whatever endpoint it came by.
+func TestEndpointsShareSubscriptions(t *testing.T) {
+	logs := &interop.LogBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g, err := gateway.Start(ctx, []config.Server{fixture(t, "fx", "-subscribe")}, &host.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))},
+		&gateway.Options{Endpoints: []gateway.Endpoint{{Path: "/a"}, {Path: "/b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true}}))
+	defer ts.Close()
+	defer ts.CloseClientConnections()
+	const uri = "test://item/1"
+	var sessions []*mcp.ClientSession
+	for _, p := range []string{"/a", "/b"} {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "d", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + p}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatalf("%s: subscribe: %v", p, err)
+		}
+		sessions = append(sessions, cs)
+	}
+	// The gateway unsubscribes upstream with the last session, before it
+	// answers it: none after the first (a line the fixture writes then
+	// might still be on its way: the check can pass wrongly, never fail).
+	if err := sessions[0].Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "testserver: unsubscribe ") {
+		t.Errorf("unsubscribed upstream while the other endpoint's session holds it:\n%s", logs)
+	}
+	if err := sessions[1].Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "testserver: unsubscribe "+uri) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not unsubscribed upstream within 10 s of the last session's unsubscribe:\n%s", logs)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
+	}
+	// The fixture's lines come in order: every subscription is logged.
+	if n := strings.Count(logs.String(), "testserver: subscribe "); n != 1 {
+		t.Errorf("%d upstream subscriptions, want 1 for both endpoints' sessions:\n%s", n, logs)
 	}
 }

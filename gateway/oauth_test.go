@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
 	"github.com/switchboardmcp/switchboard/transport"
@@ -39,18 +40,18 @@ func serveOAuth(t *testing.T, as *testauth.Server, servers []config.Server, poli
 	defer cancel()
 	log := &interop.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	g, err := gateway.Start(ctx, servers, nil, &gateway.Options{Policy: policy, Logger: logger})
+	g, err := gateway.Start(ctx, servers, nil, &gateway.Options{Endpoints: []gateway.Endpoint{{Policy: policy}}, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()
-	ts.Config.Handler = g.Handler(&gateway.HTTPOptions{
+	ts.Config.Handler = g.Handler(&gateway.HTTPOptions{Guard: guard.Options{
 		Loopback:  true,
 		AuthToken: ownerToken,
 		Logger:    logger,
-		OAuth:     &gateway.OAuthOptions{Issuer: as.Issuer, Resource: base + "/mcp", Scopes: []string{"mcp"}},
-	})
+		OAuth:     &guard.OAuthOptions{Issuer: as.Issuer, Resource: base + "/mcp", Scopes: []string{"mcp"}},
+	}})
 	ts.Start()
 	t.Cleanup(func() {
 		ts.CloseClientConnections()

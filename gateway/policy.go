@@ -52,7 +52,7 @@ func (gr Grant) All() bool { return gr.all }
 // and every claim of r.Claims (a string claim equal to the value, or an
 // array claim holding it).
 func matches(r config.AuthPolicy, ti *auth.TokenInfo) bool {
-	if r.Scope != "" && !hasScope(ti, r.Scope) {
+	if r.Scope != "" && !slices.Contains(ti.Scopes, r.Scope) {
 		return false
 	}
 	claims, _ := ti.Extra["claims"].(map[string]any)
@@ -113,15 +113,15 @@ func (gr Grant) Tool(server, name string) bool {
 	return false
 }
 
-// policyMiddleware applies [Options.Policy] to a request that came with an
+// policyMiddleware applies the endpoint's [Endpoint.Policy] to a request that came with an
 // OAuth token: lists leave out what the token's rules do not grant, and a
 // request for a tool, prompt or resource outside them fails as it would if
 // the gateway did not publish it (the same error as an unknown name), so
 // that a client cannot tell a hidden tool from a missing one. A request
 // without a token (stdio, the local socket, auth_token) is the owner's,
 // and passes.
-func (g *Gateway) policyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	if len(g.opts.Policy) == 0 {
+func (ep *endpoint) policyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	if len(ep.Policy) == 0 {
 		return next
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -129,31 +129,31 @@ func (g *Gateway) policyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ti == nil {
 			return next(ctx, method, req)
 		}
-		gr := GrantFor(g.opts.Policy, ti)
+		gr := GrantFor(ep.Policy, ti)
 		switch r := req.(type) {
 		case *mcp.CallToolRequest:
-			if r.Params != nil && !g.toolGranted(gr, r.Params.Name) {
+			if r.Params != nil && !ep.toolGranted(gr, r.Params.Name) {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", r.Params.Name)}
 			}
 		case *mcp.GetPromptRequest:
-			if r.Params != nil && !g.promptGranted(gr, r.Params.Name) {
+			if r.Params != nil && !ep.promptGranted(gr, r.Params.Name) {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", r.Params.Name)}
 			}
 		case *mcp.ReadResourceRequest:
-			if r.Params != nil && !g.resourceGranted(gr, r.Params.URI) {
+			if r.Params != nil && !ep.resourceGranted(gr, r.Params.URI) {
 				return nil, mcp.ResourceNotFoundError(r.Params.URI)
 			}
 		case *mcp.SubscribeRequest:
-			if r.Params != nil && !g.resourceGranted(gr, r.Params.URI) {
+			if r.Params != nil && !ep.resourceGranted(gr, r.Params.URI) {
 				return nil, mcp.ResourceNotFoundError(r.Params.URI)
 			}
 		case *mcp.CompleteRequest:
 			if r.Params != nil && r.Params.Ref != nil {
 				ref := r.Params.Ref
 				switch {
-				case ref.Type == "ref/prompt" && !g.promptGranted(gr, ref.Name):
+				case ref.Type == "ref/prompt" && !ep.promptGranted(gr, ref.Name):
 					return nil, fmt.Errorf("completion: unknown prompt %q", ref.Name)
-				case ref.Type == "ref/resource" && !g.resourceGranted(gr, ref.URI):
+				case ref.Type == "ref/resource" && !ep.resourceGranted(gr, ref.URI):
 					return nil, fmt.Errorf("completion: unknown resource %q", ref.URI)
 				}
 			}
@@ -162,54 +162,66 @@ func (g *Gateway) policyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return res, err
 		}
-		return g.filterList(gr, res), nil
+		return ep.filterList(gr, res), nil
 	}
 }
 
-func (g *Gateway) toolGranted(gr Grant, name string) bool {
-	t, ok := g.h.Tool(name)
+func (ep *endpoint) toolGranted(gr Grant, name string) bool {
+	t, ok := ep.g.h.Tool(name)
 	return ok && gr.Tool(t.Server, name)
 }
 
-func (g *Gateway) promptGranted(gr Grant, name string) bool {
-	g.mu.Lock()
-	route, ok := g.prompts[name]
-	g.mu.Unlock()
+func (ep *endpoint) promptGranted(gr Grant, name string) bool {
+	ep.g.mu.Lock()
+	route, ok := ep.prompts[name]
+	ep.g.mu.Unlock()
 	return ok && gr.Server(route.server)
 }
 
 // resourceGranted reports whether uri, a resource or a template's URI, is
 // of a granted server.
-func (g *Gateway) resourceGranted(gr Grant, uri string) bool {
-	g.mu.Lock()
-	s, ok := g.templates[uri]
-	g.mu.Unlock()
+func (ep *endpoint) resourceGranted(gr Grant, uri string) bool {
+	ep.g.mu.Lock()
+	s, ok := ep.templates[uri]
+	ep.g.mu.Unlock()
 	if !ok {
-		s, ok = g.serverOf(uri)
+		s, ok = ep.serverOf(uri)
 	}
 	return ok && gr.Server(s)
 }
 
 // filterList returns a listing without what gr does not grant; other
 // results unchanged. It copies: the SDK owns what it gave.
-func (g *Gateway) filterList(gr Grant, res mcp.Result) mcp.Result {
+func (ep *endpoint) filterList(gr Grant, res mcp.Result) mcp.Result {
 	switch r := res.(type) {
 	case *mcp.ListToolsResult:
 		c := *r
-		c.Tools = slices.DeleteFunc(slices.Clone(r.Tools), func(t *mcp.Tool) bool { return !g.toolGranted(gr, t.Name) })
+		c.Tools = slices.DeleteFunc(slices.Clone(r.Tools), func(t *mcp.Tool) bool { return !ep.toolGranted(gr, t.Name) })
 		return &c
 	case *mcp.ListPromptsResult:
 		c := *r
-		c.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(p *mcp.Prompt) bool { return !g.promptGranted(gr, p.Name) })
+		c.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(p *mcp.Prompt) bool { return !ep.promptGranted(gr, p.Name) })
 		return &c
 	case *mcp.ListResourcesResult:
 		c := *r
-		c.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(x *mcp.Resource) bool { return !g.resourceGranted(gr, x.URI) })
+		c.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(x *mcp.Resource) bool { return !ep.resourceGranted(gr, x.URI) })
 		return &c
 	case *mcp.ListResourceTemplatesResult:
 		c := *r
-		c.ResourceTemplates = slices.DeleteFunc(slices.Clone(r.ResourceTemplates), func(x *mcp.ResourceTemplate) bool { return !g.resourceGranted(gr, x.URITemplate) })
+		c.ResourceTemplates = slices.DeleteFunc(slices.Clone(r.ResourceTemplates), func(x *mcp.ResourceTemplate) bool { return !ep.resourceGranted(gr, x.URITemplate) })
 		return &c
 	}
 	return res
+}
+
+// tokenInfo is the token a request came with: the request's own (Streamable
+// HTTP), else the one its connection was opened with (legacy SSE,
+// WebSocket: the go-sdk keeps the values of the context a session was
+// connected on). nil when the request came without OAuth (stdio, the local
+// socket, auth_token).
+func tokenInfo(ctx context.Context, req mcp.Request) *auth.TokenInfo {
+	if e := req.GetExtra(); e != nil && e.TokenInfo != nil {
+		return e.TokenInfo
+	}
+	return auth.TokenInfoFromContext(ctx)
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/switchboardmcp/switchboard/guard"
 )
 
 // Replicas behind a load balancer. A 2026-07-28 client is stateless: its
@@ -148,14 +150,15 @@ func (g *Gateway) forwardRetry(w http.ResponseWriter, r *http.Request, maxBody i
 	defer cancel()
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.URL.Path, pr.Out.URL.RawPath = "http", addr, "/mcp", ""
+			// The endpoint the retry came to: the call is held there.
+			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.URL.Path, pr.Out.URL.RawPath = "http", addr, pr.In.URL.Path, pr.In.URL.RawPath
 			// The client's Host, as the balancer sent it: the replica
 			// checks Host and Origin as this one did.
 			pr.Out.Host = pr.In.Host
 			pr.Out.Header.Set(forwardedHeader, st.Replica)
 			// The client's credential, which this replica's guard took
 			// off the request: the other checks it again.
-			if c, ok := pr.In.Context().Value(credentialKey{}).(string); ok {
+			if c, ok := guard.Credential(pr.In.Context()); ok {
 				pr.Out.Header.Set("Authorization", c)
 			}
 		},

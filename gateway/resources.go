@@ -15,14 +15,22 @@ import (
 )
 
 // syncResources publishes the upstreams' resources and templates under
-// their own URIs. A URI two servers share goes to the first declared, the
-// same rule as tool names; the other is logged.
+// their own URIs, on each endpoint. A URI two servers share goes to the
+// first declared, the same rule as tool names; the other is logged.
 func (g *Gateway) syncResources(ctx context.Context) error {
 	rs, err := g.h.Resources(ctx)
 	ts, err2 := g.h.ResourceTemplates(ctx)
+	for _, ep := range g.eps {
+		ep.publishResources(rs, ts)
+	}
+	return errors.Join(err, err2)
+}
+
+func (ep *endpoint) publishResources(rs []host.Resource, ts []host.ResourceTemplate) {
+	g := ep.g
 	wantR := map[string]string{}
 	for _, r := range rs {
-		if !g.exposes(r.Server) {
+		if !ep.exposes(r.Server) {
 			continue
 		}
 		if prev, dup := wantR[r.Resource.URI]; dup {
@@ -32,13 +40,13 @@ func (g *Gateway) syncResources(ctx context.Context) error {
 		wantR[r.Resource.URI] = r.Server
 		res := *r.Resource
 		server := r.Server
-		g.srv.AddResource(&res, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		ep.srv.AddResource(&res, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return g.readResource(ctx, server, req)
 		})
 	}
 	wantT := map[string]string{}
 	for _, t := range ts {
-		if !g.exposes(t.Server) {
+		if !ep.exposes(t.Server) {
 			continue
 		}
 		if _, dup := wantT[t.Template.URITemplate]; dup {
@@ -51,73 +59,76 @@ func (g *Gateway) syncResources(ctx context.Context) error {
 		wantT[t.Template.URITemplate] = t.Server
 		tmpl := *t.Template
 		server := t.Server
-		g.srv.AddResourceTemplate(&tmpl, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		ep.srv.AddResourceTemplate(&tmpl, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return g.readResource(ctx, server, req)
 		})
 	}
 	g.mu.Lock()
 	var goneR, goneT []string
-	for uri := range g.resources {
+	for uri := range ep.resources {
 		if _, ok := wantR[uri]; !ok {
 			goneR = append(goneR, uri)
 		}
 	}
-	for tmpl := range g.templates {
+	for tmpl := range ep.templates {
 		if _, ok := wantT[tmpl]; !ok {
 			goneT = append(goneT, tmpl)
 		}
 	}
-	g.resources, g.templates = wantR, wantT
+	ep.resources, ep.templates = wantR, wantT
 	g.mu.Unlock()
 	if len(goneR) > 0 {
-		g.srv.RemoveResources(goneR...)
+		ep.srv.RemoveResources(goneR...)
 	}
 	if len(goneT) > 0 {
-		g.srv.RemoveResourceTemplates(goneT...)
+		ep.srv.RemoveResourceTemplates(goneT...)
 	}
-	return errors.Join(err, err2)
 }
 
-// syncPrompts publishes the upstreams' prompts, named like tools.
+// syncPrompts publishes the upstreams' prompts, named like tools, on each
+// endpoint.
 func (g *Gateway) syncPrompts(ctx context.Context) error {
 	ps, err := g.h.Prompts(ctx)
-	want := map[string]promptRoute{}
 	format := g.h.ToolNameFormat()
-	for _, p := range ps {
-		if !g.exposes(p.Server) {
-			continue
+	for _, ep := range g.eps {
+		want := map[string]promptRoute{}
+		for _, p := range ps {
+			if !ep.exposes(p.Server) {
+				continue
+			}
+			name := host.ToolName(format, p.Server, p.Prompt.Name)
+			if _, dup := want[name]; dup {
+				g.log.Warn("prompt name collides; the first wins", "name", name, "skipped", p.Server)
+				continue
+			}
+			route := promptRoute{server: p.Server, name: p.Prompt.Name}
+			want[name] = route
+			pr := *p.Prompt
+			pr.Name = name
+			ep.srv.AddPrompt(&pr, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return g.getPrompt(ctx, route, req)
+			})
 		}
-		name := host.ToolName(format, p.Server, p.Prompt.Name)
-		if _, dup := want[name]; dup {
-			g.log.Warn("prompt name collides; the first wins", "name", name, "skipped", p.Server)
-			continue
+		g.mu.Lock()
+		var gone []string
+		for name := range ep.prompts {
+			if _, ok := want[name]; !ok {
+				gone = append(gone, name)
+			}
 		}
-		route := promptRoute{server: p.Server, name: p.Prompt.Name}
-		want[name] = route
-		pr := *p.Prompt
-		pr.Name = name
-		g.srv.AddPrompt(&pr, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return g.getPrompt(ctx, route, req)
-		})
-	}
-	g.mu.Lock()
-	var gone []string
-	for name := range g.prompts {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
+		ep.prompts = want
+		g.mu.Unlock()
+		if len(gone) > 0 {
+			ep.srv.RemovePrompts(gone...)
 		}
-	}
-	g.prompts = want
-	g.mu.Unlock()
-	if len(gone) > 0 {
-		g.srv.RemovePrompts(gone...)
 	}
 	return err
 }
 
 // complete routes completion/complete to the server that owns the prompt or
 // resource template.
-func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+func (ep *endpoint) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	g := ep.g
 	p := *req.Params
 	if p.Ref == nil {
 		return nil, fmt.Errorf("completion: missing ref")
@@ -127,7 +138,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	switch ref.Type {
 	case "ref/prompt":
 		g.mu.Lock()
-		route, ok := g.prompts[ref.Name]
+		route, ok := ep.prompts[ref.Name]
 		g.mu.Unlock()
 		if !ok {
 			return nil, fmt.Errorf("completion: unknown prompt %q", ref.Name)
@@ -135,9 +146,9 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		server, ref.Name = route.server, route.name
 	case "ref/resource":
 		g.mu.Lock()
-		s, ok := g.templates[ref.URI]
+		s, ok := ep.templates[ref.URI]
 		if !ok {
-			s, ok = g.resources[ref.URI]
+			s, ok = ep.resources[ref.URI]
 		}
 		g.mu.Unlock()
 		if !ok {
@@ -160,9 +171,10 @@ const MaxSessionSubscriptions = 256
 // downstream session that subscribes; the SDK sends updates only to the
 // sessions that subscribed. The upstream subscription ends with the last
 // session that holds it, whether it unsubscribes or ends (dropSession).
-func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+func (ep *endpoint) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	g := ep.g
 	uri := req.Params.URI
-	server, ok := g.serverOf(uri)
+	server, ok := ep.serverOf(uri)
 	if !ok {
 		return mcp.ResourceNotFoundError(uri)
 	}
@@ -224,9 +236,10 @@ func (g *Gateway) release(ss *mcp.ServerSession, k subKey) (last bool) {
 	return true
 }
 
-func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+func (ep *endpoint) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	g := ep.g
 	uri := req.Params.URI
-	server, ok := g.serverOf(uri)
+	server, ok := ep.serverOf(uri)
 	if !ok {
 		return nil
 	}
@@ -266,12 +279,17 @@ func (g *Gateway) dropSession(ss *mcp.ServerSession) {
 // unsubscribeTimeout bounds an unsubscribe made for a session that ended.
 const unsubscribeTimeout = 10 * time.Second
 
+// resourceUpdated tells the sessions subscribed to the resource, on every
+// endpoint that exposes its server (the SDK sends it to the sessions of
+// its server that subscribed).
 func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificationParams) {
-	if !g.exposes(server) {
-		return
-	}
-	if err := g.srv.ResourceUpdated(g.ctx, p); err != nil {
-		g.log.Debug("forwarding resources/updated", "server", server, "uri", p.URI, "err", err)
+	for _, ep := range g.eps {
+		if !ep.exposes(server) {
+			continue
+		}
+		if err := ep.srv.ResourceUpdated(g.ctx, p); err != nil {
+			g.log.Debug("forwarding resources/updated", "server", server, "uri", p.URI, "err", err)
+		}
 	}
 }
 

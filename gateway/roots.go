@@ -76,7 +76,7 @@ func olderGeneration(ss *mcp.ServerSession) bool {
 // several.
 func (g *Gateway) onlyClient() *mcp.ServerSession {
 	var only *mcp.ServerSession
-	for ss := range g.srv.Sessions() {
+	for ss := range g.sessions() {
 		if !olderGeneration(ss) {
 			continue
 		}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"iter"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -44,7 +45,7 @@ const codeTooManySessions = -32000
 // idle: no request of theirs in flight, not even a GET stream. The others
 // are open connections by definition, and end when their client hangs up.
 type sessionLimits struct {
-	srv       *mcp.Server
+	sessions  func() iter.Seq[*mcp.ServerSession] // every session the limits hold
 	max       int
 	perClient int
 	log       func(msg string, args ...any)
@@ -67,8 +68,8 @@ type trackedSession struct {
 	last       time.Time // when the last one ended (or began)
 }
 
-func newSessionLimits(srv *mcp.Server, max, perClient int, log func(string, ...any), closeSS func(*mcp.ServerSession)) *sessionLimits {
-	return &sessionLimits{srv: srv, max: max, perClient: perClient, log: log, closeSS: closeSS,
+func newSessionLimits(sessions func() iter.Seq[*mcp.ServerSession], max, perClient int, log func(string, ...any), closeSS func(*mcp.ServerSession)) *sessionLimits {
+	return &sessionLimits{sessions: sessions, max: max, perClient: perClient, log: log, closeSS: closeSS,
 		tracked: map[string]*trackedSession{}, held: map[string]int{}, evicted: map[string]bool{}}
 }
 
@@ -212,7 +213,7 @@ func (l *sessionLimits) dropLocked(id string) {
 // pruneLocked forgets tracked sessions that have ended.
 func (l *sessionLimits) pruneLocked() {
 	live := make(map[string]bool, len(l.tracked))
-	for ss := range l.srv.Sessions() {
+	for ss := range l.sessions() {
 		if id := ss.ID(); id != "" {
 			live[id] = true
 		}
@@ -257,7 +258,7 @@ func (l *sessionLimits) idlestLocked(client string, mine bool) *trackedSession {
 // ends what the session still waits on (a question put to its client, a
 // call whose client hung up) first, on a goroutine of its own.
 func (l *sessionLimits) closeSession(id string) {
-	for ss := range l.srv.Sessions() {
+	for ss := range l.sessions() {
 		if ss.ID() == id {
 			go l.closeSS(ss)
 			return

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 	"github.com/switchboardmcp/switchboard/store"
@@ -124,7 +125,7 @@ func benchTelemetryGateway(b *testing.B, bin string, tel *telemetry.Telemetry) s
 	if err != nil {
 		b.Fatal(err)
 	}
-	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Loopback: true}))
+	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true}}))
 	b.Cleanup(func() {
 		ts.CloseClientConnections()
 		g.Close()

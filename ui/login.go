@@ -3,7 +3,7 @@ package ui
 // The login page: with [gateway] auth_token set every face needs the
 // token, and a browser cannot send the bearer header on its own
 // navigations. A person types the token here once; the answer sets the
-// session cookie (gateway.SessionCookie), which stands for the token on
+// session cookie (guard.SessionCookie), which stands for the token on
 // the UI, the REST API and /metrics — never on /mcp — until the daemon
 // restarts or the person logs out (POST /logout clears it from this
 // browser). The cookie holds an HMAC of the token under a key of the
@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 )
 
 type loginData struct {
@@ -77,7 +77,7 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
 
 func (u *UI) sessionCookie(r *http.Request, value string) *http.Cookie {
 	return &http.Cookie{
-		Name:     gateway.SessionCookie,
+		Name:     guard.SessionCookie,
 		Value:    value,
 		Path:     "/",
 		HttpOnly: true,

@@ -9,7 +9,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
-	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/ui"
 )
 
@@ -53,7 +53,7 @@ func TestLogin(t *testing.T) {
 		t.Fatalf("logging in: %d %q %v", status, hdr.Get("HX-Redirect"), cookies)
 	}
 	c := cookies[0]
-	if c.Name != gateway.SessionCookie || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure || c.Path != "/" ||
+	if c.Name != guard.SessionCookie || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure || c.Path != "/" ||
 		strings.Contains(c.Value, token) || len(c.Value) < 32 {
 		t.Errorf("the cookie: %+v", c)
 	}
@@ -129,7 +129,7 @@ func TestLoginLimit(t *testing.T) {
 	status, hdr, _ = s.do("POST", "/logout", url.Values{}, append(csrf, "Cookie", session, "HX-Request", "true")...)
 	cookies = (&http.Response{Header: hdr}).Cookies()
 	if status != http.StatusNoContent || hdr.Get("HX-Redirect") != "/login" || len(cookies) != 1 ||
-		cookies[0].Name != gateway.SessionCookie || cookies[0].Value != "" || cookies[0].MaxAge >= 0 || cookies[0].Path != "/" {
+		cookies[0].Name != guard.SessionCookie || cookies[0].Value != "" || cookies[0].MaxAge >= 0 || cookies[0].Path != "/" {
 		t.Errorf("logging out: %d %q %+v, want the cookie cleared and /login", status, hdr.Get("HX-Redirect"), cookies)
 	}
 }
@@ -167,7 +167,7 @@ func TestLoginForm(t *testing.T) {
 	}
 	status, hdr, body := s.do("POST", "/login", form, "Origin", s.url, "Sec-Fetch-Site", "same-origin")
 	cookies := (&http.Response{Header: hdr}).Cookies()
-	if status != http.StatusSeeOther || hdr.Get("Location") != "/servers" || len(cookies) != 1 || cookies[0].Name != gateway.SessionCookie {
+	if status != http.StatusSeeOther || hdr.Get("Location") != "/servers" || len(cookies) != 1 || cookies[0].Name != guard.SessionCookie {
 		t.Fatalf("the form posted by the browser: %d Location %q %v, want 303 to /servers with the cookie\n%s", status, hdr.Get("Location"), cookies, body)
 	}
 	session := cookies[0].Name + "=" + cookies[0].Value

@@ -50,7 +50,7 @@ import (
 	"slices"
 
 	"github.com/switchboardmcp/switchboard/daemon"
-	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 )
 
@@ -178,11 +178,11 @@ func sameOriginPost(r *http.Request) bool {
 	return r.URL.Path == "/login" && site == "same-origin"
 }
 
-// Refuse renders the guard's refusals (gateway.Refuser): a browser
+// Refuse renders the guard's refusals (guard.Refuser): a browser
 // without a session is sent to the login page (a 303, or HX-Redirect for
 // htmx, whose request would follow a 303 itself and swap the login page
 // into the page it came from); anything else is plain text.
-func (u *UI) Refuse(w http.ResponseWriter, r *http.Request, rf gateway.Refusal) {
+func (u *UI) Refuse(w http.ResponseWriter, r *http.Request, rf guard.Refusal) {
 	if rf.Status == http.StatusUnauthorized && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Header.Get("HX-Request") == "true") {
 		w.Header().Del("WWW-Authenticate")
 		w.Header().Set("Cache-Control", "no-store")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 )
@@ -34,7 +35,7 @@ type gatewayRig struct {
 
 func newGatewayRig(t *testing.T, wfs ...*Workflow) *gatewayRig {
 	t.Helper()
-	return newGatewayRigWith(t, &gateway.HTTPOptions{Loopback: true}, wfs...)
+	return newGatewayRigWith(t, &gateway.HTTPOptions{Guard: guard.Options{Loopback: true}}, wfs...)
 }
 
 // newGatewayRigWith is newGatewayRig with the handler's options.
@@ -332,7 +333,7 @@ func TestIdempotencyKeyThroughGateway(t *testing.T) {
 	}
 
 	const tok = "an-auth-token-of-the-owner-0123456789"
-	ro := newGatewayRigWith(t, &gateway.HTTPOptions{Loopback: true, AuthToken: tok}, greetWorkflow())
+	ro := newGatewayRigWith(t, &gateway.HTTPOptions{Guard: guard.Options{Loopback: true, AuthToken: tok}}, greetWorkflow())
 	hc := &http.Client{Transport: bearer(tok)}
 	x := ro.connectWith(t, "2025-11-25", nil, hc)
 	y := ro.connectWith(t, "2025-11-25", nil, hc)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
-	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
 )
@@ -59,18 +59,18 @@ var credNames = map[guardCred]string{credNone: "no credential", credWrongBearer:
 
 // allowed is what the guard must answer: whether a request for a route
 // of access, with cred, is let through in mode m.
-func (m guardMode) allowed(access gateway.Access, cred guardCred) bool {
+func (m guardMode) allowed(access guard.Access, cred guardCred) bool {
 	switch {
-	case access == gateway.AccessPublic, access == gateway.AccessOpen, m.open():
+	case access == guard.AccessPublic, access == guard.AccessOpen, m.open():
 		return true
 	case cred == credOwner:
 		return m.token()
 	case cred == credCookie:
-		return m.token() && access != gateway.AccessMCP
+		return m.token() && access != guard.AccessMCP
 	case cred == credOAuth:
-		return m.oauth() && access == gateway.AccessMCP
+		return m.oauth() && access == guard.AccessMCP
 	case cred == credOAuthAdmin:
-		return m.oauth() && (access == gateway.AccessMCP || access == gateway.AccessAdmin && m.admin())
+		return m.oauth() && (access == guard.AccessMCP || access == guard.AccessAdmin && m.admin())
 	}
 	return false
 }
@@ -119,8 +119,8 @@ func TestEveryRouteGuarded(t *testing.T) {
 		credNone:        nil,
 		credWrongBearer: {"Authorization", "Bearer not-" + token},
 		credOwner:       {"Authorization", "Bearer " + token},
-		credCookie:      {"Cookie", gateway.SessionCookie + "=" + gateway.SessionValue(token)},
-		credWrongCookie: {"Cookie", gateway.SessionCookie + "=" + gateway.SessionValue("not-"+token)},
+		credCookie:      {"Cookie", guard.SessionCookie + "=" + guard.SessionValue(token)},
+		credWrongCookie: {"Cookie", guard.SessionCookie + "=" + guard.SessionValue("not-"+token)},
 		credOAuth:       {"Authorization", "Bearer " + mint("mcp")},
 		credOAuthAdmin:  {"Authorization", "Bearer " + mint("mcp admin")},
 		credOAuthForged: {"Authorization", "Bearer " + forged},
@@ -147,7 +147,7 @@ func TestEveryRouteGuarded(t *testing.T) {
 			routes := d.Routes()
 			pinAccess(t, m, routes)
 
-			access := map[string]gateway.Access{}
+			access := map[string]guard.Access{}
 			var reqs []guardRequest
 			for _, rt := range routes {
 				access[rt.Pattern] = rt.Access
@@ -186,7 +186,7 @@ func TestEveryRouteGuarded(t *testing.T) {
 				// A page of another site, even with the owner's
 				// credential; and on loopback a name that is not this
 				// one (DNS rebinding).
-				if acc == gateway.AccessPublic {
+				if acc == guard.AccessPublic {
 					continue
 				}
 				right := headers[credOwner]
@@ -213,33 +213,33 @@ func TestEveryRouteGuarded(t *testing.T) {
 // listed here, each with the access it has, an open or public one with a
 // reason. A route added with a weaker access fails here until it is
 // listed.
-func pinAccess(t *testing.T, m guardMode, routes []gateway.Route) {
+func pinAccess(t *testing.T, m guardMode, routes []guard.Route) {
 	t.Helper()
-	want := map[string]gateway.Access{
-		"/mcp": gateway.AccessMCP, "/sse": gateway.AccessMCP, "/message": gateway.AccessMCP, "/ws": gateway.AccessMCP,
-		"/api/v1/": gateway.AccessAdmin, "/metrics": gateway.AccessAdmin,
-		"GET /healthz": gateway.AccessPublic, "GET /readyz": gateway.AccessPublic,
+	want := map[string]guard.Access{
+		"/mcp": guard.AccessMCP, "/sse": guard.AccessMCP, "/message": guard.AccessMCP, "/ws": guard.AccessMCP,
+		"/api/v1/": guard.AccessAdmin, "/metrics": guard.AccessAdmin,
+		"GET /healthz": guard.AccessPublic, "GET /readyz": guard.AccessPublic,
 	}
 	if uiAt("") != "" {
 		for _, p := range []string{"/login", "/logout", "/static/"} {
-			want[p] = gateway.AccessOpen
+			want[p] = guard.AccessOpen
 		}
 	}
 	if m.oauth() {
-		want["/.well-known/oauth-protected-resource"] = gateway.AccessPublic
-		want["/.well-known/oauth-protected-resource/mcp"] = gateway.AccessPublic
+		want["/.well-known/oauth-protected-resource"] = guard.AccessPublic
+		want["/.well-known/oauth-protected-resource/mcp"] = guard.AccessPublic
 	}
 	have := map[string]bool{}
 	for _, rt := range routes {
 		have[rt.Pattern] = true
 		w, listed := want[rt.Pattern]
 		switch {
-		case !listed && rt.Access != gateway.AccessOwner:
+		case !listed && rt.Access != guard.AccessOwner:
 			t.Errorf("route %q is %s, not the owner's alone: list it in pinAccess if it must be", rt.Pattern, rt.Access)
 		case listed && rt.Access != w:
 			t.Errorf("route %q is %s, want %s", rt.Pattern, rt.Access, w)
 		}
-		if (rt.Access == gateway.AccessOpen || rt.Access == gateway.AccessPublic) && rt.Reason == "" {
+		if (rt.Access == guard.AccessOpen || rt.Access == guard.AccessPublic) && rt.Reason == "" {
 			t.Errorf("route %q is %s without a reason", rt.Pattern, rt.Access)
 		}
 	}
@@ -259,9 +259,9 @@ var pathParam = regexp.MustCompile(`\{[^}]*\}`)
 // and POST when it names none, GET alone for an open or public route,
 // whose POSTs are the face's own business: a login with a wrong token is
 // a 401 of the login page), to a path it matches.
-func requestsOf(rt gateway.Route) []guardRequest {
+func requestsOf(rt guard.Route) []guardRequest {
 	methods := []string{"GET", "POST"}
-	if rt.Access == gateway.AccessOpen || rt.Access == gateway.AccessPublic {
+	if rt.Access == guard.AccessOpen || rt.Access == guard.AccessPublic {
 		methods = methods[:1]
 	}
 	p := rt.Pattern

@@ -1,4 +1,4 @@
-package gateway
+package guard
 
 import (
 	"net/url"
@@ -11,7 +11,7 @@ import (
 // name loopback (or an allowed host), with a numeric port if any, so that a
 // page whose name an attacker rebinds to 127.0.0.1 cannot reach it.
 func TestHostAllowed(t *testing.T) {
-	gd := &Guard{opts: HTTPOptions{Loopback: true, AllowedHosts: []string{"gw.internal", "Proxy.Example:8443"}}}
+	gd := &Guard{opts: Options{Loopback: true, AllowedHosts: []string{"gw.internal", "Proxy.Example:8443"}}}
 	for host, want := range map[string]bool{
 		"localhost":          true,
 		"localhost:7391":     true,
@@ -63,7 +63,7 @@ func FuzzHostAllowed(f *testing.F) {
 	for _, s := range []string{"localhost:7391", "127.0.0.1:7391.evil.example", "[::1]:80", "gw.internal", "127.0.0.1:", "[::1]:7391.evil", "localhost:0"} {
 		f.Add(s)
 	}
-	gd := &Guard{opts: HTTPOptions{Loopback: true, AllowedHosts: []string{"gw.internal"}}}
+	gd := &Guard{opts: Options{Loopback: true, AllowedHosts: []string{"gw.internal"}}}
 	allowed := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true, "gw.internal": true}
 	f.Fuzz(func(t *testing.T, host string) {
 		if !gd.hostAllowed(host) {

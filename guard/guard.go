@@ -1,9 +1,11 @@
-package gateway
-
-// The guard: one check in front of every route of a listener. It owns the
-// listener's mux, so a route exists only as registered with Guard.Handle,
-// at an Access that says who may use it; what matches no route (a 404, a
-// 405) is checked as the strictest. The checks, in order:
+// Package guard is the one check in front of every route of a listener:
+// the daemon's mux, where every face (the MCP gateway, the REST API, the
+// web UI, /metrics) is mounted, and a gateway served alone
+// (gateway.Gateway.Handler). No face has a check of its own to forget.
+//
+// The guard owns the listener's mux, so a route exists only as
+// registered with Guard.Handle, at an Access that says who may use it;
+// what matches no route (a 404, a 405) is checked as the strictest. The checks, in order:
 //
 //  1. the Host check on loopback (DNS rebinding) and the Origin check
 //     (a page of another site), on every route but a public one;
@@ -18,6 +20,7 @@ package gateway
 // A refused request's body is never read. A request that passes has its
 // Authorization header removed before any handler sees it, and its body
 // bounded in time (BodyTimeout).
+package guard
 
 import (
 	"cmp"
@@ -47,14 +50,14 @@ import (
 type Access int
 
 const (
-	// AccessOwner: the owner only, by [HTTPOptions.AuthToken] as a bearer
+	// AccessOwner: the owner only, by [Options.AuthToken] as a bearer
 	// token or as the [SessionCookie] a login set; or anyone where no
 	// credential is configured (a loopback listener). No OAuth token. The
 	// zero value, so that a route nobody classed gets the strictest.
 	AccessOwner Access = iota
 	// AccessAdmin: the owner, or an OAuth access token that carries
 	// [OAuthOptions.AdminScope] (none when it is not set). The handler
-	// shows such a caller only what its grant covers ([GrantFor]).
+	// shows such a caller only what its grant covers (gateway.GrantFor).
 	AccessAdmin
 	// AccessMCP: the owner by the bearer token alone (an MCP client sends
 	// the header; a cookie that a browser sends by itself would open the
@@ -99,10 +102,10 @@ type Route struct {
 }
 
 // Guard is the one check in front of every route of a listener (see the
-// file's comment). Make it with [NewGuard], register every route with
+// file's comment). Make it with [New], register every route with
 // [Guard.Handle], and serve it as the listener's handler.
 type Guard struct {
-	opts  HTTPOptions
+	opts  Options
 	log   *slog.Logger
 	oauth *oauthGuard // nil without OAuth
 	mux   *http.ServeMux
@@ -111,13 +114,13 @@ type Guard struct {
 	routes map[string]Route
 }
 
-// NewGuard makes the guard of a listener from the checks of opts:
+// New makes the guard of a listener from the checks of opts:
 // AuthToken, OAuth, AllowedOrigins, AllowedHosts, Loopback, BodyTimeout,
 // Logger and Local. With OAuth, the protected resource metadata is
 // registered at once, at [AccessPublic]. ctx is the guard's lifetime: the
 // OAuth issuer's keys are refreshed until it ends. It fails when OAuth
 // lacks an issuer or a resource.
-func NewGuard(ctx context.Context, opts *HTTPOptions) (*Guard, error) {
+func New(ctx context.Context, opts *Options) (*Guard, error) {
 	gd := &Guard{mux: http.NewServeMux(), routes: map[string]Route{}}
 	if opts != nil {
 		gd.opts = *opts
@@ -146,7 +149,7 @@ func NewGuard(ctx context.Context, opts *HTTPOptions) (*Guard, error) {
 // conflicts with another.
 func (gd *Guard) Handle(pattern string, access Access, reason string, h http.Handler) {
 	if (access == AccessOpen || access == AccessPublic) && reason == "" {
-		panic(fmt.Sprintf("gateway: the %s route %q needs a reason", access, pattern))
+		panic(fmt.Sprintf("guard: the %s route %q needs a reason", access, pattern))
 	}
 	gd.mu.Lock()
 	defer gd.mu.Unlock()
@@ -333,9 +336,9 @@ func (gd *Guard) serve(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del("Authorization")
 	// Whether the request came through a Local handler is the handler's
 	// word, never the client's.
-	r.Header.Del(localHeader)
+	r.Header.Del(LocalHeader)
 	if gd.opts.Local {
-		r.Header.Set(localHeader, "1")
+		r.Header.Set(LocalHeader, "1")
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = newTimedBody(w, r.Body, gd.opts.BodyTimeout)
@@ -347,9 +350,33 @@ func (gd *Guard) serve(w http.ResponseWriter, r *http.Request) {
 // the Authorization header it took off.
 type credentialKey struct{}
 
-// localHeader marks, for the handlers, a request that came through a
-// Local handler (see HTTPOptions.Local); a client's own is removed.
-const localHeader = "Switchboard-Local"
+// Credential is the Authorization header that the guard took off the
+// request of ctx: what a retry forwarded to another replica of the
+// gateway, whose guard checks it again, carries on.
+func Credential(ctx context.Context) (string, bool) {
+	c, ok := ctx.Value(credentialKey{}).(string)
+	return c, ok
+}
+
+// ownerKey marks the context of a request the owner made.
+type ownerKey struct{}
+
+// OwnerContext returns ctx marked as the owner's: the guard marks so the
+// requests of the owner, and a session served on it (stdio: the client
+// that started the process) is the owner's.
+func OwnerContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, ownerKey{}, true)
+}
+
+// IsOwner reports whether ctx is an [OwnerContext].
+func IsOwner(ctx context.Context) bool {
+	v, _ := ctx.Value(ownerKey{}).(bool)
+	return v
+}
+
+// LocalHeader marks, for the handlers, a request that came through a
+// Local guard (see Options.Local); a client's own is removed.
+const LocalHeader = "Switchboard-Local"
 
 // A Refusal is the guard's answer to a request it does not serve.
 type Refusal struct {
@@ -379,19 +406,19 @@ func (gd *Guard) refuse(w http.ResponseWriter, r *http.Request, rt Route, rf Ref
 		rfr.Refuse(w, r, rf)
 		return
 	}
-	refuse(w, rf.Status, rf.Msg)
+	Refuse(w, rf.Status, rf.Msg)
 }
 
-// refuse answers a request that will not be served without reading its
+// Refuse answers a request that will not be served without reading its
 // body: "Connection: close" keeps net/http from reading what is left of
 // it (up to 256 KiB) to reuse the connection, and a read deadline in the
 // past makes sure nothing waits for a body that trickles in.
-func refuse(w http.ResponseWriter, status int, msg string) {
+func Refuse(w http.ResponseWriter, status int, msg string) {
 	holdNoBody(w)
 	http.Error(w, msg, status)
 }
 
-// holdNoBody is refuse's care for the body, before any answer.
+// holdNoBody is Refuse's care for the body, before any answer.
 func holdNoBody(w http.ResponseWriter) {
 	http.NewResponseController(w).SetReadDeadline(time.Now()) // not every ResponseWriter can; then there is no connection to hold
 	w.Header().Set("Connection", "close")

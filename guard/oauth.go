@@ -1,6 +1,7 @@
-package gateway
+package guard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,15 +16,14 @@ import (
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/time/rate"
 )
 
-// OAuthOptions makes the HTTP handler an OAuth 2.1 protected resource (the
-// MCP authorization spec, RFC 9728): it publishes its protected resource
-// metadata, and every request needs a JWT access token of Issuer for
-// Audience. See [HTTPOptions.OAuth].
+// OAuthOptions makes the guarded listener an OAuth 2.1 protected resource
+// (the MCP authorization spec, RFC 9728): it publishes its protected
+// resource metadata, and every request needs a JWT access token of Issuer
+// for Audience. See [Options.OAuth].
 type OAuthOptions struct {
 	// Issuer is the authorization server's issuer identifier; a token's
 	// iss must equal it.
@@ -226,19 +226,10 @@ func (v *verifier) check(ctx context.Context, token string) (*auth.TokenInfo, er
 	ti := &auth.TokenInfo{
 		Scopes:     tokenScopes(claims),
 		Expiration: exp.Time,
-		UserID:     cmpOr(sub, claimString(claims, "client_id"), claimString(claims, "azp")),
+		UserID:     cmp.Or(sub, claimString(claims, "client_id"), claimString(claims, "azp")),
 		Extra:      map[string]any{"claims": map[string]any(claims)},
 	}
 	return ti, nil
-}
-
-func cmpOr(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 func claimString(c jwt.MapClaims, k string) string {
@@ -272,7 +263,7 @@ func tokenScopes(c jwt.MapClaims) []string {
 func resourceMetadataURL(resource string) (string, string, error) {
 	u, err := url.Parse(resource)
 	if err != nil || u.Host == "" {
-		return "", "", fmt.Errorf("gateway: OAuth resource %q is not an absolute URL", resource)
+		return "", "", fmt.Errorf("guard: OAuth resource %q is not an absolute URL", resource)
 	}
 	p := "/.well-known/oauth-protected-resource" + strings.TrimSuffix(u.Path, "/")
 	return u.Scheme + "://" + u.Host + p, p, nil
@@ -290,7 +281,7 @@ type oauthGuard struct {
 
 func newOAuthGuard(ctx context.Context, o OAuthOptions, log *slog.Logger) (*oauthGuard, error) {
 	if o.Issuer == "" || o.Resource == "" {
-		return nil, errors.New("gateway: OAuth needs an issuer and a resource")
+		return nil, errors.New("guard: OAuth needs an issuer and a resource")
 	}
 	metaURL, metaPath, err := resourceMetadataURL(o.Resource)
 	if err != nil {
@@ -335,18 +326,6 @@ func (og *oauthGuard) challenge(status int, hasToken bool, scopes []string) stri
 		params = append(params, fmt.Sprintf("scope=%q", strings.Join(scopes, " ")))
 	}
 	return "Bearer " + strings.Join(params, ", ")
-}
-
-// tokenInfo is the token a request came with: the request's own (Streamable
-// HTTP), else the one its connection was opened with (legacy SSE,
-// WebSocket: the go-sdk keeps the values of the context a session was
-// connected on). nil when the request came without OAuth (stdio, the local
-// socket, auth_token).
-func tokenInfo(ctx context.Context, req mcp.Request) *auth.TokenInfo {
-	if e := req.GetExtra(); e != nil && e.TokenInfo != nil {
-		return e.TokenInfo
-	}
-	return auth.TokenInfoFromContext(ctx)
 }
 
 // hasScope reports whether a token carries scope.
