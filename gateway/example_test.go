@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 )
 
@@ -29,8 +30,8 @@ func Example() {
 	}
 	defer g.Close()
 	// Loopback: the Host header is checked against DNS rebinding. A
-	// listener elsewhere needs HTTPOptions.AuthToken or OAuth.
-	srv := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Loopback: true}))
+	// listener elsewhere needs guard.Options.AuthToken or OAuth.
+	srv := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true}}))
 	defer srv.Close()
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, nil)
