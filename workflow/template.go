@@ -2,13 +2,14 @@ package workflow
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"text/template/parse"
@@ -143,19 +144,37 @@ func parseTemplate(file string, line int, field, src string) (*Template, error) 
 	return t, nil
 }
 
-// refuse reports the first node the evaluator does not support: template
-// (define and block are found by their trees).
-func (t *Template) refuse(n parse.Node) error {
-	var err error
-	walkNodes(n, func(n parse.Node) {
-		if err != nil {
-			return
-		}
+// refuse reports the first {{template}} of l, the one node the evaluator
+// does not support (define and block are found by their trees). It is an
+// action of its own, so it is only ever in a list.
+func (t *Template) refuse(l *parse.ListNode) error {
+	if l == nil {
+		return nil
+	}
+	for _, n := range l.Nodes {
 		if tn, ok := n.(*parse.TemplateNode); ok {
-			err = t.errorAt(tn, "{{template %q}} is not supported in workflow templates", tn.Name)
+			return t.errorAt(tn, "{{template %q}} is not supported in workflow templates", tn.Name)
 		}
-	})
-	return err
+		if b := branch(n); b != nil {
+			if err := cmp.Or(t.refuse(b.List), t.refuse(b.ElseList)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// branch returns the if, range or with that n is, or nil.
+func branch(n parse.Node) *parse.BranchNode {
+	switch n := n.(type) {
+	case *parse.IfNode:
+		return &n.BranchNode
+	case *parse.RangeNode:
+		return &n.BranchNode
+	case *parse.WithNode:
+		return &n.BranchNode
+	}
+	return nil
 }
 
 // singleAction returns the pipeline of a list that is one action with
@@ -182,54 +201,6 @@ func singleAction(l *parse.ListNode) *parse.PipeNode {
 		return nil
 	}
 	return a.Pipe
-}
-
-// walkNodes calls f on n and every node under it.
-func walkNodes(n parse.Node, f func(parse.Node)) {
-	if n == nil {
-		return
-	}
-	f(n)
-	switch n := n.(type) {
-	case *parse.ListNode:
-		if n == nil {
-			return
-		}
-		for _, c := range n.Nodes {
-			walkNodes(c, f)
-		}
-	case *parse.ActionNode:
-		walkNodes(n.Pipe, f)
-	case *parse.PipeNode:
-		if n == nil {
-			return
-		}
-		for _, c := range n.Cmds {
-			walkNodes(c, f)
-		}
-	case *parse.CommandNode:
-		for _, c := range n.Args {
-			walkNodes(c, f)
-		}
-	case *parse.ChainNode:
-		walkNodes(n.Node, f)
-	case *parse.IfNode:
-		walkBranch(&n.BranchNode, f)
-	case *parse.RangeNode:
-		walkBranch(&n.BranchNode, f)
-	case *parse.WithNode:
-		walkBranch(&n.BranchNode, f)
-	case *parse.TemplateNode:
-		walkNodes(n.Pipe, f)
-	}
-}
-
-func walkBranch(b *parse.BranchNode, f func(parse.Node)) {
-	walkNodes(b.Pipe, f)
-	walkNodes(b.List, f)
-	if b.ElseList != nil {
-		walkNodes(b.ElseList, f)
-	}
 }
 
 // lineOf returns the line in the file of the node at pos.
@@ -481,7 +452,7 @@ func (st *state) rangeNode(dot any, r *parse.RangeNode) error {
 		}
 	case map[string]any:
 		n = len(v)
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			if stop, err := body(k, v[k]); err != nil || stop {
 				return err
 			}
@@ -505,15 +476,6 @@ func (st *state) rangeNode(dot any, r *parse.RangeNode) error {
 		return st.walk(dot, r.ElseList)
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // pipe evaluates a pipeline: each command's value is the last argument of
@@ -1064,7 +1026,7 @@ func basic(v any) bool {
 func compare(a, b any) (int, error) {
 	if ia, ok := integer(a); ok {
 		if ib, ok := integer(b); ok {
-			return cmpInt(ia, ib), nil
+			return cmp.Compare(ia, ib), nil
 		}
 	}
 	if fa, ok := number(a); ok {
@@ -1084,16 +1046,6 @@ func compare(a, b any) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("cannot order %s and %s (only two numbers or two strings)", typeName(a), typeName(b))
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // typeName names a value's type in JSON's words.
@@ -1195,7 +1147,7 @@ func newValue(file, field string, lineOf func(string) int, v any) (*Value, error
 			return out
 		case map[string]any:
 			out := make(map[string]any, len(v))
-			for _, k := range sortedKeys(v) {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				out[k] = walk(decode.KeyPath(path, k), v[k])
 			}
 			return out
@@ -1261,7 +1213,7 @@ func (v *Value) templates(f func(*Template)) {
 				walk(e)
 			}
 		case map[string]any:
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				walk(x[k])
 			}
 		}
@@ -1314,21 +1266,13 @@ func (t *Template) checkList(r *refs, l *parse.ListNode, dotIsRoot bool, errs *[
 		return
 	}
 	for _, n := range l.Nodes {
-		switch n := n.(type) {
-		case *parse.ActionNode:
-			t.checkPipe(r, n.Pipe, dotIsRoot, errs)
-		case *parse.IfNode:
-			t.checkPipe(r, n.Pipe, dotIsRoot, errs)
-			t.checkList(r, n.List, dotIsRoot, errs)
-			t.checkList(r, n.ElseList, dotIsRoot, errs)
-		case *parse.RangeNode:
-			t.checkPipe(r, n.Pipe, dotIsRoot, errs)
-			t.checkList(r, n.List, false, errs)
-			t.checkList(r, n.ElseList, dotIsRoot, errs)
-		case *parse.WithNode:
-			t.checkPipe(r, n.Pipe, dotIsRoot, errs)
-			t.checkList(r, n.List, false, errs)
-			t.checkList(r, n.ElseList, dotIsRoot, errs)
+		if a, ok := n.(*parse.ActionNode); ok {
+			t.checkPipe(r, a.Pipe, dotIsRoot, errs)
+		} else if b := branch(n); b != nil {
+			t.checkPipe(r, b.Pipe, dotIsRoot, errs)
+			// range and with set dot; if does not.
+			t.checkList(r, b.List, dotIsRoot && b.NodeType == parse.NodeIf, errs)
+			t.checkList(r, b.ElseList, dotIsRoot, errs)
 		}
 	}
 }
