@@ -232,11 +232,11 @@ func (t *Template) errorAtLine(l int, format string, args ...any) *TemplateError
 
 // Render evaluates the template and returns its text.
 func (t *Template) Render(s *Scope) (string, error) {
-	st := t.state(s)
-	if err := st.walk(st.root, t.tree.Root); err != nil {
+	v, err := t.eval(scopeRoot(s), false)
+	if err != nil {
 		return "", err
 	}
-	return st.out.String(), nil
+	return v.(string), nil
 }
 
 // Eval evaluates the template. A template that is exactly one action
@@ -244,11 +244,20 @@ func (t *Template) Render(s *Scope) (string, error) {
 // value with its type: a number, a list or an object from a step's result
 // stays one. Any other template gives its text.
 func (t *Template) Eval(s *Scope) (any, error) {
-	if t.action == nil {
-		return t.Render(s)
+	return t.eval(scopeRoot(s), true)
+}
+
+// eval evaluates the template over root; typed is Eval's rule for a
+// template that is one action.
+func (t *Template) eval(root map[string]any, typed bool) (any, error) {
+	st := &state{t: t, vars: []variable{{"$", root}}}
+	if typed && t.action != nil {
+		return st.pipe(root, t.action)
 	}
-	st := t.state(s)
-	return st.pipe(st.root, t.action)
+	if err := st.walk(root, t.tree.Root); err != nil {
+		return nil, err
+	}
+	return st.out.String(), nil
 }
 
 // Truth evaluates the template as a condition (a step's if): see [Truthy].
@@ -287,8 +296,7 @@ func Truthy(v any) bool {
 // state is one evaluation.
 type state struct {
 	t    *Template
-	root map[string]any
-	vars []variable
+	vars []variable // $ first
 	out  strings.Builder
 	ops  int
 }
@@ -296,12 +304,6 @@ type state struct {
 type variable struct {
 	name  string
 	value any
-}
-
-func (t *Template) state(s *Scope) *state {
-	st := &state{t: t, root: scopeRoot(s)}
-	st.vars = []variable{{"$", st.root}}
-	return st
 }
 
 // scopeRoot is what . is at the top of a template.
@@ -1173,7 +1175,7 @@ func (v *Value) Eval(s *Scope) (any, error) {
 	walk = func(x any) (any, error) {
 		switch x := x.(type) {
 		case *Template:
-			return x.evalRoot(root)
+			return x.eval(root, true)
 		case []any:
 			out := make([]any, len(x))
 			for i, e := range x {
@@ -1219,19 +1221,6 @@ func (v *Value) templates(f func(*Template)) {
 		}
 	}
 	walk(v.v)
-}
-
-// evalRoot is Eval over an already built root.
-func (t *Template) evalRoot(root map[string]any) (any, error) {
-	st := &state{t: t, root: root}
-	st.vars = []variable{{"$", root}}
-	if t.action != nil {
-		return st.pipe(root, t.action)
-	}
-	if err := st.walk(root, t.tree.Root); err != nil {
-		return nil, err
-	}
-	return st.out.String(), nil
 }
 
 // refs is what the templates of one place of a file may refer to.
