@@ -23,9 +23,12 @@ import (
 //
 // It is parsed with text/template/parse and evaluated here, over plain data
 // (map[string]any, []any, string, float64, json.Number, integers, bool,
-// nil), not executed with text/template: executing text/template anywhere
-// in the binary makes the linker keep every exported method of every type
-// (reflect's MethodByName; docs/size.md). So a template has no method
+// nil), not executed with text/template. text/template with these
+// functions renders null as "<no value>" and lists in Go's syntax, takes
+// "false" as true, ranges over no float count and without bound, and
+// names no path in its errors; and executing it makes the linker keep
+// every exported method of every type, 9 MB of a -tags noui build
+// (docs/size.md, measured for issue 25). So a template has no method
 // calls, no call, template, define or block: fields of maps, variables,
 // pipelines, if/else/range/with/break/continue, and the functions of
 // [TemplateFuncs].
