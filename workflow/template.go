@@ -333,17 +333,9 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-// control is how a range's body ended.
-type control int
-
-const (
-	ctlNone control = iota
-	ctlBreak
-	ctlContinue
-)
-
-// errControl carries break and continue out of nested lists to their range.
-type errControl struct{ c control }
+// errControl carries break (brk) and continue out of nested lists to
+// their range.
+type errControl struct{ brk bool }
 
 func (errControl) Error() string { return "break or continue outside range" }
 
@@ -392,9 +384,9 @@ func (st *state) walk(dot any, n parse.Node) error {
 	case *parse.RangeNode:
 		return st.rangeNode(dot, n)
 	case *parse.BreakNode:
-		return errControl{ctlBreak}
+		return errControl{brk: true}
 	case *parse.ContinueNode:
-		return errControl{ctlContinue}
+		return errControl{}
 	default:
 		return st.t.errorAt(n, "unsupported %s", n)
 	}
@@ -441,7 +433,7 @@ func (st *state) rangeNode(dot any, r *parse.RangeNode) error {
 		err := st.walk(e, r.List)
 		var c errControl
 		if errors.As(err, &c) {
-			return c.c == ctlBreak, nil
+			return c.brk, nil
 		}
 		return false, err
 	}
@@ -498,34 +490,25 @@ func (st *state) pipe(dot any, p *parse.PipeNode) (any, error) {
 		}
 	}
 	for _, d := range p.Decl {
-		if p.IsAssign {
-			if !st.assign(d.Ident[0], v) {
-				return nil, st.t.errorAt(d, "undefined variable %s", d.Ident[0])
-			}
-		} else {
+		if !p.IsAssign {
 			st.vars = append(st.vars, variable{d.Ident[0], v})
+		} else if i := st.find(d.Ident[0]); i >= 0 {
+			st.vars[i].value = v
+		} else {
+			return nil, st.t.errorAt(d, "undefined variable %s", d.Ident[0])
 		}
 	}
 	return v, nil
 }
 
-func (st *state) assign(name string, v any) bool {
+// find returns the index of the innermost variable called name, or -1.
+func (st *state) find(name string) int {
 	for i := len(st.vars) - 1; i >= 0; i-- {
 		if st.vars[i].name == name {
-			st.vars[i].value = v
-			return true
+			return i
 		}
 	}
-	return false
-}
-
-func (st *state) lookup(n parse.Node, name string) (any, error) {
-	for i := len(st.vars) - 1; i >= 0; i-- {
-		if st.vars[i].name == name {
-			return st.vars[i].value, nil
-		}
-	}
-	return nil, st.t.errorAt(n, "undefined variable %s", name)
+	return -1
 }
 
 // command evaluates one command of a pipeline; piped says whether final
@@ -568,11 +551,11 @@ func (st *state) arg(dot any, n parse.Node) (any, error) {
 	case *parse.FieldNode:
 		return st.fields(n, dot, "", n.Ident)
 	case *parse.VariableNode:
-		v, err := st.lookup(n, n.Ident[0])
-		if err != nil {
-			return nil, err
+		i := st.find(n.Ident[0])
+		if i < 0 {
+			return nil, st.t.errorAt(n, "undefined variable %s", n.Ident[0])
 		}
-		return st.fields(n, v, n.Ident[0], n.Ident[1:])
+		return st.fields(n, st.vars[i].value, n.Ident[0], n.Ident[1:])
 	case *parse.ChainNode:
 		v, err := st.arg(dot, n.Node)
 		if err != nil {
