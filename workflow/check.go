@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -311,7 +312,7 @@ func checkWith(w *Workflow, s *Step, field string, child *Workflow, ids []string
 			errs = append(errs, at(decode.KeyPath(field, "with"), "missing %s: workflow %s requires it", in.Name, child.ID))
 		}
 	}
-	for _, k := range sortedKeys(given) {
+	for _, k := range slices.Sorted(maps.Keys(given)) {
 		if !slices.Contains(names, k) {
 			errs = append(errs, at(decode.KeyPath(decode.KeyPath(field, "with"), k), "workflow %s has no input %q%s", child.ID, k, didYouMean(k, names, "it has no inputs")))
 		}

@@ -2,13 +2,14 @@ package workflow
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"text/template/parse"
@@ -22,9 +23,12 @@ import (
 //
 // It is parsed with text/template/parse and evaluated here, over plain data
 // (map[string]any, []any, string, float64, json.Number, integers, bool,
-// nil), not executed with text/template: executing text/template anywhere
-// in the binary makes the linker keep every exported method of every type
-// (reflect's MethodByName; docs/size.md). So a template has no method
+// nil), not executed with text/template. text/template with these
+// functions renders null as "<no value>" and lists in Go's syntax, takes
+// "false" as true, ranges over no float count and without bound, and
+// names no path in its errors; and executing it makes the linker keep
+// every exported method of every type, 9 MB of a -tags noui build
+// (docs/size.md, measured for issue 25). So a template has no method
 // calls, no call, template, define or block: fields of maps, variables,
 // pipelines, if/else/range/with/break/continue, and the functions of
 // [TemplateFuncs].
@@ -143,19 +147,37 @@ func parseTemplate(file string, line int, field, src string) (*Template, error) 
 	return t, nil
 }
 
-// refuse reports the first node the evaluator does not support: template
-// (define and block are found by their trees).
-func (t *Template) refuse(n parse.Node) error {
-	var err error
-	walkNodes(n, func(n parse.Node) {
-		if err != nil {
-			return
-		}
+// refuse reports the first {{template}} of l, the one node the evaluator
+// does not support (define and block are found by their trees). It is an
+// action of its own, so it is only ever in a list.
+func (t *Template) refuse(l *parse.ListNode) error {
+	if l == nil {
+		return nil
+	}
+	for _, n := range l.Nodes {
 		if tn, ok := n.(*parse.TemplateNode); ok {
-			err = t.errorAt(tn, "{{template %q}} is not supported in workflow templates", tn.Name)
+			return t.errorAt(tn, "{{template %q}} is not supported in workflow templates", tn.Name)
 		}
-	})
-	return err
+		if b := branch(n); b != nil {
+			if err := cmp.Or(t.refuse(b.List), t.refuse(b.ElseList)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// branch returns the if, range or with that n is, or nil.
+func branch(n parse.Node) *parse.BranchNode {
+	switch n := n.(type) {
+	case *parse.IfNode:
+		return &n.BranchNode
+	case *parse.RangeNode:
+		return &n.BranchNode
+	case *parse.WithNode:
+		return &n.BranchNode
+	}
+	return nil
 }
 
 // singleAction returns the pipeline of a list that is one action with
@@ -182,54 +204,6 @@ func singleAction(l *parse.ListNode) *parse.PipeNode {
 		return nil
 	}
 	return a.Pipe
-}
-
-// walkNodes calls f on n and every node under it.
-func walkNodes(n parse.Node, f func(parse.Node)) {
-	if n == nil {
-		return
-	}
-	f(n)
-	switch n := n.(type) {
-	case *parse.ListNode:
-		if n == nil {
-			return
-		}
-		for _, c := range n.Nodes {
-			walkNodes(c, f)
-		}
-	case *parse.ActionNode:
-		walkNodes(n.Pipe, f)
-	case *parse.PipeNode:
-		if n == nil {
-			return
-		}
-		for _, c := range n.Cmds {
-			walkNodes(c, f)
-		}
-	case *parse.CommandNode:
-		for _, c := range n.Args {
-			walkNodes(c, f)
-		}
-	case *parse.ChainNode:
-		walkNodes(n.Node, f)
-	case *parse.IfNode:
-		walkBranch(&n.BranchNode, f)
-	case *parse.RangeNode:
-		walkBranch(&n.BranchNode, f)
-	case *parse.WithNode:
-		walkBranch(&n.BranchNode, f)
-	case *parse.TemplateNode:
-		walkNodes(n.Pipe, f)
-	}
-}
-
-func walkBranch(b *parse.BranchNode, f func(parse.Node)) {
-	walkNodes(b.Pipe, f)
-	walkNodes(b.List, f)
-	if b.ElseList != nil {
-		walkNodes(b.ElseList, f)
-	}
 }
 
 // lineOf returns the line in the file of the node at pos.
@@ -261,11 +235,11 @@ func (t *Template) errorAtLine(l int, format string, args ...any) *TemplateError
 
 // Render evaluates the template and returns its text.
 func (t *Template) Render(s *Scope) (string, error) {
-	st := t.state(s)
-	if err := st.walk(st.root, t.tree.Root); err != nil {
+	v, err := t.eval(scopeRoot(s), false)
+	if err != nil {
 		return "", err
 	}
-	return st.out.String(), nil
+	return v.(string), nil
 }
 
 // Eval evaluates the template. A template that is exactly one action
@@ -273,11 +247,20 @@ func (t *Template) Render(s *Scope) (string, error) {
 // value with its type: a number, a list or an object from a step's result
 // stays one. Any other template gives its text.
 func (t *Template) Eval(s *Scope) (any, error) {
-	if t.action == nil {
-		return t.Render(s)
+	return t.eval(scopeRoot(s), true)
+}
+
+// eval evaluates the template over root; typed is Eval's rule for a
+// template that is one action.
+func (t *Template) eval(root map[string]any, typed bool) (any, error) {
+	st := &state{t: t, vars: []variable{{"$", root}}}
+	if typed && t.action != nil {
+		return st.pipe(root, t.action)
 	}
-	st := t.state(s)
-	return st.pipe(st.root, t.action)
+	if err := st.walk(root, t.tree.Root); err != nil {
+		return nil, err
+	}
+	return st.out.String(), nil
 }
 
 // Truth evaluates the template as a condition (a step's if): see [Truthy].
@@ -316,8 +299,7 @@ func Truthy(v any) bool {
 // state is one evaluation.
 type state struct {
 	t    *Template
-	root map[string]any
-	vars []variable
+	vars []variable // $ first
 	out  strings.Builder
 	ops  int
 }
@@ -325,12 +307,6 @@ type state struct {
 type variable struct {
 	name  string
 	value any
-}
-
-func (t *Template) state(s *Scope) *state {
-	st := &state{t: t, root: scopeRoot(s)}
-	st.vars = []variable{{"$", st.root}}
-	return st
 }
 
 // scopeRoot is what . is at the top of a template.
@@ -357,17 +333,9 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-// control is how a range's body ended.
-type control int
-
-const (
-	ctlNone control = iota
-	ctlBreak
-	ctlContinue
-)
-
-// errControl carries break and continue out of nested lists to their range.
-type errControl struct{ c control }
+// errControl carries break (brk) and continue out of nested lists to
+// their range.
+type errControl struct{ brk bool }
 
 func (errControl) Error() string { return "break or continue outside range" }
 
@@ -416,9 +384,9 @@ func (st *state) walk(dot any, n parse.Node) error {
 	case *parse.RangeNode:
 		return st.rangeNode(dot, n)
 	case *parse.BreakNode:
-		return errControl{ctlBreak}
+		return errControl{brk: true}
 	case *parse.ContinueNode:
-		return errControl{ctlContinue}
+		return errControl{}
 	default:
 		return st.t.errorAt(n, "unsupported %s", n)
 	}
@@ -465,7 +433,7 @@ func (st *state) rangeNode(dot any, r *parse.RangeNode) error {
 		err := st.walk(e, r.List)
 		var c errControl
 		if errors.As(err, &c) {
-			return c.c == ctlBreak, nil
+			return c.brk, nil
 		}
 		return false, err
 	}
@@ -481,7 +449,7 @@ func (st *state) rangeNode(dot any, r *parse.RangeNode) error {
 		}
 	case map[string]any:
 		n = len(v)
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			if stop, err := body(k, v[k]); err != nil || stop {
 				return err
 			}
@@ -507,15 +475,6 @@ func (st *state) rangeNode(dot any, r *parse.RangeNode) error {
 	return nil
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // pipe evaluates a pipeline: each command's value is the last argument of
 // the next; declared or assigned variables take the final value.
 func (st *state) pipe(dot any, p *parse.PipeNode) (any, error) {
@@ -531,34 +490,25 @@ func (st *state) pipe(dot any, p *parse.PipeNode) (any, error) {
 		}
 	}
 	for _, d := range p.Decl {
-		if p.IsAssign {
-			if !st.assign(d.Ident[0], v) {
-				return nil, st.t.errorAt(d, "undefined variable %s", d.Ident[0])
-			}
-		} else {
+		if !p.IsAssign {
 			st.vars = append(st.vars, variable{d.Ident[0], v})
+		} else if i := st.find(d.Ident[0]); i >= 0 {
+			st.vars[i].value = v
+		} else {
+			return nil, st.t.errorAt(d, "undefined variable %s", d.Ident[0])
 		}
 	}
 	return v, nil
 }
 
-func (st *state) assign(name string, v any) bool {
+// find returns the index of the innermost variable called name, or -1.
+func (st *state) find(name string) int {
 	for i := len(st.vars) - 1; i >= 0; i-- {
 		if st.vars[i].name == name {
-			st.vars[i].value = v
-			return true
+			return i
 		}
 	}
-	return false
-}
-
-func (st *state) lookup(n parse.Node, name string) (any, error) {
-	for i := len(st.vars) - 1; i >= 0; i-- {
-		if st.vars[i].name == name {
-			return st.vars[i].value, nil
-		}
-	}
-	return nil, st.t.errorAt(n, "undefined variable %s", name)
+	return -1
 }
 
 // command evaluates one command of a pipeline; piped says whether final
@@ -601,11 +551,11 @@ func (st *state) arg(dot any, n parse.Node) (any, error) {
 	case *parse.FieldNode:
 		return st.fields(n, dot, "", n.Ident)
 	case *parse.VariableNode:
-		v, err := st.lookup(n, n.Ident[0])
-		if err != nil {
-			return nil, err
+		i := st.find(n.Ident[0])
+		if i < 0 {
+			return nil, st.t.errorAt(n, "undefined variable %s", n.Ident[0])
 		}
-		return st.fields(n, v, n.Ident[0], n.Ident[1:])
+		return st.fields(n, st.vars[i].value, n.Ident[0], n.Ident[1:])
 	case *parse.ChainNode:
 		v, err := st.arg(dot, n.Node)
 		if err != nil {
@@ -1064,7 +1014,7 @@ func basic(v any) bool {
 func compare(a, b any) (int, error) {
 	if ia, ok := integer(a); ok {
 		if ib, ok := integer(b); ok {
-			return cmpInt(ia, ib), nil
+			return cmp.Compare(ia, ib), nil
 		}
 	}
 	if fa, ok := number(a); ok {
@@ -1084,16 +1034,6 @@ func compare(a, b any) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("cannot order %s and %s (only two numbers or two strings)", typeName(a), typeName(b))
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // typeName names a value's type in JSON's words.
@@ -1195,7 +1135,7 @@ func newValue(file, field string, lineOf func(string) int, v any) (*Value, error
 			return out
 		case map[string]any:
 			out := make(map[string]any, len(v))
-			for _, k := range sortedKeys(v) {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				out[k] = walk(decode.KeyPath(path, k), v[k])
 			}
 			return out
@@ -1221,7 +1161,7 @@ func (v *Value) Eval(s *Scope) (any, error) {
 	walk = func(x any) (any, error) {
 		switch x := x.(type) {
 		case *Template:
-			return x.evalRoot(root)
+			return x.eval(root, true)
 		case []any:
 			out := make([]any, len(x))
 			for i, e := range x {
@@ -1261,25 +1201,12 @@ func (v *Value) templates(f func(*Template)) {
 				walk(e)
 			}
 		case map[string]any:
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				walk(x[k])
 			}
 		}
 	}
 	walk(v.v)
-}
-
-// evalRoot is Eval over an already built root.
-func (t *Template) evalRoot(root map[string]any) (any, error) {
-	st := &state{t: t, root: root}
-	st.vars = []variable{{"$", root}}
-	if t.action != nil {
-		return st.pipe(root, t.action)
-	}
-	if err := st.walk(root, t.tree.Root); err != nil {
-		return nil, err
-	}
-	return st.out.String(), nil
 }
 
 // refs is what the templates of one place of a file may refer to.
@@ -1314,21 +1241,13 @@ func (t *Template) checkList(r *refs, l *parse.ListNode, dotIsRoot bool, errs *[
 		return
 	}
 	for _, n := range l.Nodes {
-		switch n := n.(type) {
-		case *parse.ActionNode:
-			t.checkPipe(r, n.Pipe, dotIsRoot, errs)
-		case *parse.IfNode:
-			t.checkPipe(r, n.Pipe, dotIsRoot, errs)
-			t.checkList(r, n.List, dotIsRoot, errs)
-			t.checkList(r, n.ElseList, dotIsRoot, errs)
-		case *parse.RangeNode:
-			t.checkPipe(r, n.Pipe, dotIsRoot, errs)
-			t.checkList(r, n.List, false, errs)
-			t.checkList(r, n.ElseList, dotIsRoot, errs)
-		case *parse.WithNode:
-			t.checkPipe(r, n.Pipe, dotIsRoot, errs)
-			t.checkList(r, n.List, false, errs)
-			t.checkList(r, n.ElseList, dotIsRoot, errs)
+		if a, ok := n.(*parse.ActionNode); ok {
+			t.checkPipe(r, a.Pipe, dotIsRoot, errs)
+		} else if b := branch(n); b != nil {
+			t.checkPipe(r, b.Pipe, dotIsRoot, errs)
+			// range and with set dot; if does not.
+			t.checkList(r, b.List, dotIsRoot && b.NodeType == parse.NodeIf, errs)
+			t.checkList(r, b.ElseList, dotIsRoot, errs)
 		}
 	}
 }
