@@ -4,16 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/internal/decode"
@@ -220,7 +215,7 @@ func Parse(file string, data []byte) (*Agent, error) {
 		}
 		offset = 1
 	}
-	doc, ok := parse(d, yamlData, offset)
+	doc, ok := d.YAML(yamlData, decode.YAMLOptions{Kind: "agent file", Fields: "id: ..., model: ...", Offset: offset})
 	if !ok {
 		return nil, problems(d)
 	}
@@ -294,146 +289,6 @@ func problems(d *decode.Decoder) error {
 		errs[i] = &config.Problem{Pos: config.Position{File: d.File, Line: p.Line}, Field: p.Field, Msg: p.Msg}
 	}
 	return errors.Join(errs...)
-}
-
-// parse parses YAML into generic values (string, bool, int64, float64,
-// []any, map[string]any, nil), recording each key's and element's line.
-// Anchors, aliases, tags and merge keys are refused: an agent file is
-// configuration, and these make what it says harder to see.
-func parse(d *decode.Decoder, data []byte, offset int) (map[string]any, bool) {
-	f, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		line := 0
-		msg := err.Error()
-		var ye yaml.Error
-		if errors.As(err, &ye) {
-			msg = ye.GetMessage()
-			if t := ye.GetToken(); t != nil && t.Position != nil {
-				line = t.Position.Line + offset
-			}
-		}
-		d.ErrorAt(max(line, 1), "", "invalid YAML: %s", msg)
-		return nil, false
-	}
-	if len(f.Docs) > 1 {
-		d.ErrorAt(offset+1, "", "holds %d YAML documents; an agent file has one", len(f.Docs))
-		return nil, false
-	}
-	d.Lines[""] = offset + 1
-	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
-		return map[string]any{}, true
-	}
-	w := &walker{d: d, offset: offset}
-	v := w.node("", f.Docs[0].Body)
-	if len(d.Problems) > 0 {
-		return nil, false
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		d.ErrorAt(offset+1, "", "must be a mapping of fields (id: ..., model: ...), not %s", d.TypeName(v))
-		return nil, false
-	}
-	return m, true
-}
-
-type walker struct {
-	d      *decode.Decoder
-	offset int
-}
-
-func (w *walker) line(n ast.Node) int {
-	if t := n.GetToken(); t != nil && t.Position != nil {
-		return t.Position.Line + w.offset
-	}
-	return 0
-}
-
-func (w *walker) node(path string, n ast.Node) any {
-	switch n := n.(type) {
-	case nil:
-		return nil
-	case *ast.NullNode:
-		return nil
-	case *ast.StringNode:
-		return n.Value
-	case *ast.LiteralNode:
-		return n.Value.Value
-	case *ast.BoolNode:
-		return n.Value
-	case *ast.IntegerNode:
-		switch v := n.Value.(type) {
-		case int64:
-			return v
-		case uint64:
-			if v <= math.MaxInt64 {
-				return int64(v)
-			}
-			return float64(v)
-		}
-		return n.GetValue()
-	case *ast.FloatNode:
-		return n.Value
-	case *ast.InfinityNode:
-		return n.Value
-	case *ast.NanNode:
-		return math.NaN()
-	case *ast.MappingValueNode:
-		m := map[string]any{}
-		w.pair(path, m, n)
-		return m
-	case *ast.MappingNode:
-		m := map[string]any{}
-		for _, mv := range n.Values {
-			w.pair(path, m, mv)
-		}
-		return m
-	case *ast.SequenceNode:
-		a := make([]any, 0, len(n.Values))
-		for i, e := range n.Values {
-			p := decode.IndexPath(path, i)
-			if l := w.line(e); l > 0 {
-				w.d.Lines[p] = l
-			}
-			a = append(a, w.node(p, e))
-		}
-		return a
-	case *ast.AnchorNode, *ast.AliasNode, *ast.MergeKeyNode:
-		w.d.ErrorAt(w.line(n), path, "YAML anchors, aliases and merge keys are not supported in agent files")
-	case *ast.TagNode:
-		w.d.ErrorAt(w.line(n), path, "YAML tags are not supported in agent files")
-	default:
-		w.d.ErrorAt(w.line(n), path, "unsupported YAML %s", n.Type())
-	}
-	return nil
-}
-
-func (w *walker) pair(path string, m map[string]any, mv *ast.MappingValueNode) {
-	if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
-		w.d.ErrorAt(w.line(mv.Key), path, "YAML merge keys (<<) are not supported in agent files")
-		return
-	}
-	ks, ok := mv.Key.(ast.ScalarNode)
-	var key string
-	if ok {
-		switch v := ks.GetValue().(type) {
-		case string:
-			key = v
-		default:
-			ok = false
-		}
-	}
-	if !ok {
-		w.d.ErrorAt(w.line(mv.Key), path, "a key must be a plain string")
-		return
-	}
-	p := decode.KeyPath(path, key)
-	line := w.line(mv.Key)
-	if _, dup := m[key]; dup {
-		w.d.ErrorAt(line, p, "duplicate key %q (first on line %d)", key, w.d.Lines[p])
-		return
-	}
-	w.d.Lines[p] = line
-	m[key] = w.node(p, mv.Value)
 }
 
 // readTools reads tools: a list of host tool names, none (no tool) or

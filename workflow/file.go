@@ -92,7 +92,7 @@ func unwrapPath(err error) error {
 func Parse(file string, data []byte) (*Workflow, error) {
 	d := decode.New(file, decode.YAML)
 	p := &fileParser{d: d, blocks: map[string]bool{}}
-	doc, ok := parseYAML(d, data, p.blocks)
+	doc, ok := d.YAML(data, decode.YAMLOptions{Kind: "workflow file", Fields: "id: ..., steps: ...", Blocks: p.blocks})
 	if !ok {
 		return nil, problems(d)
 	}
