@@ -2,12 +2,9 @@ package agent
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -185,17 +182,9 @@ const maxAgentFileBytes = 1 << 20
 func Load(path string) (*Agent, error) {
 	data, err := userfile.Read(path, maxAgentFileBytes, "an agent file")
 	if err != nil {
-		return nil, &config.Problem{Pos: config.Position{File: path}, Msg: "cannot read: " + unwrapPath(err).Error()}
+		return nil, config.ReadProblem(path, err)
 	}
 	return Parse(path, data)
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Parse decodes an agent file's content; file names it in problems and
@@ -211,13 +200,13 @@ func Parse(file string, data []byte) (*Agent, error) {
 		yamlData, body, ok = frontMatter(data)
 		if !ok {
 			d.ErrorAt(1, "", "a Markdown agent needs YAML front matter: a first line ---, the fields, then a line ---")
-			return nil, problems(d)
+			return nil, config.DecoderProblems(d)
 		}
 		offset = 1
 	}
 	doc, ok := d.YAML(yamlData, decode.YAMLOptions{Kind: "agent file", Fields: "id: ..., model: ...", Offset: offset})
 	if !ok {
-		return nil, problems(d)
+		return nil, config.DecoderProblems(d)
 	}
 	if _, ok := doc["system"]; ok && isMD {
 		d.Errorf("system", "a Markdown agent's system prompt is its body, after the front matter")
@@ -243,7 +232,7 @@ func Parse(file string, data []byte) (*Agent, error) {
 		}
 	}
 	a.File = file
-	if err := problems(d); err != nil {
+	if err := config.DecoderProblems(d); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -275,20 +264,6 @@ func frontMatter(data []byte) (yml []byte, body string, ok bool) {
 		i += j + 1
 	}
 	return nil, "", false
-}
-
-// problems joins d's problems, in line order, as [*config.Problem]s; nil
-// when there are none.
-func problems(d *decode.Decoder) error {
-	if len(d.Problems) == 0 {
-		return nil
-	}
-	sort.SliceStable(d.Problems, func(i, j int) bool { return d.Problems[i].Line < d.Problems[j].Line })
-	errs := make([]error, len(d.Problems))
-	for i, p := range d.Problems {
-		errs[i] = &config.Problem{Pos: config.Position{File: d.File, Line: p.Line}, Field: p.Field, Msg: p.Msg}
-	}
-	return errors.Join(errs...)
 }
 
 // readTools reads tools: a list of host tool names, none (no tool) or
