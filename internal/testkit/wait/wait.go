@@ -10,7 +10,9 @@ package wait
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -83,4 +85,24 @@ type stacks int
 func (n stacks) String() string {
 	buf := make([]byte, 1<<20)
 	return fmt.Sprintf("%d goroutines:\n%s", int(n), buf[:runtime.Stack(buf, true)])
+}
+
+// Gone waits until process pid has exited: gone, or a zombie (a killed
+// process dies asynchronously, and an orphan's zombie waits for a new
+// parent that, in a container, may never reap it). It reads /proc, where
+// the system has it; what names the process in the failure.
+func Gone(t T, pid int, what string) {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
+	For(t, fmt.Sprintf("%s (pid %d) to exit", what, pid), func() (string, bool) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return err.Error(), true
+		}
+		// pid (comm) S ...: the state follows the last ')'.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		return s, i >= 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X')
+	})
 }

@@ -2,6 +2,7 @@ package wait_test
 
 import (
 	"fmt"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -85,4 +86,26 @@ func TestGoroutines(t *testing.T) {
 			t.Errorf("failure with none left: %s", f.failed)
 		}
 	})
+}
+
+// TestGone: Gone fails while the process runs, and returns once it is a
+// zombie, and once it is reaped.
+func TestGone(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	pid := cmd.Process.Pid
+	synctest.Test(t, func(t *testing.T) {
+		var f fakeT
+		wait.Gone(&f, pid, "sleep")
+		if want := fmt.Sprintf("waited 30s for sleep (pid %d) to exit; last: %d (sleep) S", pid, pid); !strings.HasPrefix(f.failed, want) {
+			t.Errorf("failure while it runs: %q, want %q...", f.failed, want)
+		}
+	})
+	cmd.Process.Kill()
+	wait.Gone(t, pid, "sleep, killed and not reaped")
+	cmd.Wait()
+	wait.Gone(t, pid, "sleep, reaped")
 }
