@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -34,11 +35,9 @@ func TestFor(t *testing.T) {
 		if got != len(looks) {
 			t.Errorf("For = %d, want the last look's value %d", got, len(looks))
 		}
-		want := []time.Duration{0, 1, 3, 7, 15, 25}
-		for i, w := range want {
-			if looks[i] != w*time.Millisecond {
-				t.Fatalf("looks at %v, want them to start at %v ms", looks[:len(want)], want)
-			}
+		want := []time.Duration{0, 1 * time.Millisecond, 3 * time.Millisecond, 7 * time.Millisecond, 15 * time.Millisecond, 25 * time.Millisecond}
+		if !slices.Equal(looks[:len(want)], want) {
+			t.Errorf("looks at %v, want them to start at %v", looks[:len(want)], want)
 		}
 	})
 }
@@ -68,16 +67,18 @@ func TestForFails(t *testing.T) {
 }
 
 // TestGoroutines: Goroutines returns once the goroutines started have
-// ended, and fails with their stacks while one is left.
+// ended, and fails with every stack while more run than it is told. (The
+// failure is asked for with 0 before: other tests' goroutines may end
+// meanwhile.)
 func TestGoroutines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		before := runtime.NumGoroutine()
 		stop := make(chan struct{})
 		go func() { <-stop }()
 		var f fakeT
-		wait.Goroutines(&f, before)
-		if !strings.Contains(f.failed, "waited 30s for the goroutines to end") || !strings.Contains(f.failed, "wait_test.TestGoroutines") {
-			t.Errorf("failure with a goroutine left: %q, want the wait and its stack", f.failed)
+		wait.Goroutines(&f, 0)
+		if !strings.Contains(f.failed, "waited 30s for the goroutines to end (0 before)") || !strings.Contains(f.failed, "wait_test.TestGoroutines.func1.1") {
+			t.Errorf("failure with a goroutine left: %q, want the wait and the goroutine's stack", f.failed)
 		}
 		close(stop)
 		f = fakeT{}
