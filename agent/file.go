@@ -2,18 +2,10 @@ package agent
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"math"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
-
-	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/internal/decode"
@@ -190,17 +182,9 @@ const maxAgentFileBytes = 1 << 20
 func Load(path string) (*Agent, error) {
 	data, err := userfile.Read(path, maxAgentFileBytes, "an agent file")
 	if err != nil {
-		return nil, &config.Problem{Pos: config.Position{File: path}, Msg: "cannot read: " + unwrapPath(err).Error()}
+		return nil, config.ReadProblem(path, err)
 	}
 	return Parse(path, data)
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Parse decodes an agent file's content; file names it in problems and
@@ -216,13 +200,13 @@ func Parse(file string, data []byte) (*Agent, error) {
 		yamlData, body, ok = frontMatter(data)
 		if !ok {
 			d.ErrorAt(1, "", "a Markdown agent needs YAML front matter: a first line ---, the fields, then a line ---")
-			return nil, problems(d)
+			return nil, config.DecoderProblems(d)
 		}
 		offset = 1
 	}
-	doc, ok := parse(d, yamlData, offset)
+	doc, ok := d.YAML(yamlData, decode.YAMLOptions{Kind: "agent file", Fields: "id: ..., model: ...", Offset: offset})
 	if !ok {
-		return nil, problems(d)
+		return nil, config.DecoderProblems(d)
 	}
 	if _, ok := doc["system"]; ok && isMD {
 		d.Errorf("system", "a Markdown agent's system prompt is its body, after the front matter")
@@ -248,7 +232,7 @@ func Parse(file string, data []byte) (*Agent, error) {
 		}
 	}
 	a.File = file
-	if err := problems(d); err != nil {
+	if err := config.DecoderProblems(d); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -280,160 +264,6 @@ func frontMatter(data []byte) (yml []byte, body string, ok bool) {
 		i += j + 1
 	}
 	return nil, "", false
-}
-
-// problems joins d's problems, in line order, as [*config.Problem]s; nil
-// when there are none.
-func problems(d *decode.Decoder) error {
-	if len(d.Problems) == 0 {
-		return nil
-	}
-	sort.SliceStable(d.Problems, func(i, j int) bool { return d.Problems[i].Line < d.Problems[j].Line })
-	errs := make([]error, len(d.Problems))
-	for i, p := range d.Problems {
-		errs[i] = &config.Problem{Pos: config.Position{File: d.File, Line: p.Line}, Field: p.Field, Msg: p.Msg}
-	}
-	return errors.Join(errs...)
-}
-
-// parse parses YAML into generic values (string, bool, int64, float64,
-// []any, map[string]any, nil), recording each key's and element's line.
-// Anchors, aliases, tags and merge keys are refused: an agent file is
-// configuration, and these make what it says harder to see.
-func parse(d *decode.Decoder, data []byte, offset int) (map[string]any, bool) {
-	f, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		line := 0
-		msg := err.Error()
-		var ye yaml.Error
-		if errors.As(err, &ye) {
-			msg = ye.GetMessage()
-			if t := ye.GetToken(); t != nil && t.Position != nil {
-				line = t.Position.Line + offset
-			}
-		}
-		d.ErrorAt(max(line, 1), "", "invalid YAML: %s", msg)
-		return nil, false
-	}
-	if len(f.Docs) > 1 {
-		d.ErrorAt(offset+1, "", "holds %d YAML documents; an agent file has one", len(f.Docs))
-		return nil, false
-	}
-	d.Lines[""] = offset + 1
-	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
-		return map[string]any{}, true
-	}
-	w := &walker{d: d, offset: offset}
-	v := w.node("", f.Docs[0].Body)
-	if len(d.Problems) > 0 {
-		return nil, false
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		d.ErrorAt(offset+1, "", "must be a mapping of fields (id: ..., model: ...), not %s", d.TypeName(v))
-		return nil, false
-	}
-	return m, true
-}
-
-type walker struct {
-	d      *decode.Decoder
-	offset int
-}
-
-func (w *walker) line(n ast.Node) int {
-	if t := n.GetToken(); t != nil && t.Position != nil {
-		return t.Position.Line + w.offset
-	}
-	return 0
-}
-
-func (w *walker) node(path string, n ast.Node) any {
-	switch n := n.(type) {
-	case nil:
-		return nil
-	case *ast.NullNode:
-		return nil
-	case *ast.StringNode:
-		return n.Value
-	case *ast.LiteralNode:
-		return n.Value.Value
-	case *ast.BoolNode:
-		return n.Value
-	case *ast.IntegerNode:
-		switch v := n.Value.(type) {
-		case int64:
-			return v
-		case uint64:
-			if v <= math.MaxInt64 {
-				return int64(v)
-			}
-			return float64(v)
-		}
-		return n.GetValue()
-	case *ast.FloatNode:
-		return n.Value
-	case *ast.InfinityNode:
-		return n.Value
-	case *ast.NanNode:
-		return math.NaN()
-	case *ast.MappingValueNode:
-		m := map[string]any{}
-		w.pair(path, m, n)
-		return m
-	case *ast.MappingNode:
-		m := map[string]any{}
-		for _, mv := range n.Values {
-			w.pair(path, m, mv)
-		}
-		return m
-	case *ast.SequenceNode:
-		a := make([]any, 0, len(n.Values))
-		for i, e := range n.Values {
-			p := decode.IndexPath(path, i)
-			if l := w.line(e); l > 0 {
-				w.d.Lines[p] = l
-			}
-			a = append(a, w.node(p, e))
-		}
-		return a
-	case *ast.AnchorNode, *ast.AliasNode, *ast.MergeKeyNode:
-		w.d.ErrorAt(w.line(n), path, "YAML anchors, aliases and merge keys are not supported in agent files")
-	case *ast.TagNode:
-		w.d.ErrorAt(w.line(n), path, "YAML tags are not supported in agent files")
-	default:
-		w.d.ErrorAt(w.line(n), path, "unsupported YAML %s", n.Type())
-	}
-	return nil
-}
-
-func (w *walker) pair(path string, m map[string]any, mv *ast.MappingValueNode) {
-	if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
-		w.d.ErrorAt(w.line(mv.Key), path, "YAML merge keys (<<) are not supported in agent files")
-		return
-	}
-	ks, ok := mv.Key.(ast.ScalarNode)
-	var key string
-	if ok {
-		switch v := ks.GetValue().(type) {
-		case string:
-			key = v
-		default:
-			ok = false
-		}
-	}
-	if !ok {
-		w.d.ErrorAt(w.line(mv.Key), path, "a key must be a plain string")
-		return
-	}
-	p := decode.KeyPath(path, key)
-	line := w.line(mv.Key)
-	if _, dup := m[key]; dup {
-		w.d.ErrorAt(line, p, "duplicate key %q (first on line %d)", key, w.d.Lines[p])
-		return
-	}
-	w.d.Lines[p] = line
-	m[key] = w.node(p, mv.Value)
 }
 
 // readTools reads tools: a list of host tool names, none (no tool) or

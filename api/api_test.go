@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/store"
 )
 
@@ -173,14 +175,10 @@ func TestServersAndTools(t *testing.T) {
 	a.wantProblem("no CSRF header", 403, "", code, h, body)
 
 	// Its tool comes; search and filter find it.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.For(t, "b's tool in the list", func() (string, bool) {
 		_, _, body = a.do("GET", "/api/v1/tools?server=b", "")
-		if strings.Contains(string(body), "mcp_b_bee") || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond) // polling the list until b is up, bounded
-	}
+		return string(body), strings.Contains(string(body), "mcp_b_bee")
+	})
 	if !strings.Contains(string(body), "mcp_b_bee") || strings.Contains(string(body), "mcp_a_") {
 		t.Fatalf("GET tools?server=b: %s", body)
 	}
@@ -378,17 +376,10 @@ func TestResourcesAndPrompts(t *testing.T) {
 // in the background, and the list says when (bounded).
 func (a *apiT) waitTool(name string) {
 	a.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.For(a.t, "tool "+name, func() (string, bool) {
 		code, _, body := a.do("GET", "/api/v1/tools/"+name, "")
-		if code == 200 {
-			return
-		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("tool %s never came: %d %s", name, code, body)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the list, bounded
-	}
+		return fmt.Sprint(code, " ", string(body)), code == 200
+	})
 }
 
 // TestPatchServer: a JSON merge patch changes the fields it names (null

@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	_ "modernc.org/sqlite" // to garble a stored row as no API would
 
 	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/store"
 )
 
@@ -63,12 +63,10 @@ func TestStoredServersThatCannotStart(t *testing.T) {
 		}
 		return out
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	got := list()
-	for got["quits"].State != "failed" && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond) // polling until its first start has failed, bounded
-		got = list()
-	}
+	got := wait.For(t, "quits's first start to fail", func() (map[string]item, bool) {
+		got := list()
+		return got, got["quits"].State == "failed"
+	})
 	for id, want := range map[string]string{"quits": "exited", "bad": "timeout", "garbled": "not JSON"} {
 		if it := got[id]; it.State != "failed" || !strings.Contains(it.Error, want) {
 			t.Errorf("server %s: %+v, want failed with an error that says %q", id, it, want)

@@ -2,9 +2,6 @@ package config
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -203,20 +200,8 @@ func ReadClientFile(f ClientFile, home string) ([]Entry, error) {
 	}
 	data = standardJSON(data)
 	r := newFileResult(f.Path, decode.JSON, "")
-	w := &jsonWalker{r: r, dec: json.NewDecoder(bytes.NewReader(data)), starts: lineStarts(data), order: map[string][]string{}}
-	w.dec.UseNumber()
-	doc, err := w.value("")
-	if err == nil {
-		if _, err2 := w.dec.Token(); err2 != io.EOF {
-			err = errors.New("unexpected data after the top-level object")
-		}
-	}
+	doc, order, line, err := parseJSON(r, data)
 	if err != nil {
-		line := lineAt(w.starts, int(w.dec.InputOffset()))
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line = lineAt(w.starts, int(se.Offset))
-		}
 		return nil, &Problem{Pos: Position{File: f.Path, Line: line}, Msg: "not valid JSON: " + err.Error()}
 	}
 	// Problems the walker found (duplicate keys) belong to the entries
@@ -239,7 +224,7 @@ func ReadClientFile(f ClientFile, home string) ([]Entry, error) {
 		if !ok {
 			continue
 		}
-		for _, name := range w.order[path] {
+		for _, name := range order[path] {
 			e := f.entry(r, path, name, obj[name], home, ids)
 			for _, p := range walked {
 				if p.Field == e.Field || strings.HasPrefix(p.Field, e.Field+".") {

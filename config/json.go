@@ -21,30 +21,38 @@ func isJSON(path string, data []byte) bool {
 	return len(t) > 0 && t[0] == '{'
 }
 
+// parseJSON parses data, one JSON value, into generic values, recording in
+// r the line of every key and element; order is each object's keys in
+// order, by field path. On failure it returns the error and the line it
+// is on.
+func parseJSON(r *fileResult, data []byte) (doc any, order map[string][]string, line int, err error) {
+	w := &jsonWalker{r: r, dec: json.NewDecoder(bytes.NewReader(data)), starts: lineStarts(data), order: map[string][]string{}}
+	w.dec.UseNumber()
+	if doc, err = w.value(""); err == nil {
+		if _, err2 := w.dec.Token(); err2 != io.EOF {
+			err = errors.New("unexpected data after the top-level object")
+		}
+	}
+	if err == nil {
+		return doc, w.order, 0, nil
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return nil, nil, lineAt(w.starts, int(se.Offset)), err
+	}
+	return nil, nil, lineAt(w.starts, int(w.dec.InputOffset())), err
+}
+
 // decodeJSON decodes the mcpServers JSON of Claude Desktop and Cursor, or
 // the "servers" JSON of VS Code. Other top-level keys are ignored: Claude's
 // file holds its preferences too.
 func decodeJSON(file string, data []byte, home string) *fileResult {
 	r := newFileResult(file, decode.JSON, home)
-	w := &jsonWalker{r: r, dec: json.NewDecoder(bytes.NewReader(data)), starts: lineStarts(data), order: map[string][]string{}}
-	w.dec.UseNumber()
-	doc, err := w.value("")
-	if err == nil {
-		if _, err2 := w.dec.Token(); err2 != io.EOF {
-			err = errors.New("unexpected data after the top-level object")
-		}
-	}
+	doc, order, line, err := parseJSON(r, data)
 	if err != nil {
-		p := decode.Problem{Msg: err.Error()}
-		var se *json.SyntaxError
-		switch {
-		case errors.As(err, &se):
-			p.Line = lineAt(w.starts, int(se.Offset))
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			p.Line = len(w.starts)
-			p.Msg = "unexpected end of JSON input"
-		default:
-			p.Line = lineAt(w.starts, int(w.dec.InputOffset()))
+		p := decode.Problem{Line: line, Msg: err.Error()}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			p.Line, p.Msg = bytes.Count(data, []byte("\n"))+1, "unexpected end of JSON input"
 		}
 		r.Problems = append(r.Problems, p)
 		return r
@@ -71,7 +79,7 @@ func decodeJSON(file string, data []byte, home string) *fileResult {
 			r.Errorf(key, "must be an object, not %s", r.TypeName(v))
 			continue
 		}
-		for _, name := range w.order[key] {
+		for _, name := range order[key] {
 			path := decode.KeyPath(key, name)
 			m, ok := entries[name].(map[string]any)
 			if !ok {

@@ -138,11 +138,7 @@ func decodeFile(path string, data []byte, allowJSON bool, home string) *fileResu
 
 func readProblem(path string, err error) *fileResult {
 	r := newFileResult(path, decode.TOML, "")
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err // the path is already in the Problem
-	}
-	r.Problems = append(r.Problems, decode.Problem{Msg: "cannot read: " + err.Error()})
+	r.Problems = append(r.Problems, decode.Problem{Msg: ReadProblem(path, err).Msg})
 	r.read = false // not listed in Config.Files
 	return r
 }

@@ -2,9 +2,12 @@ package config
 
 import (
 	"errors"
+	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/switchboardmcp/switchboard/internal/decode"
 )
 
 // A Problem is one thing wrong with a configuration: a syntax error, an
@@ -59,6 +62,27 @@ func Problems(err error) []*Problem {
 		walk(err)
 	}
 	return out
+}
+
+// ReadProblem is the problem of the file at path that could not be read
+// (err is the read's): "path: cannot read: too large".
+func ReadProblem(path string, err error) *Problem {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is already in the Problem
+	}
+	return &Problem{Pos: Position{File: path}, Msg: "cannot read: " + err.Error()}
+}
+
+// DecoderProblems joins d's problems, in line order, as [*Problem]s naming
+// d's file (an agent or workflow file's); nil when there are none.
+func DecoderProblems(d *decode.Decoder) error {
+	sort.SliceStable(d.Problems, func(i, j int) bool { return d.Problems[i].Line < d.Problems[j].Line })
+	ps := make([]*Problem, len(d.Problems))
+	for i, p := range d.Problems {
+		ps[i] = &Problem{Pos: Position{File: d.File, Line: p.Line}, Field: p.Field, Msg: p.Msg}
+	}
+	return joinProblems(ps)
 }
 
 // joinProblems returns errors.Join of ps, or nil when there are none.

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/store"
 )
 
@@ -78,14 +79,7 @@ func run(t *testing.T, cfg *config.Config, st *store.Store, mount func(*daemon.D
 	go func() { r.done <- d.Run(ctx) }()
 	t.Cleanup(func() {
 		r.shutdown(t)
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<20)
-			t.Errorf("goroutines: %d before, %d after the daemon stopped:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-		}
+		wait.Goroutines(t, before)
 		for pid, k := range interop.Children(os.Getpid()) {
 			if _, ok := kids[pid]; !ok {
 				t.Errorf("child process left: %v", k)
@@ -130,20 +124,15 @@ func (r *running) shutdown(t *testing.T) {
 func connect(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var cs *mcp.ClientSession
+	wait.For(t, "a session with the daemon", func() (err error, ok bool) {
 		// The listener is bound before the servers start: a request
 		// before then waits in the accept queue, not refused.
-		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err == nil {
-			t.Cleanup(func() { cs.Close() })
-			return cs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("connect: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond) // polling until the daemon serves, bounded
-	}
+		cs, err = c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		return err, err == nil
+	})
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
@@ -342,10 +331,10 @@ func TestShutdownWithACallInFlight(t *testing.T) {
 		called <- result{res, err}
 	}()
 	// The call is in flight once the server has it.
-	deadline := time.Now().Add(30 * time.Second)
-	for r.d.Host().Servers()[0].InFlight == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
+	wait.For(t, "the call to be in flight", func() (int, bool) {
+		n := r.d.Host().Servers()[0].InFlight
+		return n, n > 0
+	})
 	start := time.Now()
 	r.shutdown(t)
 	if took := time.Since(start); took > 10*time.Second {

@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -73,20 +75,14 @@ func TestFencedReplicaStops(t *testing.T) {
 	// A says it is not ready before it exits (polling: the probe has no
 	// event; bounded by A's exit). On a loaded machine A may be gone
 	// before a probe sees the 503: then it is not listening any more.
-	unready := false
-	for deadline := time.Now().Add(10 * time.Second); !unready && time.Now().Before(deadline); {
+	wait.For(t, "A's /readyz to answer 503 after its executor lost its lock", func() (string, bool) {
 		resp, err := http.Get(ra.url + "/readyz")
 		if err != nil {
-			unready = true // A has stopped listening
-			break
+			return err.Error(), true // A has stopped listening
 		}
 		resp.Body.Close()
-		unready = resp.StatusCode == http.StatusServiceUnavailable
-		time.Sleep(5 * time.Millisecond) // polling a probe, bounded
-	}
-	if !unready {
-		t.Errorf("A's /readyz never answered 503 after its executor lost its lock")
-	}
+		return resp.Status, resp.StatusCode == http.StatusServiceUnavailable
+	})
 	select {
 	case err := <-ra.done:
 		if !errors.Is(err, workflow.ErrExecutorLost) {
@@ -145,11 +141,8 @@ func calls(t *testing.T, path string) []string {
 // awaitFile waits, bounded, until the file at path holds s.
 func awaitFile(t *testing.T, path, s string) {
 	t.Helper()
-	for deadline := time.Now().Add(testTimeout); time.Now().Before(deadline); {
-		if b, _ := os.ReadFile(path); strings.Contains(string(b), s) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond) // polling a file, bounded: no event says it was written
-	}
-	t.Fatalf("%s never held %q", path, s)
+	wait.For(t, fmt.Sprintf("%s to hold %q", path, s), func() (string, bool) {
+		b, _ := os.ReadFile(path)
+		return string(b), strings.Contains(string(b), s)
+	})
 }

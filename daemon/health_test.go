@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // probe GETs path on the daemon with a Host a balancer might send, no
@@ -89,17 +90,10 @@ func TestShutdownDrain(t *testing.T) {
 
 	stopped := time.Now()
 	r.stop()
-	deadline := time.Now().Add(testTimeout)
-	for {
+	wait.For(t, "/readyz to answer 503 after the stop", func() (int, bool) {
 		c, _ := probe(t, r.url, "/readyz")
-		if c == http.StatusServiceUnavailable {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz still %d after the stop", c)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
+		return c, c == http.StatusServiceUnavailable
+	})
 	select {
 	case err := <-r.done:
 		t.Fatalf("Run returned %v, %v after the stop, before its %v drain", err, time.Since(stopped), drain)

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // slowStart is how long the slow fixture waits before it answers: long
@@ -249,14 +250,7 @@ func TestServeStdioAnswersAtOnce(t *testing.T) {
 // and checks that no child process is left.
 func checkNoLeaks(t *testing.T, before int, kids map[int]string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Errorf("goroutines: %d before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-	}
+	wait.Goroutines(t, before)
 	for pid, k := range interop.Children(os.Getpid()) {
 		if _, ok := kids[pid]; !ok {
 			t.Errorf("child process left: %v", k)

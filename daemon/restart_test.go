@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/internal/testkit/testpg"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -83,20 +84,14 @@ func TestPostgresRestartFencesReplicas(t *testing.T) {
 	rc := replica("c.log")
 	rc.awaitReady(t)
 	e := rc.d.Workflows().Engine
-	var st *workflow.RunStatus
-	for {
-		var err error
-		if st, err = e.Get(ctx, "r1"); err != nil {
+	// Adoption waits out AdoptGrace.
+	st := wait.For(t, "C to take up r1", func() (*workflow.RunStatus, bool) {
+		st, err := e.Get(ctx, "r1")
+		if err != nil {
 			t.Fatal(err)
 		}
-		if st.State == workflow.RunInterrupted || st.State.Ended() {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("C never took up r1: %+v", st)
-		}
-		time.Sleep(100 * time.Millisecond) // polling the run's status, bounded: adoption waits out AdoptGrace
-	}
+		return st, st.State == workflow.RunInterrupted || st.State.Ended()
+	})
 	// A may have recorded the outcome of the step it had in flight
 	// (PostgreSQL back before A noticed its lock gone: the call was made
 	// once, its outcome is true); else that step is interrupted.

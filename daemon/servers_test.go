@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/store"
 )
 
@@ -209,17 +211,10 @@ func TestServerAddedPersists(t *testing.T) {
 	r2.awaitReady(t)
 	// A run-time server is optional to the daemon: ready does not wait
 	// for it, it joins when it is up.
-	deadline := time.Now().Add(testTimeout)
-	for {
+	wait.For(t, "kept to be ready after a restart", func() (string, bool) {
 		s, err := r2.d.Host().Status("kept")
-		if err == nil && s.State == host.StateReady {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after a restart: kept %s %v, want ready", s.State, err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling its state, bounded
-	}
+		return fmt.Sprint(s.State, err), err == nil && s.State == host.StateReady
+	})
 	m, err := r2.d.GetServer(context.Background(), "kept")
 	if err != nil || m.Origin != daemon.OriginRuntime {
 		t.Errorf("GetServer(kept) = %+v, %v", m, err)

@@ -2,11 +2,11 @@ package daemon_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/common/expfmt"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/telemetry"
 )
 
@@ -82,18 +83,11 @@ func TestTelemetrySession(t *testing.T) {
 	cs.Close()
 	// The session ends on the gateway's side after the client's DELETE:
 	// poll the scrape, bounded.
-	deadline := time.Now().Add(testTimeout)
-	for {
+	wait.For(t, "one session duration and no session open after the client closed", func() (string, bool) {
 		n, ok := metric("mcp_server_session_duration_seconds", map[string]string{"mcp_protocol_version": "2025-11-25"})
 		open, _ := metric("switchboard_downstream_sessions", nil)
-		if ok && n == 1 && open == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the client closed: mcp_server_session_duration_seconds count %v (%v), downstream sessions %v; want 1 and 0", n, ok, open)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, bounded
-	}
+		return fmt.Sprintf("mcp_server_session_duration_seconds count %v (%v), downstream sessions %v", n, ok, open), ok && n == 1 && open == 0
+	})
 }
 
 // traced is telemetry whose spans go to the returned in-memory exporter,

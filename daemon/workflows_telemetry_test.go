@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -15,6 +14,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -240,7 +240,7 @@ func TestPublishedWorkflowSpan(t *testing.T) {
 	// The run's span ends on the run's goroutine, as its last event is
 	// stored: poll for it, bounded.
 	var run, call tracetest.SpanStub
-	for {
+	wait.For(t, "the run's span", func() ([]string, bool) {
 		for _, s := range spans.GetSpans() {
 			switch {
 			case s.Name == "workflow hello":
@@ -249,14 +249,8 @@ func TestPublishedWorkflowSpan(t *testing.T) {
 				call = s
 			}
 		}
-		if run.Name != "" {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("no span of the run; spans: %v", spanNames(spans.GetSpans()))
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by ctx
-	}
+		return spanNames(spans.GetSpans()), run.Name != ""
+	})
 	if call.Name == "" {
 		t.Fatalf("no span under the caller's; spans: %v", spanNames(spans.GetSpans()))
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/guard"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // rawConn dials the gateway at base and writes a request head: method,
@@ -404,28 +405,19 @@ func TestMaxSessions(t *testing.T) {
 	}
 	// A session that becomes idle makes room again.
 	streamF.Body.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// The gateway learns of the closed stream when its handler returns.
+	wait.For(t, "room after a stream ended", func() (string, bool) {
 		resp, body := post(t, hc, base, "", `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
-		if resp.StatusCode == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no room after a stream ended: %d %s", resp.StatusCode, body)
-		}
-		time.Sleep(20 * time.Millisecond) // the gateway learns of the closed stream when its handler returns
-	}
+		return fmt.Sprint(resp.StatusCode, " ", body), resp.StatusCode == http.StatusOK
+	})
 	if alive(t, hc, base, f) {
 		t.Error("f, idle once its stream ended, was not the one closed")
 	}
 	// Never more server sessions than the limit (closing is asynchronous).
-	deadline = time.Now().Add(10 * time.Second)
-	for n := countSessions(g); n > 4; n = countSessions(g) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d server sessions, want at most 4", n)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, bounded
-	}
+	wait.For(t, "at most 4 server sessions", func() (int, bool) {
+		n := countSessions(g)
+		return n, n <= 4
+	})
 }
 
 // TestMaxSessionsFlood: a client that opens sessions and leaves them idle
@@ -437,13 +429,10 @@ func TestMaxSessionsFlood(t *testing.T) {
 	for range 100 {
 		initialize(t, hc, base, "2025-11-25")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for n := countSessions(g); n > 20; n = countSessions(g) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d server sessions after 100 idle ones were opened, want at most 20", n)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, bounded
-	}
+	wait.For(t, "at most 20 server sessions after 100 idle ones were opened", func() (int, bool) {
+		n := countSessions(g)
+		return n, n <= 20
+	})
 }
 
 // TestMaxClientSessions: one client address holds at most

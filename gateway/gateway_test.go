@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testkit/testserver"
@@ -52,14 +53,7 @@ func serve(t *testing.T, servers []config.Server, hostOpts *host.Options, hopts 
 			t.Errorf("Close: %v", err)
 		}
 		ts.Close()
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<20)
-			t.Errorf("goroutines: %d before, %d after Close:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-		}
+		wait.Goroutines(t, before)
 	})
 	return g, ts.URL
 }
@@ -328,20 +322,14 @@ func TestListChangedReachesClients(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no tools/list_changed reached the client")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	// The notification may precede the last of a burst.
+	wait.For(t, "2 tools after list_changed", func() (int, bool) {
 		res, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Tools) == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tools = %d after list_changed, want 2", len(res.Tools))
-		}
-		time.Sleep(10 * time.Millisecond) // the notification may precede the last of a burst
-	}
+		return len(res.Tools), len(res.Tools) == 2
+	})
 }
 
 func TestEndpointSecurity(t *testing.T) {
@@ -454,25 +442,19 @@ func TestCancellationForwarded(t *testing.T) {
 			// Wait, bounded, for the call to reach the upstream: the
 			// fixture says so on stderr (the host's in-flight count may
 			// still hold the previous subtest's call).
-			deadline := time.Now().Add(10 * time.Second)
-			for strings.Count(logs.String(), "slow: started") < i+1 {
-				if time.Now().After(deadline) {
-					t.Fatal("the call never reached the upstream")
-				}
-				time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-			}
+			wait.For(t, "the call to reach the upstream", func() (string, bool) {
+				s := logs.String()
+				return s, strings.Count(s, "slow: started") >= i+1
+			})
 			cancel()
 			if err := <-errc; err == nil {
 				t.Fatal("the cancelled call returned no error")
 			}
 			want := i + 1 // the fixture's cancellations so far
-			deadline = time.Now().Add(10 * time.Second)
-			for strings.Count(logs.String(), "slow: cancelled") < want {
-				if time.Now().After(deadline) {
-					t.Fatalf("the upstream never saw the cancellation (the slow call would run 60 s); logs:\n%s", logs)
-				}
-				time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-			}
+			wait.For(t, "the upstream to see the cancellation (the slow call would run 60 s)", func() (string, bool) {
+				s := logs.String()
+				return s, strings.Count(s, "slow: cancelled") >= want
+			})
 		})
 	}
 }
@@ -511,26 +493,20 @@ func TestShutdown(t *testing.T) {
 		_, err := quick.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": 300}})
 		quickErr <- err
 	}()
-	for strings.Count(logs.String(), "slow: started") < 2 {
-		if ctx.Err() != nil {
-			t.Fatalf("the calls never reached the upstream:\n%s", logs)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by ctx
-	}
+	wait.For(t, "the calls to reach the upstream", func() (string, bool) {
+		s := logs.String()
+		return s, strings.Count(s, "slow: started") >= 2
+	})
 	sctx, scancel := context.WithTimeout(ctx, time.Second)
 	defer scancel()
 	shut := make(chan error, 1)
 	go func() { shut <- g.Shutdown(sctx) }()
-	for {
-		// Refused once the shutdown has begun (it may not have yet).
+	// Refused once the shutdown has begun (it may not have yet).
+	if err := wait.For(t, "a request to be refused during the shutdown", func() (error, bool) {
 		_, err := late.ListTools(ctx, nil)
-		if err != nil {
-			if !strings.Contains(err.Error(), gateway.ErrShuttingDown.Error()) {
-				t.Errorf("a request during the shutdown: %v, want %q", err, gateway.ErrShuttingDown)
-			}
-			break
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the grace
+		return err, err != nil
+	}); !strings.Contains(err.Error(), gateway.ErrShuttingDown.Error()) {
+		t.Errorf("a request during the shutdown: %v, want %q", err, gateway.ErrShuttingDown)
 	}
 	if err := <-quickErr; err != nil {
 		t.Errorf("a call that ends within the grace: %v", err)
@@ -677,13 +653,10 @@ func TestRootsOverEveryTransport(t *testing.T) {
 		defer close(aDone)
 		a.CallTool(actx, &mcp.CallToolParams{Name: "mcp_fx_slow", Arguments: map[string]any{"ms": 60000}})
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for g.Host().Servers()[0].InFlight == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("a's call never reached the upstream")
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
+	wait.For(t, "a's call to reach the upstream", func() (int, bool) {
+		n := g.Host().Servers()[0].InFlight
+		return n, n > 0
+	})
 	got, err := rootsOf(b)
 	if err == nil || !strings.Contains(err.Error(), "roots differ") {
 		t.Errorf("b's roots with a's call in flight = %q, %v; want an error saying the clients' roots differ", got, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // TestRequestsBounded: past Options.MaxRequests requests in flight, the
@@ -51,12 +52,10 @@ func TestRequestsBounded(t *testing.T) {
 			done <- err
 		}()
 	}
-	for strings.Count(logs.String(), "slow: started") < 3 {
-		if ctx.Err() != nil {
-			t.Fatalf("the calls never reached the upstream:\n%s", logs)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by ctx
-	}
+	wait.For(t, "the calls to reach the upstream", func() (string, bool) {
+		s := logs.String()
+		return s, strings.Count(s, "slow: started") >= 3
+	})
 	_, err = cs.ListTools(ctx, nil)
 	if want := "3 requests in flight already, the bound ([gateway] max_requests)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a fourth request: %v; want an error saying %q", err, want)
@@ -67,17 +66,10 @@ func TestRequestsBounded(t *testing.T) {
 	}
 	// The cancelled calls' requests end as their handlers return: the
 	// next request is served once they have, bounded.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.For(t, "a request served after the calls ended", func() (error, bool) {
 		_, err := cs.ListTools(ctx, nil)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the calls ended: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
+		return err, err == nil
+	})
 }
 
 // TestSubscriptionsFollowSessions: the gateway subscribes upstream once per
@@ -113,13 +105,10 @@ func TestSubscriptionsFollowSessions(t *testing.T) {
 	// waitLog waits for n lines saying what, bounded.
 	waitLog := func(what string, n int) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for strings.Count(logs.String(), what) < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d × %q not logged within 10 s:\n%s", n, what, logs)
-			}
-			time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-		}
+		wait.For(t, fmt.Sprintf("%d × %q in the log", n, what), func() (string, bool) {
+			s := logs.String()
+			return s, strings.Count(s, what) >= n
+		})
 	}
 	a, b := session(), session()
 	for _, err := range []error{subscribe(a, 1), subscribe(a, 2), subscribe(b, 1), subscribe(a, 1)} {

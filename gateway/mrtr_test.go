@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // TestInputRequiredOverStdio: a 2026-07-28 client (here over the SDK's
@@ -109,9 +110,7 @@ func TestBridgedCallsLeaveNothing(t *testing.T) {
 			t.Fatalf("call %d: %q", i, got)
 		}
 	}
-	if n := waitGoroutines("gateway.(*Gateway).callToolInput"); n > 0 {
-		t.Errorf("%d goroutines of bridged calls left after 50 calls ended", n)
-	}
+	waitGoroutines(t, "gateway.(*Gateway).callToolInput", "the goroutines of 50 bridged calls that ended")
 }
 
 // TestInputTimeout: a 2026-07-28 client that never comes back with the
@@ -151,9 +150,7 @@ func TestInputTimeout(t *testing.T) {
 	}
 	// Past InputTimeout the call is gone: its goroutine ends, and the
 	// requestState is refused.
-	if n := waitGoroutines("gateway.(*Gateway).callToolInput"); n > 0 {
-		t.Errorf("the bridged call's goroutine outlived InputTimeout")
-	}
+	waitGoroutines(t, "gateway.(*Gateway).callToolInput", "the bridged call's goroutine, past InputTimeout,")
 	var key string
 	for k := range res.InputRequests {
 		key = k
@@ -178,12 +175,12 @@ func countGoroutines(fn string) int {
 	return n
 }
 
-// waitGoroutines waits (bounded) until no goroutine has fn in its stack,
-// and returns how many still do.
-func waitGoroutines(fn string) int {
-	n := countGoroutines(fn)
-	for deadline := time.Now().Add(5 * time.Second); n > 0 && time.Now().Before(deadline); n = countGoroutines(fn) {
-		time.Sleep(20 * time.Millisecond) // polling a condition, bounded by the deadline
-	}
-	return n
+// waitGoroutines waits until no goroutine has fn in its stack; what says
+// whose they are.
+func waitGoroutines(t *testing.T, fn, what string) {
+	t.Helper()
+	wait.For(t, what+" to end", func() (int, bool) {
+		n := countGoroutines(fn)
+		return n, n == 0
+	})
 }

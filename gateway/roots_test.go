@@ -2,19 +2,20 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // TestRootsOutsideCallsFollowTheOneClient: over HTTP, an upstream asking
@@ -46,13 +47,9 @@ func TestRootsOutsideCallsFollowTheOneClient(t *testing.T) {
 	}
 	awaitTaken := func(n int) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for taken() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("the server took %d lists of roots, want %d\n%s", taken(), n, logs)
-			}
-			time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-		}
+		wait.For(t, fmt.Sprintf("the server to take %d lists of roots", n), func() (string, bool) {
+			return logs.String(), taken() >= n
+		})
 	}
 	withRoots := func(root string) *mcp.ClientSession {
 		cl := mcp.NewClient(&mcp.Implementation{Name: "rooted", Version: "1"}, nil)

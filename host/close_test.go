@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // TestCloseEndsWhatItWaitsOn (issue 23 §5): Close returns promptly with
@@ -68,13 +69,10 @@ func TestCloseEndsWhatItWaitsOn(t *testing.T) {
 		}
 	}
 	call("mcp_slow_slow", `{"ms":600000}`, nil)
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(logs.String(), "slow: started (600000 ms)") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the slow call never started\n%s", logs)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
+	wait.Within(t, time.Minute, "the slow call to start", func() (string, bool) {
+		s := logs.String()
+		return s, strings.Contains(s, "slow: started (600000 ms)")
+	})
 
 	closed := make(chan error, 1)
 	start := time.Now()

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/schema"
 	"github.com/switchboardmcp/switchboard/store"
 )
@@ -92,16 +93,7 @@ func start(t *testing.T, servers []config.Server, opts *host.Options, watch ...*
 // checks that the test process has no child left.
 func checkNoLeaks(t *testing.T, before int, kidsBefore []string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		runtime.Gosched()
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the deadline
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Errorf("goroutines: %d before, %d after Close:\n%s", before, n, buf)
-	}
+	wait.Goroutines(t, before)
 	// Peers a test started itself (an HTTP server) are not the host's.
 	var left []string
 	for _, k := range children(t) {
@@ -381,16 +373,10 @@ func TestTimeoutCancelsUpstream(t *testing.T) {
 	waitFor(t, func() bool { return strings.Contains(logs.String(), "cancelled") }, "the server to log the cancellation:\n"+logs.String())
 }
 
-// waitFor polls cond, bounded, for something that happens in another process.
+// waitFor waits for cond, for something that happens in another process.
 func waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, what, func() (bool, bool) { ok := cond(); return ok, ok })
 }
 
 func TestServerThatNeverAnswers(t *testing.T) {
@@ -881,10 +867,7 @@ func TestGrandchildStopped(t *testing.T) {
 	h.Close()
 	// SIGKILL is delivered asynchronously and the grandchild is not ours to
 	// wait for: poll, bounded, until it is gone or a zombie.
-	waitFor(t, func() bool {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		return err != nil || strings.Contains(string(stat), ") Z ")
-	}, fmt.Sprintf("grandchild %d to be gone after Close", pid))
+	wait.Gone(t, pid, "the grandchild, after Close")
 	if kids := children(t); len(kids) > 0 {
 		t.Errorf("children left: %v", kids)
 	}
@@ -973,10 +956,7 @@ func TestSetsidGrandchildStopped(t *testing.T) {
 		t.Errorf("Close took %v for a server that exits on stdin close (the grace period is 2s)", d)
 	}
 	for what, pid := range pids {
-		waitFor(t, func() bool {
-			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-			return err != nil || strings.Contains(string(stat), ") Z ")
-		}, fmt.Sprintf("%s %d to be gone after Close", what, pid))
+		wait.Gone(t, pid, what+", after Close")
 	}
 	t.Logf("%s", regexp.MustCompile(`.*isolation=.*`).FindString(logs.String()))
 }
@@ -1052,13 +1032,9 @@ func TestRootsByClient(t *testing.T) {
 				h.CallTool(ctx, "mcp_fx_slow", json.RawMessage(`{"ms":60000}`), tc.busy)
 			}()
 			defer func() { cancel(); <-busy }()
-			deadline := time.Now().Add(10 * time.Second)
-			for h.Servers()[0].InFlight == 0 {
-				if time.Now().After(deadline) {
-					t.Fatalf("the busy call never reached the server:\n%s", logs)
-				}
-				time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-			}
+			wait.For(t, "the busy call to reach the server", func() (string, bool) {
+				return logs.String(), h.Servers()[0].InFlight > 0
+			})
 			res, err := h.CallTool(context.Background(), "mcp_fx_roots", nil, tc.asking)
 			switch {
 			case tc.want == "" && err == nil:

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // The tests below run the real npx (the machine's npm) against the npm
@@ -139,21 +140,17 @@ func TestNPX(t *testing.T) {
 		started := make(chan error, 1)
 		go func() { started <- h.Start(ctx) }()
 		// Nothing announces npm's extraction: watch its folder appear.
-		deadline := time.Now().Add(3 * time.Minute)
-		for {
+		wait.Within(t, 3*time.Minute, "npm to begin to extract", func() (string, bool) {
 			if m, _ := filepath.Glob(filepath.Join(home, ".npm", "_npx", "*", "node_modules")); len(m) > 0 {
-				break
+				return "", true
 			}
 			select {
 			case err := <-started:
 				t.Fatalf("Start returned before npm began to extract: %v\n%s", err, logs)
 			default:
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("npm did not begin to extract within 3 minutes:\n%s", logs)
-			}
-			time.Sleep(5 * time.Millisecond) // polling the file system: no event to wait on
-		}
+			return logs.String(), false
+		})
 		cancel()
 		if err := <-started; err == nil {
 			t.Fatal("Start succeeded after its context ended")

@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/telemetry"
 )
 
@@ -69,28 +70,19 @@ func TestHostMetrics(t *testing.T) {
 	}
 	// The watcher reads the host's events on its own goroutine: poll the
 	// scrape, bounded.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	wait.For(t, "every series to be 1", func() (string, bool) {
 		fams := families(t, tel)
-		missing := ""
 		for _, w := range want {
 			v, n, ok := series(fams[w.fam], w.labels)
 			if w.count {
 				v = float64(n)
 			}
 			if !ok || v != 1 {
-				missing = w.fam
-				break
+				return w.fam + " is not", false
 			}
 		}
-		if missing == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not 1 within 20 s", missing)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, bounded
-	}
+		return "", true
+	})
 	if _, _, ok := series(families(t, tel)["switchboard_server_restarts_total"], map[string]string{"switchboard_server": "hung"}); ok {
 		t.Error("a restart counted for hung, which did not restart")
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/transport"
 )
@@ -116,7 +117,7 @@ func TestCommandClientServer(t *testing.T) {
 	if st := cmd.ProcessState(); st == nil || st.ExitCode() != 0 {
 		t.Errorf("ProcessState = %v, want exit 0", st)
 	}
-	waitGone(t, cmd.Pid(), "child")
+	wait.Gone(t, cmd.Pid(), "child")
 }
 
 func TestCommandContextIsNotLifetime(t *testing.T) {
@@ -230,8 +231,8 @@ func TestCommandKillsGrandchild(t *testing.T) {
 			if err := conn.Close(); err != nil {
 				t.Errorf("Close: %v", err)
 			}
-			waitGone(t, pids.Pid, "child")
-			waitGone(t, pids.Grandchild, "grandchild")
+			wait.Gone(t, pids.Pid, "child")
+			wait.Gone(t, pids.Grandchild, "grandchild")
 		})
 	}
 }
@@ -271,9 +272,9 @@ func TestCommandKillsSetsidGrandchild(t *testing.T) {
 			if err := cmd.ExitErr(); err != nil {
 				t.Errorf("ExitErr = %v, want nil (exited on stdin close)", err)
 			}
-			waitGone(t, pids.Pid, "child")
-			waitGone(t, pids.Grandchild, "grandchild in the child's group")
-			waitGone(t, pids.Setsid, "grandchild in a session of its own")
+			wait.Gone(t, pids.Pid, "child")
+			wait.Gone(t, pids.Grandchild, "grandchild in the child's group")
+			wait.Gone(t, pids.Setsid, "grandchild in a session of its own")
 		})
 	}
 }
@@ -311,7 +312,7 @@ func TestCommandKillsGrandchildOfExitedChild(t *testing.T) {
 			if err := cmd.ExitErr(); err != nil {
 				t.Errorf("ExitErr = %v, want nil", err)
 			}
-			waitGone(t, pids.Grandchild, "grandchild")
+			wait.Gone(t, pids.Grandchild, "grandchild")
 			// The connection sees the end of stdout.
 			if _, err := conn.Read(t.Context()); err == nil {
 				t.Error("Read after the child exited succeeded")
@@ -377,7 +378,7 @@ func TestCommandEscalation(t *testing.T) {
 			if max := time.Duration(tc.max) * grace; tc.max > 0 && d >= max {
 				t.Errorf("Close took %v, want < %v", d, max)
 			}
-			waitGone(t, cmd.Pid(), "child")
+			wait.Gone(t, cmd.Pid(), "child")
 		})
 	}
 }
@@ -401,7 +402,7 @@ func TestCommandHugeLine(t *testing.T) {
 	t.Logf("Connect error: %v", err)
 	cmd.Close()
 	<-cmd.Exited()
-	waitGone(t, cmd.Pid(), "child")
+	wait.Gone(t, cmd.Pid(), "child")
 
 	// Read directly, the connection says why.
 	cmd = child(t, "huge-line")
@@ -662,13 +663,10 @@ func TestCommandAwaitingReader(t *testing.T) {
 			}
 			// Let it read; nothing tells us when it has but the pipe.
 			syscall.Kill(cmd.Pid(), syscall.SIGUSR1)
-			deadline := time.Now().Add(10 * time.Second)
-			for awaiting, _ := cmd.AwaitingReader(); awaiting; awaiting, _ = cmd.AwaitingReader() {
-				if time.Now().After(deadline) {
-					t.Fatal("AwaitingReader still true 10s after the child began to read")
-				}
-				runtime.Gosched()
-			}
+			wait.For(t, "AwaitingReader to be false once the child began to read", func() (bool, bool) {
+				awaiting, _ := cmd.AwaitingReader()
+				return awaiting, !awaiting
+			})
 			// It stays false: more unread input is not a child that has
 			// not started.
 			if err := conn.Write(t.Context(), &jsonrpc.Request{Method: "notifications/two"}); err != nil {
@@ -748,7 +746,7 @@ func TestCommandInstallGrace(t *testing.T) {
 				if tc.stderr != "" && !strings.Contains(stderr.String(), tc.stderr) {
 					t.Errorf("stderr = %q, want it to hold %q", stderr.String(), tc.stderr)
 				}
-				waitGone(t, cmd.Pid(), "child")
+				wait.Gone(t, cmd.Pid(), "child")
 			})
 		}
 	}

@@ -13,12 +13,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/transport"
 )
 
@@ -80,15 +80,15 @@ func TestCommandHostKilled(t *testing.T) {
 				t.Fatal(err)
 			}
 			host.Wait()
-			waitGone(t, p.Pid, "child")
+			wait.Gone(t, p.Pid, "child")
 			if iso.noNS {
 				// Not promised: clean up what the process group leaves.
 				syscall.Kill(-p.Pid, syscall.SIGKILL)
 				syscall.Kill(p.Setsid, syscall.SIGKILL)
 				return
 			}
-			waitGone(t, p.Grandchild, "grandchild in the child's group")
-			waitGone(t, p.Setsid, "grandchild in a session of its own")
+			wait.Gone(t, p.Grandchild, "grandchild in the child's group")
+			wait.Gone(t, p.Setsid, "grandchild in a session of its own")
 		})
 	}
 }
@@ -140,16 +140,10 @@ func TestCommandOutlivesStartingThread(t *testing.T) {
 	cs := c.cs
 	defer cs.Close()
 	task := "/proc/self/task/" + strconv.Itoa(c.tid)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(task); errors.Is(err, os.ErrNotExist) {
-			break // the thread that asked for the start has ended
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still exists", task)
-		}
-		runtime.Gosched()
-	}
+	wait.For(t, "the thread that asked for the start to end", func() (error, bool) {
+		_, err := os.Stat(task)
+		return err, errors.Is(err, os.ErrNotExist)
+	})
 	if got := callText(t, cs, "greet", map[string]any{"name": "still here"}); got != "Hi still here" {
 		t.Errorf("greet = %q", got)
 	}
@@ -215,9 +209,9 @@ func TestCommandNamespaceRefused(t *testing.T) {
 	if err := conn.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	waitGone(t, pids.Pid, "child")
-	waitGone(t, pids.Grandchild, "grandchild in the child's group")
-	waitGone(t, pids.Setsid, "grandchild in a session of its own")
+	wait.Gone(t, pids.Pid, "child")
+	wait.Gone(t, pids.Grandchild, "grandchild in the child's group")
+	wait.Gone(t, pids.Setsid, "grandchild in a session of its own")
 }
 
 // TestCommandPrivateProc: a stdio server cannot read the environment of

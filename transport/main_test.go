@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/transport"
 )
 
@@ -276,23 +277,15 @@ func checkLeaks(t *testing.T) {
 	t.Helper()
 	before := goroutines()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		wait.For(t, "the goroutines the test started to end", func() (string, bool) {
 			var leaked []string
 			for id, stack := range goroutines() {
 				if _, ok := before[id]; !ok && !benign(stack) {
 					leaked = append(leaked, stack)
 				}
 			}
-			if len(leaked) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("%d goroutines leaked:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
-				return
-			}
-			runtime.Gosched()
-		}
+			return fmt.Sprintf("%d left:\n%s", len(leaked), strings.Join(leaked, "\n\n")), len(leaked) == 0
+		})
 	})
 }
 
@@ -351,18 +344,4 @@ func gone(pid int) bool {
 		return s[i+2] == 'Z' || s[i+2] == 'X'
 	}
 	return false
-}
-
-// waitGone fails t unless pid is gone within a bounded wait: a SIGKILLed
-// process dies asynchronously in the kernel.
-func waitGone(t *testing.T, pid int, what string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
-			t.Errorf("%s (pid %d) still running", what, pid)
-			return
-		}
-		runtime.Gosched()
-	}
 }

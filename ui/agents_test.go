@@ -3,16 +3,17 @@ package ui_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/ui"
 )
 
@@ -89,9 +90,8 @@ func TestAgents(t *testing.T) {
 	live := regexp.MustCompile(`hx-get="(/agents/runs/[^"]+/live\?seq=\d+&amp;state=\w+)"`)
 	pollFor := func(want string) string {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
 		var got string
-		for {
+		wait.For(t, fmt.Sprintf("%q on the run's page", want), func() (string, bool) {
 			m := live.FindStringSubmatch(page)
 			if m == nil {
 				t.Fatalf("no poll in:\n%s", page)
@@ -100,17 +100,13 @@ func TestAgents(t *testing.T) {
 			if status == http.StatusOK {
 				page = frag
 				got += frag
-				if strings.Contains(frag, want) {
-					return got
-				}
+				return page, strings.Contains(frag, want)
 			} else if status != http.StatusNoContent {
 				t.Fatalf("poll: %d %s", status, frag)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%q never came; last:\n%s", want, page)
-			}
-			time.Sleep(50 * time.Millisecond) // the page's own poll, faster
-		}
+			return page, false
+		})
+		return got
 	}
 	// The run starts on a goroutine of its own: its first event may come
 	// after the page was served, and then on the page's poll.

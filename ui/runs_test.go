@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/ui"
 	"github.com/switchboardmcp/switchboard/workflow"
@@ -102,19 +103,12 @@ func TestRuns(t *testing.T) {
 	}
 
 	// The gate waits: its form is on the run's page.
-	var g map[string]string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, _, body = s.do("GET", "/runs/"+id, nil)
-		if strings.Contains(body, `id="gate-form"`) {
-			g = labelled(t, body)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gate's form never showed:\n%s", body)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the page: the engine has no event for a waiting gate here
-	}
+	// Polling the page: the engine has no event for a waiting gate here.
+	body = wait.For(t, "the gate's form", func() (string, bool) {
+		_, _, body := s.do("GET", "/runs/"+id, nil)
+		return body, strings.Contains(body, `id="gate-form"`)
+	})
+	g := labelled(t, body)
 	if g["approve"] == "" || g["note"] == "" || !strings.Contains(body, "Echo hi there?") || !strings.Contains(body, "gate:waiting") {
 		t.Fatalf("the gate's form: fields %v\n%s", g, body)
 	}
@@ -172,19 +166,11 @@ func TestGateAnsweredOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var g map[string]string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	// Polling the page: the engine has no event for a waiting gate here.
+	g := labelled(t, wait.For(t, "the gate's form", func() (string, bool) {
 		_, _, body := s.do("GET", "/runs/"+id, nil)
-		if strings.Contains(body, `id="gate-form"`) {
-			g = labelled(t, body)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gate's form never showed:\n%s", body)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the page: the engine has no event for a waiting gate here
-	}
+		return body, strings.Contains(body, `id="gate-form"`)
+	}))
 	const n = 6
 	statuses := make([]int, n)
 	bodies := make([]string, n)
@@ -258,17 +244,11 @@ func TestResolveInterrupted(t *testing.T) {
 		o.Store = st
 	}, fx)
 	csrf := []string{ui.CSRFHeader, "1"}
-	var body string
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		_, _, body = s.do("GET", "/runs/r1", nil)
-		if strings.Contains(body, `id="resolve-form"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the run never showed interrupted:\n%s", body)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the page: adoption has no event here
-	}
+	// Polling the page: adoption has no event here.
+	body := wait.For(t, "the run to show interrupted", func() (string, bool) {
+		_, _, body := s.do("GET", "/runs/r1", nil)
+		return body, strings.Contains(body, `id="resolve-form"`)
+	})
 	for _, want := range []string{"Interrupted at step <code>c</code> (attempt 1)", `id="resolve-retry"`, `id="resolve-skip"`, `id="resolve-fail"`,
 		`class="state run-interrupted"`, "step:interrupted"} {
 		if !strings.Contains(body, want) {

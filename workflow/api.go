@@ -374,37 +374,27 @@ func itemOf(ev *Event) int {
 
 // Wait waits for the run to end and returns its status.
 func (e *Engine) Wait(ctx context.Context, runID string) (*RunStatus, error) {
-	fast := 0
-	for {
-		kick := e.kicked()
+	var rs *RunStatus
+	err := e.repoll(ctx, func() (bool, error) {
 		st, err := e.dbosStatus(ctx, runID)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		switch st.Status {
 		case dbos.WorkflowStatusSuccess, dbos.WorkflowStatusError, dbos.WorkflowStatusCancelled, dbos.WorkflowStatusMaxRecoveryAttemptsExceeded:
 			events, err := e.events.list(ctx, runID, 0, 0)
 			if err != nil {
-				return nil, err
+				return false, err
 			}
-			return e.status(st, events), nil
+			rs = e.status(st, events)
+			return true, nil
 		}
-		// A wake comes just before a run's status is written (a run this
-		// process did not start, such as a recovered one): look again a
-		// few times quickly, as awaitChild does.
-		wait := childPoll
-		if fast > 0 {
-			fast--
-			wait = 2 * time.Millisecond
-		}
-		select {
-		case <-kick:
-			fast = 20
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return rs, nil
 }
 
 // RunFilter selects runs for [Engine.Runs].

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/schema"
 )
 
@@ -308,21 +310,14 @@ func TestKeyedCallOutlivesItsCaller(t *testing.T) {
 	// started waits for the step of run number n (from 1) to start.
 	started := func(n int) string {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
+		return wait.For(t, fmt.Sprintf("the step of run %d to start", n), func() (string, bool) {
 			runs, _ := e.Runs(context.Background(), nil)
-			if len(runs) == n {
-				evs, _ := e.Events(context.Background(), runs[0].ID, 0)
-				for _, ev := range evs {
-					if ev.Type == EventStepStarted {
-						return runs[0].ID
-					}
-				}
+			if len(runs) != n {
+				return fmt.Sprintf("%d runs", len(runs)), false
 			}
-			time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-		}
-		t.Fatal("no run's step started")
-		return ""
+			evs, _ := e.Events(context.Background(), runs[0].ID, 0)
+			return runs[0].ID, slices.ContainsFunc(evs, func(ev Event) bool { return ev.Type == EventStepStarted })
+		})
 	}
 	for i, key := range []string{"retry-me", ""} {
 		ctx, cancel := context.WithCancel(context.Background())

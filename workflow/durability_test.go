@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // The durability tests run the engine in a child process (this test
@@ -237,19 +238,10 @@ type childRig struct {
 // waitCall waits until the fixture logged a call starting with prefix
 // (the file is all there is to watch).
 func (c *childRig) waitCall(t *testing.T, prefix string) {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.For(t, fmt.Sprintf("the fixture to get a call %q", prefix), func() (string, bool) {
 		b, _ := os.ReadFile(c.log)
-		for _, l := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(l, prefix) {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the fixture never got a call %q", prefix)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return string(b), strings.HasPrefix(string(b), prefix) || strings.Contains(string(b), "\n"+prefix)
+	})
 }
 
 // newChildRig makes a rig whose children use database ("": a new SQLite
@@ -576,13 +568,10 @@ func testAdoptDeadExecutor(t *testing.T, database string) {
 	}
 	// The lock goes when the server (or the kernel) sees the process
 	// gone: no event says when.
-	deadline := time.Now().Add(30 * time.Second)
-	for b.Alive(idA) {
-		if time.Now().After(deadline) {
-			t.Fatalf("executor %s still alive 30 s after its process was killed", idA)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, fmt.Sprintf("executor %s to be dead after its process was killed", idA), func() (bool, bool) {
+		alive := b.Alive(idA)
+		return alive, !alive
+	})
 	ids, err := e.Adopt(ctx, b.Alive)
 	if err != nil || len(ids) != 1 || ids[0] != "r1" {
 		t.Fatalf("Adopt after the kill = %v, %v; want [r1]", ids, err)

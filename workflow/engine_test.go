@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testkit/testserver"
@@ -317,17 +318,10 @@ func testIdempotentRunID(t *testing.T, database string) {
 // has recorded it"), with a deadline.
 func waitFor(t testing.TB, e *Engine, runID string, ok func(*RunStatus) bool) *RunStatus {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	return wait.For(t, "run "+runID, func() (*RunStatus, bool) {
 		st, err := e.Get(context.Background(), runID)
-		if err == nil && ok(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s: status %+v, err %v", runID, st, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return st, err == nil && ok(st)
+	})
 }
 
 func gateWorkflow(onDecline GatePolicy) *Workflow {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboardmcp/switchboard/internal/testkit/testpg"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // TestPostgresRestartFences: an engine (A) runs three chains of steps at
@@ -59,12 +60,10 @@ func TestPostgresRestartFences(t *testing.T) {
 	if _, err := ea.Start(ctx, "chains", nil, &StartOptions{RunID: "r1"}); err != nil {
 		t.Fatal(err)
 	}
-	for len(calls(t, logA)) < 2*lanes {
-		time.Sleep(5 * time.Millisecond) // polling a file, bounded by ctx: no event says it was written
-		if ctx.Err() != nil {
-			t.Fatal("A never called its first steps")
-		}
-	}
+	wait.For(t, "A to call its first steps", func() ([]string, bool) {
+		c := calls(t, logA)
+		return c, len(c) >= 2*lanes
+	})
 	srv.Restart(t)
 	before := calls(t, logA)
 
@@ -81,22 +80,17 @@ func TestPostgresRestartFences(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ec.Close()
-	for {
+	// AdoptGrace runs from C's first look.
+	wait.For(t, "C to adopt r1", func() ([]string, bool) {
 		ids, err := ec.Adopt(ctx, xc.Alive)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if slices.Contains(ids, "r1") {
-			break
-		}
 		if st, err := ec.Get(ctx, "r1"); err == nil && st.State.Ended() {
-			break // ended by A, which went on
+			return ids, true // ended by A, which went on
 		}
-		if ctx.Err() != nil {
-			t.Fatal("C never adopted r1")
-		}
-		time.Sleep(50 * time.Millisecond) // polling Adopt, bounded by ctx: AdoptGrace runs from C's first look
-	}
+		return ids, slices.Contains(ids, "r1")
+	})
 	st, err := ec.Wait(ctx, "r1")
 	if err != nil || st.State != RunCompleted {
 		t.Fatalf("the run: %+v, %v", st, err)

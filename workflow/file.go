@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -72,17 +71,9 @@ const maxFileBytes = 1 << 20
 func Load(path string) (*Workflow, error) {
 	data, err := userfile.Read(path, maxFileBytes, "a workflow file")
 	if err != nil {
-		return nil, &config.Problem{Pos: config.Position{File: path}, Msg: "cannot read: " + unwrapPath(err).Error()}
+		return nil, config.ReadProblem(path, err)
 	}
 	return Parse(path, data)
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Parse decodes and validates a workflow file's content; file names it in
@@ -92,9 +83,9 @@ func unwrapPath(err error) error {
 func Parse(file string, data []byte) (*Workflow, error) {
 	d := decode.New(file, decode.YAML)
 	p := &fileParser{d: d, blocks: map[string]bool{}}
-	doc, ok := parseYAML(d, data, p.blocks)
+	doc, ok := d.YAML(data, decode.YAMLOptions{Kind: "workflow file", Fields: "id: ..., steps: ...", Blocks: p.blocks})
 	if !ok {
-		return nil, problems(d)
+		return nil, config.DecoderProblems(d)
 	}
 	w := &Workflow{Concurrency: DefaultConcurrency, File: file}
 	p.workflowFields().Decode(d, "", doc, w)
@@ -112,7 +103,7 @@ func Parse(file string, data []byte) (*Workflow, error) {
 		d.ErrorAt(1, "steps", "missing: a workflow needs at least one step")
 	}
 	p.validate(w)
-	if err := problems(d); err != nil {
+	if err := config.DecoderProblems(d); err != nil {
 		return nil, err
 	}
 	w.Digest = digest(doc)
@@ -151,20 +142,6 @@ func canonical(v any) any {
 		}
 	}
 	return v
-}
-
-// problems joins d's problems, in line order, as [*config.Problem]s; nil
-// when there are none.
-func problems(d *decode.Decoder) error {
-	if len(d.Problems) == 0 {
-		return nil
-	}
-	sort.SliceStable(d.Problems, func(i, j int) bool { return d.Problems[i].Line < d.Problems[j].Line })
-	errs := make([]error, len(d.Problems))
-	for i, p := range d.Problems {
-		errs[i] = &config.Problem{Pos: config.Position{File: d.File, Line: p.Line}, Field: p.Field, Msg: p.Msg}
-	}
-	return errors.Join(errs...)
 }
 
 func validID(s string) bool { return len(s) <= 32 && decode.IsBareKey(s) }

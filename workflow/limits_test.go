@@ -3,11 +3,14 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // runWithin runs workflow id on r's engine and waits for its end, within
@@ -238,8 +241,7 @@ func testKeepRuns(t *testing.T, database string) {
 	}
 	// The runs that end prune in the background: wait for it, bounded.
 	want := []string{ended[2], ended[1], waiting} // newest first
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	wait.For(t, fmt.Sprintf("runs %q (2 ended kept, the waiting one)", want), func() ([]string, bool) {
 		runs, err := r.e.Runs(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -248,14 +250,8 @@ func testKeepRuns(t *testing.T, database string) {
 		for _, rs := range runs {
 			got = append(got, rs.ID)
 		}
-		if slices.Equal(got, want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("runs = %q, want %q (2 ended kept, the waiting one)", got, want)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, bounded
-	}
+		return got, slices.Equal(got, want)
+	})
 	for _, id := range []string{old, old + "/call", gateRunID(old, "ok"), ended[0]} {
 		if _, err := r.e.Get(ctx, id); !errors.Is(err, ErrNoRun) {
 			t.Errorf("run %s: %v, want it deleted", id, err)

@@ -1129,34 +1129,51 @@ const childPoll = time.Second
 // awaitChild waits for the child workflow id to end and decodes its output
 // into out.
 func (e *Engine) awaitChild(ctx context.Context, id string, out any) error {
-	fast := 0
-	for {
-		kick := e.kicked()
+	err := e.repoll(ctx, func() (bool, error) {
 		h, err := dbos.RetrieveWorkflow[any](e.dbos, id)
 		if err != nil {
-			return err
+			return false, err
 		}
 		st, err := h.GetStatus()
 		if err != nil {
-			return err
+			return false, err
 		}
 		switch st.Status {
 		case dbos.WorkflowStatusSuccess:
 			v, err := h.GetResult()
 			if err != nil {
-				return err
+				return false, err
 			}
-			return convert(v, out)
+			return true, convert(v, out)
 		case dbos.WorkflowStatusError, dbos.WorkflowStatusMaxRecoveryAttemptsExceeded:
 			if st.Error != nil {
-				return st.Error
+				return false, st.Error
 			}
-			return errors.New("failed")
+			return false, errors.New("failed")
 		case dbos.WorkflowStatusCancelled:
-			return errors.New("cancelled")
+			return false, errors.New("cancelled")
 		}
-		// A wake comes just before the child's status is written: look
-		// again a few times quickly.
+		return false, nil
+	})
+	if err != nil && err == ctx.Err() {
+		return context.Cause(ctx)
+	}
+	return err
+}
+
+// repoll calls look until it reports done or fails, and returns its error,
+// or ctx's when ctx ends first. It looks again when this process wakes
+// waiters (e.wake), and every childPoll otherwise: what it waits for may
+// happen in another process. A wake comes just before DBOS writes a run's
+// status (a run this process did not start, such as a recovered one, or a
+// child): after one it looks again a few times quickly.
+func (e *Engine) repoll(ctx context.Context, look func() (done bool, err error)) error {
+	fast := 0
+	for {
+		kick := e.kicked()
+		if done, err := look(); done || err != nil {
+			return err
+		}
 		wait := childPoll
 		if fast > 0 {
 			fast--
@@ -1167,7 +1184,7 @@ func (e *Engine) awaitChild(ctx context.Context, id string, out any) error {
 			fast = 20
 		case <-time.After(wait):
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return ctx.Err()
 		}
 	}
 }

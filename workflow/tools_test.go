@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // publish makes an engine, publishes wfs through a host's in-process
@@ -264,13 +265,10 @@ func TestPublishedAnnotations(t *testing.T) {
 	}
 	// The host re-reads the engine's tools when they change (list_changed):
 	// poll that condition, bounded.
-	deadline := time.Now().Add(10 * time.Second)
-	for a := annotations("mcp_workflows_workflow_reader"); a == nil || !a.ReadOnlyHint; a = annotations("mcp_workflows_workflow_reader") {
-		if time.Now().After(deadline) {
-			t.Fatalf("reader's annotations = %+v, want read-only", a)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
+	wait.For(t, "reader's annotations to be read-only", func() (*mcp.ToolAnnotations, bool) {
+		a := annotations("mcp_workflows_workflow_reader")
+		return a, a != nil && a.ReadOnlyHint
+	})
 	if a := annotations("mcp_workflows_workflow_reader"); a.DestructiveHint == nil || *a.DestructiveHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
 		t.Errorf("reader's annotations = %+v, want not destructive, closed world", a)
 	}

@@ -22,8 +22,9 @@
 // messages are the format's own: an array or a table in TOML, an object in
 // JSON, a list or a mapping in YAML.
 //
-// The parsers stay with their formats (config reads TOML and JSON, agent
-// reads YAML); what their values mean is declared here once.
+// config reads TOML and JSON with those formats' parsers; YAML, the format
+// of agent and workflow files, is read into the same values here
+// ([Decoder.YAML]). What the values mean is declared here once.
 package decode
 
 import (

@@ -5,7 +5,8 @@
 // — and whatever it is, reading it must end at once, with an error that
 // says what the file is. [Read] reads only a regular file (links
 // followed), no larger than the bound its caller gives, and never opens
-// anything else.
+// anything else. A [Named] kind of file (agents, workflows) is found by id
+// in the folders people place it in.
 package userfile
 
 import (

@@ -7,12 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // dieWithTestHelper is set in the environment of TestDieWithTestHelper.
@@ -44,18 +44,12 @@ func TestStartWithTest(t *testing.T) {
 	go io.Copy(io.Discard, out)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil || strings.Contains(string(stat), ") Z ") {
-			return
+	defer func() {
+		if t.Failed() {
+			syscall.Kill(pid, syscall.SIGKILL) // it outlived the test process that started it
 		}
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d outlived the test process that started it", pid)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
+	}()
+	wait.Gone(t, pid, "the process the killed test process started")
 }
 
 // TestDieWithTestHelper is the test process TestStartWithTest kills.
@@ -112,15 +106,10 @@ func TestStartWithTestOutlivesItsCaller(t *testing.T) {
 		<-exited
 	}()
 	task := fmt.Sprintf("/proc/self/task/%d", tid)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, err := os.Stat(task); os.IsNotExist(err) {
-			break // the caller's thread has ended
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the locked goroutine's thread %d did not end", tid)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, bounded
-	}
+	wait.For(t, fmt.Sprintf("the locked goroutine's thread %d to end", tid), func() (error, bool) {
+		_, err := os.Stat(task)
+		return err, os.IsNotExist(err)
+	})
 	// Pdeathsig's SIGKILL, had it been sent, is delivered as the thread
 	// ends: Wait would return at once.
 	select {

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 	"github.com/switchboardmcp/switchboard/internal/testkit/testhaproxy"
 	"github.com/switchboardmcp/switchboard/internal/testkit/testpg"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // The replicas' names. Each replica has a HOME of its own, which its
@@ -202,13 +203,12 @@ func (c *cluster) start(t testing.TB, name string) *replica {
 // answers).
 func (r *replica) awaitReady(t testing.TB) {
 	t.Helper()
-	deadline := time.Now().Add(startTimeout)
-	for {
+	wait.Within(t, startTimeout, "replica "+r.name+" to be ready", func() (string, bool) {
 		resp, err := http.Get(r.url + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return "", true
 			}
 		}
 		select {
@@ -216,11 +216,8 @@ func (r *replica) awaitReady(t testing.TB) {
 			t.Fatalf("replica %s exited before it was ready; its output:\n%s", r.name, r.out)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica %s not ready after %v (last: %v); its output:\n%s", r.name, startTimeout, err, r.out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Sprintf("%v; its output:\n%s", err, r.out), false
+	})
 }
 
 // kill kills the replica with SIGKILL, as a machine dies, and waits until

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // TestReplicas: two `switchboard serve` replicas on one PostgreSQL behind
@@ -88,20 +90,13 @@ func TestReplicas(t *testing.T) {
 		// B learns of the server through the database (LISTEN/NOTIFY)
 		// and starts it: its tool appears; no event of B's reaches this
 		// client before it lists again.
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		wait.For(t, fmt.Sprintf("the tool of a server added on %s listed by %s", a.name, b.name), func() (string, bool) {
 			res, err := cs.ListTools(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == "mcp_late_late_tool" }) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("a server added on %s: its tool not listed by %s after 30 s; %s's output:\n%s", a.name, b.name, b.name, b.out)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return fmt.Sprintf("%s's output:\n%s", b.name, b.out), slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == "mcp_late_late_tool" })
+		})
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_late_late_tool", Arguments: map[string]any{}})
 		if err != nil || res.IsError || len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != "called late_tool" {
 			t.Fatalf("calling the added server's tool on %s: %+v, %v", b.name, res, err)
@@ -475,18 +470,14 @@ func TestRollingStop(t *testing.T) {
 	mu.Unlock()
 	t.Logf("%s stopped in %v", stopping.name, time.Since(start).Round(time.Millisecond))
 	// Calls go on until the survivor has answered 50 after the stop.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	stopCalls := sync.OnceFunc(func() { close(done); wg.Wait() })
+	defer stopCalls()
+	wait.For(t, fmt.Sprintf("%s to answer 50 calls after the stop", survivor.name), func() (string, bool) {
 		mu.Lock()
-		n := answered[survivor.name]
-		mu.Unlock()
-		if n >= 50 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
-	close(done)
-	wg.Wait()
+		defer mu.Unlock()
+		return fmt.Sprintf("answered %v, %d failed", answered, len(failures)), answered[survivor.name] >= 50
+	})
+	stopCalls()
 	if len(failures) > 0 {
 		t.Errorf("%d calls failed through the balancer while %s stopped; the first: %s", len(failures), stopping.name, failures[0])
 	}

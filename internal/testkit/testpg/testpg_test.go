@@ -15,9 +15,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // TestStart: the server takes connections on its socket only (no TCP),
@@ -105,18 +106,12 @@ func TestDiesWithTest(t *testing.T) {
 	cmd.Wait()
 	// No event says when the kernel has delivered the signal and
 	// postgres has exited.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil || strings.Contains(string(stat), ") Z ") {
-			return
+	defer func() {
+		if t.Failed() {
+			syscall.Kill(pid, syscall.SIGINT) // it outlived the test process that started it
 		}
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGINT)
-			t.Fatalf("postgres (pid %d) outlived the test process that started it", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	}()
+	wait.Gone(t, pid, "the postgres of the killed test process")
 }
 
 // TestDiesWithTestHelper is the test process TestDiesWithTest kills.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/cmd/switchboard/internal/cli"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/llm/llmtest"
 )
@@ -230,17 +231,10 @@ func cmdWaitfor(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	re, err := regexp.Compile("(?m)" + args[1])
 	ts.Check(err)
-	deadline := time.Now().Add(waitforTimeout)
-	for {
+	wait.Within(ts, waitforTimeout, fmt.Sprintf("a line of %s to match %q", args[0], args[1]), func() (string, bool) {
 		b, _ := os.ReadFile(ts.MkAbs(args[0]))
-		if re.Match(b) {
-			return
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("waitfor: no line of %s matched %q within %s:\n%s", args[0], args[1], waitforTimeout, b)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, bounded
-	}
+		return string(b), re.Match(b)
+	})
 }
 
 // waitforTimeout bounds waitfor: a serve's servers start within it.

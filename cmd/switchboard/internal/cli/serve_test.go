@@ -25,6 +25,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/cmd/switchboard/internal/cli"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/transport"
 )
 
@@ -125,13 +126,10 @@ func startServe(t *testing.T, ctx context.Context, args ...string) (base string,
 // waitForLine waits, bounded, until stderr() has a line re matches.
 func waitForLine(t *testing.T, stderr func() string, re *regexp.Regexp) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !re.MatchString(stderr()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("stderr never matched %s:\n%s", re, stderr())
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
+	wait.Within(t, testTimeout, "stderr to match "+re.String(), func() (string, bool) {
+		s := stderr()
+		return s, re.MatchString(s)
+	})
 }
 
 type bearer struct {
@@ -325,27 +323,16 @@ func childPIDs(t *testing.T) map[int]bool {
 // come back to what they were before the test.
 func checkNoLeaks(t *testing.T, goroutines int, children map[int]bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	var extra []int
-	for {
-		extra = extra[:0]
+	wait.For(t, "serve's child processes to end", func() ([]int, bool) {
+		var extra []int
 		for pid := range childPIDs(t) {
 			if !children[pid] {
 				extra = append(extra, pid)
 			}
 		}
-		if (runtime.NumGoroutine() <= goroutines && len(extra) == 0) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
-	if len(extra) > 0 {
-		t.Errorf("child processes left after serve returned: %v", extra)
-	}
-	if n := runtime.NumGoroutine(); n > goroutines {
-		buf := make([]byte, 1<<20)
-		t.Errorf("goroutines: %d before serve, %d after:\n%s", goroutines, n, buf[:runtime.Stack(buf, true)])
-	}
+		return extra, len(extra) == 0
+	})
+	wait.Goroutines(t, goroutines)
 }
 
 // TestServeKilled: `switchboard serve` killed with SIGKILL runs no code of
@@ -428,45 +415,23 @@ args = ["-spawn-grandchild", "-spawn-setsid-grandchild"]
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	waitGone(t, pids["server"], "the stdio server")
+	wait.Gone(t, pids["server"], "the stdio server")
 	if !strings.HasPrefix(isolation, "PID namespace") {
 		syscall.Kill(-pids["server"], syscall.SIGKILL)
 		syscall.Kill(pids["setsid-grandchild"], syscall.SIGKILL)
 		t.Skipf("the server ran in a %s (no PID namespace on this machine): its helpers are not promised to die with serve", isolation)
 	}
-	waitGone(t, pids["grandchild"], "the server's helper in its process group")
-	waitGone(t, pids["setsid-grandchild"], "the server's helper in a session of its own")
-}
-
-// waitGone fails t unless process pid is gone, or a zombie, within a
-// bounded wait: a killed process dies asynchronously, and an orphan's
-// zombie waits for its new parent (which, in a container, may never reap).
-func waitGone(t *testing.T, pid int, what string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil || strings.Contains(string(stat), ") Z ") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%s (pid %d) still running after serve was killed", what, pid)
-			return
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
+	wait.Gone(t, pids["grandchild"], "the server's helper in its process group")
+	wait.Gone(t, pids["setsid-grandchild"], "the server's helper in a session of its own")
 }
 
 // waitFor waits, bounded, until stderr() holds want.
 func waitFor(t *testing.T, stderr func() string, want string) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !strings.Contains(stderr(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("stderr never said %q:\n%s", want, stderr())
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded
-	}
+	wait.Within(t, testTimeout, fmt.Sprintf("stderr to say %q", want), func() (string, bool) {
+		s := stderr()
+		return s, strings.Contains(s, want)
+	})
 }
 
 // TestServeShutdownGrace: one grace period for everything. On SIGTERM
@@ -881,14 +846,12 @@ func TestServeStdioRootsReachUpstreams(t *testing.T) {
 	// its answer is polled, bounded.
 	allowed := func(want ...string) {
 		t.Helper()
-		var got string
-		deadline := time.Now().Add(20 * time.Second)
-		for time.Now().Before(deadline) {
+		wait.For(t, fmt.Sprintf("list_allowed_directories to be %q", want), func() (string, bool) {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fs_list_allowed_directories", Arguments: map[string]any{}})
 			if err != nil {
 				t.Fatalf("list_allowed_directories: %v\n%s", err, stderr.String())
 			}
-			got = ""
+			got := ""
 			for _, c := range res.Content {
 				if tc, ok := c.(*mcp.TextContent); ok {
 					got += tc.Text
@@ -896,12 +859,8 @@ func TestServeStdioRootsReachUpstreams(t *testing.T) {
 			}
 			dirs := strings.Fields(strings.TrimPrefix(got, "Allowed directories:"))
 			slices.Sort(dirs)
-			if slices.Equal(dirs, want) {
-				return
-			}
-			time.Sleep(50 * time.Millisecond) // polling a condition, bounded
-		}
-		t.Fatalf("list_allowed_directories = %q, want %q\n%s", got, want, stderr.String())
+			return got + "\n" + stderr.String(), slices.Equal(dirs, want)
+		})
 	}
 	allowed(a)
 	c.AddRoots(&mcp.Root{URI: "file://" + b}) // notifications/roots/list_changed
