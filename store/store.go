@@ -152,6 +152,13 @@ func Open(ctx context.Context, database string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
+// DB is the store's handle on the database, its one pool. Other packages
+// whose tables the migrations make (the workflow engine's, step 5) query
+// them through it, and the engine gives it to DBOS on SQLite, which keeps
+// its own tables beside the store's and closes the handle when it shuts
+// down (so an engine opens a store of its own). Close closes it.
+func (s *Store) DB() *sql.DB { return s.db }
+
 // Where is the database's file (or address, without credentials).
 func (s *Store) Where() string { return s.where }
 
