@@ -14,7 +14,9 @@
 // postgres.go is written for both (numbered placeholders, ON CONFLICT
 // upserts, times as Unix milliseconds, JSON as text); what differs (how
 // migrations are serialised, how a change is announced) is the backend's.
-// The schema is one list of migrations, the same for both.
+// The schema is one list of migrations, the same for both: every table of
+// ours, the workflow engine's too, whose SQL is the engine's ([Store.DB]);
+// DBOS, which runs the engine, keeps its own tables beside them.
 //
 // On PostgreSQL, each write announces itself (NOTIFY) and [Store.Watch]
 // reports the changes other processes make, so that a server added on one
