@@ -225,9 +225,9 @@ func isLoopback(a net.Addr) bool {
 // New makes a daemon that will serve on ln (nil for [Daemon.ServeStdio]).
 // It opens the state store (and the workflow engine) and reads the servers
 // to serve, each step bounded by openTimeout and ended early by ctx (the
-// caller's Ctrl-C); nothing else connects until Run. With ln, there may be none yet (they are added
-// through the REST API or the web UI); without, none is ErrNoServers. The
-// daemon owns ln: Close closes it.
+// caller's Ctrl-C); nothing else connects until Run. With ln, there may be
+// none yet (they are added through the REST API or the web UI); without,
+// none is ErrNoServers. The daemon owns ln: Close closes it.
 func New(ctx context.Context, ln net.Listener, opts *Options) (*Daemon, error) {
 	if opts == nil || opts.Config == nil {
 		return nil, errors.New("daemon: Options.Config is required")
