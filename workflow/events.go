@@ -265,7 +265,9 @@ const setupLock = 0x5357_4254_4357 // "SWBTCW"
 func lockSetup(ctx context.Context, u string) (func(), error) {
 	conn, err := pgx.Connect(ctx, u)
 	if err != nil {
-		return func() {}, nil
+		// Unless the start was cancelled: DBOS's own, which follows, is
+		// not (its context is the engine's lifetime).
+		return func() {}, context.Cause(ctx)
 	}
 	// Tried, not waited for: a statement waiting on pg_advisory_lock holds
 	// a snapshot, and the holder's DBOS migrations create indexes
