@@ -60,7 +60,7 @@ func startAPIWith(t testing.TB, opts func(*daemon.Options)) *apiT {
 	if opts != nil {
 		opts(o)
 	}
-	d, err := daemon.New(ln, o)
+	d, err := daemon.New(t.Context(), ln, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,9 @@ func Example() {
 		return
 	}
 	ready := make(chan struct{})
-	d, err := daemon.New(ln, &daemon.Options{
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	d, err := daemon.New(ctx, ln, &daemon.Options{
 		Config:  cfg,
 		Host:    &host.Options{InProcess: []host.InProcessServer{{ID: "calc", Server: calc}}},
 		OnReady: func([]host.ServerStatus) { close(ready) },
@@ -48,7 +50,6 @@ func Example() {
 	// Behind the listener's guard: on loopback without [gateway]
 	// auth_token every caller is the owner.
 	d.HandleAdmin(api.Prefix, api.New(d, nil))
-	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- d.Run(ctx) }()
 	defer func() { stop(); <-done }()

@@ -8,7 +8,7 @@
 // A daemon starts in order, listens early and serves at once:
 //
 //	ln, err := daemon.Listen("", cfg.Gateway) // bind first: the address is known at once, a busy port fails fast
-//	d, err := daemon.New(ln, &daemon.Options{Config: cfg, Host: hostOpts, OnReady: ...})
+//	d, err := daemon.New(ctx, ln, &daemon.Options{Config: cfg, Host: hostOpts, OnReady: ...})
 //	err = d.Run(ctx) // serve, start the servers meanwhile, serve until ctx ends, shut down
 //
 // Run serves HTTP before the servers are up: a client's initialize is
@@ -224,11 +224,12 @@ func isLoopback(a net.Addr) bool {
 }
 
 // New makes a daemon that will serve on ln (nil for [Daemon.ServeStdio]).
-// It opens the state store and reads the servers to serve; nothing
-// connects until Run. With ln, there may be none yet (they are added
-// through the REST API or the web UI); without, none is ErrNoServers. The
-// daemon owns ln: Close closes it.
-func New(ln net.Listener, opts *Options) (*Daemon, error) {
+// It opens the state store (and the workflow engine) and reads the servers
+// to serve, each step bounded by openTimeout and ended early by ctx (the
+// caller's Ctrl-C); nothing else connects until Run. With ln, there may be
+// none yet (they are added through the REST API or the web UI); without,
+// none is ErrNoServers. The daemon owns ln: Close closes it.
+func New(ctx context.Context, ln net.Listener, opts *Options) (*Daemon, error) {
 	if opts == nil || opts.Config == nil {
 		return nil, errors.New("daemon: Options.Config is required")
 	}
@@ -255,7 +256,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	}
 	d.store = opts.Store
 	if d.store == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, openTimeout)
 		defer cancel()
 		st, err := store.Open(ctx, database, nil)
 		if err != nil {
@@ -269,7 +270,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	}
 	d.replica = newReplicaID()
 	{
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, openTimeout)
 		key, fallbacks, err := derivedStateKey(opts.Config.State, "gateway request state v1", d.lookupEnv(), d.opts.Host.Secrets, d.red)
 		if key == nil && err == nil {
 			key, err = d.store.Key(ctx, stateKeyName)
@@ -281,7 +282,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		}
 		d.stateKey, d.stateKeyFallbacks = key, fallbacks
 	}
-	servers, err := d.loadServers()
+	servers, err := d.loadServers(ctx)
 	if err != nil {
 		d.Close()
 		return nil, err
@@ -307,7 +308,7 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 		d.tel, d.ownTel = t, true
 	}
 	if len(opts.Workflows) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, openTimeout)
 		defer cancel()
 		wf, err := OpenWorkflows(ctx, &WorkflowOptions{Config: opts.Config, Workflows: opts.Workflows, Kind: "serve",
 			Database: database, Agents: opts.Agents, Redactor: d.red, Logger: d.opts.Logger, Telemetry: d.tel,
@@ -321,13 +322,18 @@ func New(ln net.Listener, opts *Options) (*Daemon, error) {
 	return d, nil
 }
 
+// openTimeout bounds each step of New's work on the database (opening the
+// store, its key, the stored servers, the workflow engine): a database
+// that does not answer fails the start rather than hold it.
+const openTimeout = 30 * time.Second
+
 // loadServers returns the servers to serve: the configuration's (those
 // [gateway] servers names, or all), then the enabled servers stored at run
 // time, except one whose id a configured server has. A stored server that
 // cannot be served as stored is not an error of the daemon's: it is
 // reported (logged, and failed in ListServers) until it is replaced or
 // deleted, and the others are served.
-func (d *Daemon) loadServers() ([]config.Server, error) {
+func (d *Daemon) loadServers(ctx context.Context) ([]config.Server, error) {
 	cfg := d.opts.Config
 	var out []config.Server
 	if ids := cfg.Gateway.Servers; ids != nil {
@@ -339,7 +345,7 @@ func (d *Daemon) loadServers() ([]config.Server, error) {
 	} else {
 		out = append(out, cfg.Servers...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
 	recs, err := d.store.Servers(ctx)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testpg"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/store"
 )
@@ -67,7 +68,7 @@ func run(t *testing.T, cfg *config.Config, st *store.Store, mount func(*daemon.D
 	}
 	o.Config, o.Store = cfg, st
 	o.OnReady = func(sts []host.ServerStatus) { ready <- sts }
-	d, err := daemon.New(ln, &o)
+	d, err := daemon.New(t.Context(), ln, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +283,7 @@ func TestListenBeyondLoopbackNeedsToken(t *testing.T) {
 func TestServeStdio(t *testing.T) {
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
 	ready := make(chan struct{})
-	d, err := daemon.New(nil, &daemon.Options{Config: cfg, Store: openStore(t), OnReady: func([]host.ServerStatus) { close(ready) }})
+	d, err := daemon.New(t.Context(), nil, &daemon.Options{Config: cfg, Store: openStore(t), OnReady: func([]host.ServerStatus) { close(ready) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,5 +350,39 @@ func TestShutdownWithACallInFlight(t *testing.T) {
 	}
 	if !strings.Contains(text, "shutting down") {
 		t.Errorf("the call in flight ended with %v %v, want a clear shutting-down error", got.res, got.err)
+	}
+}
+
+// TestNewCancelled: a start held up by a database that never answers (a
+// listener that accepts and then says nothing, where PostgreSQL should
+// be) ends as soon as its context does, as Ctrl-C ends serve's, with
+// context.Canceled: it waited for a fixed 30 s before.
+func TestNewCancelled(t *testing.T) {
+	database, connected := testpg.Silent(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		d, err := daemon.New(ctx, nil, &daemon.Options{Config: &config.Config{}, Database: database})
+		if err == nil {
+			d.Close()
+		}
+		done <- err
+	}()
+	select {
+	case <-connected:
+	case err := <-done:
+		t.Fatalf("New returned before it connected to the database: %v", err)
+	case <-time.After(testTimeout):
+		t.Fatal("New never connected to the database")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("New after its context was cancelled: %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("New still runs 5 s after its context was cancelled")
 	}
 }

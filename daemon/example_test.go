@@ -26,8 +26,11 @@ func Example() {
 		return
 	}
 	fmt.Printf("serving MCP at http://%s/mcp\n", ln.Addr())
+	// Ctrl-C interrupts the start (a database that does not answer) too.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
 	socket, _ := daemon.SocketPath(cfg, os.Getenv) // CLI commands of cfg find the daemon there
-	d, err := daemon.New(ln, &daemon.Options{
+	d, err := daemon.New(ctx, ln, &daemon.Options{
 		Config:  cfg,
 		Socket:  socket,
 		OnReady: func(servers []host.ServerStatus) { fmt.Printf("ready: %d servers\n", len(servers)) },
@@ -36,8 +39,6 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	if err := d.Run(ctx); err != nil {
 		fmt.Println(err)
 	}

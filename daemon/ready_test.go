@@ -142,7 +142,7 @@ func TestRequiredServerFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.New(ln, &daemon.Options{Config: cfg, Store: st, OnReady: func([]host.ServerStatus) {
+	d, err := daemon.New(t.Context(), ln, &daemon.Options{Config: cfg, Store: st, OnReady: func([]host.ServerStatus) {
 		t.Error("OnReady called though a required server failed")
 	}})
 	if err != nil {
@@ -207,7 +207,7 @@ func TestServeStdioAnswersAtOnce(t *testing.T) {
 	opt.Optional = true
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx", "-slow-start", "1000"), opt}}
 	ready := make(chan struct{})
-	d, err := daemon.New(nil, &daemon.Options{Config: cfg, Store: openStore(t), OnReady: func([]host.ServerStatus) { close(ready) }})
+	d, err := daemon.New(t.Context(), nil, &daemon.Options{Config: cfg, Store: openStore(t), OnReady: func([]host.ServerStatus) { close(ready) }})
 	if err != nil {
 		t.Fatal(err)
 	}

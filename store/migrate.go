@@ -67,8 +67,8 @@ var migrations = []string{
 		output BIGINT NOT NULL,
 		PRIMARY KEY (bucket, res, kind, name)
 	);`,
-	// 3: keys shared by the processes on the database (keys.go; the
-	// workflow engine makes the same table if it comes first), and the
+	// 3: keys shared by the processes on the database (Store.Key; IF NOT
+	// EXISTS: the workflow engine made it itself before step 5), and the
 	// gateway replicas serving from it, by the address the others reach
 	// them at (replicas.go).
 	`CREATE TABLE IF NOT EXISTS switchboard_keys (
@@ -87,6 +87,33 @@ var migrations = []string{
 		value      TEXT NOT NULL,
 		updated_at BIGINT NOT NULL
 	);`,
+	// 5: the workflow engine's tables, whose SQL is the engine's
+	// (workflow/events.go, gates.go): each run's events, each attempt of
+	// a step, the one answer of each gate. IF NOT EXISTS: the engine made
+	// them itself, in this shape, before this step.
+	`CREATE TABLE IF NOT EXISTS switchboard_run_events (
+		run_id   TEXT    NOT NULL,
+		seq      BIGINT  NOT NULL,
+		key      TEXT    NOT NULL,
+		terminal INTEGER NOT NULL DEFAULT 0,
+		body     TEXT    NOT NULL,
+		PRIMARY KEY (run_id, seq),
+		UNIQUE (run_id, key)
+	);
+	CREATE TABLE IF NOT EXISTS switchboard_step_attempts (
+		run_id     TEXT    NOT NULL,
+		step       TEXT    NOT NULL,
+		attempt    INTEGER NOT NULL,
+		executor   TEXT    NOT NULL,
+		started    TEXT    NOT NULL,
+		resolution TEXT,
+		PRIMARY KEY (run_id, step, attempt)
+	);
+	CREATE TABLE IF NOT EXISTS switchboard_gate_answers (
+		gate   TEXT   PRIMARY KEY,
+		action TEXT   NOT NULL,
+		at_ms  BIGINT NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -95,10 +122,7 @@ func SchemaVersion() int { return len(migrations) }
 // migrate brings the schema to SchemaVersion, in one transaction, or
 // refuses a database whose schema is newer.
 func (s *Store) migrate(ctx context.Context) error {
-	return s.migrateTo(ctx, migrations)
-}
-
-func (s *Store) migrateTo(ctx context.Context, steps []string) error {
+	steps := migrations
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.errf(err, "migrating")

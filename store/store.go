@@ -14,7 +14,9 @@
 // postgres.go is written for both (numbered placeholders, ON CONFLICT
 // upserts, times as Unix milliseconds, JSON as text); what differs (how
 // migrations are serialised, how a change is announced) is the backend's.
-// The schema is one list of migrations, the same for both.
+// The schema is one list of migrations, the same for both: every table of
+// ours, the workflow engine's too, whose SQL is the engine's ([Store.DB]);
+// DBOS, which runs the engine, keeps its own tables beside them.
 //
 // On PostgreSQL, each write announces itself (NOTIFY) and [Store.Watch]
 // reports the changes other processes make, so that a server added on one
@@ -151,6 +153,13 @@ func Open(ctx context.Context, database string, opts *Options) (*Store, error) {
 	}
 	return s, nil
 }
+
+// DB is the store's handle on the database, its one pool. Other packages
+// whose tables the migrations make (the workflow engine's, step 5) query
+// them through it, and the engine gives it to DBOS on SQLite, which keeps
+// its own tables beside the store's and closes the handle when it shuts
+// down (so an engine opens a store of its own). Close closes it.
+func (s *Store) DB() *sql.DB { return s.db }
 
 // Where is the database's file (or address, without credentials).
 func (s *Store) Where() string { return s.where }

@@ -79,6 +79,7 @@ func TestBackends(t *testing.T) {
 		{"usage", testUsage},
 		{"usage_retention", testUsageRetention},
 		{"keys_and_replicas", testKeysAndReplicas},
+		{"workflow_tables", testWorkflowTables},
 		{"secrets", testSecrets},
 		{"locks", testLocks},
 	}
@@ -559,6 +560,79 @@ func testKeysAndReplicas(t *testing.T, newDB func(*testing.T) string) {
 	}
 	if _, err := b.Replica(ctx, "r2"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Replica(r2) after deleting those not seen since: %v, want ErrNotFound", err)
+	}
+}
+
+// oldWorkflowDDL is how the workflow engine made its tables itself, before
+// the store's migrations made them (step 5).
+var oldWorkflowDDL = []string{
+	`CREATE TABLE IF NOT EXISTS switchboard_run_events (
+		run_id   TEXT    NOT NULL,
+		seq      BIGINT  NOT NULL,
+		key      TEXT    NOT NULL,
+		terminal INTEGER NOT NULL DEFAULT 0,
+		body     TEXT    NOT NULL,
+		PRIMARY KEY (run_id, seq),
+		UNIQUE (run_id, key)
+	)`,
+	`CREATE TABLE IF NOT EXISTS switchboard_gate_answers (
+		gate   TEXT   PRIMARY KEY,
+		action TEXT   NOT NULL,
+		at_ms  BIGINT NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS switchboard_step_attempts (
+		run_id     TEXT    NOT NULL,
+		step       TEXT    NOT NULL,
+		attempt    INTEGER NOT NULL,
+		executor   TEXT    NOT NULL,
+		started    TEXT    NOT NULL,
+		resolution TEXT,
+		PRIMARY KEY (run_id, step, attempt)
+	)`,
+	`CREATE TABLE IF NOT EXISTS switchboard_keys (name TEXT PRIMARY KEY, key TEXT NOT NULL)`,
+	`INSERT INTO switchboard_run_events (run_id, seq, key, terminal, body) VALUES ('run-1', 1, 'run:started', 0, '{}')`,
+	`INSERT INTO switchboard_gate_answers (gate, action, at_ms) VALUES ('run-1/gate/ok', 'accept', 1)`,
+	`INSERT INTO switchboard_step_attempts (run_id, step, attempt, executor, started) VALUES ('run-1', 'a', 1, 'serve-1', 'now')`,
+	`INSERT INTO switchboard_keys (name, key) VALUES ('request_state', 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=')`,
+}
+
+// testWorkflowTables: a database whose workflow tables the engine made
+// itself (oldWorkflowDDL), before the store ever opened it or at schema
+// version 4, opens at the current version with their rows, and the
+// engine's key is the store's.
+func testWorkflowTables(t *testing.T, newDB func(*testing.T) string) {
+	ctx := context.Background()
+	for _, version := range []int{0, 4} {
+		db := newDB(t)
+		raw := rawDB(t, db)
+		if version == 4 {
+			open(t, db).Close()
+			for _, q := range []string{`DROP TABLE switchboard_run_events`, `DROP TABLE switchboard_gate_answers`,
+				`DROP TABLE switchboard_step_attempts`, `DELETE FROM schema_migrations WHERE version > 4`} {
+				if _, err := raw.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, q := range oldWorkflowDDL {
+			if _, err := raw.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		raw.Close()
+		s := open(t, db)
+		if got := schemaVersion(t, db); got != store.SchemaVersion() {
+			t.Errorf("from version %d: schema version %d, want %d", version, got, store.SchemaVersion())
+		}
+		for _, table := range []string{"switchboard_run_events", "switchboard_gate_answers", "switchboard_step_attempts"} {
+			var n int
+			if err := s.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n); err != nil || n != 1 {
+				t.Errorf("from version %d: %s has %d rows, %v; want its 1", version, table, n, err)
+			}
+		}
+		if k, err := s.Key(ctx, "request_state"); err != nil || len(k) != 32 || k[0] != 0 {
+			t.Errorf("from version %d: Key(request_state) = %x, %v; want the engine's, 32 zero bytes", version, k, err)
+		}
 	}
 }
 

@@ -35,7 +35,9 @@ func Example() {
 		return
 	}
 	ready := make(chan struct{})
-	d, err := daemon.New(ln, &daemon.Options{
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	d, err := daemon.New(ctx, ln, &daemon.Options{
 		Config: cfg,
 		Host: &host.Options{
 			InProcess: []host.InProcessServer{{ID: "calc", Server: calc}},
@@ -48,7 +50,6 @@ func Example() {
 		return
 	}
 	ui.New(d, nil).Mount(d) // before Run
-	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- d.Run(ctx) }()
 	defer func() { stop(); <-done }()

@@ -80,7 +80,7 @@ func serveWith(t testing.TB, opts func(*daemon.Options), servers ...config.Serve
 	if opts != nil {
 		opts(o)
 	}
-	d, err := daemon.New(ln, o)
+	d, err := daemon.New(t.Context(), ln, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,9 @@
 // each step a durable step, so a run survives a crash of the process (kill
 // -9) and resumes from its last completed step without running a completed
 // step again; a gate is a durable receive with a timeout, and still waits
-// after a restart. The engine's database is a SQLite file by default (the
-// state store's) or PostgreSQL.
+// after a restart. The engine's database is the state store's (a SQLite file
+// by default, or PostgreSQL), whose migrations make the engine's tables;
+// DBOS keeps its own beside them.
 //
 // A step is called at most once unless it says otherwise. Each attempt of
 // a tool or agent step is recorded as started before it calls anything; a

@@ -25,6 +25,7 @@ import (
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
+	"github.com/switchboardmcp/switchboard/store"
 )
 
 // The durability tests run the engine in a child process (this test
@@ -208,9 +209,9 @@ func lockAfter(call, database string) mcp.Middleware {
 					os.Exit(1)
 				}
 			} else {
-				var lerr error
-				db, lerr = openSQLite(ctx, database)
+				st, lerr := store.Open(ctx, database, nil)
 				if lerr == nil {
+					db = st.DB()
 					_, lerr = db.ExecContext(ctx, `BEGIN IMMEDIATE`)
 				}
 				if lerr != nil {

@@ -3,7 +3,6 @@ package workflow
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -100,9 +99,10 @@ type AgentResult struct {
 
 // EngineOptions configures [New]. Nil means defaults.
 type EngineOptions struct {
-	// Database is the engine's database: a SQLite file path ("sqlite:" and
-	// a path also works) or a postgres:// URL. "" means the state store's
-	// default file (store.DefaultPath), which `[state] database` changes.
+	// Database is the engine's database, the state store's (store.Open:
+	// a SQLite file path, "sqlite:" and a path, or a postgres:// URL); ""
+	// means its default file (store.DefaultPath), which `[state] database`
+	// changes. The engine opens a store of its own on it.
 	Database string
 	// Host runs tool steps (Host.CallTool: validated and timed out like any
 	// call). Nil: New does not launch; call Launch with the host once it
@@ -235,52 +235,50 @@ func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
 	if e.workflows == nil {
 		e.workflows = map[string]*Workflow{}
 	}
-	url, where, err := databaseURL(o.Database)
-	if err != nil {
-		return nil, err
-	}
 	cfg := dbos.Config{
 		AppName:            appName,
 		ApplicationVersion: o.AppVersion,
 		ExecutorID:         o.ExecutorID,
 		Logger:             slog.New(&dbosLog{next: o.Logger.Handler(), closing: &e.closing}),
 	}
-	var db *sql.DB
+	// The engine's tables are the store's (its migrations make them), on
+	// a store of the engine's own: DBOS, given the store's one connection
+	// on SQLite (so that its writers and the engine's queue in Go: see
+	// store/sqlite.go), closes it when it shuts down.
+	var st *store.Store
+	var err error
+	where := store.Describe(o.Database)
 	unlock := func() {}
 	defer func() { unlock() }()
-	if strings.HasPrefix(url, "sqlite:") {
-		if db, err = openSQLite(ctx, strings.TrimPrefix(url, "sqlite:")); err != nil {
+	if isPostgres(o.Database) {
+		// DBOS first, on a pool of its own: it creates a missing database
+		// (a CLI run on a server of its own). Its migrations and the
+		// store's take turns with other processes' (setupLock).
+		cfg.DatabaseURL = o.Database
+		if unlock, err = lockSetup(ctx, o.Database); err != nil {
 			return nil, fmt.Errorf("workflow: database %s: %w", where, err)
 		}
-		cfg.SQLiteSystemDB = db
 	} else {
-		cfg.DatabaseURL = url
-		if unlock, err = lockSetup(ctx, url); err != nil {
-			return nil, fmt.Errorf("workflow: database %s: %w", where, err)
+		if st, err = store.Open(ctx, o.Database, nil); err != nil {
+			return nil, fmt.Errorf("workflow: %w", err)
 		}
+		cfg.SQLiteSystemDB, where = st.DB(), st.Where()
 	}
 	d, err := dbos.NewContext(context.WithoutCancel(ctx), cfg)
 	if err != nil {
-		if db != nil {
-			db.Close()
+		if st != nil {
+			st.Close()
 		}
 		return nil, fmt.Errorf("workflow: database %s: %w", where, err)
 	}
 	e.dbos = d
-	if db == nil {
-		// PostgreSQL: the events live in the same database, on a pool of
-		// their own.
-		if db, err = openPostgres(url); err != nil {
+	if st == nil {
+		if st, err = store.Open(ctx, o.Database, nil); err != nil {
 			dbos.Shutdown(d, time.Second)
-			return nil, fmt.Errorf("workflow: database %s: %w", where, err)
+			return nil, fmt.Errorf("workflow: %w", err)
 		}
 	}
-	e.events, err = newEventStore(ctx, db, strings.HasPrefix(url, "sqlite:"))
-	if err != nil {
-		dbos.Shutdown(d, time.Second)
-		db.Close()
-		return nil, fmt.Errorf("workflow: database %s: %w", where, err)
-	}
+	e.events = &eventStore{st: st, db: st.DB(), sqlite: st.Backend() == "sqlite"}
 	// The tables are made: the next process's turn (not after Launch,
 	// whose recovery may take a while).
 	unlock()
@@ -418,29 +416,6 @@ func (e *Engine) hostRedactor() (*host.Host, *secret.Redactor) {
 	defer e.mu.Unlock()
 	return e.host, e.red
 }
-
-// databaseURL turns EngineOptions.Database into a DBOS URL ("sqlite:PATH"
-// or the postgres URL) and what error messages call it (no credentials).
-func databaseURL(database string) (url, where string, err error) {
-	switch {
-	case strings.HasPrefix(database, "postgres://"), strings.HasPrefix(database, "postgresql://"):
-		return database, postgresWhere(database), nil
-	case database == "":
-		p, err := store.DefaultPath()
-		if err != nil {
-			return "", "", err
-		}
-		return "sqlite:" + p, p, nil
-	default:
-		p := strings.TrimPrefix(database, "sqlite:")
-		return "sqlite:" + p, p, nil
-	}
-}
-
-// postgresWhere renders a PostgreSQL URL for messages without its
-// password, which may be in the user part or in the query: the store's
-// rendering, so that both name a database alike.
-func postgresWhere(database string) string { return store.Describe(database) }
 
 // newRunID returns a random run id.
 func newRunID() string {

@@ -7,18 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for the events table on PostgreSQL
 
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/store"
 )
 
 // Events are kept in a table of the engine's database, next to DBOS's
@@ -31,31 +28,12 @@ import (
 
 const eventsTable = "switchboard_run_events"
 
-var eventsSchema = []string{
-	`CREATE TABLE IF NOT EXISTS ` + eventsTable + ` (
-		run_id   TEXT    NOT NULL,
-		seq      BIGINT  NOT NULL,
-		key      TEXT    NOT NULL,
-		terminal INTEGER NOT NULL DEFAULT 0,
-		body     TEXT    NOT NULL,
-		PRIMARY KEY (run_id, seq),
-		UNIQUE (run_id, key)
-	)`,
-	gateAnswersSchema,
-	// attemptsTable: see markAttempt.
-	`CREATE TABLE IF NOT EXISTS ` + attemptsTable + ` (
-		run_id     TEXT    NOT NULL,
-		step       TEXT    NOT NULL,
-		attempt    INTEGER NOT NULL,
-		executor   TEXT    NOT NULL,
-		started    TEXT    NOT NULL,
-		resolution TEXT,
-		PRIMARY KEY (run_id, step, attempt)
-	)`,
-}
-
+// eventStore is the engine's SQL, on the tables the store's migrations
+// make for it (events, attempts: here; gate answers: gates.go; keys:
+// store.Key).
 type eventStore struct {
-	db       *sql.DB
+	st       *store.Store
+	db       *sql.DB // st's
 	sqlite   bool
 	red      *secret.Redactor
 	onInsert func()
@@ -63,16 +41,9 @@ type eventStore struct {
 	onEvent func(Event)
 }
 
-func newEventStore(ctx context.Context, db *sql.DB, sqlite bool) (*eventStore, error) {
-	for _, q := range eventsSchema {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			return nil, fmt.Errorf("creating the events table: %w", err)
-		}
-	}
-	return &eventStore{db: db, sqlite: sqlite}, nil
-}
-
-func (s *eventStore) close() error { return s.db.Close() }
+// close closes the engine's store (after DBOS, which may have closed its
+// handle already).
+func (s *eventStore) close() error { return s.st.Close() }
 
 // insertTries bounds the retries of an insert that lost a race for its
 // sequence number (PostgreSQL; SQLite serialises writers).
@@ -268,60 +239,6 @@ func (s *eventStore) text(t string) string {
 	return s.red.Redact(t)
 }
 
-// openSQLite opens the SQLite file at path the way the state store does:
-// WAL (readers never wait for the writer), a busy timeout (a write waits
-// for another process's), immediate transactions, owner-only file.
-func openSQLite(ctx context.Context, path string) (*sql.DB, error) {
-	if !filepath.IsAbs(path) {
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return nil, err
-		}
-		path = abs
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	f.Close()
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Add("_pragma", "foreign_keys(ON)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
-	if err != nil {
-		return nil, err
-	}
-	// One connection: this process's writers (DBOS's and the events') queue
-	// in Go instead of meeting SQLITE_BUSY, whose handler sleeps 1, 2, 5,
-	// 10… ms between tries. Under concurrency those sleeps were the cost of
-	// a step: 20 steps at once went from 4.1 to 1.1 ms of overhead a step,
-	// 50 concurrent runs from 10 to 65 runs/s (docs/performance.md). SQLite
-	// has one writer anyway, and neither DBOS (v1.8.0's sysdb: no query on
-	// the pool inside a transaction or a row loop) nor the engine holds a
-	// connection while asking for another. Other processes on the file
-	// still wait through busy_timeout.
-	db.SetMaxOpenConns(1)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
-}
-
-func openPostgres(u string) (*sql.DB, error) {
-	db, err := sql.Open("pgx", u)
-	if err != nil {
-		return nil, err
-	}
-	return db, nil
-}
-
 var errStop = errors.New("stop")
 
 // uniqueViolation reports whether err is PostgreSQL's unique_violation
@@ -348,7 +265,9 @@ const setupLock = 0x5357_4254_4357 // "SWBTCW"
 func lockSetup(ctx context.Context, u string) (func(), error) {
 	conn, err := pgx.Connect(ctx, u)
 	if err != nil {
-		return func() {}, nil
+		// Unless the start was cancelled: DBOS's own, which follows, is
+		// not (its context is the engine's lifetime).
+		return func() {}, context.Cause(ctx)
 	}
 	// Tried, not waited for: a statement waiting on pg_advisory_lock holds
 	// a snapshot, and the holder's DBOS migrations create indexes

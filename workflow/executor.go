@@ -111,19 +111,19 @@ func OpenExecutor(ctx context.Context, database, kind string) (*Executor, error)
 	id := newExecutorID(kind)
 	cc, err := pgx.ParseConfig(database)
 	if err != nil {
-		return nil, fmt.Errorf("workflow executors: database %s: %w", postgresWhere(database), err)
+		return nil, fmt.Errorf("workflow executors: database %s: %w", store.Describe(database), err)
 	}
 	// Named, so that an operator sees which backend holds which executor's
 	// lock (pg_stat_activity).
 	cc.RuntimeParams["application_name"] = "switchboard executor " + id
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
-		return nil, fmt.Errorf("workflow executors: database %s: %w", postgresWhere(database), err)
+		return nil, fmt.Errorf("workflow executors: database %s: %w", store.Describe(database), err)
 	}
 	var held bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, executorKey(id)).Scan(&held); err != nil || !held {
 		conn.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("workflow executors: database %s: locking executor %s: held %v, %v", postgresWhere(database), id, held, err)
+		return nil, fmt.Errorf("workflow executors: database %s: locking executor %s: held %v, %v", store.Describe(database), id, held, err)
 	}
 	x := &Executor{ID: id, conn: conn, free: map[string]time.Time{}, grace: AdoptGrace, lost: make(chan struct{}), stop: make(chan struct{})}
 	x.checking.Add(1)

@@ -24,12 +24,6 @@ import (
 
 const gateAnswersTable = "switchboard_gate_answers"
 
-var gateAnswersSchema = `CREATE TABLE IF NOT EXISTS ` + gateAnswersTable + ` (
-		gate   TEXT   PRIMARY KEY,
-		action TEXT   NOT NULL,
-		at_ms  BIGINT NOT NULL
-	)`
-
 // claimGate claims gate (a gate's DBOS workflow id) for action and, if it
 // won, calls also (when set) in the same transaction, committed only if
 // also succeeds. When gate was claimed already it returns won false and

@@ -3,11 +3,13 @@ package workflow
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -186,5 +188,39 @@ func TestPostgresConcurrentNew(t *testing.T) {
 				t.Errorf("round %d: one of %d engines opened at once: %v", round, engines, err)
 			}
 		}
+	}
+}
+
+// TestPostgresNewCancelled: an engine's start on a PostgreSQL that never
+// answers ends when its context does, with context.Canceled (it went on
+// into DBOS's start, which its context does not end, for up to DBOS's
+// 2-minute startup timeout).
+func TestPostgresNewCancelled(t *testing.T) {
+	database, connected := testpg.Silent(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		e, err := New(ctx, &EngineOptions{Database: database})
+		if err == nil {
+			e.Close()
+		}
+		done <- err
+	}()
+	select {
+	case <-connected:
+	case err := <-done:
+		t.Fatalf("New returned before it connected to the database: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("New never connected to the database")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("New after its context was cancelled: %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("New still runs 5 s after its context was cancelled")
 	}
 }

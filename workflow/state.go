@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -19,10 +18,8 @@ import (
 // engine's database: any engine on that database (a later replica)
 // verifies it, and nothing is held in memory between a call and its retry.
 // A state that does not verify, or comes back from another caller, is
-// refused. The same table keeps the key of the run ids of calls with an
-// idempotency key (keyedRunID).
-
-const keysTable = "switchboard_keys"
+// refused. The key (store.Key) is the engine's "request_state"; its
+// "run_ids" keys the run ids of calls with an idempotency key (keyedRunID).
 
 // stateTTL bounds how long a client may take to answer a gate through its
 // retry; the run waits longer (the gate's own timeout), answerable by the
@@ -40,26 +37,7 @@ type gateState struct {
 
 // stateKey returns the engine's signing key, made at the first use.
 func (s *eventStore) stateKey(ctx context.Context) ([]byte, error) {
-	return s.key(ctx, "request_state")
-}
-
-// key returns the engine's key of that name, made at its first use by
-// any engine on the database, the same for all of them.
-func (s *eventStore) key(ctx context.Context, name string) ([]byte, error) {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+keysTable+` (name TEXT PRIMARY KEY, key TEXT NOT NULL)`); err != nil {
-		return nil, err
-	}
-	var k [32]byte
-	rand.Read(k[:])
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO `+keysTable+` (name, key) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
-		name, base64.StdEncoding.EncodeToString(k[:])); err != nil {
-		return nil, err
-	}
-	var key string
-	if err := s.db.QueryRowContext(ctx, `SELECT key FROM `+keysTable+` WHERE name = $1`, name).Scan(&key); err != nil {
-		return nil, err
-	}
-	return base64.StdEncoding.DecodeString(key)
+	return s.st.Key(ctx, "request_state")
 }
 
 // stateSigner signs gates' requestStates: with the given key (and its

@@ -252,7 +252,7 @@ func (e *Engine) keyedRunID(ctx context.Context, caller, wf string, key any) (st
 	e.mu.Unlock()
 	if secretKey == nil {
 		var err error
-		if secretKey, err = e.events.key(ctx, "run_ids"); err != nil {
+		if secretKey, err = e.events.st.Key(ctx, "run_ids"); err != nil {
 			return "", fmt.Errorf("the key of run ids: %w", err)
 		}
 		e.mu.Lock()

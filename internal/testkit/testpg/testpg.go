@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -306,4 +307,40 @@ func CreateDatabase(t testing.TB, server, name string) string {
 	}
 	u.Path = "/" + name
 	return u.String()
+}
+
+// Silent returns the URL of a database that never answers: a listener on
+// loopback that accepts connections and says nothing on them, for tests
+// of what a hung database does to a start. connected is closed once the
+// first connection is accepted. All close when the test ends.
+func Silent(t testing.TB) (u string, connected <-chan struct{}) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := make(chan struct{})
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			if conns = append(conns, conn); len(conns) == 1 {
+				close(c)
+			}
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, conn := range conns {
+			conn.Close()
+		}
+	})
+	return "postgres://switchboard@" + ln.Addr().String() + "/state?sslmode=disable", c
 }

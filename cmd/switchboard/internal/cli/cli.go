@@ -75,6 +75,10 @@ func failed(err error) error {
 
 // env is what one invocation runs with.
 type env struct {
+	// ctx is Main's: Ctrl-C or SIGTERM ends it, and with it the opening
+	// of the state store (a database that does not answer) by whichever
+	// command first needs it.
+	ctx            context.Context
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
@@ -107,6 +111,7 @@ type env struct {
 // returns the exit code. ctx ending (Ctrl-C) cancels what is running.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{
+		ctx:       ctx,
 		stdin:     stdin,
 		stdout:    stdout,
 		stderr:    stderr,
@@ -431,7 +436,7 @@ func (e *env) stateStore(cfg *config.Config) *store.Store {
 			where = e.statePath()
 		}
 		if e.stateErr = err; err == nil {
-			e.state, e.stateErr = store.Open(context.Background(), where, nil)
+			e.state, e.stateErr = store.Open(e.ctx, where, nil)
 		}
 		if e.stateErr != nil {
 			e.logger().Warn("no state store", "err", e.stateErr)

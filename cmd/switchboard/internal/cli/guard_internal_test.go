@@ -335,7 +335,7 @@ func serveGuarded(t *testing.T, m guardMode, more func(*daemon.Daemon)) (string,
 		t.Fatal(err)
 	}
 	ready := make(chan struct{}, 1)
-	d, err := daemon.New(ln, &daemon.Options{Config: cfg, OnReady: func([]host.ServerStatus) { ready <- struct{}{} }})
+	d, err := daemon.New(t.Context(), ln, &daemon.Options{Config: cfg, OnReady: func([]host.ServerStatus) { ready <- struct{}{} }})
 	if err != nil {
 		t.Fatal(err)
 	}

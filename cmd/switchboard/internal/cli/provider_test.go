@@ -30,7 +30,7 @@ func TestProviderGuardedDialer(t *testing.T) {
 	t.Setenv("SWITCHBOARD_SECRETS_BACKEND", "env")
 	fake := llmtest.NewOpenAI(t)
 	var stderr bytes.Buffer
-	e := &env{stderr: &stderr, getenv: func(string) string { return "" }, lookupEnv: func(string) (string, bool) { return "", false }, red: secret.NewRedactor()}
+	e := &env{ctx: t.Context(), stderr: &stderr, getenv: func(string) string { return "" }, lookupEnv: func(string) (string, bool) { return "", false }, red: secret.NewRedactor()}
 	complete := func(cfg *config.Config, spec string) error {
 		t.Helper()
 		p, _, err := e.provider(cfg, spec)
@@ -103,7 +103,7 @@ func TestHostOptionsNetwork(t *testing.T) {
 	t.Setenv("SWITCHBOARD_SECRETS_BACKEND", "env")
 	vars := map[string]string{"SWITCHBOARD_SECRET_PROXY_PW": "pr0xy-pw"}
 	lookup := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
-	e := &env{stderr: &bytes.Buffer{}, getenv: func(k string) string { return vars[k] }, lookupEnv: lookup, red: secret.NewRedactor()}
+	e := &env{ctx: t.Context(), stderr: &bytes.Buffer{}, getenv: func(k string) string { return vars[k] }, lookupEnv: lookup, red: secret.NewRedactor()}
 	cfg := &config.Config{Network: config.Network{
 		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("10.20.0.0/16")},
 		Proxy:      "http://me:{{secrets.proxy_pw}}@proxy.corp:3128",

@@ -130,7 +130,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 	steps := e.agentSteps(cfg)
 	r := &readiness{e: e, start: start, cfg: cfg}
 	agents := &workflowAgents{s: steps}
-	d, err := daemon.New(ln, &daemon.Options{
+	d, err := daemon.New(ctx, ln, &daemon.Options{
 		Workflows:    wfs,
 		Agents:       agents,
 		AgentRunner:  observedRunner{api.StepsRunner(steps), agents},
