@@ -273,5 +273,5 @@ func TSResourcesOnly(t testing.TB) []string {
 	if err != nil {
 		t.Fatalf("interop: %v", err)
 	}
-	return []string{node, filepath.Join(root, "internal", "interop", "testdata", "ts-resources-only.mjs"), sdk}
+	return []string{node, filepath.Join(root, "internal", "testkit", "interop", "testdata", "ts-resources-only.mjs"), sdk}
 }
