@@ -131,7 +131,7 @@ func row(k Kind) kindRow {
 // matches, else KindFailed.
 func KindOf(err error) Kind {
 	var ke *kindError
-	if errors.As(err, &ke) {
+	if errors.As(err, &ke) && row(ke.kind).kind == ke.kind {
 		return ke.kind
 	}
 	for _, r := range kinds {

@@ -328,9 +328,15 @@ func guardDo(t *testing.T, base, method, path string, hdr ...string) (int, bool)
 // It returns the URL to reach it at (127.0.0.1, whatever it listens on).
 func serveGuarded(t *testing.T, m guardMode, more func(*daemon.Daemon)) (string, *daemon.Daemon) {
 	t.Helper()
-	cfg := &config.Config{Gateway: m.gw}
+	return serveConfig(t, m.listen, &config.Config{Gateway: m.gw}, more)
+}
+
+// serveConfig serves the daemon of cfg, with the faces serve mounts, on
+// listen, once it is ready.
+func serveConfig(t *testing.T, listen string, cfg *config.Config, more func(*daemon.Daemon)) (string, *daemon.Daemon) {
+	t.Helper()
 	cfg.State.Database = filepath.Join(t.TempDir(), "s.db")
-	ln, err := daemon.Listen(m.listen, cfg.Gateway)
+	ln, err := daemon.Listen(listen, cfg.Gateway)
 	if err != nil {
 		t.Fatal(err)
 	}
