@@ -111,6 +111,10 @@ type Grant = gateway.Grant
 // renders the refusals of its routes (gateway.Refuser).
 type Refusal = gateway.Refusal
 
+// CSRFHeader must be on every request that changes state on a face's
+// route, with value "1" (the guard's cross-origin check).
+const CSRFHeader = gateway.CSRFHeader
+
 // Grant is what the caller of a request may see, ctx being the request's:
 // its OAuth access token's grant under [[gateway.auth.policy]], or
 // everything for the owner (auth_token, the local socket, a loopback
