@@ -67,9 +67,10 @@ const (
 )
 
 // kinds is the table, in the order KindOf tries it: what a call error
-// wraps (a timeout, an unknown tool) before the call error itself.
-// status 0 is a kind no face answers over HTTP (the CLI's alone); field
-// is the request field a problem of the kind names.
+// wraps (a timeout, an unknown tool) before the call error itself. field
+// is the request field a problem of the kind names. The kinds of the CLI
+// alone (no_api_key, provider, interrupted) would be a 5xx if a face met
+// one.
 var kinds = []kindRow{
 	{kind: KindConfig, status: 422, exit: 2, title: "invalid configuration", as: isA[*config.Problem]},
 	{kind: KindUsage, status: 400, exit: 2, title: "bad request"},
@@ -93,14 +94,14 @@ var kinds = []kindRow{
 	{kind: KindAnswered, status: 409, exit: 2, title: "the gate was answered already", field: "gate", is: []error{workflow.ErrGateAnswered}},
 	{kind: KindNotInterrupted, status: 409, exit: 2, title: "the run is not interrupted at that step", field: "step", is: []error{workflow.ErrNotInterrupted}},
 	{kind: KindLiveElsewhere, status: 409, exit: 2, title: "the run is another process's", is: []error{ErrLiveElsewhere}},
-	{kind: KindNoAPIKey, exit: 2, title: "no API key"},
+	{kind: KindNoAPIKey, status: 500, exit: 2, title: "no API key"},
 	{kind: KindTimeout, status: 504, exit: 1, title: "timed out", is: []error{host.ErrTimeout, context.DeadlineExceeded, context.Canceled}},
 	{kind: KindStartFailed, status: 502, exit: 1, title: "servers failed to start", as: isA[*host.StartError]},
 	{kind: KindUnavailable, status: 503, exit: 1, title: "unavailable", is: []error{ErrNotRunning, host.ErrUnavailable, host.ErrClosed, workflow.ErrClosed}},
 	{kind: KindServerError, status: 502, exit: 1, title: "the call failed", as: func(err error) bool { return isA[*jsonrpc.Error](err) || isA[*host.CallError](err) }},
 	{kind: KindProvider, status: 502, exit: 1, title: "the LLM provider failed"},
 	{kind: KindFailed, status: 500, exit: 1, title: "internal error"},
-	{kind: KindInterrupted, exit: 130, title: "interrupted"},
+	{kind: KindInterrupted, status: 503, exit: 130, title: "interrupted"},
 }
 
 type kindRow struct {
@@ -142,13 +143,8 @@ func KindOf(err error) Kind {
 	return KindFailed
 }
 
-// Status is k's HTTP status: 500 for a kind no face answers.
-func (k Kind) Status() int {
-	if s := row(k).status; s != 0 {
-		return s
-	}
-	return http.StatusInternalServerError
-}
+// Status is k's HTTP status.
+func (k Kind) Status() int { return row(k).status }
 
 // Exit is k's exit code in the CLI.
 func (k Kind) Exit() int { return row(k).exit }
@@ -200,7 +196,7 @@ func (e *kindError) Is(target error) bool {
 
 // StatusOf is err's HTTP status, the same in every face: its kind's; for
 // a server's own refusal of a request, what it refused: a resource it
-// does not have (-32002 before SEP-2164, -32602 since on resources/read)
+// does not have (-32002 before SEP-2164, -32602 since, on resources/read)
 // 404, other parameters it refuses (-32602, as for a prompt it does not
 // have) 422.
 func StatusOf(err error) int {
@@ -209,7 +205,7 @@ func StatusOf(err error) int {
 	var rpc *jsonrpc.Error
 	if k == KindServerError && errors.As(err, &ce) && errors.As(err, &rpc) {
 		switch {
-		case rpc.Code == codeResourceNotFound || rpc.Code == jsonrpc.CodeInvalidParams && ce.Method == "resources/read":
+		case rpc.Code == -32002 || rpc.Code == jsonrpc.CodeInvalidParams && ce.Method == "resources/read":
 			return http.StatusNotFound
 		case rpc.Code == jsonrpc.CodeInvalidParams:
 			return http.StatusUnprocessableEntity
@@ -217,7 +213,3 @@ func StatusOf(err error) int {
 	}
 	return k.Status()
 }
-
-// codeResourceNotFound is the JSON-RPC error code for a resource a server
-// does not have before SEP-2164 (-32602 since).
-const codeResourceNotFound = -32002

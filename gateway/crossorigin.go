@@ -1,23 +1,16 @@
 package gateway
 
-// The one cross-origin check, which the guard makes of every request on
-// every route but a public one, before its credential: no face has one of
-// its own. A page on another site may not use this listener: it must not
-// read an answer (a foreign Origin is refused on every method, as the MCP
-// spec asks of its endpoints, against DNS rebinding too), nor change
-// anything by a browser sending the owner's session cookie with a request
-// it makes (cross-site request forgery). For the second, a request that
-// changes state on a route that is not an MCP endpoint (the REST API, the
-// web UI, the login page) must pass net/http.CrossOriginProtection (a
-// browser marks a request of another site Sec-Fetch-Site: cross-site or
-// same-site; an older one gives an Origin that is not the Host) and carry
-// the header "Switchboard-CSRF: 1", which a page elsewhere cannot send
-// without a CORS preflight, never granted; the faces' scripts send it on
-// every request. A route whose handler is a FormTaker takes, instead, a
-// plain form post that the browser marks Sec-Fetch-Site: same-origin (a
-// page cannot set a Sec- header): the login form, which must work before
-// any script has loaded. MCP clients send no such header; their endpoints
-// keep the Origin check.
+// The one cross-origin check, which the guard makes of every route but a
+// public one, before the credential; no face has one of its own. A
+// foreign Origin is refused on every method (the MCP spec's check, and DNS
+// rebinding). A request that changes state on a route that is not an MCP
+// endpoint (MCP clients send no such header) must also pass
+// net/http.CrossOriginProtection (not marked Sec-Fetch-Site: cross-site or
+// same-site; from an older browser, an Origin that is the Host) and carry
+// "Switchboard-CSRF: 1", which a page elsewhere cannot send without a CORS
+// preflight, never granted; or, where the route's handler is a FormTaker,
+// be a plain form post the browser marks Sec-Fetch-Site: same-origin (the
+// login form, which must work before any script has loaded).
 
 import (
 	"net/http"
