@@ -41,7 +41,7 @@ type face struct {
 // login (Login), or anyone on a loopback listener with no credential
 // configured; never an OAuth access token. The web UI's pages are such a
 // face. Call it before Run: Run registers it on the listener's guard,
-// behind the Host and Origin checks too.
+// behind the Host and cross-origin checks too.
 func (d *Daemon) Handle(pattern string, h http.Handler) {
 	d.addFace(face{pattern, gateway.AccessOwner, "", h})
 }
@@ -54,7 +54,7 @@ func (d *Daemon) HandleAdmin(pattern string, h http.Handler) {
 	d.addFace(face{pattern, gateway.AccessAdmin, "", h})
 }
 
-// HandleOpen mounts h for anyone, past the Host and Origin checks alone
+// HandleOpen mounts h for anyone, past the Host and cross-origin checks alone
 // (gateway.AccessOpen): a login page, which takes the token typed and
 // checks it with Login, and the files it loads. reason says why it needs
 // no credential; Routes lists it.

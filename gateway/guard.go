@@ -61,7 +61,7 @@ const (
 	// endpoint to other sites' pages), or any valid OAuth access token,
 	// which the policy then limits.
 	AccessMCP
-	// AccessOpen: anyone, past the Host and Origin checks: a login page
+	// AccessOpen: anyone, past the Host and cross-origin checks: a login page
 	// and the files it loads.
 	AccessOpen
 	// AccessPublic: anyone, nothing checked: what a load balancer probes

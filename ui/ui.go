@@ -127,7 +127,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 
 // Mount mounts the UI on d: its pages at [Paths] for the owner
 // (d.Handle), its login page, log-out and static files at [OpenPaths] for
-// anyone (d.HandleOpen), behind the Host and Origin checks alone.
+// anyone (d.HandleOpen), behind the Host and cross-origin checks alone.
 func (u *UI) Mount(d *daemon.Daemon) {
 	for _, p := range Paths {
 		d.Handle(p, u)
