@@ -28,10 +28,9 @@
 // else 415.
 //
 // CSRF: every request that changes state (POST, PUT, PATCH, DELETE) must
-// carry the header "Switchboard-CSRF: 1". A page on another site cannot
-// send a custom header without a CORS preflight, which this API never
-// grants; the Origin check refuses a foreign Origin besides. A browser
-// request marked Sec-Fetch-Site: cross-site is refused too.
+// carry the header "Switchboard-CSRF: 1", and a browser must not mark it
+// cross-site: the guard's one cross-origin check (guard/crossorigin.go),
+// whose refusals the API renders (Refuse).
 //
 // No answer holds a secret's value: every body passes through the host's
 // redactor, and run-time servers are stored with placeholders only.
@@ -68,8 +67,9 @@ import (
 // Prefix is where the API is mounted.
 const Prefix = "/api/v1/"
 
-// CSRFHeader must be on every state-changing request, with value "1".
-const CSRFHeader = "Switchboard-CSRF"
+// CSRFHeader must be on every state-changing request, with value "1"
+// (the guard's cross-origin check).
+const CSRFHeader = daemon.CSRFHeader
 
 // DefaultMaxBodyBytes bounds a request body: a server entry or a tool's
 // arguments. A larger body is refused with 413, unread.
@@ -151,11 +151,6 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 	default:
-		if r.Header.Get(CSRFHeader) != "1" || r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-			a.writeProblem(w, &problem{Status: http.StatusForbidden, Title: "missing CSRF header",
-				Detail: "a request that changes state must carry the header " + CSRFHeader + ": 1"})
-			return
-		}
 		if p := mediaTypeProblem(w, r); p != nil {
 			a.writeProblem(w, p)
 			return
@@ -577,7 +572,7 @@ func (a *API) getTool(w http.ResponseWriter, r *http.Request) error {
 	}
 	t, ok := h.Tool(r.PathValue("name"))
 	if !ok || !a.d.Grant(r.Context()).Tool(t.Server, t.Name) {
-		return &problem{Status: http.StatusNotFound, Title: "no such tool", Detail: fmt.Sprintf("no tool %q", r.PathValue("name"))}
+		return daemon.KindUnknownTool.Errorf("no tool %q", r.PathValue("name"))
 	}
 	return a.writeJSON(w, http.StatusOK, daemon.ToolItem{Name: t.Name, Server: t.Server, Tool: t.Tool})
 }
@@ -601,7 +596,7 @@ func (a *API) callTool(w http.ResponseWriter, r *http.Request) error {
 	}
 	name := r.PathValue("name")
 	if t, ok := h.Tool(name); !ok || !a.d.Grant(r.Context()).Tool(t.Server, t.Name) {
-		return &problem{Status: http.StatusNotFound, Title: "no such tool", Detail: fmt.Sprintf("no tool %q", name)}
+		return daemon.KindUnknownTool.Errorf("no tool %q", name)
 	}
 	res, err := h.CallTool(r.Context(), name, c.Arguments, nil)
 	if err != nil {
@@ -870,76 +865,39 @@ type fieldError struct {
 	Detail string `json:"detail"`
 }
 
-// codeResourceNotFound is the JSON-RPC error code for a resource a server
-// does not have before SEP-2164 (-32602 since).
-const codeResourceNotFound = -32002
-
 func (p *problem) Error() string { return p.Title + ": " + p.Detail }
 
-// problemOf maps an operation's error to a problem document.
+// problemOf maps an operation's error to a problem document: its kind's
+// type, title and status (daemon.KindOf, daemon.StatusOf, as the web UI
+// and the CLI), the field its kind names, the fields of an entry's
+// problems, a server's JSON-RPC error.
 func (a *API) problemOf(err error) *problem {
 	var p *problem
 	if errors.As(err, &p) {
 		return p
 	}
+	k := daemon.KindOf(err)
+	p = &problem{Type: k.Type(), Title: k.Title(), Status: daemon.StatusOf(err), Detail: err.Error()}
+	if f := k.Field(); f != "" {
+		p.Errors = []fieldError{{Field: f, Detail: err.Error()}}
+	}
 	var cp *config.Problem
-	if errors.As(err, &cp) {
-		out := &problem{Status: http.StatusUnprocessableEntity, Title: "invalid server", Detail: "the entry is not a valid [[mcp_servers]] entry"}
+	switch {
+	case k == daemon.KindConfig:
+		p.Detail = "the entry is not a valid [[mcp_servers]] entry"
 		for _, e := range unjoin(err) {
 			if errors.As(e, &cp) {
-				out.Errors = append(out.Errors, fieldError{Field: cp.Field, Detail: cp.Msg})
+				p.Errors = append(p.Errors, fieldError{Field: cp.Field, Detail: cp.Msg})
 			} else {
-				out.Errors = append(out.Errors, fieldError{Detail: e.Error()})
+				p.Errors = append(p.Errors, fieldError{Detail: e.Error()})
 			}
 		}
-		return out
+	case k == daemon.KindServerError:
+		errors.As(err, &p.RPC)
+	case k == daemon.KindFailed:
+		a.log.Error("api: unexpected error", "err", err)
 	}
-	var ce *host.CallError
-	switch {
-	case errors.Is(err, host.ErrUnknownServer), errors.Is(err, store.ErrNotFound):
-		return &problem{Status: http.StatusNotFound, Title: "no such server", Detail: err.Error()}
-	case errors.Is(err, daemon.ErrNoAgent):
-		return &problem{Status: http.StatusNotFound, Title: "no such agent", Detail: err.Error()}
-	case errors.Is(err, daemon.ErrNoAgentRun):
-		return &problem{Status: http.StatusNotFound, Title: "no such agent run", Detail: err.Error()}
-	case errors.Is(err, daemon.ErrNoAgents):
-		return &problem{Status: http.StatusNotFound, Title: "no agents", Detail: err.Error()}
-	case errors.Is(err, daemon.ErrReadOnly):
-		return &problem{Status: http.StatusConflict, Title: "read-only server", Detail: err.Error()}
-	case errors.Is(err, store.ErrExists):
-		return &problem{Status: http.StatusConflict, Title: "the id is taken", Detail: err.Error(), Errors: []fieldError{{Field: "id", Detail: "taken"}}}
-	case errors.Is(err, store.ErrConflict):
-		return &problem{Status: http.StatusPreconditionFailed, Title: "changed since you read it", Detail: err.Error(),
-			Errors: []fieldError{{Field: "If-Match", Detail: "stale"}}}
-	case errors.Is(err, daemon.ErrDisabled):
-		return &problem{Status: http.StatusConflict, Title: "server disabled", Detail: err.Error()}
-	case errors.Is(err, daemon.ErrNotRunning), errors.Is(err, host.ErrUnavailable), errors.Is(err, host.ErrClosed):
-		return &problem{Status: http.StatusServiceUnavailable, Title: "unavailable", Detail: err.Error()}
-	case errors.Is(err, host.ErrTimeout):
-		return &problem{Status: http.StatusGatewayTimeout, Title: "timed out", Detail: err.Error()}
-	case errors.Is(err, host.ErrInvalidArguments):
-		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid arguments", Detail: err.Error(),
-			Errors: []fieldError{{Field: "arguments", Detail: err.Error()}}}
-	case errors.As(err, &ce):
-		// The server's own refusal keeps its code: a resource it does not
-		// have is a 404 here (-32002 before SEP-2164, -32602 since),
-		// other parameters it refuses (-32602, as for a prompt it does
-		// not have) a 422; the rest a 502.
-		p := &problem{Status: http.StatusBadGateway, Title: "the call failed", Detail: err.Error()}
-		if errors.As(err, &p.RPC) {
-			switch {
-			case p.RPC.Code == codeResourceNotFound || p.RPC.Code == jsonrpc.CodeInvalidParams && ce.Method == "resources/read":
-				p.Status, p.Title = http.StatusNotFound, "the server has no such resource"
-			case p.RPC.Code == jsonrpc.CodeInvalidParams:
-				p.Status, p.Title = http.StatusUnprocessableEntity, "the server refused the request"
-			}
-		}
-		return p
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &problem{Status: http.StatusGatewayTimeout, Title: "timed out", Detail: err.Error()}
-	}
-	a.log.Error("api: unexpected error", "err", err)
-	return &problem{Status: http.StatusInternalServerError, Title: "internal error", Detail: err.Error()}
+	return p
 }
 
 func (a *API) writeProblem(w http.ResponseWriter, p *problem) {

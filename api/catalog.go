@@ -142,7 +142,7 @@ func (a *API) promptServer(r *http.Request, h *host.Host, gr daemon.Grant, name 
 		if err != nil {
 			return "", err
 		}
-		return "", &problem{Status: http.StatusNotFound, Title: "no such prompt", Detail: fmt.Sprintf("no server has a prompt %q", name)}
+		return "", daemon.KindUnknownPrompt.Errorf("no server has a prompt %q", name)
 	case 1:
 		return servers[0], nil
 	}

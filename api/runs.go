@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -34,7 +33,7 @@ type workflowJSON struct {
 func (a *API) workflows() (*daemon.Workflows, error) {
 	w := a.d.Workflows()
 	if w == nil {
-		return nil, &problem{Status: http.StatusNotFound, Title: "no workflows", Detail: "this daemon runs no workflows (none found in its workflow folders or its configuration's workflows)"}
+		return nil, daemon.KindUnknownWorkflow.Errorf("this daemon runs no workflows (none found in its workflow folders or its configuration's workflows)")
 	}
 	return w, nil
 }
@@ -42,7 +41,7 @@ func (a *API) workflows() (*daemon.Workflows, error) {
 func (a *API) workflow(w *daemon.Workflows, id string) (*workflow.Workflow, error) {
 	wf := w.Workflow(id)
 	if wf == nil {
-		return nil, &problem{Status: http.StatusNotFound, Title: "no such workflow", Detail: fmt.Sprintf("no workflow %q", id)}
+		return nil, daemon.KindUnknownWorkflow.Errorf("no workflow %q", id)
 	}
 	return wf, nil
 }
@@ -123,7 +122,7 @@ func (a *API) startRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	st, err := wfs.Engine.Get(r.Context(), id)
 	if err != nil {
-		return runProblem(err, "")
+		return err
 	}
 	w.Header().Set("Location", Prefix+"runs/"+id)
 	return a.writeJSON(w, http.StatusCreated, st)
@@ -138,7 +137,7 @@ func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
 	// page is cut from those.
 	runs, err := wfs.Engine.Runs(r.Context(), &workflow.RunFilter{Workflow: r.URL.Query().Get("workflow"), Limit: MaxLimit})
 	if err != nil {
-		return runProblem(err, "")
+		return err
 	}
 	return pageOf(a, w, r, runs, func(rs *workflow.RunStatus) string { return rs.ID })
 }
@@ -157,11 +156,11 @@ func (a *API) getRun(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	st, err := wfs.Engine.Get(r.Context(), id)
 	if err != nil {
-		return runProblem(err, "")
+		return err
 	}
 	evs, err := wfs.Engine.Events(r.Context(), id, 0)
 	if err != nil {
-		return runProblem(err, "")
+		return err
 	}
 	if evs == nil {
 		evs = []workflow.Event{}
@@ -183,14 +182,14 @@ func (a *API) runEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if _, err := wfs.Engine.Get(r.Context(), id); err != nil {
-		return runProblem(err, "")
+		return err
 	}
 	s := a.startSSE(w)
 	err = wfs.Engine.Follow(r.Context(), id, after, func(ev workflow.Event) error {
 		return s.send(string(ev.Type), strconv.FormatInt(ev.Seq, 10), ev)
 	})
 	if err != nil && r.Context().Err() == nil {
-		s.send("error", "", a.problemOf(runProblem(err, "")))
+		s.send("error", "", a.problemOf(err))
 	}
 	return nil
 }
@@ -274,7 +273,7 @@ func (a *API) resolveStep(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := r.PathValue("id")
 	if err := wfs.Engine.Resolve(r.Context(), id, req.Step, req.Action); err != nil {
-		return runProblem(err, "")
+		return err
 	}
 	return a.writeRun(w, r, wfs, id, http.StatusOK)
 }
@@ -289,7 +288,7 @@ func (a *API) runAction(status int, act func(ctx context.Context, wfs *daemon.Wo
 		}
 		id := r.PathValue("id")
 		if err := act(r.Context(), wfs, id); err != nil {
-			return runProblem(err, "")
+			return err
 		}
 		return a.writeRun(w, r, wfs, id, status)
 	}
@@ -305,43 +304,22 @@ var (
 func (a *API) writeRun(w http.ResponseWriter, r *http.Request, wfs *daemon.Workflows, id string, status int) error {
 	st, err := wfs.Engine.Get(r.Context(), id)
 	if err != nil {
-		return runProblem(err, "")
+		return err
 	}
 	return a.writeJSON(w, status, st)
 }
 
-// runProblem is an engine error as a problem; a value refused by a
-// schema (a run's inputs, a gate's answer) names field.
+// runProblem is an engine error, with each problem of a value its schema
+// refuses (a run's inputs, a gate's answer) named under field.
 func runProblem(err error, field string) error {
 	var ve *schema.ValidationError
-	switch {
-	case errors.Is(err, workflow.ErrNoRun):
-		return &problem{Status: http.StatusNotFound, Title: "no such run", Detail: err.Error()}
-	case errors.Is(err, workflow.ErrGateAnswered):
-		// Another answer, or the gate's timeout, closed it first.
-		return &problem{Status: http.StatusConflict, Title: "the gate was answered already", Detail: err.Error(),
-			Errors: []fieldError{{Field: "gate", Detail: "answered already"}}}
-	case errors.Is(err, workflow.ErrSelection):
-		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid mcp_servers or tools", Detail: err.Error()}
-	case errors.Is(err, workflow.ErrInputsDiffer):
-		return &problem{Status: http.StatusConflict, Title: "a run of that id was started with other inputs", Detail: err.Error(),
-			Errors: []fieldError{{Field: "run_id", Detail: "taken by a run with other inputs"}}}
-	case errors.Is(err, workflow.ErrNotWaiting):
-		return &problem{Status: http.StatusConflict, Title: "the run is not waiting on that gate", Detail: err.Error(),
-			Errors: []fieldError{{Field: "gate", Detail: "not waiting"}}}
-	case errors.Is(err, workflow.ErrNotInterrupted):
-		return &problem{Status: http.StatusConflict, Title: "the run is not interrupted at that step", Detail: err.Error(),
-			Errors: []fieldError{{Field: "step", Detail: "not interrupted (or resolved already)"}}}
-	case errors.Is(err, daemon.ErrLiveElsewhere):
-		return &problem{Status: http.StatusConflict, Title: "the run is another process's", Detail: err.Error()}
-	case errors.As(err, &ve) && field != "":
-		p := &problem{Status: http.StatusUnprocessableEntity, Title: "invalid " + field, Detail: err.Error()}
-		for _, vp := range ve.Problems {
-			p.Errors = append(p.Errors, fieldError{Field: field + strings.ReplaceAll(vp.Pointer, "/", "."), Detail: vp.Message})
-		}
-		return p
-	case errors.Is(err, workflow.ErrClosed):
-		return fmt.Errorf("%w: %w", daemon.ErrNotRunning, err)
+	if !errors.As(err, &ve) || field == "" {
+		return err
 	}
-	return err
+	k := daemon.KindInvalid
+	p := &problem{Type: k.Type(), Title: k.Title(), Status: k.Status(), Detail: err.Error()}
+	for _, vp := range ve.Problems {
+		p.Errors = append(p.Errors, fieldError{Field: field + strings.ReplaceAll(vp.Pointer, "/", "."), Detail: vp.Message})
+	}
+	return p
 }

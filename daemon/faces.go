@@ -42,7 +42,7 @@ type face struct {
 // login (Login), or anyone on a loopback listener with no credential
 // configured; never an OAuth access token. The web UI's pages are such a
 // face. Call it before Run: Run registers it on the listener's guard,
-// behind the Host and Origin checks too.
+// behind the Host and cross-origin checks too.
 func (d *Daemon) Handle(pattern string, h http.Handler) {
 	d.addFace(face{pattern, guard.AccessOwner, "", h})
 }
@@ -55,7 +55,7 @@ func (d *Daemon) HandleAdmin(pattern string, h http.Handler) {
 	d.addFace(face{pattern, guard.AccessAdmin, "", h})
 }
 
-// HandleOpen mounts h for anyone, past the Host and Origin checks alone
+// HandleOpen mounts h for anyone, past the Host and cross-origin checks alone
 // (guard.AccessOpen): a login page, which takes the token typed and
 // checks it with Login, and the files it loads. reason says why it needs
 // no credential; Routes lists it.
@@ -118,6 +118,10 @@ type Grant = gateway.Grant
 // with a method Refuse(http.ResponseWriter, *http.Request, Refusal)
 // renders the refusals of its routes (guard.Refuser).
 type Refusal = guard.Refusal
+
+// CSRFHeader must be on every request that changes state on a face's
+// route, with value "1" (the guard's cross-origin check).
+const CSRFHeader = guard.CSRFHeader
 
 // Grant is what the caller of a request may see, ctx being the request's:
 // its OAuth access token's grant under [[gateway.auth.policy]], or

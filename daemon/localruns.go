@@ -45,10 +45,10 @@ type resolveRequest struct {
 	Action workflow.Resolution `json:"action"`
 }
 
-// runErrorJSON is an engine error: its message, and the condition a
-// caller branches on.
+// runErrorJSON is an engine error: its message, and its kind (KindOf),
+// which the caller branches on.
 type runErrorJSON struct {
-	Code    string `json:"code,omitempty"` // no_run, not_waiting, answered, inputs_differ, not_interrupted, live_elsewhere
+	Code    Kind   `json:"code,omitempty"`
 	Message string `json:"message"`
 }
 
@@ -58,52 +58,20 @@ type runAnswer[R any] struct {
 	Error  *runErrorJSON `json:"error,omitempty"`
 }
 
-var runErrorCodes = []struct {
-	code string
-	err  error
-}{
-	{"no_run", workflow.ErrNoRun},
-	{"not_waiting", workflow.ErrNotWaiting},
-	{"answered", workflow.ErrGateAnswered},
-	{"inputs_differ", workflow.ErrInputsDiffer},
-	{"not_interrupted", workflow.ErrNotInterrupted},
-	{"live_elsewhere", ErrLiveElsewhere},
-}
-
 func newRunError(err error) *runErrorJSON {
 	if err == nil {
 		return nil
 	}
-	j := &runErrorJSON{Message: err.Error()}
-	for _, c := range runErrorCodes {
-		if errors.Is(err, c.err) {
-			j.Code = c.code
-		}
-	}
-	return j
+	return &runErrorJSON{Code: KindOf(err), Message: err.Error()}
 }
 
-// Err is the error again, matching the sentinel its code names.
+// Err is the error again: of its kind, matching its kind's sentinels.
 func (j *runErrorJSON) Err() error {
 	if j == nil {
 		return nil
 	}
-	for _, c := range runErrorCodes {
-		if c.code == j.Code {
-			return &remoteError{j.Message, c.err}
-		}
-	}
-	return &remoteError{j.Message, nil}
+	return j.Code.Errorf("%s", j.Message)
 }
-
-// remoteError is an engine error as the daemon said it.
-type remoteError struct {
-	msg string
-	is  error
-}
-
-func (e *remoteError) Error() string { return e.msg }
-func (e *remoteError) Unwrap() error { return e.is }
 
 // serveRuns adds the workflow endpoints to mux.
 func (l *local) serveRuns(mux *http.ServeMux, w *Workflows) {

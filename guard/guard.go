@@ -7,8 +7,9 @@
 // registered with Guard.Handle, at an Access that says who may use it;
 // what matches no route (a 404, a 405) is checked as the strictest. The checks, in order:
 //
-//  1. the Host check on loopback (DNS rebinding) and the Origin check
-//     (a page of another site), on every route but a public one;
+//  1. the Host check on loopback (DNS rebinding) and the cross-origin
+//     check (crossorigin.go: a page of another site), on every route but
+//     a public one;
 //  2. the credential the route's Access asks for: the owner's auth_token
 //     (as a bearer token, or as the session cookie the web UI's login
 //     sets, never on the MCP endpoints), or an OAuth access token of the
@@ -35,7 +36,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +64,7 @@ const (
 	// endpoint to other sites' pages), or any valid OAuth access token,
 	// which the policy then limits.
 	AccessMCP
-	// AccessOpen: anyone, past the Host and Origin checks: a login page
+	// AccessOpen: anyone, past the Host and cross-origin checks: a login page
 	// and the files it loads.
 	AccessOpen
 	// AccessPublic: anyone, nothing checked: what a load balancer probes
@@ -189,9 +189,8 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Host", "forbidden: Host not allowed"})
 		return
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && !gd.originAllowed(origin, r) {
-		gd.log.Warn("refused a request from a foreign Origin", "origin", origin, "remote", r.RemoteAddr)
-		gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Origin", "forbidden: Origin not allowed"})
+	if rf, ok := gd.crossOrigin(r, rt); !ok {
+		gd.refuse(w, r, rt, rf)
 		return
 	}
 	owner := gd.owner(r, rt.Access)
@@ -515,23 +514,4 @@ func splitHost(hostport string) (host, port string, hasPort bool) {
 func validPort(p string) bool {
 	n, err := strconv.Atoi(p)
 	return err == nil && n >= 1 && n <= 65535 && strconv.Itoa(n) == p
-}
-
-// originAllowed reports whether a request's Origin is its own (the same
-// host:port as its Host) or an allowed one. "null" (a sandboxed page, a
-// form posted under Referrer-Policy: no-referrer) is neither.
-func (gd *Guard) originAllowed(origin string, r *http.Request) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true // same origin
-	}
-	for _, a := range gd.opts.AllowedOrigins {
-		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
-			return true
-		}
-	}
-	return false
 }

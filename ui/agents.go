@@ -121,13 +121,6 @@ func (u *UI) agentRunData(id string, after int64) (agentRunData, error) {
 	return d, err
 }
 
-func agentStatusOf(err error) int {
-	if errors.Is(err, daemon.ErrNoAgentRun) {
-		return http.StatusNotFound
-	}
-	return http.StatusServiceUnavailable
-}
-
 type agentRunPageData struct {
 	chrome
 	agentRunData
@@ -136,7 +129,7 @@ type agentRunPageData struct {
 func (u *UI) agentRunPage(w http.ResponseWriter, r *http.Request) {
 	d, err := u.agentRunData(r.PathValue("id"), 0)
 	if err != nil {
-		http.Error(w, err.Error(), agentStatusOf(err))
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	u.render(w, http.StatusOK, "agent-run", "layout", agentRunPageData{chrome{"Agent run " + d.Run.ID, "agents"}, d})
@@ -149,7 +142,7 @@ func (u *UI) agentRunLive(w http.ResponseWriter, r *http.Request) {
 	after, _ := strconv.ParseInt(r.URL.Query().Get("seq"), 10, 64)
 	d, err := u.agentRunData(r.PathValue("id"), after)
 	if err != nil {
-		http.Error(w, err.Error(), agentStatusOf(err))
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	if d.Seq == after && string(d.Run.State) == r.URL.Query().Get("state") {
@@ -163,7 +156,7 @@ func (u *UI) agentRunLive(w http.ResponseWriter, r *http.Request) {
 func (u *UI) cancelAgentRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if err := u.d.CancelAgentRun(id); err != nil {
-		u.flash(w, agentStatusOf(err), "agent run "+id+": "+err.Error(), true)
+		u.flash(w, daemon.StatusOf(err), "agent run "+id+": "+err.Error(), true)
 		return
 	}
 	u.flash(w, http.StatusOK, "Cancelling "+id+".", false)

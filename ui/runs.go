@@ -73,7 +73,7 @@ func (u *UI) runsPage(w http.ResponseWriter, r *http.Request) {
 		p.Workflows = wfs.List()
 		l, err := u.runsList(r, wfs)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			http.Error(w, err.Error(), daemon.StatusOf(err))
 			return
 		}
 		p.List = l
@@ -90,7 +90,7 @@ func (u *UI) runsLive(w http.ResponseWriter, r *http.Request) {
 	}
 	l, err := u.runsList(r, wfs)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	if r.URL.Query().Get("sig") == l.Sig {
@@ -236,16 +236,6 @@ func (u *UI) runData(r *http.Request, wfs *daemon.Workflows, id string) (runData
 	return d, nil
 }
 
-func runStatusOf(err error) int {
-	switch {
-	case errors.Is(err, workflow.ErrNoRun):
-		return http.StatusNotFound
-	case errors.Is(err, workflow.ErrNotWaiting), errors.Is(err, workflow.ErrGateAnswered), errors.Is(err, workflow.ErrNotInterrupted), errors.Is(err, daemon.ErrLiveElsewhere):
-		return http.StatusConflict
-	}
-	return http.StatusServiceUnavailable
-}
-
 func (u *UI) runPage(w http.ResponseWriter, r *http.Request) {
 	wfs := u.workflows(w)
 	if wfs == nil {
@@ -253,7 +243,7 @@ func (u *UI) runPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := u.runData(r, wfs, r.PathValue("id"))
 	if err != nil {
-		http.Error(w, err.Error(), runStatusOf(err))
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	u.render(w, http.StatusOK, "run", "layout", runPageData{chrome{"Run " + d.Run.ID, "runs"}, d})
@@ -269,7 +259,7 @@ func (u *UI) runLive(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := u.runData(r, wfs, r.PathValue("id"))
 	if err != nil {
-		http.Error(w, err.Error(), runStatusOf(err))
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	q := r.URL.Query()
@@ -295,7 +285,7 @@ func (u *UI) answerGate(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := u.runData(r, wfs, id)
 	if err != nil {
-		http.Error(w, err.Error(), runStatusOf(err))
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	if d.Gate == nil || d.Gate.Key != gate {
@@ -320,12 +310,12 @@ func (u *UI) answerGate(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := wfs.Engine.Answer(r.Context(), id, gate, ans); err != nil {
 		d.Gate.General = problemsOf(d.Gate.Fields, err)
-		u.render(w, runStatusOrInvalid(err), "run", "run", d)
+		u.render(w, daemon.StatusOf(err), "run", "run", d)
 		return
 	}
 	d, err = u.runData(r, wfs, id)
 	if err != nil {
-		http.Error(w, err.Error(), runStatusOf(err))
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	u.render(w, http.StatusOK, "run", "run", d)
@@ -349,27 +339,19 @@ func (u *UI) resolveStep(w http.ResponseWriter, r *http.Request) {
 	err := wfs.Engine.Resolve(r.Context(), id, step, how)
 	d, derr := u.runData(r, wfs, id)
 	if derr != nil {
-		http.Error(w, derr.Error(), runStatusOf(derr))
+		http.Error(w, derr.Error(), daemon.StatusOf(derr))
 		return
 	}
 	if err != nil {
 		if d.Interrupted == nil {
-			u.flash(w, runStatusOf(err), "run "+id+": "+err.Error(), true)
+			u.flash(w, daemon.StatusOf(err), "run "+id+": "+err.Error(), true)
 			return
 		}
 		d.Interrupted.General = []string{err.Error()}
-		u.render(w, runStatusOf(err), "run", "run", d)
+		u.render(w, daemon.StatusOf(err), "run", "run", d)
 		return
 	}
 	u.render(w, http.StatusOK, "run", "run", d)
-}
-
-func runStatusOrInvalid(err error) int {
-	var ve *schema.ValidationError
-	if errors.As(err, &ve) {
-		return http.StatusUnprocessableEntity
-	}
-	return runStatusOf(err)
 }
 
 func (u *UI) cancelRun(w http.ResponseWriter, r *http.Request) {
@@ -379,12 +361,12 @@ func (u *UI) cancelRun(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	if err := wfs.Engine.Cancel(r.Context(), id); err != nil {
-		u.flash(w, runStatusOf(err), "run "+id+": "+err.Error(), true)
+		u.flash(w, daemon.StatusOf(err), "run "+id+": "+err.Error(), true)
 		return
 	}
 	d, err := u.runData(r, wfs, id)
 	if err != nil {
-		http.Error(w, err.Error(), runStatusOf(err))
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	u.render(w, http.StatusOK, "run", "run", d)

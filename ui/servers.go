@@ -37,7 +37,7 @@ func (u *UI) removeButton(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	m, err := u.d.GetServer(r.Context(), id)
 	if err != nil {
-		http.Error(w, err.Error(), statusOf(err))
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	name := "remove"
@@ -110,7 +110,7 @@ func (u *UI) table(ctx context.Context) (serversTable, error) {
 func (u *UI) serversPage(w http.ResponseWriter, r *http.Request) {
 	t, err := u.table(r.Context())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	u.render(w, http.StatusOK, "servers", "layout", serversPageData{chrome{"Servers", "servers"}, t, newForm()})
@@ -123,7 +123,7 @@ func (u *UI) serversPage(w http.ResponseWriter, r *http.Request) {
 func (u *UI) serversLive(w http.ResponseWriter, r *http.Request) {
 	t, err := u.table(r.Context())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	t.OOB = true
@@ -264,7 +264,7 @@ func (u *UI) addServer(w http.ResponseWriter, r *http.Request) {
 	}
 	t, err := u.table(r.Context())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	t.OOB = true
@@ -306,9 +306,9 @@ func (u *UI) serverOp(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrConflict):
 		// The table as it is now comes with it, so that the next press
 		// is of what is.
-		status, msg, isErr = statusOf(err), id+" was changed since this page showed it, so nothing was done: the table shows it as it is now.", true
+		status, msg, isErr = daemon.StatusOf(err), id+" was changed since this page showed it, so nothing was done: the table shows it as it is now.", true
 	case err != nil:
-		u.flash(w, statusOf(err), id+": "+err.Error(), true)
+		u.flash(w, daemon.StatusOf(err), id+": "+err.Error(), true)
 		return
 	}
 	t, terr := u.table(ctx)
@@ -323,24 +323,6 @@ func (u *UI) serverOp(w http.ResponseWriter, r *http.Request) {
 type changedData struct {
 	Table serversTable
 	Flash flashData
-}
-
-func statusOf(err error) int {
-	switch {
-	case errors.Is(err, host.ErrUnknownServer), errors.Is(err, store.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, daemon.ErrReadOnly), errors.Is(err, daemon.ErrDisabled), errors.Is(err, store.ErrExists):
-		return http.StatusConflict
-	case errors.Is(err, store.ErrConflict):
-		return http.StatusPreconditionFailed
-	case errors.Is(err, daemon.ErrNotRunning), errors.Is(err, host.ErrUnavailable):
-		return http.StatusServiceUnavailable
-	}
-	var p *config.Problem
-	if errors.As(err, &p) {
-		return http.StatusUnprocessableEntity
-	}
-	return http.StatusBadGateway
 }
 
 // --- one server
@@ -427,7 +409,7 @@ func formOfEntry(id string, raw json.RawMessage) form {
 func (u *UI) serverPage(w http.ResponseWriter, r *http.Request) {
 	p, err := u.serverData(r, r.PathValue("id"))
 	if err != nil {
-		http.Error(w, err.Error(), statusOf(err))
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	u.render(w, http.StatusOK, "server", "layout", p)
@@ -437,7 +419,7 @@ func (u *UI) editServer(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	cur, err := u.d.GetServer(r.Context(), id)
 	if err != nil {
-		http.Error(w, err.Error(), statusOf(err))
+		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
 	m, f := entryOf(r, cur.Config)

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/agent"
+	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/schema"
 )
@@ -112,7 +113,7 @@ func (u *UI) callTool(w http.ResponseWriter, r *http.Request) {
 		} else {
 			d.General = []string{err.Error()}
 		}
-		u.render(w, http.StatusUnprocessableEntity, "tool", "try", d)
+		u.render(w, daemon.StatusOf(err), "tool", "try", d)
 		return
 	}
 	d.Called, d.Result = true, resultOf(res)

@@ -28,12 +28,12 @@
 // [gateway] auth_token or the session cookie a login sets; an OAuth
 // access token never opens them); see Mount. A browser without a session
 // is sent to /login (303). A request that changes state (any method but
-// GET and HEAD) must carry the header "Switchboard-CSRF: 1", the REST
-// API's defence: htmx sends it on every request (hx-headers on <body>),
-// and a page on another site cannot send a custom header without a CORS
-// preflight, which is never granted. A request marked Sec-Fetch-Site:
-// cross-site is refused too. Every page passes through the host's
-// redactor before it is written.
+// GET and HEAD) must carry the header "Switchboard-CSRF: 1" and not come
+// from another site, by the guard's one cross-origin check
+// (guard/crossorigin.go): htmx sends the header on every request
+// (hx-headers on <body>); the login form alone may be a plain same-origin
+// form post (TakesForm). Every page passes through the host's redactor
+// before it is written.
 package ui
 
 import (
@@ -61,8 +61,8 @@ var staticFS embed.FS
 var templateFS embed.FS
 
 // CSRFHeader must be on every request that changes state, with value "1"
-// (the REST API's header; htmx sends it on every request).
-const CSRFHeader = "Switchboard-CSRF"
+// (the guard's cross-origin check; htmx sends it on every request).
+const CSRFHeader = guard.CSRFHeader
 
 // ContentSecurityPolicy is sent with every answer: nothing but this origin
 // (data: images and audio, as tool results carry them inline), no plugins,
@@ -127,7 +127,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 
 // Mount mounts the UI on d: its pages at [Paths] for the owner
 // (d.Handle), its login page, log-out and static files at [OpenPaths] for
-// anyone (d.HandleOpen), behind the Host and Origin checks alone.
+// anyone (d.HandleOpen), behind the Host and cross-origin checks alone.
 func (u *UI) Mount(d *daemon.Daemon) {
 	for _, p := range Paths {
 		d.Handle(p, u)
@@ -148,35 +148,14 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// nothing (no Referer) to any other.
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-	default:
-		if !sameOriginPost(r) {
-			http.Error(w, "forbidden: a request that changes state must carry the header "+CSRFHeader+": 1 (the page's script sends it)", http.StatusForbidden)
-			return
-		}
-	}
 	u.mux.ServeHTTP(w, r)
 }
 
-// sameOriginPost reports whether a request that changes state comes from
-// this UI's own page: it carries the CSRF header (htmx sends it on every
-// request; a page elsewhere cannot without a preflight, never granted),
-// and no browser marks it cross-site. The login form alone may instead be
-// a plain form post that the browser marks Sec-Fetch-Site: same-origin (a
-// page cannot set a Sec- header): it must work before any script has
-// loaded, and the guard has checked its Origin (this origin, under
-// Referrer-Policy: same-origin).
-func sameOriginPost(r *http.Request) bool {
-	site := r.Header.Get("Sec-Fetch-Site")
-	switch {
-	case site == "cross-site":
-		return false
-	case r.Header.Get(CSRFHeader) == "1":
-		return true
-	}
-	return r.URL.Path == "/login" && site == "same-origin"
-}
+// TakesForm: the login form alone may be a plain form post without the
+// CSRF header, which the guard takes when the browser marks it
+// Sec-Fetch-Site: same-origin (guard.FormTaker): it must work before any
+// script has loaded.
+func (u *UI) TakesForm(r *http.Request) bool { return r.URL.Path == "/login" }
 
 // Refuse renders the guard's refusals (guard.Refuser): a browser
 // without a session is sent to the login page (a 303, or HX-Redirect for

@@ -56,7 +56,7 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 		return "", err
 	}
 	if at := e.events.secretAt("inputs", inputs); at != "" {
-		return "", fmt.Errorf("workflow %q: %s holds the value of a secret: a run's inputs are kept in the state database; give the secret to the server that uses it (its env or headers) instead", id, at)
+		return "", fmt.Errorf("workflow %q: %s %w: a run's inputs are kept in the state database; give the secret to the server that uses it (its env or headers) instead", id, at, ErrHoldsSecret)
 	}
 	runID, depth := "", 0
 	var servers, tools *Selection
@@ -504,7 +504,7 @@ func (e *Engine) Answer(ctx context.Context, runID, gate string, a GateAnswer) e
 	switch a.Action {
 	case "accept":
 		if at := e.events.secretAt("", a.Content); at != "" {
-			return fmt.Errorf("gate %s: the answer: %s holds the value of a secret: answers are kept in the state database", gate, at)
+			return fmt.Errorf("gate %s: the answer: %s %w: answers are kept in the state database", gate, at, ErrHoldsSecret)
 		}
 		if sch != nil {
 			c, err := schema.Compile(closed(sch))

@@ -59,6 +59,11 @@ var ErrNotWaiting = errors.New("workflow: the run is not waiting on that gate")
 // however many arrive at once, and every other answerer is told it lost.
 var ErrGateAnswered = errors.New("workflow: the gate was answered already")
 
+// ErrHoldsSecret is matched by the error of a run's inputs or a gate's
+// answer that holds the value of a secret: refused, since both are kept in
+// the state database.
+var ErrHoldsSecret = errors.New("holds the value of a secret")
+
 // ErrInputsDiffer is returned by Start for a run id (or an idempotency
 // key: see InProcess) that names a run started with other inputs.
 var ErrInputsDiffer = errors.New("workflow: a run of that id was started with other inputs")

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardmcp/switchboard/agent"
+	"github.com/switchboardmcp/switchboard/daemon"
 )
 
 type agentJSON struct {
@@ -94,7 +95,7 @@ code is then 2.`,
 			}
 			if len(problems) > 0 {
 				err := errors.Join(problems...)
-				return &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("agents:\n%s", indent(err.Error())), details: problemDetails(err)}
+				return &exitError{kind: daemon.KindConfig, err: fmt.Errorf("agents:\n%s", indent(err.Error())), details: problemDetails(err)}
 			}
 			return nil
 		},

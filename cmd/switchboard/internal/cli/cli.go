@@ -27,6 +27,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/version"
@@ -45,32 +46,30 @@ const (
 )
 
 // exitError carries an exit code through cobra, with what --json says of
-// it (see exit.go).
+// it (see exit.go): its kind says both.
 type exitError struct {
-	code    int
-	kind    string // the --json error code; "" for an error already reported
-	err     error  // already reported when nil
+	kind    daemon.Kind
+	err     error // already reported when nil
 	details []problemJSON
 }
 
 func (e *exitError) Error() string {
 	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
+		return fmt.Sprintf("exit %d", e.kind.Exit())
 	}
 	return e.err.Error()
 }
 func (e *exitError) Unwrap() error { return e.err }
 
 func usageErr(format string, args ...any) error {
-	return &exitError{code: ExitUsage, kind: codeUsage, err: fmt.Errorf(format, args...)}
+	return &exitError{kind: daemon.KindUsage, err: fmt.Errorf(format, args...)}
 }
 
 // failed is err as the command's failure, its exit code and --json code
 // said by what it is (classify): an unknown tool or arguments the schema
 // refuses are the user's to fix (2), the rest a failure of the work (1).
 func failed(err error) error {
-	kind := classify(err)
-	return &exitError{code: exitCode(kind), kind: kind, err: err}
+	return &exitError{kind: classify(err), err: err}
 }
 
 // env is what one invocation runs with.
@@ -461,7 +460,7 @@ func (e *env) statePath() string {
 // unknownServer is the usage error of a server id the configuration does
 // not have.
 func unknownServer(cfg *config.Config, id string) error {
-	return &exitError{code: ExitUsage, kind: codeUnknownServer, err: fmt.Errorf("no server %q in the configuration (%s)", id, serverIDs(cfg))}
+	return &exitError{kind: daemon.KindUnknownServer, err: fmt.Errorf("no server %q in the configuration (%s)", id, serverIDs(cfg))}
 }
 
 func serverIDs(cfg *config.Config) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 )
 
@@ -117,7 +118,7 @@ Exits 1 when a server that is not optional failed.`,
 				e.printf("%s", b.String())
 			}
 			if requiredFailed {
-				return &exitError{code: ExitFailed}
+				return &exitError{kind: daemon.KindFailed}
 			}
 			return nil
 		},
@@ -244,7 +245,7 @@ tool or arguments its schema refuses.`,
 				e.printf("%s", renderContent(res.Content, res.StructuredContent))
 			}
 			if res.IsError {
-				return &exitError{code: ExitFailed}
+				return &exitError{kind: daemon.KindFailed}
 			}
 			return nil
 		},
@@ -636,7 +637,7 @@ line (0 when not known), path and message.`,
 					return perr
 				}
 				if !ok {
-					return &exitError{code: ExitUsage}
+					return &exitError{kind: daemon.KindUsage}
 				}
 				return nil
 			}
@@ -645,7 +646,7 @@ line (0 when not known), path and message.`,
 				fmt.Fprintf(e.stderr, "switchboard: warning: %s\n", p.Error())
 			}
 			if !ok {
-				return &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("configuration:\n%s", indent(strings.Join(texts, "\n"))), details: details}
+				return &exitError{kind: daemon.KindConfig, err: fmt.Errorf("configuration:\n%s", indent(strings.Join(texts, "\n"))), details: details}
 			}
 			if len(cfg.Files) == 0 {
 				e.printf("ok: no configuration file found\n")

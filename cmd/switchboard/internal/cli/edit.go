@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
 )
 
 // The commands that change a config file (add, remove, import) share what
@@ -52,7 +53,7 @@ func (e *env) openEdit(path string) (*config.Edit, error) {
 	}
 	if err != nil {
 		if ps := config.Problems(err); len(ps) > 0 {
-			return nil, &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("%s cannot be edited:\n%s", path, indent(err.Error())), details: problemDetails(err)}
+			return nil, &exitError{kind: daemon.KindConfig, err: fmt.Errorf("%s cannot be edited:\n%s", path, indent(err.Error())), details: problemDetails(err)}
 		}
 		return nil, failed(err)
 	}
@@ -116,7 +117,7 @@ func absPath(p string) string {
 func (e *env) loadBefore() (*config.Config, error) {
 	cfg, err := e.loadWith(nil)
 	if err != nil {
-		return nil, &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("the configuration has problems; fix them first (switchboard validate):\n%s", indent(err.Error())), details: problemDetails(err)}
+		return nil, &exitError{kind: daemon.KindConfig, err: fmt.Errorf("the configuration has problems; fix them first (switchboard validate):\n%s", indent(err.Error())), details: problemDetails(err)}
 	}
 	return cfg, nil
 }

@@ -7,104 +7,31 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
 	"github.com/switchboardmcp/switchboard/agent"
 	"github.com/switchboardmcp/switchboard/config"
-	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/llm"
 )
 
-// The codes of a --json failure, {"error": {"code": CODE, "message": ...}}:
-// stable like every --json field. Each has one exit code (exitCode).
-const (
-	codeUsage            = "usage"             // a bad flag, argument or command (2)
-	codeConfig           = "config"            // the configuration or an agent file has problems, listed in details (2)
-	codeUnknownTool      = "unknown_tool"      // no server offers the tool (2)
-	codeInvalidArguments = "invalid_arguments" // the arguments fail the tool's input schema; the server was not called (2)
-	codeUnknownServer    = "unknown_server"    // no configured server has the id (2)
-	codeUnknownPrompt    = "unknown_prompt"    // no server has the prompt (2)
-	codeUnknownResource  = "unknown_resource"  // no server can have the URI, or several can (2)
-	codeUnknownAgent     = "unknown_agent"     // no agent file has the name (2)
-	codeNoAPIKey         = "no_api_key"        // the LLM provider needs a key and has none (2)
-	codeProvider         = "provider"          // the LLM provider cannot be reached, or a model call failed (1)
-	codeStartFailed      = "start_failed"      // servers failed to start (1)
-	codeTimeout          = "timeout"           // a server did not answer in time; the call was cancelled (1)
-	codeUnavailable      = "unavailable"       // a server is not connected (1)
-	codeServerError      = "server_error"      // a server answered with a protocol error (1)
-	codeFailed           = "failed"            // any other failure of the work (1)
-	codeInterrupted      = "interrupted"       // Ctrl-C or SIGTERM (130)
-)
-
-// exitCode is the exit code of a --json error code.
-func exitCode(kind string) int {
-	switch kind {
-	case codeUsage, codeConfig, codeUnknownTool, codeInvalidArguments, codeUnknownServer,
-		codeUnknownPrompt, codeUnknownResource, codeUnknownAgent, codeNoAPIKey:
-		return ExitUsage
-	case codeInterrupted:
-		return ExitInterrupted
-	}
-	return ExitFailed
-}
-
-// Errors the CLI itself finds, branched on by classify.
-var (
-	errUnknownPrompt   = errors.New("unknown prompt")
-	errUnknownResource = errors.New("unknown resource")
-)
-
-// notFound is an error of what the CLI did not find (a prompt, the server
-// of a resource), matching the sentinel kind (errUnknownPrompt, …) for
-// classify.
-type notFound struct {
-	kind error
-	msg  string
-}
-
-func (e *notFound) Error() string        { return e.msg }
-func (e *notFound) Is(target error) bool { return target == e.kind }
-
-func notFoundErr(kind error, format string, args ...any) error {
-	return &notFound{kind: kind, msg: fmt.Sprintf(format, args...)}
-}
-
-// classify says what err is, as a --json error code.
-func classify(err error) string {
-	var se *host.StartError
-	var je *jsonrpc.Error
+// classify says what err is (its --json error code and exit code): its
+// kind in the daemon's table (daemon.KindOf), as the REST API and the web
+// UI say it; the CLI adds the kinds of the packages above the daemon, an
+// agent not found and an LLM provider's failure.
+func classify(err error) daemon.Kind {
 	var le *llm.Error
 	switch {
-	case errors.Is(err, host.ErrUnknownTool):
-		return codeUnknownTool
-	case errors.Is(err, host.ErrInvalidArguments):
-		return codeInvalidArguments
-	case errors.Is(err, host.ErrUnknownServer):
-		return codeUnknownServer
-	case errors.Is(err, errUnknownPrompt):
-		return codeUnknownPrompt
-	case errors.Is(err, errUnknownResource):
-		return codeUnknownResource
 	case errors.Is(err, agent.ErrNotFound):
-		return codeUnknownAgent
-	case errors.Is(err, host.ErrTimeout):
-		return codeTimeout
-	case errors.As(err, &se):
-		return codeStartFailed
-	case errors.Is(err, host.ErrUnavailable):
-		return codeUnavailable
-	case errors.As(err, &je):
-		return codeServerError
+		return daemon.KindUnknownAgent
 	case errors.As(err, &le):
-		return codeProvider
+		return daemon.KindProvider
 	}
-	return codeFailed
+	return daemon.KindOf(err)
 }
 
 // configErr is the error of a configuration (or agent file) that has
 // problems: a usage error listing them, each as fields for --json.
 func configErr(err error) error {
-	return &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("configuration:\n%s", indent(err.Error())), details: problemDetails(err)}
+	return &exitError{kind: daemon.KindConfig, err: fmt.Errorf("configuration:\n%s", indent(err.Error())), details: problemDetails(err)}
 }
 
 // problemJSON is one problem of a file, as --json reports it.
@@ -162,7 +89,7 @@ func errorList(err error) []errorItem {
 			out = append(out, errorList(e)...)
 		}
 	} else if err != nil {
-		out = append(out, errorItem{Code: classify(err), Message: err.Error()})
+		out = append(out, errorItem{Code: string(classify(err)), Message: err.Error()})
 	}
 	return out
 }
@@ -170,7 +97,7 @@ func errorList(err error) []errorItem {
 // errorJSON is a failure as --json writes it on stdout.
 type errorJSON struct {
 	Error struct {
-		Code    string        `json:"code"`
+		Code    daemon.Kind   `json:"code"`
 		Message string        `json:"message"`
 		Details []problemJSON `json:"details,omitempty"`
 	} `json:"error"`
@@ -186,14 +113,14 @@ func (e *env) exit(ctx context.Context, err error, args []string) int {
 	var ee *exitError
 	switch {
 	case ctx.Err() != nil:
-		ee = &exitError{code: ExitInterrupted, kind: codeInterrupted, err: errors.New("interrupted")}
+		ee = &exitError{kind: daemon.KindInterrupted, err: errors.New("interrupted")}
 	case errors.As(err, &ee):
 	default:
 		// cobra's own errors: an unknown command, a bad flag.
-		ee = &exitError{code: ExitUsage, kind: codeUsage, err: err}
+		ee = &exitError{kind: daemon.KindUsage, err: err}
 	}
 	if ee.err == nil {
-		return ee.code
+		return ee.kind.Exit()
 	}
 	msg := e.red.Redact(ee.err.Error())
 	// An error may quote what a server said (a tool's error result in a
@@ -202,9 +129,6 @@ func (e *env) exit(ctx context.Context, err error, args []string) int {
 	if (e.jsonOut || wantsJSON(args)) && !e.wroteJSON {
 		var j errorJSON
 		j.Error.Code, j.Error.Message, j.Error.Details = ee.kind, msg, ee.details
-		if j.Error.Code == "" {
-			j.Error.Code = kindOf(ee)
-		}
 		// One line: a JSON document, and a JSON line where the command
 		// writes lines (run --json).
 		b, merr := json.Marshal(j)
@@ -212,22 +136,7 @@ func (e *env) exit(ctx context.Context, err error, args []string) int {
 			fmt.Fprintln(e.stdout, escapeHidden(e.red.Redact(string(b))))
 		}
 	}
-	return ee.code
-}
-
-// kindOf is the --json code of an exitError made without one: what its
-// error is, unless that disagrees with its exit code.
-func kindOf(ee *exitError) string {
-	if k := classify(ee.err); exitCode(k) == ee.code {
-		return k
-	}
-	switch ee.code {
-	case ExitUsage:
-		return codeUsage
-	case ExitInterrupted:
-		return codeInterrupted
-	}
-	return codeFailed
+	return ee.kind.Exit()
 }
 
 // wantsJSON reports whether args ask for --json, for a failure cobra

@@ -90,7 +90,9 @@ type guardRequest struct {
 // credential, wrong ones and right ones, and checks each answer against
 // what the route's access allows; a refused request never reaches its
 // handler. A foreign Origin ("null" included), and on loopback a foreign
-// Host, are refused on every route but the public ones. Which routes are
+// Host, are refused on every route but the public ones; a change without
+// the CSRF header, or marked cross-site, on every route but the public
+// ones and the MCP endpoints. Which routes are
 // not the owner's alone is pinned: a route added with a weaker access
 // fails here until it is listed, with its reason.
 func TestEveryRouteGuarded(t *testing.T) {
@@ -196,6 +198,13 @@ func TestEveryRouteGuarded(t *testing.T) {
 				tricks := [][]string{{"Origin", "https://evil.example"}, {"Origin", "null"}}
 				if strings.HasPrefix(m.listen, "127.") {
 					tricks = append(tricks, []string{"Host", "evil.example"}, []string{"Host", "127.0.0.1:1.evil.example"})
+				}
+				if rq.method != "GET" && acc != guard.AccessMCP && rq.pattern != "" {
+					// A change another site's page could make: without
+					// the CSRF header, or marked cross-site or same-site
+					// (the one cross-origin check: the face added later
+					// has it without a line of its own).
+					tricks = append(tricks, []string{"Switchboard-CSRF", ""}, []string{"Sec-Fetch-Site", "cross-site"}, []string{"Sec-Fetch-Site", "same-site"})
 				}
 				for _, trick := range tricks {
 					if status, _ := guardDo(t, base, rq.method, rq.path, append(trick, right...)...); status != http.StatusForbidden {
@@ -328,9 +337,15 @@ func guardDo(t *testing.T, base, method, path string, hdr ...string) (int, bool)
 // It returns the URL to reach it at (127.0.0.1, whatever it listens on).
 func serveGuarded(t *testing.T, m guardMode, more func(*daemon.Daemon)) (string, *daemon.Daemon) {
 	t.Helper()
-	cfg := &config.Config{Gateway: m.gw}
+	return serveConfig(t, m.listen, &config.Config{Gateway: m.gw}, more)
+}
+
+// serveConfig serves the daemon of cfg, with the faces serve mounts, on
+// listen, once it is ready.
+func serveConfig(t *testing.T, listen string, cfg *config.Config, more func(*daemon.Daemon)) (string, *daemon.Daemon) {
+	t.Helper()
 	cfg.State.Database = filepath.Join(t.TempDir(), "s.db")
-	ln, err := daemon.Listen(m.listen, cfg.Gateway)
+	ln, err := daemon.Listen(listen, cfg.Gateway)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/agent"
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/netguard"
@@ -49,7 +50,7 @@ func (e *env) checkProvider(ctx context.Context, pc *chosenProvider) error {
 		return usageErr("provider %s: base_url %q: %v", pc.name, base, err)
 	}
 	if pc.lc.APIKey == "" && slices.Contains(publicAPIs, u.Hostname()) {
-		return &exitError{code: exitCode(codeNoAPIKey), kind: codeNoAPIKey, err: errors.New(noKeyHelp(pc))}
+		return &exitError{kind: daemon.KindNoAPIKey, err: errors.New(noKeyHelp(pc))}
 	}
 	cctx, cancel := context.WithTimeout(ctx, providerCheckTimeout)
 	defer cancel()
@@ -71,7 +72,7 @@ func (e *env) checkProvider(ctx context.Context, pc *chosenProvider) error {
 	if ctx.Err() != nil {
 		return ctx.Err() // interrupted: Main says so
 	}
-	return &exitError{code: ExitFailed, kind: codeProvider, err: unreachable(pc, u, err)}
+	return &exitError{kind: daemon.KindProvider, err: unreachable(pc, u, err)}
 }
 
 // noKeyHelp says how to give a provider its key.
@@ -126,7 +127,7 @@ func (e *env) missingTools(cfg *config.Config, a *agent.Agent, plan *agent.Plan,
 	for _, name := range missing {
 		why = append(why, whyMissing(cfg, a, plan, h, format, name))
 	}
-	return &exitError{code: ExitUsage, kind: codeUnknownTool, err: fmt.Errorf("agent %s: %s", a.ID, strings.Join(why, "; "))}
+	return &exitError{kind: daemon.KindUnknownTool, err: fmt.Errorf("agent %s: %s", a.ID, strings.Join(why, "; "))}
 }
 
 func whyMissing(cfg *config.Config, a *agent.Agent, plan *agent.Plan, h *host.Host, format, name string) string {

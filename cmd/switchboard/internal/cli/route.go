@@ -9,6 +9,7 @@ import (
 
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 )
 
@@ -28,7 +29,7 @@ func resourceOwner(ctx context.Context, h backend, uri string) (string, error) {
 		return listed[0], nil
 	case 0:
 	default:
-		return "", notFoundErr(errUnknownResource, "several servers list %s (%s); pass --server ID", uri, strings.Join(listed, ", "))
+		return "", daemon.KindUnknownResource.Errorf("several servers list %s (%s); pass --server ID", uri, strings.Join(listed, ", "))
 	}
 	ts, err2 := h.ResourceTemplates(ctx)
 	var matched []string
@@ -42,7 +43,7 @@ func resourceOwner(ctx context.Context, h backend, uri string) (string, error) {
 		return matched[0], nil
 	case 0:
 	default:
-		return "", notFoundErr(errUnknownResource, "%s matches the resource templates of several servers (%s); pass --server ID", uri, strings.Join(matched, ", "))
+		return "", daemon.KindUnknownResource.Errorf("%s matches the resource templates of several servers (%s); pass --server ID", uri, strings.Join(matched, ", "))
 	}
 	servers := h.Servers()
 	if len(servers) == 1 {
@@ -56,7 +57,7 @@ func resourceOwner(ctx context.Context, h backend, uri string) (string, error) {
 	if err := errors.Join(err1, err2); err != nil {
 		msg += fmt.Sprintf("; some did not answer: %v", err)
 	}
-	return "", notFoundErr(errUnknownResource, "%s", msg)
+	return "", daemon.KindUnknownResource.Errorf("%s", msg)
 }
 
 // matchTemplate reports whether uri is an instance of the RFC 6570
@@ -108,11 +109,11 @@ func findPrompt(ctx context.Context, h backend, name, server string) (promptRout
 		if lerr != nil {
 			msg += fmt.Sprintf(" (some servers did not answer: %v)", lerr)
 		}
-		return promptRoute{}, notFoundErr(errUnknownPrompt, "%s", msg)
+		return promptRoute{}, daemon.KindUnknownPrompt.Errorf("%s", msg)
 	}
 	var names []string
 	for _, r := range raw {
 		names = append(names, host.ToolName(format, r.server, r.name))
 	}
-	return promptRoute{}, notFoundErr(errUnknownPrompt, "several servers have a prompt %q: name one of %s, or pass --server ID", name, strings.Join(names, ", "))
+	return promptRoute{}, daemon.KindUnknownPrompt.Errorf("several servers have a prompt %q: name one of %s, or pass --server ID", name, strings.Join(names, ", "))
 }

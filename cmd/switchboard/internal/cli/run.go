@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/agent"
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/netguard"
@@ -90,10 +91,10 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 		for _, f := range found {
 			ids = append(ids, f.ID)
 		}
-		return &exitError{code: ExitUsage, kind: codeUnknownAgent, err: fmt.Errorf("%v%s", err, didYouMean(name, names(ids)))}
+		return &exitError{kind: daemon.KindUnknownAgent, err: fmt.Errorf("%v%s", err, didYouMean(name, names(ids)))}
 	}
 	if err != nil {
-		return &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("agent:\n%s", indent(err.Error())), details: problemDetails(err)}
+		return &exitError{kind: daemon.KindConfig, err: fmt.Errorf("agent:\n%s", indent(err.Error())), details: problemDetails(err)}
 	}
 	o := &agent.Overrides{}
 	if fl.mcpSet {
@@ -108,7 +109,7 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 	}
 	plan, err := agent.Resolve(cfg, a, o)
 	if err != nil {
-		return &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("agent %s:\n%s", a.ID, indent(err.Error())), details: problemDetails(err)}
+		return &exitError{kind: daemon.KindConfig, err: fmt.Errorf("agent %s:\n%s", a.ID, indent(err.Error())), details: problemDetails(err)}
 	}
 	modelSpec := a.Model
 	if fl.model != "" {
@@ -301,12 +302,12 @@ func (e *env) printRun(events func(func(agent.Event) bool)) error {
 		return nil
 	case agent.EventRunFailed:
 		if e.jsonOut {
-			return &exitError{code: ExitFailed}
+			return &exitError{kind: daemon.KindFailed}
 		}
 		return failed(fmt.Errorf("run failed (%s): %s", terminal.Error.Code, terminal.Error.Message))
 	case agent.EventRunCancelled:
 		if e.jsonOut {
-			return &exitError{code: ExitFailed}
+			return &exitError{kind: daemon.KindFailed}
 		}
 		return failed(errors.New("run cancelled"))
 	}

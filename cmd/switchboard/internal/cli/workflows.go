@@ -34,7 +34,7 @@ import (
 func (e *env) loadWorkflows(cfg *config.Config) ([]*workflow.Workflow, error) {
 	wfs, err := daemon.LoadWorkflows(cfg, e.getenv)
 	if err != nil {
-		return nil, &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("workflows:\n%s", indent(err.Error())), details: problemDetails(err)}
+		return nil, &exitError{kind: daemon.KindConfig, err: fmt.Errorf("workflows:\n%s", indent(err.Error())), details: problemDetails(err)}
 	}
 	return wfs, nil
 }
@@ -175,7 +175,7 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 		})
 		all = append(all, extra...)
 		if err := errors.Join(workflow.CheckAll(all), workflow.CheckServers(extra, cfg)); err != nil {
-			return nil, &exitError{code: ExitUsage, kind: codeConfig, err: fmt.Errorf("workflows:\n%s", indent(err.Error())), details: problemDetails(err)}
+			return nil, &exitError{kind: daemon.KindConfig, err: fmt.Errorf("workflows:\n%s", indent(err.Error())), details: problemDetails(err)}
 		}
 		wfs = all
 	}
@@ -409,7 +409,7 @@ func (e *env) workflowRun(ctx context.Context, id, argsJSON string, kvs []string
 	if workflow.IsPath(id) {
 		w, err := workflow.Load(id)
 		if err != nil {
-			return &exitError{code: ExitUsage, kind: codeConfig, err: err, details: problemDetails(err)}
+			return &exitError{kind: daemon.KindConfig, err: err, details: problemDetails(err)}
 		}
 		extra, id = []*workflow.Workflow{w}, w.ID
 	}
@@ -424,7 +424,7 @@ func (e *env) workflowRun(ctx context.Context, id, argsJSON string, kvs []string
 		for _, w := range x.wfs {
 			ids = append(ids, w.ID)
 		}
-		return &exitError{code: ExitUsage, kind: codeUsage, err: fmt.Errorf("no workflow %q (run 'switchboard workflows' to list them)%s", id, didYouMean(id, names(ids)))}
+		return &exitError{kind: daemon.KindUsage, err: fmt.Errorf("no workflow %q (run 'switchboard workflows' to list them)%s", id, didYouMean(id, names(ids)))}
 	}
 	raw, err := buildArgs(argsJSON, kvs, wf.InputSchema())
 	if err != nil {
@@ -581,12 +581,12 @@ func (e *env) follow(ctx context.Context, x *engineHere, rid string) error {
 		return nil
 	case workflow.EventRunFailed:
 		if e.jsonOut {
-			return &exitError{code: ExitFailed}
+			return &exitError{kind: daemon.KindFailed}
 		}
 		return failed(fmt.Errorf("run %s failed: %v", rid, last.Error))
 	default:
 		if e.jsonOut {
-			return &exitError{code: ExitFailed}
+			return &exitError{kind: daemon.KindFailed}
 		}
 		return failed(fmt.Errorf("run %s cancelled", rid))
 	}
@@ -691,7 +691,7 @@ func (e *env) runsCommand() *cobra.Command {
 			defer x.Close()
 			st, err := x.runs.Get(cmd.Context(), a[0])
 			if err != nil {
-				return runErr(err)
+				return failed(err)
 			}
 			evs, err := x.runs.Events(cmd.Context(), a[0], 0)
 			if err != nil {
@@ -730,7 +730,7 @@ func (e *env) runsCommand() *cobra.Command {
 			}
 			defer x.Close()
 			if err := x.runs.Cancel(cmd.Context(), a[0]); err != nil {
-				return runErr(err)
+				return failed(err)
 			}
 			fmt.Fprintf(e.stderr, "switchboard: run %s cancelled\n", a[0])
 			return nil
@@ -752,7 +752,7 @@ follows the run as workflow run does.`,
 			}
 			defer x.Close()
 			if err := x.runs.Resume(ctx, a[0]); err != nil {
-				return runErr(err)
+				return failed(err)
 			}
 			return e.follow(ctx, x, a[0])
 		},
@@ -783,7 +783,7 @@ follows the run as workflow run does.`,
 			}
 			defer x.Close()
 			if err := x.runs.Answer(cmd.Context(), a[0], a[1], ans); err != nil {
-				return runErr(err)
+				return failed(err)
 			}
 			fmt.Fprintf(e.stderr, "switchboard: gate %s of run %s answered (%s)\n", a[1], a[0], ans.Action)
 			return nil
@@ -824,7 +824,7 @@ which was.`,
 			}
 			defer x.Close()
 			if err := x.runs.Resolve(cmd.Context(), a[0], a[1], how[0]); err != nil {
-				return runErr(err)
+				return failed(err)
 			}
 			fmt.Fprintf(e.stderr, "switchboard: step %s of run %s resolved (%s)\n", a[1], a[0], how[0])
 			return nil
@@ -844,17 +844,4 @@ func stepKey(ev *workflow.Event) string {
 		return fmt.Sprintf("%s/%d", ev.Step, *ev.Item)
 	}
 	return ev.Step
-}
-
-// runErr is the exit of an engine error about a run: an unknown run, a
-// gate not waiting or answered already (another answer won it), a step
-// not interrupted (or resolved already), an answer its schema refuses, a
-// run id taken with other inputs are the user's (2).
-func runErr(err error) error {
-	if errors.Is(err, workflow.ErrNoRun) || errors.Is(err, workflow.ErrNotWaiting) || errors.Is(err, workflow.ErrGateAnswered) ||
-		errors.Is(err, workflow.ErrNotInterrupted) || errors.Is(err, workflow.ErrInputsDiffer) || errors.Is(err, daemon.ErrLiveElsewhere) ||
-		strings.Contains(err.Error(), "the answer") {
-		return usageErr("%v", err)
-	}
-	return failed(err)
 }
