@@ -1,7 +1,7 @@
 package api
 
-// Workflows and their runs, on the daemon's engine (daemon.Workflows, as
-// the local socket's /local/v1/workflows): the workflows, a run started,
+// Workflows and their runs, on the daemon's engine (daemon.Workflows):
+// the workflows, a run started,
 // the runs, a run with its events, its events as they happen (SSE), a
 // gate answered, an interrupted step resolved, a run cancelled or resumed.
 // A run lives on the engine, not on the request that started it.
@@ -310,9 +310,15 @@ func (a *API) writeRun(w http.ResponseWriter, r *http.Request, wfs *daemon.Workf
 	return a.writeJSON(w, status, st)
 }
 
-// runProblem is an engine error as a problem; a value refused by a
-// schema (a run's inputs, a gate's answer) names field.
-func runProblem(err error, field string) error {
+// runProblem is an engine error as a problem, with the error as its
+// cause; a value refused by a schema (a run's inputs, a gate's answer)
+// names field.
+func runProblem(err error, field string) (perr error) {
+	defer func() {
+		if p, ok := perr.(*problem); ok {
+			p.Cause = causeOf(err)
+		}
+	}()
 	var ve *schema.ValidationError
 	switch {
 	case errors.Is(err, workflow.ErrNoRun):

@@ -93,9 +93,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("[gateway.auth]: %w", err)
 	}
 	d.mount(gd, g, hopts)
+	// The socket serves the same guard: every route is on both.
 	faces := []*httpFace{d.serveHTTP(d.ln, gd)}
-	if local := d.serveLocal(g, h); local != nil {
-		faces = append(faces, local)
+	if s := d.serveSocket(gd); s != nil {
+		faces = append(faces, s)
 	}
 	st := d.startHost(ctx, h)
 	defer st.stop()
@@ -351,8 +352,17 @@ func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}
 	h.WillStart() // before the local socket serves (see Run)
 	var faces []*httpFace
-	if local := d.serveLocal(g, h); local != nil {
-		faces = append(faces, local)
+	if d.opts.Socket != "" {
+		// The routes of Run's listener, on the socket alone: whoever
+		// reaches it is the owner (serveSocket). No OAuth: no error.
+		gw := d.opts.Config.Gateway
+		hopts := &gateway.HTTPOptions{Loopback: true, SessionTimeout: gw.SessionTimeout, MaxSessions: gw.MaxSessions,
+			MaxClientSessions: gw.MaxClientSessions, Logger: d.opts.Logger}
+		gd, _ := gateway.NewGuard(ctx, hopts)
+		d.mount(gd, g, hopts)
+		if s := d.serveSocket(gd); s != nil {
+			faces = append(faces, s)
+		}
 	}
 	st := d.startHost(ctx, h)
 	defer st.stop()

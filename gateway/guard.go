@@ -191,8 +191,9 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Origin", "forbidden: Origin not allowed"})
 		return
 	}
-	owner := gd.owner(r, rt.Access)
-	if owner || gd.opts.Local {
+	local := gd.opts.Local || isLocal(r.Context())
+	owner := gd.owner(r, rt.Access) || local
+	if owner {
 		// Who calls (caller.go): the guard's word, never the client's.
 		r = r.WithContext(OwnerContext(r.Context()))
 	}
@@ -334,7 +335,7 @@ func (gd *Guard) serve(w http.ResponseWriter, r *http.Request) {
 	// Whether the request came through a Local handler is the handler's
 	// word, never the client's.
 	r.Header.Del(localHeader)
-	if gd.opts.Local {
+	if gd.opts.Local || isLocal(r.Context()) {
 		r.Header.Set(localHeader, "1")
 	}
 	if r.Body != nil && r.Body != http.NoBody {
@@ -348,8 +349,27 @@ func (gd *Guard) serve(w http.ResponseWriter, r *http.Request) {
 type credentialKey struct{}
 
 // localHeader marks, for the handlers, a request that came through a
-// Local handler (see HTTPOptions.Local); a client's own is removed.
+// Local handler (see HTTPOptions.Local) or on a [LocalContext]; a
+// client's own is removed.
 const localHeader = "Switchboard-Local"
+
+// localKey marks the context of a request that came on a listener only
+// its owner can reach.
+type localKey struct{}
+
+// LocalContext returns ctx marked as that of a request that came on a
+// listener only its owner can reach (the daemon's unix socket, in a
+// folder only its owner may enter): the guard serves it as the owner's,
+// with what HTTPOptions.Local allows, beside requests of other listeners
+// on the same guard. The listener's server sets it, never the client.
+func LocalContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, localKey{}, true)
+}
+
+func isLocal(ctx context.Context) bool {
+	v, _ := ctx.Value(localKey{}).(bool)
+	return v
+}
 
 // A Refusal is the guard's answer to a request it does not serve.
 type Refusal struct {
