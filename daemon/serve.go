@@ -93,11 +93,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("[gateway.auth]: %w", err)
 	}
 	d.mount(gd, g, hopts)
-	// The socket serves the same guard: every route is on both.
-	faces := []*httpFace{d.serveHTTP(d.ln, gd)}
+	// The socket serves the same guard: every route is on both. It is
+	// there first: once the listener answers, so does the socket.
+	var faces []*httpFace
 	if s := d.serveSocket(gd); s != nil {
 		faces = append(faces, s)
 	}
+	faces = append(faces, d.serveHTTP(d.ln, gd))
 	st := d.startHost(ctx, h)
 	defer st.stop()
 	stopFollow := d.followStore(ctx, h)
