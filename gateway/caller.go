@@ -18,8 +18,9 @@ import (
 //   - "oauth:SUBJECT" (and " client:ID" when the token names a client
 //     other than its subject) for a request with an OAuth access token;
 //   - "owner" for the owner: a request with the auth token (or the web
-//     UI's session cookie), through a Local handler (the daemon's
-//     owner-only socket), or on a session served on an OwnerContext
+//     UI's session cookie), through a Local handler or on a
+//     LocalContext (the daemon's owner-only socket), or on a session
+//     served on an OwnerContext
 //     (stdio, whose client started the process);
 //   - "session:ID" for anyone else on a session of its own;
 //   - host.CallerAnonymous for a request with none of these (a 2026-07-28

@@ -404,12 +404,13 @@ func (g *Gateway) follow(w *host.Watcher) {
 // MetaKeyTimeout is the _meta key of a tools/call that bounds the call by
 // its own timeout instead of its server's (host.CallOptions.Timeout), as a
 // number of milliseconds: `switchboard call --timeout` through a serve. It
-// is honoured only on a handler made with HTTPOptions.Local (the daemon's
-// owner-only socket): over the network the operator's timeouts stand.
+// is honoured only on a handler made with HTTPOptions.Local, or a request
+// on a LocalContext (the daemon's owner-only socket): over the network the
+// operator's timeouts stand.
 const MetaKeyTimeout = "switchboard/timeout_ms"
 
 // localTimeout is the call's own timeout, when it asks for one and came
-// through a Local handler.
+// through a Local handler or on a LocalContext.
 func localTimeout(req *mcp.CallToolRequest) (time.Duration, bool) {
 	if req.Extra == nil || req.Extra.Header.Get(localHeader) == "" {
 		return 0, false

@@ -332,8 +332,9 @@ func (gd *Guard) serve(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), credentialKey{}, c))
 	}
 	r.Header.Del("Authorization")
-	// Whether the request came through a Local handler is the handler's
-	// word, never the client's.
+	// Whether the request came through a Local handler, or on a
+	// LocalContext, is the handler's or listener's word, never the
+	// client's.
 	r.Header.Del(localHeader)
 	if gd.opts.Local || isLocal(r.Context()) {
 		r.Header.Set(localHeader, "1")
