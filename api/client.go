@@ -264,8 +264,11 @@ func (c *Client) DeleteServer(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "servers/"+url.PathEscape(id), nil, nil)
 }
 
-// Usage reports the usage over the last window (daemon.Daemon.Usage).
+// Usage reports the usage over the last window (daemon.Daemon.Usage); a
+// window shorter than daemon.MinUsageWindow is that (the store's rows are
+// minutes).
 func (c *Client) Usage(ctx context.Context, window time.Duration) (*store.UsageReport, error) {
+	window = max(window, daemon.MinUsageWindow)
 	var j usageJSON
 	if err := c.do(ctx, http.MethodGet, "usage?window="+url.QueryEscape(window.String()), nil, &j); err != nil {
 		return nil, err
