@@ -1,5 +1,7 @@
 // Package api is Switchboard's management REST API, /api/v1 on the
-// daemon's listener (issue 16): the servers (list, get, add, update,
+// daemon's listener and its local socket (issue 16), and [Client], its Go
+// client (what the CLI reads a running serve with): the host's state, the
+// servers (list, get, add, update,
 // delete, enable, disable, restart, refresh their tools), the tools (list,
 // filter by server, search with the BM25 index of agent discovery, get
 // with schema, call), and one Server-Sent Events stream of the host's
