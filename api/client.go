@@ -159,23 +159,25 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	return nil
 }
 
-// list gets every page of the list at path (which has no query yet), and
-// the cause of the error of the first page's (the servers that did not
-// answer), if any.
-func list[T any](ctx context.Context, c *Client, path string) ([]T, error) {
-	var items []T
+// list gets every page of the list at path (which has no query yet) as
+// conv makes them, and the cause of the last page's error (the servers
+// that did not answer), if any.
+func list[T, R any](ctx context.Context, c *Client, path string, conv func(T) R) ([]R, error) {
+	var out []R
 	cursor := ""
 	for {
 		var p listPage[T]
 		if err := c.do(ctx, http.MethodGet, path+"?limit="+strconv.Itoa(MaxLimit)+"&cursor="+url.QueryEscape(cursor), nil, &p); err != nil {
 			return nil, err
 		}
-		items = append(items, p.Items...)
+		for _, it := range p.Items {
+			out = append(out, conv(it))
+		}
 		if p.NextCursor == "" {
 			if p.Cause != nil {
-				return items, causeErr(p.Cause)
+				return out, causeErr(p.Cause)
 			}
-			return items, nil
+			return out, nil
 		}
 		cursor = p.NextCursor
 	}
@@ -200,7 +202,7 @@ func (c *Client) State(ctx context.Context) (*State, error) {
 		st.Servers = append(st.Servers, s.status())
 	}
 	for _, t := range j.Tools {
-		st.Tools = append(st.Tools, host.Tool{Name: t.Name, Server: t.Server, Tool: t.Tool})
+		st.Tools = append(st.Tools, host.Tool(t))
 	}
 	return st, nil
 }
@@ -208,34 +210,19 @@ func (c *Client) State(ctx context.Context) (*State, error) {
 // Resources lists the resources of every ready server, as
 // host.Host.Resources does.
 func (c *Client) Resources(ctx context.Context) ([]host.Resource, error) {
-	items, err := list[daemon.ResourceItem](ctx, c, "resources")
-	out := make([]host.Resource, len(items))
-	for i, r := range items {
-		out[i] = host.Resource{Server: r.Server, Resource: r.Resource}
-	}
-	return out, err
+	return list(ctx, c, "resources", func(it daemon.ResourceItem) host.Resource { return host.Resource(it) })
 }
 
 // ResourceTemplates lists the resource templates of every ready server,
 // as host.Host.ResourceTemplates does.
 func (c *Client) ResourceTemplates(ctx context.Context) ([]host.ResourceTemplate, error) {
-	items, err := list[daemon.TemplateItem](ctx, c, "resources/templates")
-	out := make([]host.ResourceTemplate, len(items))
-	for i, t := range items {
-		out[i] = host.ResourceTemplate{Server: t.Server, Template: t.Template}
-	}
-	return out, err
+	return list(ctx, c, "resources/templates", func(it daemon.TemplateItem) host.ResourceTemplate { return host.ResourceTemplate(it) })
 }
 
 // Prompts lists the prompts of every ready server, as host.Host.Prompts
 // does.
 func (c *Client) Prompts(ctx context.Context) ([]host.Prompt, error) {
-	items, err := list[daemon.PromptItem](ctx, c, "prompts")
-	out := make([]host.Prompt, len(items))
-	for i, p := range items {
-		out[i] = host.Prompt{Server: p.Server, Prompt: p.Prompt}
-	}
-	return out, err
+	return list(ctx, c, "prompts", func(it daemon.PromptItem) host.Prompt { return host.Prompt(it) })
 }
 
 // ReadResource reads a resource from a server, as host.Host.ReadResource
@@ -278,7 +265,7 @@ func (c *Client) Usage(ctx context.Context, window time.Duration) (*store.UsageR
 
 // Workflows returns the workflows the daemon runs, id → digest.
 func (c *Client) Workflows(ctx context.Context) (map[string]string, error) {
-	wfs, err := list[workflowJSON](ctx, c, "workflows")
+	wfs, err := list(ctx, c, "workflows", func(w workflowJSON) workflowJSON { return w })
 	if err != nil {
 		return nil, err
 	}

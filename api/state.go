@@ -91,7 +91,7 @@ func (a *API) state(w http.ResponseWriter, r *http.Request) error {
 	}
 	for _, t := range h.Tools() {
 		if gr.Tool(t.Server, t.Name) {
-			out.Tools = append(out.Tools, daemon.ToolItem{Name: t.Name, Server: t.Server, Tool: t.Tool})
+			out.Tools = append(out.Tools, daemon.ToolItem(t))
 		}
 	}
 	return a.writeJSON(w, http.StatusOK, out)
