@@ -29,7 +29,9 @@ func TestClient(t *testing.T) {
 	st, err := c.State(ctx)
 	h := a.d.Host()
 	if err != nil || st.ToolNameFormat != h.ToolNameFormat() || len(st.Servers) != len(h.Servers()) ||
-		!slices.EqualFunc(st.Tools, h.Tools(), func(x, y host.Tool) bool { return x.Name == y.Name && x.Server == y.Server && x.Tool.Name == y.Tool.Name }) {
+		!slices.EqualFunc(st.Tools, h.Tools(), func(x, y host.Tool) bool {
+			return x.Name == y.Name && x.Server == y.Server && x.Tool.Name == y.Tool.Name
+		}) {
 		t.Errorf("State = %+v, %v; want the host's", st, err)
 	}
 	if wfs, err := c.Workflows(ctx); err != nil || wfs["gated"] != a.d.Workflows().Workflow("gated").Digest || len(wfs) != 1 {
