@@ -20,8 +20,8 @@ import (
 //   - "owner" for the owner: a request with the auth token (or the web
 //     UI's session cookie), through a Local handler or on a
 //     LocalContext (the daemon's owner-only socket), or on a session
-//     served on an OwnerContext
-//     (stdio, whose client started the process);
+//     served on an OwnerContext (stdio, whose client started the
+//     process);
 //   - "session:ID" for anyone else on a session of its own;
 //   - host.CallerAnonymous for a request with none of these (a 2026-07-28
 //     request or a WebSocket connection, anonymous on loopback).

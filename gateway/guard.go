@@ -191,8 +191,7 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Origin", "forbidden: Origin not allowed"})
 		return
 	}
-	local := gd.opts.Local || isLocal(r.Context())
-	owner := gd.owner(r, rt.Access) || local
+	owner := gd.owner(r, rt.Access) || gd.opts.Local || isLocal(r.Context())
 	if owner {
 		// Who calls (caller.go): the guard's word, never the client's.
 		r = r.WithContext(OwnerContext(r.Context()))
