@@ -1,5 +1,7 @@
 // Package api is Switchboard's management REST API, /api/v1 on the
-// daemon's listener (issue 16): the servers (list, get, add, update,
+// daemon's listener and its local socket (issue 16), and [Client], its Go
+// client (what the CLI reads a running serve with): the host's state, the
+// servers (list, get, add, update,
 // delete, enable, disable, restart, refresh their tools), the tools (list,
 // filter by server, search with the BM25 index of agent discovery, get
 // with schema, call), and one Server-Sent Events stream of the host's
@@ -105,6 +107,7 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	}
 	p := strings.TrimSuffix(Prefix, "/")
 	a.handle("GET "+p+"/openapi.json", a.openapi)
+	a.handle("GET "+p+"/state", a.state)
 	a.handle("GET "+p+"/servers", a.listServers)
 	a.handle("POST "+p+"/servers", a.addServer)
 	a.handle("GET "+p+"/servers/{id}", a.getServer)
@@ -217,7 +220,11 @@ func (a *API) Refuse(w http.ResponseWriter, r *http.Request, rf daemon.Refusal) 
 func (a *API) handle(pattern string, f func(http.ResponseWriter, *http.Request) error) {
 	a.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if err := f(w, r); err != nil {
-			a.writeProblem(w, a.problemOf(err))
+			p := a.problemOf(err)
+			if !errors.As(err, new(*problem)) {
+				p.Cause = causeOf(err)
+			}
+			a.writeProblem(w, p)
 		}
 	})
 }
@@ -857,6 +864,9 @@ type problem struct {
 	Errors []fieldError `json:"errors,omitempty"`
 	// RPC is the JSON-RPC error a server answered with, when it did.
 	RPC *jsonrpc.Error `json:"rpc,omitempty"`
+	// Cause is the error of the operation, when one failed: its text and
+	// kind, for a client to say and branch on as in process (Client).
+	Cause *host.ErrorJSON `json:"cause,omitempty"`
 }
 
 // fieldError is one problem with one field of the request.

@@ -2,7 +2,7 @@ package api
 
 // Resources and prompts: the lists of every ready server's (or one's,
 // with ?server=), a resource read and a prompt got. The items and
-// requests are the daemon's (daemon/catalog.go), as on the local socket.
+// requests are the daemon's (daemon/catalog.go).
 
 import (
 	"fmt"
@@ -19,6 +19,8 @@ import (
 type listPage[T any] struct {
 	page[T]
 	Error string `json:"error,omitempty"`
+	// Cause is that error's text and kind (Client).
+	Cause *host.ErrorJSON `json:"cause,omitempty"`
 }
 
 // catalogList answers a page of what list returns, filtered by ?server=.
@@ -43,7 +45,7 @@ func catalogList[T any](a *API, w http.ResponseWriter, r *http.Request, list fun
 	}
 	out := listPage[T]{page: p}
 	if lerr != nil {
-		out.Error = lerr.Error()
+		out.Error, out.Cause = lerr.Error(), causeOf(lerr)
 	}
 	return a.writeJSON(w, http.StatusOK, out)
 }

@@ -24,8 +24,8 @@ import (
 // without naming its server is the granted one's; reading, getting or
 // filtering by the other server is a 404 as for one that does not exist,
 // and adding a server outside the grant a 403 whether or not it exists;
-// the events stream leaves the other server's events out, and usage its
-// calls. A token without the admin scope gets 403 naming admin_scope.
+// the events stream leaves the other server's events out, usage its
+// calls, and the host's state its status and tools. A token without the admin scope gets 403 naming admin_scope.
 func TestOAuthGrant(t *testing.T) {
 	as := testauth.Start(t, &testauth.Options{JWT: true})
 	const token = "api-grant-token-8b3e1f"
@@ -85,6 +85,32 @@ func TestOAuthGrant(t *testing.T) {
 		}
 		if got := servers(p, owner); p != "/api/v1/servers" && !slices.Equal(got, []string{"a", "b"}) {
 			t.Errorf("GET %s with auth_token: the items of %v, want a's and b's", p, got)
+		}
+	}
+	// The host's state: the servers granted, and their tools alone.
+	for _, tc := range []struct {
+		hdr  []string
+		want []string
+	}{{admin, []string{"a"}}, {owner, []string{"a", "b"}}} {
+		code, _, body := a.do("GET", "/api/v1/state", "", tc.hdr...)
+		var st struct {
+			Servers []struct{ ID string }     `json:"servers"`
+			Tools   []struct{ Server string } `json:"tools"`
+		}
+		if code != 200 || json.Unmarshal(body, &st) != nil {
+			t.Fatalf("GET /api/v1/state: %d %s", code, body)
+		}
+		var ids, of []string
+		for _, s := range st.Servers {
+			ids = append(ids, s.ID)
+		}
+		for _, tl := range st.Tools {
+			if !slices.Contains(of, tl.Server) {
+				of = append(of, tl.Server)
+			}
+		}
+		if !slices.Equal(ids, tc.want) || !slices.Equal(of, tc.want) {
+			t.Errorf("GET /api/v1/state with %s: servers %v, tools of %v; want %v", tc.hdr[1][:12], ids, of, tc.want)
 		}
 	}
 	if code, _, body := a.do("POST", "/api/v1/prompts/get", `{"name":"greet","arguments":{"name":"Ada"}}`, admin...); code != 200 || !strings.Contains(string(body), "Ada") {

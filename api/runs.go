@@ -1,7 +1,7 @@
 package api
 
-// Workflows and their runs, on the daemon's engine (daemon.Workflows, as
-// the local socket's /local/v1/workflows): the workflows, a run started,
+// Workflows and their runs, on the daemon's engine (daemon.Workflows):
+// the workflows, a run started,
 // the runs, a run with its events, its events as they happen (SSE), a
 // gate answered, an interrupted step resolved, a run cancelled or resumed.
 // A run lives on the engine, not on the request that started it.
@@ -310,8 +310,14 @@ func (a *API) writeRun(w http.ResponseWriter, r *http.Request, wfs *daemon.Workf
 }
 
 // runProblem is an engine error, with each problem of a value its schema
-// refuses (a run's inputs, a gate's answer) named under field.
-func runProblem(err error, field string) error {
+// refuses (a run's inputs, a gate's answer) named under field, and the
+// error as its cause.
+func runProblem(err error, field string) (perr error) {
+	defer func() {
+		if p, ok := perr.(*problem); ok {
+			p.Cause = causeOf(err)
+		}
+	}()
 	var ve *schema.ValidationError
 	if !errors.As(err, &ve) || field == "" {
 		return err

@@ -2,9 +2,9 @@ package daemon
 
 // The host's catalog as the faces show it: its tools, resources, resource
 // templates and prompts, each with the id of the server that offers it,
-// and the requests that read a resource and get a prompt. The local
-// socket (/local/v1/) and the REST API (/api/v1/) answer with these, so
-// that a CLI command, a script and the web UI see the same thing.
+// and the requests that read a resource and get a prompt. The REST API
+// (/api/v1/) answers with these, so that a CLI command, a script and the
+// web UI see the same thing.
 
 import (
 	"context"
@@ -62,16 +62,6 @@ func (r ReadRequest) Read(ctx context.Context, h *host.Host) (*mcp.ReadResourceR
 // Get answers r from h.
 func (r PromptRequest) Get(ctx context.Context, h *host.Host) (*mcp.GetPromptResult, error) {
 	return h.GetPrompt(ctx, r.Server, r.Name, r.Arguments, nil)
-}
-
-// ToolItems lists h's tools in its order.
-func ToolItems(h *host.Host) []ToolItem {
-	ts := h.Tools()
-	out := make([]ToolItem, len(ts))
-	for i, t := range ts {
-		out[i] = ToolItem{Name: t.Name, Server: t.Server, Tool: t.Tool}
-	}
-	return out
 }
 
 // ResourceItems lists the resources of h's ready servers; the error names

@@ -28,8 +28,8 @@
 // With Options.Socket (see [SocketPath]) the daemon also serves the CLI
 // commands of its own configuration on a unix socket only its user can
 // reach, so that they use its running servers instead of starting their
-// own: [DialLocal] returns a [Client] that offers what a host offers its
-// caller.
+// own: the listener's routes, /api/v1 and the MCP endpoint among them, as
+// the owner's ([SocketClient]).
 //
 // The servers are the configuration's (all, or [gateway] servers) and the
 // servers added at run time, kept in the state store; a configured server
@@ -100,10 +100,11 @@ type Options struct {
 	// It is not called when the start fails.
 	OnReady func(servers []host.ServerStatus)
 	// Socket is the path of the local socket to serve CLI commands on as
-	// well ([SocketPath]): the gateway's MCP endpoint without a token, and
-	// what a host tells its caller (see [Client]); owner-only, in an
-	// owner-only folder. "" serves none. A socket another daemon answers
-	// on is left to it; a stale one (its daemon gone) is replaced.
+	// well ([SocketPath]): every route of the listener (the faces mounted,
+	// the MCP endpoint), a request there being the owner's without a
+	// token; owner-only, in an owner-only folder. "" serves none. A
+	// socket another daemon answers on is left to it; a stale one (its
+	// daemon gone) is replaced.
 	Socket string
 	// Workflows are the workflows to run (LoadWorkflows): with any, the
 	// daemon runs a durable engine on the state database, launched once

@@ -279,14 +279,17 @@ func TestListenBeyondLoopbackNeedsToken(t *testing.T) {
 }
 
 // TestServeStdio: one client over a pair of pipes; its leaving ends the
-// daemon.
+// daemon. Meanwhile the local socket serves the daemon's routes, a face
+// mounted with Handle among them, as it does beside a listener.
 func TestServeStdio(t *testing.T) {
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
 	ready := make(chan struct{})
-	d, err := daemon.New(t.Context(), nil, &daemon.Options{Config: cfg, Store: openStore(t), OnReady: func([]host.ServerStatus) { close(ready) }})
+	sock := filepath.Join(runtimeDir(t), "switchboard", "t.sock")
+	d, err := daemon.New(t.Context(), nil, &daemon.Options{Config: cfg, Store: openStore(t), Socket: sock, OnReady: func([]host.ServerStatus) { close(ready) }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.Handle("/added-later", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "added later") }))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -299,6 +302,20 @@ func TestServeStdio(t *testing.T) {
 	<-ready
 	if names := toolNames(t, cs); !slices.Contains(names, "mcp_fx_echo") {
 		t.Errorf("tools over stdio: %v", names)
+	}
+	hc, err := daemon.SocketClient(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := hc.Get("http://" + daemon.SocketHost + "/added-later")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	hc.CloseIdleConnections()
+	if resp.StatusCode != http.StatusOK || string(b) != "added later" {
+		t.Errorf("GET /added-later on the socket beside stdio: %d %q, want the face's answer", resp.StatusCode, b)
 	}
 	cs.Close() // closes inW: the client left
 	select {

@@ -44,9 +44,11 @@ func Example() {
 	}
 }
 
-// A CLI command of the same configuration uses the running daemon's
-// servers: no server starts, and the answer is the daemon's host's.
-func ExampleDialLocal() {
+// A CLI command of the same configuration finds the running daemon on
+// its local socket, and reads it there as the owner, without a token:
+// /api/v1 (api.Client) and the MCP endpoint are served there as on the
+// daemon's listener.
+func ExampleSocketClient() {
 	cfg, err := config.Load(&config.LoadOptions{File: "switchboard.toml"})
 	if err != nil {
 		fmt.Println(err)
@@ -57,13 +59,17 @@ func ExampleDialLocal() {
 		fmt.Println(err)
 		return
 	}
-	c, err := daemon.DialLocal(context.Background(), socket, nil)
+	hc, err := daemon.SocketClient(socket)
 	if err != nil {
 		fmt.Println(err) // daemon.ErrNoDaemon: start a host instead
 		return
 	}
-	defer c.Close()
-	for _, t := range c.Tools() {
-		fmt.Println(t.Name)
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get("http://" + daemon.SocketHost + "/readyz")
+	if err != nil {
+		fmt.Println(err) // daemon.ErrNoDaemon too: its daemon is gone
+		return
 	}
+	resp.Body.Close()
+	fmt.Println(resp.Status)
 }

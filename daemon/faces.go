@@ -17,8 +17,9 @@ package daemon
 //     loads (a stylesheet and htmx, built into the binary), past the Host
 //     and Origin checks.
 //
-// The local socket (Options.Socket) is not behind this guard: it is
-// another listener, the owner's by its file permissions (socket.go).
+// The local socket (Options.Socket) serves the same guard, every route on
+// it; a request that comes there is the owner's, by the socket's file
+// permissions (socket.go).
 
 import (
 	"context"

@@ -90,10 +90,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("[gateway.auth]: %w", err)
 	}
 	d.mount(gd, g, token)
-	faces := []*httpFace{d.serveHTTP(d.ln, gd)}
-	if local := d.serveLocal(g, h); local != nil {
-		faces = append(faces, local)
+	// The socket serves the same guard: every route is on both. It is
+	// there first: once the listener answers, so does the socket.
+	var faces []*httpFace
+	if s := d.serveSocket(gd); s != nil {
+		faces = append(faces, s)
 	}
+	faces = append(faces, d.serveHTTP(d.ln, gd))
 	st := d.startHost(ctx, h)
 	defer st.stop()
 	stopFollow := d.followStore(ctx, h)
@@ -348,8 +351,14 @@ func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}
 	h.WillStart() // before the local socket serves (see Run)
 	var faces []*httpFace
-	if local := d.serveLocal(g, h); local != nil {
-		faces = append(faces, local)
+	if d.opts.Socket != "" {
+		// The routes of Run's listener, on the socket alone: whoever
+		// reaches it is the owner (serveSocket). No OAuth: no error.
+		gd, _ := guard.New(ctx, &guard.Options{Loopback: true, Logger: d.opts.Logger})
+		d.mount(gd, g, "")
+		if s := d.serveSocket(gd); s != nil {
+			faces = append(faces, s)
+		}
 	}
 	st := d.startHost(ctx, h)
 	defer st.stop()

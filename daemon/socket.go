@@ -1,15 +1,23 @@
 package daemon
 
 // The local socket: where a daemon serves CLI commands of its own
-// configuration, and how a CLI command finds it.
+// configuration, and how a CLI command finds it. The socket serves the
+// listener's handler, its one guard with every route on it (the gateway's
+// endpoints, /api/v1, every face mounted), so that no face is on one and
+// not the other; a request that comes on it is the owner's
+// (guard.LocalContext): only this user can reach the socket (its folder
+// is 0700). A CLI command reads the daemon through /api/v1 and calls
+// tools through the MCP endpoint (SocketClient).
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,7 +27,81 @@ import (
 	"time"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/guard"
 )
+
+// serveSocket serves h, the daemon's guard, on the local socket when
+// Options.Socket names one; nil when it does not, or cannot (logged: CLI
+// commands then start their own servers, as without a daemon).
+func (d *Daemon) serveSocket(h http.Handler) *httpFace {
+	path := d.opts.Socket
+	if path == "" {
+		return nil
+	}
+	ln, err := listenSocket(path)
+	if errors.Is(err, ErrSocketInUse) {
+		d.log.Info("not serving CLI commands: "+err.Error(), "socket", path)
+		return nil
+	}
+	if err != nil {
+		d.log.Warn("not serving CLI commands on a local socket", "err", err)
+		return nil
+	}
+	d.mu.Lock()
+	d.socket = path
+	d.mu.Unlock()
+	d.log.Info("serving CLI commands of this configuration", "socket", path)
+	return d.serveHTTP(ln, socketOwner(h))
+}
+
+// socketOwner marks what comes on the socket as the owner's, and refuses
+// what no CLI command sends: a browser's Origin, or a Host other than
+// SocketHost (DNS rebinding through a forwarder someone set up, though no
+// browser can open a unix socket).
+func socketOwner(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") != "" || r.Host != SocketHost {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(guard.LocalContext(r.Context())))
+	})
+}
+
+// SocketHost is the Host a client sends on the socket: its URLs are
+// http://SocketHost/….
+const SocketHost = "localhost"
+
+// ErrNoDaemon: no daemon answers on the socket (there is none, or it is
+// stale: its daemon is gone).
+var ErrNoDaemon = errors.New("no switchboard serve answers on the local socket")
+
+// SocketClient returns an HTTP client whose every request goes to the
+// daemon serving path ([SocketPath]), at http://[SocketHost]. It checks
+// first that the socket is this user's, in a folder only this user may
+// enter. A socket that is not there, or that nobody answers on (a daemon
+// killed), is ErrNoDaemon, at once or when a request is made.
+func SocketClient(path string) (*http.Client, error) {
+	if err := checkSocket(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %v", ErrNoDaemon, err)
+		}
+		return nil, err
+	}
+	var d net.Dialer
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, "unix", path)
+			if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
+				return nil, fmt.Errorf("%w: %s: %v", ErrNoDaemon, path, err)
+			}
+			return c, err
+		},
+		// Not a proxy's business: the socket is on this machine.
+		Proxy: nil,
+	}}, nil
+}
 
 // SocketPath is where a daemon of cfg serves CLI commands:
 // $XDG_RUNTIME_DIR/switchboard/HASH.sock, or, without XDG_RUNTIME_DIR,

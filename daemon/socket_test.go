@@ -2,24 +2,21 @@ package daemon_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
-	"github.com/switchboardmcp/switchboard/host"
 )
 
 // runtimeDir is a short private folder for sockets (a socket's path is
@@ -34,40 +31,38 @@ func runtimeDir(t *testing.T) string {
 	return dir
 }
 
-func dialLocal(t *testing.T, path string) *daemon.Client {
+// probeSocket asks the daemon on the socket at path for /healthz, as a CLI
+// command would reach it (SocketClient), and returns the answer's body.
+func probeSocket(t *testing.T, path string) (string, error) {
 	t.Helper()
-	c, err := daemon.DialLocal(context.Background(), path, nil)
+	hc, err := daemon.SocketClient(path)
 	if err != nil {
-		t.Fatalf("DialLocal: %v", err)
+		return "", err
 	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get("http://" + daemon.SocketHost + "/healthz")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
 }
 
-// asJSON is v as JSON, for comparing what a command would print.
-func asJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// TestLocalSocket: a daemon serves its host on the local socket, and a
-// Client gets from it what the host gives in process — servers, tools in
-// the host's order, calls with progress, resources, templates, prompts —
-// and the host's errors with the same text, matching the same sentinels.
-// The socket is owner-only in an owner-only folder, and gone after the
-// daemon.
+// TestLocalSocket: a daemon serves on its local socket the handler of
+// its listener, every route on it, a face mounted with Handle as much as
+// the MCP endpoint, and a request that comes there is the owner's though
+// [gateway] auth_token is set; a browser's Origin, or a Host other than
+// SocketHost, is refused. The socket is owner-only in an owner-only
+// folder, and gone after the daemon.
 func TestLocalSocket(t *testing.T) {
 	dir := runtimeDir(t)
 	sock := filepath.Join(dir, "switchboard", "t.sock")
-	fx := fixture(t, "fx")
-	fx.Timeout = 500 * time.Millisecond
-	cfg := &config.Config{Servers: []config.Server{fx, fixture(t, "fy", "-tool-name", "zz_first", "-tool-name", "aa_second"),
-		fixture(t, "pe", "-without", "tools/call", "-without", "resources/read")}}
-	r := run(t, cfg, openStore(t), nil, daemon.Options{Socket: sock})
+	t.Setenv("SB_SOCKET_TEST_TOKEN", "socket-test-token-5b1e")
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}, Gateway: config.Gateway{AuthToken: "{{env.SB_SOCKET_TEST_TOKEN}}"}}
+	r := run(t, cfg, openStore(t), func(d *daemon.Daemon) {
+		d.Handle("/added-later", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "added later") }))
+	}, daemon.Options{Socket: sock})
 	r.awaitReady(t)
 	if got := r.d.Socket(); got != sock {
 		t.Fatalf("Socket() = %q, want %q", got, sock)
@@ -81,104 +76,55 @@ func TestLocalSocket(t *testing.T) {
 			t.Errorf("%s: mode %04o, want %04o", path, fi.Mode().Perm(), want)
 		}
 	}
-	h := r.d.Host()
-	c := dialLocal(t, sock)
-	ctx := context.Background()
-
-	// What a command lists: the same, in the same order.
-	if d := cmp.Diff(asJSON(t, h.Tools()), asJSON(t, c.Tools())); d != "" {
-		t.Errorf("tools over the socket differ from the host's (-host +socket):\n%s", d)
+	hc, err := daemon.SocketClient(sock)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if c.ToolNameFormat() != h.ToolNameFormat() {
-		t.Errorf("tool name format %q, want %q", c.ToolNameFormat(), h.ToolNameFormat())
-	}
-	strip := func(sts []host.ServerStatus) []host.ServerStatus {
-		for i := range sts {
-			sts[i].LastHealthy = time.Time{} // a ping may move it between the two reads
-		}
-		return sts
-	}
-	if d := cmp.Diff(asJSON(t, strip(h.Servers())), asJSON(t, strip(c.Servers()))); d != "" {
-		t.Errorf("servers over the socket differ (-host +socket):\n%s", d)
-	}
-	for name, list := range map[string]func(context.Context) (any, error){
-		"resources": func(ctx context.Context) (any, error) { return c.Resources(ctx) },
-		"templates": func(ctx context.Context) (any, error) { return c.ResourceTemplates(ctx) },
-		"prompts":   func(ctx context.Context) (any, error) { return c.Prompts(ctx) },
-	} {
-		got, err := list(ctx)
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
-		var want any
-		switch name {
-		case "resources":
-			want, _ = h.Resources(ctx)
-		case "templates":
-			want, _ = h.ResourceTemplates(ctx)
-		case "prompts":
-			want, _ = h.Prompts(ctx)
-		}
-		if d := cmp.Diff(asJSON(t, want), asJSON(t, got)); d != "" {
-			t.Errorf("%s over the socket differ (-host +socket):\n%s", name, d)
-		}
-	}
-	read, err := c.ReadResource(ctx, "fx", "test://static/1", nil)
-	wantRead, _ := h.ReadResource(ctx, "fx", "test://static/1", nil)
-	if err != nil || asJSON(t, read) != asJSON(t, wantRead) {
-		t.Errorf("read = %s, %v; want %s", asJSON(t, read), err, asJSON(t, wantRead))
-	}
-	prompt, err := c.GetPrompt(ctx, "fx", "greet", map[string]string{"name": "socket"}, nil)
-	if err != nil || !strings.Contains(asJSON(t, prompt), "socket") {
-		t.Errorf("prompt = %s, %v", asJSON(t, prompt), err)
-	}
-	// Both fixtures have greet: without a server, the host's error.
-	_, want := h.GetPrompt(ctx, "", "greet", nil, nil)
-	if _, got := c.GetPrompt(ctx, "", "greet", nil, nil); want == nil || got == nil || got.Error() != want.Error() {
-		t.Errorf("an ambiguous prompt: over the socket %v, in process %v", got, want)
-	}
-
-	// A call, with its progress.
-	var progress []float64
-	res, err := c.CallTool(ctx, "mcp_fx_progress", json.RawMessage(`{"steps":3,"interval_ms":10}`), &host.CallOptions{
-		Progress: func(p *mcp.ProgressNotificationParams) { progress = append(progress, p.Progress) },
-	})
-	if err != nil || res.IsError || len(progress) != 3 {
-		t.Errorf("progress call = %v, %v, progress %v; want 3 notifications", res, err, progress)
-	}
-
-	// Errors: the host's, word for word, and of the same kind (a server's
-	// protocol error with its code).
-	sameErr := func(what string, got, want error, is error) {
+	defer hc.CloseIdleConnections()
+	get := func(hc *http.Client, url string, hdr ...string) (int, string) {
 		t.Helper()
-		if want == nil || got == nil || got.Error() != want.Error() || (is != nil && !errors.Is(got, is)) {
-			t.Errorf("%s: over the socket %v, in process %v; want the same (%v)", what, got, want, is)
+		req, _ := http.NewRequest("GET", url, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			if hdr[i] == "Host" {
+				req.Host = hdr[i+1]
+			} else {
+				req.Header.Set(hdr[i], hdr[i+1])
+			}
 		}
-		var wantRPC, gotRPC *jsonrpc.Error
-		if errors.As(want, &wantRPC) && (!errors.As(got, &gotRPC) || gotRPC.Code != wantRPC.Code) {
-			t.Errorf("%s: over the socket the protocol error is %v, want %v", what, gotRPC, wantRPC)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	local := "http://" + daemon.SocketHost
+	// The face mounted with Handle: on the listener the token's, on the
+	// socket anyone's who can reach it.
+	if status, _ := get(http.DefaultClient, r.url+"/added-later"); status != http.StatusUnauthorized {
+		t.Errorf("GET /added-later on the listener without the token: %d, want 401", status)
+	}
+	if status, body := get(hc, local+"/added-later"); status != http.StatusOK || body != "added later" {
+		t.Errorf("GET /added-later on the socket: %d %q, want the face's answer", status, body)
+	}
+	for _, trick := range [][]string{{"Origin", "http://localhost"}, {"Origin", "null"}, {"Host", "127.0.0.1"}, {"Host", "evil.example"}} {
+		if status, _ := get(hc, local+"/added-later", trick...); status != http.StatusForbidden {
+			t.Errorf("GET /added-later on the socket with %s: %q: %d, want 403", trick[0], trick[1], status)
 		}
 	}
-	for _, tc := range []struct {
-		tool, args string
-		opts       *host.CallOptions
-		is         error
-	}{
-		{"mcp_fx_nope", `{}`, nil, host.ErrUnknownTool},
-		{"mcp_fx_add", `{"a":"x","b":1}`, nil, host.ErrInvalidArguments},
-		{"mcp_fx_slow", `{"ms":5000}`, nil, host.ErrTimeout},
-		{"mcp_fx_slow", `{"ms":5000}`, &host.CallOptions{Timeout: 200 * time.Millisecond}, host.ErrTimeout}, // the call's own
-		{"mcp_pe_echo", `{"text":"x"}`, nil, nil},
-	} {
-		_, want := h.CallTool(ctx, tc.tool, json.RawMessage(tc.args), tc.opts)
-		_, got := c.CallTool(ctx, tc.tool, json.RawMessage(tc.args), tc.opts)
-		sameErr(tc.tool+tc.args, got, want, tc.is)
+	// The MCP endpoint, for calls, without a token.
+	mc := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := mc.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: local + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("MCP over the socket: %v", err)
 	}
-	for _, tc := range []struct{ server, uri string }{{"fx", "test://nope"}, {"nope", "test://static/1"}, {"pe", "test://static/1"}} {
-		_, want := h.ReadResource(ctx, tc.server, tc.uri, nil)
-		_, got := c.ReadResource(ctx, tc.server, tc.uri, nil)
-		sameErr("read "+tc.server+" "+tc.uri, got, want, nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "over the socket"}})
+	if err != nil || res.IsError {
+		t.Errorf("a call over the socket: %v, %v", res, err)
 	}
+	cs.Close()
+	hc.CloseIdleConnections()
 	r.shutdown(t)
 	if _, err := os.Lstat(sock); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the socket is left after the daemon: %v", err)
@@ -208,25 +154,24 @@ func staleSocket(t *testing.T, path string) {
 func TestStaleSocket(t *testing.T) {
 	sock := filepath.Join(runtimeDir(t), "switchboard", "t.sock")
 	staleSocket(t, sock)
-	_, err := daemon.DialLocal(context.Background(), sock, nil)
-	if !errors.Is(err, daemon.ErrNoDaemon) {
-		t.Fatalf("DialLocal on a stale socket: %v, want ErrNoDaemon", err)
+	if _, err := probeSocket(t, sock); !errors.Is(err, daemon.ErrNoDaemon) {
+		t.Fatalf("a request on a stale socket: %v, want ErrNoDaemon", err)
 	}
 	r := run(t, &config.Config{Servers: []config.Server{fixture(t, "fx")}}, openStore(t), nil, daemon.Options{Socket: sock})
 	r.awaitReady(t)
 	if r.d.Socket() != sock {
 		t.Fatalf("the daemon did not replace the stale socket (Socket() = %q)", r.d.Socket())
 	}
-	if tools := dialLocal(t, sock).Tools(); len(tools) == 0 {
-		t.Error("no tools over the replaced socket")
+	if body, err := probeSocket(t, sock); err != nil || body != "ok\n" {
+		t.Errorf("GET /healthz over the replaced socket: %q, %v", body, err)
 	}
 	// No socket at all is no daemon too, and a client makes no folder.
-	if _, err := daemon.DialLocal(context.Background(), sock+".none", nil); !errors.Is(err, daemon.ErrNoDaemon) {
-		t.Errorf("DialLocal with no socket: %v, want ErrNoDaemon", err)
+	if _, err := daemon.SocketClient(sock + ".none"); !errors.Is(err, daemon.ErrNoDaemon) {
+		t.Errorf("SocketClient with no socket: %v, want ErrNoDaemon", err)
 	}
 	none := filepath.Join(runtimeDir(t), "switchboard")
-	if _, err := daemon.DialLocal(context.Background(), filepath.Join(none, "t.sock"), nil); !errors.Is(err, daemon.ErrNoDaemon) {
-		t.Errorf("DialLocal with no folder: %v, want ErrNoDaemon", err)
+	if _, err := daemon.SocketClient(filepath.Join(none, "t.sock")); !errors.Is(err, daemon.ErrNoDaemon) {
+		t.Errorf("SocketClient with no folder: %v, want ErrNoDaemon", err)
 	}
 	if _, err := os.Lstat(none); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a client made the socket folder: %v", err)
@@ -246,8 +191,8 @@ func TestSocketInUse(t *testing.T) {
 		t.Errorf("Socket(): first %q, second %q; want the first to keep it", first.d.Socket(), second.d.Socket())
 	}
 	second.shutdown(t)
-	if tools := dialLocal(t, sock).Tools(); len(tools) == 0 {
-		t.Error("the first daemon no longer answers after the second stopped")
+	if body, err := probeSocket(t, sock); err != nil || body != "ok\n" {
+		t.Errorf("the first daemon no longer answers after the second stopped: %q, %v", body, err)
 	}
 }
 
@@ -287,9 +232,9 @@ func TestSocketFolderRefused(t *testing.T) {
 			}
 			// A socket someone else put there is not trusted.
 			staleSocket(t, sock)
-			_, err := daemon.DialLocal(context.Background(), sock, nil)
+			_, err := daemon.SocketClient(sock)
 			if err == nil || errors.Is(err, daemon.ErrNoDaemon) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("DialLocal in %s: %v, want a refusal saying %q", tc.dir, err, tc.want)
+				t.Errorf("SocketClient in %s: %v, want a refusal saying %q", tc.dir, err, tc.want)
 			}
 		})
 	}

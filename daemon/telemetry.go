@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/store"
@@ -98,33 +96,4 @@ func ParseUsageWindow(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("give a duration from %v to %v (1h, 24h)", MinUsageWindow, store.UsageHourRetention)
 	}
 	return d, nil
-}
-
-// serveUsage answers GET /local/v1/usage?since=SECONDS (default a day).
-func (d *Daemon) serveUsage(w http.ResponseWriter, r *http.Request) {
-	since := 24 * time.Hour
-	if s := r.URL.Query().Get("since"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n <= 0 {
-			http.Error(w, "since: a number of seconds", http.StatusBadRequest)
-			return
-		}
-		since = time.Duration(n) * time.Second
-	}
-	rep, err := d.Usage(r.Context(), time.Now().Add(-since))
-	if err != nil {
-		http.Error(w, d.red.Redact(err.Error()), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(rep)
-}
-
-// Usage asks the serve for its usage over the last since (Daemon.Usage).
-func (c *Client) Usage(ctx context.Context, since time.Duration) (*store.UsageReport, error) {
-	var rep store.UsageReport
-	if err := c.get(ctx, "usage?since="+strconv.FormatInt(int64(since/time.Second), 10), &rep); err != nil {
-		return nil, err
-	}
-	return &rep, nil
 }

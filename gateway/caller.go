@@ -19,9 +19,10 @@ import (
 //   - "oauth:SUBJECT" (and " client:ID" when the token names a client
 //     other than its subject) for a request with an OAuth access token;
 //   - "owner" for the owner: a request with the auth token (or the web
-//     UI's session cookie), through a Local handler (the daemon's
-//     owner-only socket), or on a session served on a guard.OwnerContext
-//     (stdio, whose client started the process);
+//     UI's session cookie), through a Local guard or on a
+//     guard.LocalContext (the daemon's owner-only socket), or on a
+//     session served on a guard.OwnerContext (stdio, whose client started
+//     the process);
 //   - "session:ID" for anyone else on a session of its own;
 //   - host.CallerAnonymous for a request with none of these (a 2026-07-28
 //     request or a WebSocket connection, anonymous on loopback).

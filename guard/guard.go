@@ -193,8 +193,8 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gd.refuse(w, r, rt, rf)
 		return
 	}
-	owner := gd.owner(r, rt.Access)
-	if owner || gd.opts.Local {
+	owner := gd.owner(r, rt.Access) || gd.opts.Local || isLocal(r.Context())
+	if owner {
 		// Who calls (caller.go): the guard's word, never the client's.
 		r = r.WithContext(OwnerContext(r.Context()))
 	}
@@ -333,10 +333,11 @@ func (gd *Guard) serve(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), credentialKey{}, c))
 	}
 	r.Header.Del("Authorization")
-	// Whether the request came through a Local handler is the handler's
-	// word, never the client's.
+	// Whether the request came through a Local guard, or on a
+	// LocalContext, is the guard's or listener's word, never the
+	// client's.
 	r.Header.Del(LocalHeader)
-	if gd.opts.Local {
+	if gd.opts.Local || isLocal(r.Context()) {
 		r.Header.Set(LocalHeader, "1")
 	}
 	if r.Body != nil && r.Body != http.NoBody {
@@ -374,8 +375,27 @@ func IsOwner(ctx context.Context) bool {
 }
 
 // LocalHeader marks, for the handlers, a request that came through a
-// Local guard (see Options.Local); a client's own is removed.
+// Local guard (see Options.Local) or on a [LocalContext]; a client's own
+// is removed.
 const LocalHeader = "Switchboard-Local"
+
+// localKey marks the context of a request that came on a listener only
+// its owner can reach.
+type localKey struct{}
+
+// LocalContext returns ctx marked as that of a request that came on a
+// listener only its owner can reach (the daemon's unix socket, in a
+// folder only its owner may enter): the guard serves it as the owner's,
+// with what Options.Local allows, beside requests of other listeners
+// on the same guard. The listener's server sets it, never the client.
+func LocalContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, localKey{}, true)
+}
+
+func isLocal(ctx context.Context) bool {
+	v, _ := ctx.Value(localKey{}).(bool)
+	return v
+}
 
 // A Refusal is the guard's answer to a request it does not serve.
 type Refusal struct {

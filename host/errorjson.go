@@ -9,8 +9,8 @@ import (
 )
 
 // ErrorJSON is an error of the host's in a form that crosses a process
-// boundary: the daemon's local socket, the _meta of a tool result the
-// gateway made from a failed call. [ErrorJSON.Err] turns it back into an
+// boundary: the cause of a REST API problem, the _meta of a tool result
+// the gateway made from a failed call. [ErrorJSON.Err] turns it back into an
 // error with the same text that matches the same sentinels ([ErrTimeout],
 // [ErrInvalidArguments], …) with errors.Is and, when it was one, is a
 // [*CallError] with the same fields and carries the server's

@@ -20,7 +20,7 @@ import (
 // server operations said 502 for a timeout).
 func TestFacesAgree(t *testing.T) {
 	fixture := interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testkit/testserver")
-	base, _ := serveConfig(t, "127.0.0.1:0", &config.Config{Servers: []config.Server{
+	base, _, _ := serveConfig(t, "127.0.0.1:0", &config.Config{Servers: []config.Server{
 		{ID: "fx", Command: fixture, Timeout: 200 * time.Millisecond},
 		{ID: "hung", Command: fixture, Args: []string{"-hang-init"}, ConnectTimeout: 300 * time.Millisecond, Optional: true},
 	}}, nil)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -92,7 +93,9 @@ type guardRequest struct {
 // handler. A foreign Origin ("null" included), and on loopback a foreign
 // Host, are refused on every route but the public ones; a change without
 // the CSRF header, or marked cross-site, on every route but the public
-// ones and the MCP endpoints. Which routes are
+// ones and the MCP endpoints. The local socket serves every route too,
+// each the owner's without a credential, and refuses any Origin and a
+// Host but its own. Which routes are
 // not the owner's alone is pinned: a route added with a weaker access
 // fails here until it is listed, with its reason.
 func TestEveryRouteGuarded(t *testing.T) {
@@ -137,7 +140,7 @@ func TestEveryRouteGuarded(t *testing.T) {
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			var reached atomic.Int64 // requests that reached the route mounted here
-			base, d := serveGuarded(t, m, func(d *daemon.Daemon) {
+			base, sock, d := serveGuarded(t, m, func(d *daemon.Daemon) {
 				d.Handle("/added-later/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					reached.Add(1)
 					if r.Header.Get("Authorization") != "" {
@@ -175,7 +178,7 @@ func TestEveryRouteGuarded(t *testing.T) {
 				acc := access[rq.pattern] // "": AccessOwner
 				for _, cred := range creds {
 					before := reached.Load()
-					status, refused := guardDo(t, base, rq.method, rq.path, headers[cred]...)
+					status, refused := guardDo(t, guardClient, base, rq.method, rq.path, headers[cred]...)
 					want := m.allowed(acc, cred)
 					if refused == want {
 						t.Errorf("%s %s (%s, %s) with %s: %d; want it %s", rq.method, rq.path, rq.pattern, acc, credNames[cred], status, map[bool]string{true: "served", false: "refused"}[want])
@@ -207,13 +210,45 @@ func TestEveryRouteGuarded(t *testing.T) {
 					tricks = append(tricks, []string{"Switchboard-CSRF", ""}, []string{"Sec-Fetch-Site", "cross-site"}, []string{"Sec-Fetch-Site", "same-site"})
 				}
 				for _, trick := range tricks {
-					if status, _ := guardDo(t, base, rq.method, rq.path, append(trick, right...)...); status != http.StatusForbidden {
+					if status, _ := guardDo(t, guardClient, base, rq.method, rq.path, append(trick, right...)...); status != http.StatusForbidden {
 						t.Errorf("%s %s with %s: %q: %d, want 403", rq.method, rq.path, trick[0], trick[1], status)
 					}
 					checked++
 				}
 			}
-			t.Logf("%d routes, %d requests checked", len(routes), checked)
+			// The local socket serves the same routes: each is the
+			// owner's there without a credential (answered as on an open
+			// listener, the face added here reached), and refuses a
+			// page's Origin and a Host other than the socket's.
+			sc, err := daemon.SocketClient(sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.CheckRedirect, sc.Timeout = guardClient.CheckRedirect, guardClient.Timeout
+			defer sc.CloseIdleConnections()
+			local := "http://" + daemon.SocketHost
+			for _, rq := range reqs {
+				before := reached.Load()
+				status, refused := guardDo(t, sc, local, rq.method, rq.path)
+				if refused {
+					t.Errorf("%s %s on the socket: %d, want it served (the owner's)", rq.method, rq.path, status)
+				}
+				if m.open() {
+					if want, _ := guardDo(t, guardClient, base, rq.method, rq.path); status != want {
+						t.Errorf("%s %s on the socket: %d, on the listener %d; want the same", rq.method, rq.path, status, want)
+					}
+				}
+				if rq.pattern == "/added-later/" && reached.Load() == before {
+					t.Errorf("%s %s on the socket did not reach the face mounted with Handle", rq.method, rq.path)
+				}
+				for _, trick := range [][]string{{"Origin", "http://localhost"}, {"Origin", "null"}, {"Host", "evil.example"}, {"Host", "127.0.0.1"}} {
+					if status, _ := guardDo(t, sc, local, rq.method, rq.path, trick...); status != http.StatusForbidden {
+						t.Errorf("%s %s on the socket with %s: %q: %d, want 403", rq.method, rq.path, trick[0], trick[1], status)
+					}
+				}
+				checked += 5
+			}
+			t.Logf("%d routes, %d requests checked (on the listener and the socket)", len(routes), checked)
 		})
 	}
 }
@@ -301,7 +336,7 @@ var guardClient = &http.Client{
 // checks do not answer for the guard) and returns its status and whether
 // the guard refused it: 401, 403, or the web UI's 303 to /login. It reads
 // no more than the headers: a stream (SSE, events) stays open otherwise.
-func guardDo(t *testing.T, base, method, path string, hdr ...string) (int, bool) {
+func guardDo(t *testing.T, hc *http.Client, base, method, path string, hdr ...string) (int, bool) {
 	t.Helper()
 	var body io.Reader
 	if method == "POST" {
@@ -322,7 +357,7 @@ func guardDo(t *testing.T, base, method, path string, hdr ...string) (int, bool)
 		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := guardClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -332,25 +367,32 @@ func guardDo(t *testing.T, base, method, path string, hdr ...string) (int, bool)
 	return resp.StatusCode, refused
 }
 
-// serveGuarded runs a daemon in mode m with serve's faces (mountFaces)
-// and no MCP server, until the test ends; more mounts what the test adds.
-// It returns the URL to reach it at (127.0.0.1, whatever it listens on).
-func serveGuarded(t *testing.T, m guardMode, more func(*daemon.Daemon)) (string, *daemon.Daemon) {
+// serveGuarded runs a daemon in mode m with serve's faces (mountFaces),
+// no MCP server and a local socket, until the test ends; more mounts what
+// the test adds. It returns the URL to reach it at (127.0.0.1, whatever
+// it listens on) and its socket.
+func serveGuarded(t *testing.T, m guardMode, more func(*daemon.Daemon)) (string, string, *daemon.Daemon) {
 	t.Helper()
 	return serveConfig(t, m.listen, &config.Config{Gateway: m.gw}, more)
 }
 
 // serveConfig serves the daemon of cfg, with the faces serve mounts, on
-// listen, once it is ready.
-func serveConfig(t *testing.T, listen string, cfg *config.Config, more func(*daemon.Daemon)) (string, *daemon.Daemon) {
+// listen and a local socket, once it is ready.
+func serveConfig(t *testing.T, listen string, cfg *config.Config, more func(*daemon.Daemon)) (string, string, *daemon.Daemon) {
 	t.Helper()
 	cfg.State.Database = filepath.Join(t.TempDir(), "s.db")
 	ln, err := daemon.Listen(listen, cfg.Gateway)
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir, err := os.MkdirTemp("", "sb") // a socket's path is bounded to ~100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "switchboard", "t.sock")
 	ready := make(chan struct{}, 1)
-	d, err := daemon.New(t.Context(), ln, &daemon.Options{Config: cfg, OnReady: func([]host.ServerStatus) { ready <- struct{}{} }})
+	d, err := daemon.New(t.Context(), ln, &daemon.Options{Config: cfg, Socket: sock, OnReady: func([]host.ServerStatus) { ready <- struct{}{} }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,8 +421,11 @@ func serveConfig(t *testing.T, listen string, cfg *config.Config, more func(*dae
 	base := fmt.Sprintf("http://127.0.0.1:%s", port)
 	// Ready may come before Run serves (there is no server to wait for);
 	// once a probe is answered, every route is registered.
-	if status, _ := guardDo(t, base, "GET", "/healthz"); status != http.StatusOK {
+	if status, _ := guardDo(t, guardClient, base, "GET", "/healthz"); status != http.StatusOK {
 		t.Fatalf("GET /healthz: %d", status)
 	}
-	return base, d
+	if d.Socket() != sock {
+		t.Fatalf("the daemon serves no socket (Socket() = %q)", d.Socket())
+	}
+	return base, sock, d
 }

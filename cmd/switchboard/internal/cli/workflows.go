@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardmcp/switchboard/agent"
+	"github.com/switchboardmcp/switchboard/api"
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
@@ -80,7 +81,7 @@ func (a *workflowAgents) RunAgent(ctx context.Context, req *workflow.AgentReques
 }
 
 // runner is what the commands need of a workflow engine: the one of a
-// running serve of the same configuration (daemon.WorkflowClient), so
+// running serve of the same configuration (api.Engine), so
 // that a run lives in the daemon, or one in this process (engineRuns).
 type runner interface {
 	Start(ctx context.Context, id string, inputs map[string]any, opts *workflow.StartOptions) (string, error)
@@ -97,7 +98,7 @@ type runner interface {
 }
 
 var (
-	_ runner = (*daemon.WorkflowClient)(nil)
+	_ runner = (*api.Engine)(nil)
 	_ runner = engineRuns{}
 )
 
@@ -115,7 +116,7 @@ type engineHere struct {
 	cfg   *config.Config
 	wfs   []*workflow.Workflow
 	runs  runner
-	c     *daemon.Client // a serve's
+	c     *serveClient // a serve's
 	wf    *daemon.Workflows
 	steps *agent.Steps
 	h     *host.Host
@@ -181,7 +182,7 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 	}
 	x := &engineHere{cfg: cfg, wfs: wfs}
 	if c := e.dialDaemon(ctx, cfg, ""); c != nil {
-		wc, have, err := c.Workflows(ctx)
+		have, err := c.Workflows(ctx)
 		if why := unlikeWorkflows(have, err, wfs); why != "" {
 			c.Close()
 			if len(extra) > 0 {
@@ -191,7 +192,7 @@ func (e *env) openEngine(ctx context.Context, run bool, extra ...*workflow.Workf
 				fmt.Fprintf(e.stderr, "switchboard: not using switchboard serve for workflows: %s; running here (--no-daemon says nothing)\n", why)
 			}
 		} else {
-			x.runs, x.c = wc, c
+			x.runs, x.c = c.Engine(), c
 			return x, nil
 		}
 	}
