@@ -127,8 +127,12 @@ func TestInspectorStreamableHTTP(t *testing.T) {
 // calls tools through it.
 func TestInspectorServeStdio(t *testing.T) {
 	bin := interop.Build(t, "github.com/switchboardmcp/switchboard/cmd/switchboard")
-	cfg := filepath.Join(t.TempDir(), "switchboard.toml")
-	body := "[[mcp_servers]]\nid = \"fx\"\ncommand = " + quoteTOML(interop.Build(t, fixturePkg)) + "\n"
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "switchboard.toml")
+	// A state database of its own: not the user's, which another
+	// version of Switchboard may have migrated beyond this one.
+	body := "[state]\ndatabase = " + quoteTOML(filepath.Join(dir, "state.db")) + "\n\n" +
+		"[[mcp_servers]]\nid = \"fx\"\ncommand = " + quoteTOML(interop.Build(t, fixturePkg)) + "\n"
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
