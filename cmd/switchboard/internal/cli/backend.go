@@ -364,7 +364,7 @@ func (c *serveClient) CallTool(ctx context.Context, name string, args json.RawMe
 			mc.AddRoots(&mcp.Root{URI: uri})
 		}
 	}
-	cs, err := mc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + daemon.SocketHost + "/mcp", HTTPClient: c.hc},
+	cs, err := mc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + daemon.SocketHost + gateway.DefaultEndpoint.Path, HTTPClient: c.hc},
 		&mcp.ClientSessionOptions{ProtocolVersion: callProtocolVersion})
 	if err != nil {
 		return nil, cerr(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardmcp/switchboard/api"
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/host"
 )
 
@@ -103,7 +104,8 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		if err != nil {
 			return daemonErr(err)
 		}
-		fmt.Fprintf(e.stderr, "switchboard: serving MCP at http://%s/mcp (SSE at /sse, WebSocket at /ws)\n", ln.Addr())
+		ep := gateway.DefaultEndpoint
+		fmt.Fprintf(e.stderr, "switchboard: serving MCP at http://%s%s (SSE at %s, WebSocket at %s)\n", ln.Addr(), ep.Path, ep.SSE, ep.WebSocket)
 		if ui := uiAt(ln.Addr().String()); ui != "" {
 			fmt.Fprintf(e.stderr, "switchboard: web UI at %s (REST API at /api/v1)\n", ui)
 		}
