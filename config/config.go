@@ -140,6 +140,10 @@ type Config struct {
 	// Telemetry is the [telemetry] table (see [Telemetry]), merged like
 	// Network.
 	Telemetry Telemetry
+	// Endpoints are the [[endpoints]] tables (see [Endpoint]) in
+	// declaration order; a later file's endpoint of the same name
+	// replaces an earlier one's whole, in its place.
+	Endpoints []Endpoint
 	// Workflows lists the workflow files named by the files' top-level
 	// workflows keys (relative paths resolved against the config file's
 	// folder), every file's in order, each once. The workflow package
