@@ -21,6 +21,7 @@ type fileResult struct {
 	servers   []Server
 	workflows []string // workflows = [...], resolved
 	providers map[string]Provider
+	endpoints []Endpoint // [[endpoints]], in order
 	// tables are the key-by-key tables ([gateway], [network], …) the file
 	// has, by key.
 	tables map[string]fileTable

@@ -149,7 +149,8 @@ func build(results []*fileResult) (*Config, error) {
 	v := &validator{files: map[string]*fileResult{}, merged: map[string]Position{}}
 	var problems []*Problem
 	var order []string
-	byID := map[string]int{} // id → index in c.Servers
+	byID := map[string]int{}   // id → index in c.Servers
+	byName := map[string]int{} // name → index in c.Endpoints
 	for _, r := range results {
 		problems = append(problems, r.problems()...)
 		order = append(order, r.File)
@@ -175,6 +176,16 @@ func build(results []*fileResult) (*Config, error) {
 		}
 		for _, mt := range mergedTables {
 			mt.merge(c, r, v)
+		}
+		for _, e := range r.endpoints {
+			// A later file's endpoint replaces the earlier one whole, in
+			// its place.
+			if i, ok := byName[e.Name]; ok {
+				c.Endpoints[i] = e
+				continue
+			}
+			byName[e.Name] = len(c.Endpoints)
+			c.Endpoints = append(c.Endpoints, e)
 		}
 		for _, s := range r.servers {
 			if i, ok := byID[s.ID]; ok && s.ID != "" {

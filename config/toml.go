@@ -16,6 +16,7 @@ var tomlTop = append(decode.Table[fileResult]{
 	decode.Func("mcp_servers", decode.TOML, (*fileResult).tomlServers),
 	decode.Func("providers", decode.TOML, (*fileResult).tomlProviders),
 	decode.Func("workflows", decode.TOML, (*fileResult).tomlWorkflows),
+	decode.Func("endpoints", decode.TOML, (*fileResult).tomlEndpoints),
 }, mergedTopFields()...)
 
 func mergedTopFields() []decode.Field[fileResult] {

@@ -61,6 +61,7 @@ func (v *validator) config(c *Config) {
 		v.server(c, i, seen, folded)
 	}
 	v.gateway(c)
+	v.endpoints(c)
 	v.state(c)
 	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
 		p := c.Providers[name]
