@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -72,7 +74,7 @@ func (ep *endpoint) awaitStart(next mcp.MethodHandler) mcp.MethodHandler {
 				return next(ctx, method, req)
 			}
 			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
-				if t, ok := g.h.Tool(r.Params.Name); ok && ep.exposes(t.Server) && !ep.hidden[t.Name] {
+				if t, ok := g.h.Tool(ep.hostName(r.Params.Name)); ok && ep.offers(t) {
 					enough = closedChan // the host has it: only its publication is due
 				}
 			}
@@ -124,7 +126,11 @@ func (ep *endpoint) published(req mcp.Request) bool {
 	defer ep.g.mu.Unlock()
 	switch r := req.(type) {
 	case *mcp.CallToolRequest:
-		return r.Params == nil || ep.tools[r.Params.Name]
+		if r.Params == nil {
+			return true
+		}
+		_, ok := ep.tools[r.Params.Name]
+		return ok
 	case *mcp.GetPromptRequest:
 		if r.Params == nil {
 			return true
@@ -236,43 +242,157 @@ func (g *Gateway) Sync(ctx context.Context) error {
 	}
 }
 
-// syncTools publishes the host's tools on each endpoint: new and changed
-// ones are added (the SDK tells clients the list changed), vanished ones
-// removed.
+// syncTools publishes the host's tools on each endpoint, as it offers
+// them (endpoint.offers, Rename, Override): new and changed ones are added
+// (the SDK tells the endpoint's clients the list changed), vanished ones
+// removed. An endpoint whose view did not change is left alone, and its
+// clients get no list_changed.
 func (g *Gateway) syncTools() {
 	tools := g.h.Tools()
+	started := g.h.Starting() == nil
 	for _, ep := range g.eps {
-		want := map[string]bool{}
+		ep.syncTools(tools, started)
+	}
+}
+
+// syncTools publishes tools on ep; started says the host has started
+// (every server had its first attempt), when a Rename or Override naming
+// no tool is warned of.
+func (ep *endpoint) syncTools(tools []host.Tool, started bool) {
+	g := ep.g
+	want := map[string]string{} // published name -> host name
+	var add []*mcp.Tool
+	listed := map[string]string{}
+	// Renamed tools first: a new name wins over a tool's own.
+	for _, renamedPass := range []bool{true, false} {
 		for _, t := range tools {
-			if !ep.exposes(t.Server) || ep.hidden[t.Name] {
+			if _, r := ep.renamed[t.Name]; r != renamedPass || !ep.offers(t) {
 				continue
 			}
-			want[t.Name] = true
-			up := t.Tool
-			ep.srv.AddTool(&mcp.Tool{
-				Meta:         up.Meta,
-				Annotations:  up.Annotations,
-				Description:  up.Description,
-				InputSchema:  inputSchema(up.InputSchema),
-				Name:         t.Name,
-				OutputSchema: up.OutputSchema,
-				Title:        up.Title,
-				Icons:        up.Icons,
-			}, g.callTool)
-		}
-		g.mu.Lock()
-		var gone []string
-		for name := range ep.tools {
-			if !want[name] {
-				gone = append(gone, name)
+			name := ep.clientName(t.Name)
+			if prev, taken := want[name]; taken {
+				g.log.Warn("endpoint: a tool left out: another is renamed to its name", "endpoint", ep.Name, "tool", t.Name, "renamed", prev)
+				continue
+			}
+			want[name] = t.Name
+			tool := ep.publish(t, name)
+			b, _ := json.Marshal(tool)
+			listed[name] = string(b)
+			g.mu.Lock()
+			same := ep.listed[name] == string(b) && ep.tools[name] == t.Name
+			g.mu.Unlock()
+			if !same {
+				add = append(add, tool)
 			}
 		}
-		ep.tools = want
-		g.mu.Unlock()
-		if len(gone) > 0 {
-			ep.srv.RemoveTools(gone...)
+	}
+	for _, tool := range add {
+		hostName := want[tool.Name]
+		handler := g.callTool
+		if hostName != tool.Name {
+			handler = func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return g.callTool(ctx, renameCall(req, hostName))
+			}
+		}
+		ep.srv.AddTool(tool, handler)
+	}
+	g.mu.Lock()
+	var gone []string
+	for name := range ep.tools {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
 		}
 	}
+	ep.tools, ep.listed = want, listed
+	g.mu.Unlock()
+	if len(gone) > 0 {
+		ep.srv.RemoveTools(gone...)
+	}
+	if started {
+		ep.warnUnused(tools, want)
+	}
+}
+
+// publish is host tool t as the endpoint's clients see it, named name,
+// with its Override.
+func (ep *endpoint) publish(t host.Tool, name string) *mcp.Tool {
+	up := t.Tool
+	tool := &mcp.Tool{
+		Meta:         up.Meta,
+		Annotations:  up.Annotations,
+		Description:  up.Description,
+		InputSchema:  inputSchema(up.InputSchema),
+		Name:         name,
+		OutputSchema: up.OutputSchema,
+		Title:        up.Title,
+		Icons:        up.Icons,
+	}
+	o, ok := ep.Override[name]
+	if !ok {
+		return tool
+	}
+	if o.Title != "" {
+		tool.Title = o.Title
+	}
+	if o.Description != "" {
+		tool.Description = o.Description
+	}
+	if o.ReadOnlyHint != nil || o.DestructiveHint != nil || o.IdempotentHint != nil || o.OpenWorldHint != nil {
+		var a mcp.ToolAnnotations
+		if up.Annotations != nil {
+			a = *up.Annotations
+		}
+		if o.ReadOnlyHint != nil {
+			a.ReadOnlyHint = *o.ReadOnlyHint
+		}
+		if o.DestructiveHint != nil {
+			a.DestructiveHint = o.DestructiveHint
+		}
+		if o.IdempotentHint != nil {
+			a.IdempotentHint = *o.IdempotentHint
+		}
+		if o.OpenWorldHint != nil {
+			a.OpenWorldHint = o.OpenWorldHint
+		}
+		tool.Annotations = &a
+	}
+	return tool
+}
+
+// warnUnused warns, once each, of a Rename whose tool the host does not
+// have or the endpoint does not offer, and of an Override of a name the
+// endpoint does not publish: checkable only once the servers have listed
+// their tools, as a server's tools_allowlist is.
+func (ep *endpoint) warnUnused(tools []host.Tool, published map[string]string) {
+	have := map[string]bool{}
+	for _, t := range tools {
+		have[t.Name] = have[t.Name] || ep.offers(t)
+	}
+	for _, client := range slices.Sorted(maps.Keys(ep.Rename)) {
+		target := ep.Rename[client]
+		if key := "rename." + client; !have[target] && !ep.warned[key] {
+			ep.warned[key] = true
+			ep.g.log.Warn("endpoint: rename names no tool the endpoint offers", "endpoint", ep.Name, "field", key, "tool", target)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(ep.Override)) {
+		if _, ok := published[name]; !ok && !ep.warned["override."+name] {
+			ep.warned["override."+name] = true
+			ep.g.log.Warn("endpoint: override names no tool the endpoint offers", "endpoint", ep.Name, "field", "override."+name)
+		}
+	}
+}
+
+// renameCall is req calling hostName instead of the name its client gave.
+func renameCall(req *mcp.CallToolRequest, hostName string) *mcp.CallToolRequest {
+	if req.Params == nil {
+		return req
+	}
+	p := *req.Params
+	p.Name = hostName
+	r := *req
+	r.Params = &p
+	return &r
 }
 
 // inputSchema passes an upstream schema through as raw JSON, so that the

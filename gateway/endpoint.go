@@ -3,10 +3,13 @@ package gateway
 import (
 	"fmt"
 	"iter"
+	"path"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
 )
 
 // An Endpoint is one MCP endpoint of a [Gateway]: where it is served, and
@@ -34,6 +37,54 @@ type Endpoint struct {
 	// everything. Clients without a token (stdio, the local socket,
 	// auth_token) are the owner's and see everything.
 	Policy []config.AuthPolicy
+
+	// Name names a named endpoint ([[endpoints]] name): its MCP server
+	// calls itself Options.Name + "/" + Name in serverInfo
+	// ("switchboard/code"), and logs name it. "" for the default endpoint.
+	Name string
+	// Tools are glob patterns choosing which of the Servers' tools are
+	// offered, in order, the last one a tool matches deciding: a tool
+	// matching no pattern, or last a pattern beginning with "!", is left
+	// out; nil offers every tool. "*" is any run of characters, "?" one
+	// (path.Match). A pattern is matched against the tool's published name
+	// (the host's, after tool_name_format: "mcp_github_get_issue") and
+	// against {server}_{tool}, its server's id and its own upstream name
+	// ("github_get_issue"): "github_*" means github's tools under any
+	// tool_name_format. See [ToolSelected].
+	Tools []string
+	// Rename maps a name the endpoint's clients see to the published tool
+	// (host name) it calls. A renamed tool is offered under its new name
+	// only, and only if the endpoint offers it (Servers, Tools,
+	// HideTools); a tool of the endpoint whose own name is another's new
+	// name is left out.
+	Rename map[string]string
+	// Override changes what the endpoint's clients see of a tool (title,
+	// description, annotation hints), by the name they see.
+	Override map[string]config.ToolOverride
+	// Instructions, when set, are sent to the endpoint's clients in
+	// initialize in place of Options.Instructions.
+	Instructions string
+}
+
+// ToolSelected reports whether patterns (see [Endpoint.Tools]) choose the
+// tool published as name, of server, named upstream in its server: the
+// last pattern that matches name or server_upstream decides, a "!"
+// excluding; none matching leaves it out. Nil patterns choose every tool.
+func ToolSelected(patterns []string, name, server, upstream string) bool {
+	if patterns == nil {
+		return true
+	}
+	qualified := server + "_" + upstream
+	chosen := false
+	for _, p := range patterns {
+		glob, exclude := strings.CutPrefix(p, "!")
+		m1, _ := path.Match(glob, name)
+		m2, _ := path.Match(glob, qualified)
+		if m1 || m2 {
+			chosen = !exclude
+		}
+	}
+	return chosen
 }
 
 // DefaultEndpoint is the endpoint of a gateway given none: every server,
@@ -60,7 +111,12 @@ func endpoints(eps []Endpoint) ([]Endpoint, error) {
 	}
 	out := make([]Endpoint, len(eps))
 	seen := map[string]int{}
+	names := map[string]int{}
 	for i, e := range eps {
+		if j, dup := names[e.Name]; dup && e.Name != "" {
+			return nil, fmt.Errorf("gateway: endpoints[%d] and endpoints[%d] are both named %q", j, i, e.Name)
+		}
+		names[e.Name] = i
 		if e.Path == "" {
 			e.Path, e.SSE, e.Message, e.WebSocket = DefaultEndpoint.Path, DefaultEndpoint.SSE, DefaultEndpoint.Message, DefaultEndpoint.WebSocket
 		}
@@ -84,7 +140,10 @@ type endpoint struct {
 
 	exposed   map[string]bool        // nil: every server
 	hidden    map[string]bool        // tool names left out (HideTools)
-	tools     map[string]bool        // published tool names
+	renamed   map[string]string      // host tool name -> the name clients see (Rename)
+	tools     map[string]string      // published tool names -> host tool names
+	listed    map[string]string      // published tool names -> the tool as published (JSON)
+	warned    map[string]bool        // Rename and Override entries warned of as naming nothing
 	resources map[string]string      // published URI -> server
 	templates map[string]string      // published URI template -> server
 	prompts   map[string]promptRoute // published name -> upstream
@@ -92,10 +151,21 @@ type endpoint struct {
 
 // newEndpoint makes e's MCP server, with g's handlers and middleware.
 func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
-	ep := &endpoint{Endpoint: e, g: g, hidden: map[string]bool{},
-		tools: map[string]bool{}, resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]promptRoute{}}
+	ep := &endpoint{Endpoint: e, g: g, hidden: map[string]bool{}, renamed: map[string]string{},
+		tools: map[string]string{}, listed: map[string]string{}, warned: map[string]bool{},
+		resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]promptRoute{}}
 	for _, name := range e.HideTools {
 		ep.hidden[name] = true
+	}
+	for client, hostName := range e.Rename {
+		ep.renamed[hostName] = client
+	}
+	name, instructions := g.opts.Name, g.opts.Instructions
+	if e.Name != "" {
+		name += "/" + e.Name
+	}
+	if e.Instructions != "" {
+		instructions = e.Instructions
 	}
 	if e.Servers != nil {
 		ep.exposed = map[string]bool{}
@@ -103,8 +173,8 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 			ep.exposed[id] = true
 		}
 	}
-	ep.srv = mcp.NewServer(&mcp.Implementation{Name: g.opts.Name, Version: g.opts.Version}, &mcp.ServerOptions{
-		Instructions:       g.opts.Instructions,
+	ep.srv = mcp.NewServer(&mcp.Implementation{Name: name, Version: g.opts.Version}, &mcp.ServerOptions{
+		Instructions:       instructions,
 		CompletionHandler:  ep.complete,
 		SubscribeHandler:   ep.subscribe,
 		UnsubscribeHandler: ep.unsubscribe,
@@ -136,6 +206,35 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 
 func (ep *endpoint) exposes(server string) bool {
 	return ep.exposed == nil || ep.exposed[server]
+}
+
+// offers reports whether the endpoint offers host tool t (under the name
+// clientName gives it).
+func (ep *endpoint) offers(t host.Tool) bool {
+	return ep.exposes(t.Server) && !ep.hidden[t.Name] && ToolSelected(ep.Tools, t.Name, t.Server, t.Tool.Name)
+}
+
+// clientName is the name the endpoint's clients see of host tool name.
+func (ep *endpoint) clientName(name string) string {
+	if c, ok := ep.renamed[name]; ok {
+		return c
+	}
+	return name
+}
+
+// hostName is the host tool a client of the endpoint names name: the
+// published tool's, else what Rename says, else name itself.
+func (ep *endpoint) hostName(name string) string {
+	ep.g.mu.Lock()
+	h, ok := ep.tools[name]
+	ep.g.mu.Unlock()
+	if ok {
+		return h
+	}
+	if h, ok := ep.Rename[name]; ok {
+		return h
+	}
+	return name
 }
 
 // sessions are the sessions of every endpoint.

@@ -340,6 +340,21 @@ func (g *Gateway) Host() *host.Host { return g.h }
 // &mcp.StdioTransport{}) (its client is the owner: see guard.OwnerContext).
 func (g *Gateway) Server() *mcp.Server { return g.eps[0].srv }
 
+// EndpointServer returns the MCP server of the endpoint named name
+// ([Endpoint.Name]; "" is the first endpoint, as [Gateway.Server]), nil
+// when there is none: `serve --stdio --endpoint NAME` serves it.
+func (g *Gateway) EndpointServer(name string) *mcp.Server {
+	if name == "" {
+		return g.Server()
+	}
+	for _, ep := range g.eps {
+		if ep.Name == name {
+			return ep.srv
+		}
+	}
+	return nil
+}
+
 // Close ends calls waiting for input and every downstream session (a
 // Streamable HTTP session a client never deleted would otherwise keep its
 // goroutine until it expires), and every goroutine the gateway started; a

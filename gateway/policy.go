@@ -167,8 +167,8 @@ func (ep *endpoint) policyMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 func (ep *endpoint) toolGranted(gr Grant, name string) bool {
-	t, ok := ep.g.h.Tool(name)
-	return ok && gr.Tool(t.Server, name)
+	t, ok := ep.g.h.Tool(ep.hostName(name))
+	return ok && gr.Tool(t.Server, t.Name)
 }
 
 func (ep *endpoint) promptGranted(gr Grant, name string) bool {

@@ -1,0 +1,304 @@
+package gateway_test
+
+// Named endpoints (issue 26): several MCP servers published from one
+// gateway over one host, each with its own tools, names, instructions and
+// list_changed.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
+	"github.com/switchboardmcp/switchboard/transport"
+)
+
+// namedEndpoints are three named endpoints beside the default one, over
+// servers a and b (stdio fixtures) and dyn (in process):
+//
+//   - one: a's tools by {server}_{tool} globs, less slow;
+//   - two: b's tools whose published names begin mcp_b_e, and a's add
+//     renamed to plus, with an override; its own instructions;
+//   - three: every tool of b and dyn.
+func namedEndpoints() []gateway.Endpoint {
+	yes := true
+	ep := func(name string) gateway.Endpoint {
+		return gateway.Endpoint{Name: name, Path: "/e/" + name + "/mcp", SSE: "/e/" + name + "/sse", Message: "/e/" + name + "/message", WebSocket: "/e/" + name + "/ws"}
+	}
+	one, two, three := ep("one"), ep("two"), ep("three")
+	one.Servers, one.Tools = []string{"a"}, []string{"a_*", "!a_slow"}
+	two.Servers, two.Tools = []string{"a", "b"}, []string{"mcp_b_e*", "a_add"}
+	two.Rename = map[string]string{"plus": "mcp_a_add"}
+	two.Override = map[string]config.ToolOverride{"plus": {Description: "Adds two numbers.", Title: "Plus", ReadOnlyHint: &yes}}
+	two.Instructions = "Endpoint two's instructions."
+	three.Servers = []string{"b", "dyn"}
+	return []gateway.Endpoint{{}, one, two, three}
+}
+
+// wantTools are the names each endpoint lists.
+var wantTools = map[string][]string{
+	"one":   {"mcp_a_add", "mcp_a_ask_briefly", "mcp_a_ask_detached", "mcp_a_content", "mcp_a_echo", "mcp_a_elicit", "mcp_a_env", "mcp_a_fail", "mcp_a_progress", "mcp_a_roots", "mcp_a_sample"},
+	"two":   {"mcp_b_echo", "mcp_b_elicit", "mcp_b_env", "plus"},
+	"three": {"mcp_b_add", "mcp_b_ask_briefly", "mcp_b_ask_detached", "mcp_b_content", "mcp_b_echo", "mcp_b_elicit", "mcp_b_env", "mcp_b_fail", "mcp_b_progress", "mcp_b_roots", "mcp_b_sample", "mcp_b_slow", "mcp_dyn_one"},
+}
+
+// dynServer is an in-process server whose tools the test changes.
+func dynServer() (*mcp.Server, func(name string)) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "dyn", Version: "1"}, nil)
+	type in struct {
+		X string `json:"x"`
+	}
+	add := func(name string) {
+		mcp.AddTool(up, &mcp.Tool{Name: name}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil, nil
+		})
+	}
+	add("one")
+	return up, add
+}
+
+func startNamed(t *testing.T) (*gateway.Gateway, string, func(string)) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	dyn, addDyn := dynServer()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g, err := gateway.Start(ctx, []config.Server{fixture(t, "a"), fixture(t, "b")},
+		&host.Options{InProcess: []host.InProcessServer{{ID: "dyn", Server: dyn}}},
+		&gateway.Options{Endpoints: namedEndpoints()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true}}))
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		if err := g.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		ts.Close()
+		wait.Goroutines(t, before)
+	})
+	return g, ts.URL, addDyn
+}
+
+// namedTransports are the ways a client reaches endpoint name over HTTP.
+func namedTransports(base, name string) map[string]func() (mcp.Transport, string) {
+	prefix := base + "/e/" + name
+	return map[string]func() (mcp.Transport, string){
+		"streamable 2025-11-25": func() (mcp.Transport, string) {
+			return &mcp.StreamableClientTransport{Endpoint: prefix + "/mcp"}, "2025-11-25"
+		},
+		"streamable 2026-07-28": func() (mcp.Transport, string) {
+			return &mcp.StreamableClientTransport{Endpoint: prefix + "/mcp"}, "2026-07-28"
+		},
+		"sse": func() (mcp.Transport, string) { return &mcp.SSEClientTransport{Endpoint: prefix + "/sse"}, "" },
+		"websocket": func() (mcp.Transport, string) {
+			return &transport.WebSocket{URL: "ws" + strings.TrimPrefix(prefix, "http") + "/ws"}, ""
+		},
+	}
+}
+
+// listJSON is a session's tools/list, sorted by name, as JSON.
+func listJSON(t *testing.T, cs *mcp.ClientSession) ([]string, string) {
+	t.Helper()
+	var tools []*mcp.Tool
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		tools = append(tools, tool)
+	}
+	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	var names []string
+	for _, tool := range tools {
+		names = append(names, tool.Name)
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names, string(b)
+}
+
+// fixtureChildren counts the live children of this process that run the
+// fixture server.
+func fixtureChildren(t *testing.T) int {
+	comm := filepath.Base(interop.Build(t, fixturePkg))
+	if len(comm) > 15 {
+		comm = comm[:15] // the kernel's comm is 15 bytes at most
+	}
+	n := 0
+	for _, desc := range interop.Children(os.Getpid()) {
+		if strings.Contains(desc, "("+comm+")") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestNamedEndpoints: three endpoints over two shared stdio servers run
+// two child processes; each endpoint lists its configured set, the same
+// bytes over Streamable HTTP in both protocol generations, SSE and
+// WebSocket, and as the default endpoint publishes each tool it has not
+// renamed or overridden; a renamed tool is offered under its new name
+// only, with its override; a call outside the set is an unknown tool on
+// every transport; each endpoint has its own serverInfo and instructions.
+func TestNamedEndpoints(t *testing.T) {
+	_, base, _ := startNamed(t)
+	ctx := context.Background()
+	if runtime.GOOS == "linux" {
+		if n := fixtureChildren(t); n != 2 {
+			t.Errorf("%d fixture processes for four endpoints over two stdio servers, want 2", n)
+		}
+	}
+
+	// The default endpoint's tools, by name, as JSON: a named endpoint
+	// publishes the same bytes for a tool it neither renames nor overrides.
+	def := connect(t, base, clientOpts{})
+	defNames, _ := listJSON(t, def)
+	defTools := map[string]string{}
+	for tool, err := range def.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(tool)
+		defTools[tool.Name] = string(b)
+	}
+	if !slices.Contains(defNames, "mcp_a_add") || !slices.Contains(defNames, "mcp_dyn_one") || slices.Contains(defNames, "plus") {
+		t.Errorf("the default endpoint lists %v: want every tool under its own name", defNames)
+	}
+
+	for _, name := range []string{"one", "two", "three"} {
+		var first string
+		for tname, mk := range namedTransports(base, name) {
+			t.Run(name+"/"+tname, func(t *testing.T) {
+				tr, version := mk()
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+				if err != nil {
+					t.Fatalf("connect: %v", err)
+				}
+				defer cs.Close()
+				if version == "2025-11-25" {
+					init := cs.InitializeResult()
+					if init.ServerInfo.Name != "switchboard/"+name {
+						t.Errorf("serverInfo.name = %q, want switchboard/%s", init.ServerInfo.Name, name)
+					}
+					if got, want := init.Instructions, map[string]string{"two": "Endpoint two's instructions."}[name]; got != want {
+						t.Errorf("instructions = %q, want %q", got, want)
+					}
+				}
+				names, js := listJSON(t, cs)
+				if !slices.Equal(names, wantTools[name]) {
+					t.Fatalf("tools/list = %v\nwant %v", names, wantTools[name])
+				}
+				if first == "" {
+					first = js
+				} else if js != first {
+					t.Errorf("tools/list differs between transports:\n%s\n%s", js, first)
+				}
+				var tools []*mcp.Tool
+				json.Unmarshal([]byte(js), &tools)
+				for _, tool := range tools {
+					b, _ := json.Marshal(tool)
+					if tool.Name == "plus" {
+						if tool.Description != "Adds two numbers." || tool.Title != "Plus" || tool.Annotations == nil || !tool.Annotations.ReadOnlyHint {
+							t.Errorf("plus as listed: %s; want the override's title, description and readOnlyHint", b)
+						}
+						continue
+					}
+					if string(b) != defTools[tool.Name] {
+						t.Errorf("%s differs from the default endpoint's:\n%s\n%s", tool.Name, b, defTools[tool.Name])
+					}
+				}
+				// Outside the set: another server's tool, a tool the
+				// globs leave out, a renamed tool's own name.
+				for _, outside := range []string{"mcp_a_slow", "mcp_dyn_one", "mcp_a_add", "mcp_b_add", "plus"} {
+					if slices.Contains(wantTools[name], outside) {
+						continue
+					}
+					r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: outside, Arguments: map[string]any{"a": 1, "b": 2}})
+					if err == nil {
+						t.Errorf("calling %s on endpoint %s: %v, want an unknown tool", outside, name, textOf(r))
+					} else if !strings.Contains(err.Error(), "unknown tool") {
+						t.Errorf("calling %s on endpoint %s: %v, want an unknown tool", outside, name, err)
+					}
+				}
+				if name == "two" {
+					r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "plus", Arguments: map[string]any{"a": 2, "b": 3}})
+					if err != nil || r.IsError || !strings.Contains(textOf(r), "5") {
+						t.Errorf("plus(2, 3) = %v, %v; want a's add called", r, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestNamedEndpointsListChanged: a tool added upstream is published with
+// its own name; list_changed goes to the sessions of the endpoints whose
+// view changed (the default one and three, which publish dyn), none to
+// one and two, and no other tool's name changes anywhere.
+func TestNamedEndpointsListChanged(t *testing.T) {
+	_, base, addDyn := startNamed(t)
+	ctx := context.Background()
+	counts := map[string]*atomic.Int32{}
+	sessions := map[string]*mcp.ClientSession{}
+	before := map[string][]string{}
+	for _, name := range []string{"", "one", "two", "three"} {
+		n := new(atomic.Int32)
+		counts[name] = n
+		url := base + "/mcp"
+		if name != "" {
+			url = base + "/e/" + name + "/mcp"
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { n.Add(1) },
+		}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		sessions[name] = cs
+		before[name], _ = listJSON(t, cs)
+	}
+
+	addDyn("two")
+	for _, name := range []string{"", "three"} {
+		wait.For(t, "list_changed on endpoint "+name, func() (int32, bool) {
+			return counts[name].Load(), counts[name].Load() > 0
+		})
+		names, _ := listJSON(t, sessions[name])
+		want := append(slices.Clone(before[name]), "mcp_dyn_two")
+		slices.Sort(want)
+		if !slices.Equal(names, want) {
+			t.Errorf("endpoint %q after a tool was added upstream: %v\nwant %v", name, names, want)
+		}
+	}
+	// One and two: no notification, nothing changed. A round trip on
+	// each after the others were told: the SDK sends list_changed to every
+	// session of a server at once.
+	for _, name := range []string{"one", "two"} {
+		names, _ := listJSON(t, sessions[name])
+		if !slices.Equal(names, before[name]) {
+			t.Errorf("endpoint %s changed: %v, was %v", name, names, before[name])
+		}
+		if n := counts[name].Load(); n != 0 {
+			t.Errorf("endpoint %s got %d list_changed, its view unchanged", name, n)
+		}
+	}
+}
