@@ -122,6 +122,9 @@ type Options struct {
 	// /metrics); the daemon does not close it. Nil: the daemon makes its
 	// own from the configuration's [telemetry] table, and closes it.
 	Telemetry *telemetry.Telemetry
+	// Endpoint names the endpoint ([[endpoints]] name) ServeStdio serves
+	// its client: `serve --stdio --endpoint NAME`. "" is the default one.
+	Endpoint string
 }
 
 // Daemon is one running Switchboard. Make it with [New].
@@ -628,17 +631,51 @@ func (d *Daemon) gatewayOptions() *gateway.Options {
 }
 
 // endpoints are the MCP endpoints the daemon serves, over its one host:
-// the default one (gateway.DefaultEndpoint), under [gateway.auth.policy],
-// without the tools of the workflows published with hide_tools.
+// the default one (gateway.DefaultEndpoint), then one per [[endpoints]]
+// table (namedEndpoint), each under [gateway.auth.policy] and without the
+// tools of the workflows published with hide_tools.
 func (d *Daemon) endpoints() []gateway.Endpoint {
+	cfg := d.opts.Config
 	ep := gateway.DefaultEndpoint
-	if a := d.opts.Config.Gateway.Auth; a != nil {
+	if a := cfg.Gateway.Auth; a != nil {
 		ep.Policy = a.Policy
 	}
 	if d.wf != nil {
 		ep.HideTools = d.wf.Hidden()
 	}
-	return []gateway.Endpoint{ep}
+	out := []gateway.Endpoint{ep}
+	for _, e := range cfg.Endpoints {
+		out = append(out, namedEndpoint(cfg, e, ep))
+	}
+	return out
+}
+
+// namedEndpoint is the gateway's endpoint of e, with def's policy and
+// hidden tools. The workflows [gateway] workflows publishes are offered
+// only where e lists them: their tools are hidden elsewhere, and added to
+// e's Tools (exact names, last: no glob of e's excludes them) and Servers
+// where it lists them.
+func namedEndpoint(cfg *config.Config, e config.Endpoint, def gateway.Endpoint) gateway.Endpoint {
+	mcpPath, sse, msg, ws := e.Paths()
+	ep := gateway.Endpoint{
+		Name: e.Name, Path: mcpPath, SSE: sse, Message: msg, WebSocket: ws,
+		Servers: slices.Clone(e.Servers), Tools: slices.Clone(e.Tools),
+		Rename: e.Rename, Override: e.Override, Instructions: e.Instructions,
+		Policy: def.Policy, HideTools: slices.Clone(def.HideTools),
+	}
+	for _, id := range cfg.Gateway.Workflows {
+		name := cfg.Gateway.WorkflowToolName(id)
+		switch {
+		case !slices.Contains(e.Workflows, id):
+			ep.HideTools = append(ep.HideTools, name)
+		case ep.Tools != nil:
+			ep.Tools = append(ep.Tools, name)
+		}
+	}
+	if ep.Servers != nil && len(e.Workflows) > 0 {
+		ep.Servers = append(ep.Servers, workflow.InProcessServerID)
+	}
+	return ep
 }
 
 func (d *Daemon) grace() time.Duration {

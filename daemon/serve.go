@@ -332,9 +332,16 @@ func (rq *requests) wait(ctx context.Context) {
 // then everything). Then the client is answered at once and the servers
 // start meanwhile, joining as they come up (the client gets list_changed).
 // A server that is not optional and fails to start ends the session with
-// an error, like Run. out is not closed.
+// an error, like Run. out is not closed. The client is served the
+// endpoint Options.Endpoint names (the default one if none), its tools
+// and names as over HTTP; the local socket serves every endpoint.
 func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	defer d.Close()
+	if name := d.opts.Endpoint; name != "" {
+		if _, ok := d.opts.Config.Endpoint(name); !ok {
+			return fmt.Errorf("serving over stdio: no endpoint %q in the configuration ([[endpoints]] name)", name)
+		}
+	}
 	gwOpts := d.gatewayOptions()
 	rd := bufio.NewReaderSize(in, 64<<10)
 	first, err := readFirstMessage(ctx, rd)
@@ -395,7 +402,7 @@ func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		closer = c
 	}
 	// The stdio client started this process: its calls are the owner's.
-	err = g.Server().Run(guard.OwnerContext(run), &mcp.IOTransport{
+	err = g.EndpointServer(d.opts.Endpoint).Run(guard.OwnerContext(run), &mcp.IOTransport{
 		Reader: struct {
 			io.Reader
 			io.Closer

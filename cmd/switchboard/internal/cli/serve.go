@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,10 +25,10 @@ import (
 )
 
 func (e *env) serveCommand() *cobra.Command {
-	var listen string
+	var listen, endpoint string
 	var stdio bool
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDR] [--stdio]",
+		Use:   "serve [--listen ADDR] [--stdio [--endpoint NAME]]",
 		Short: "Serve the configured servers as one MCP server (the gateway)",
 		Long: `Connects to the configured servers and serves their tools, resources and
 prompts as one MCP server: Streamable HTTP at /mcp, the legacy HTTP+SSE
@@ -57,7 +58,9 @@ neither, refuses.
 
 With --stdio it serves one client over stdin and stdout instead, for clients
 that start a process (Claude Desktop, Cursor); nothing else is written to
-stdout. The client's initialize is answered at once too.
+stdout. The client's initialize is answered at once too. --endpoint NAME
+serves it the named endpoint ([[endpoints]]) instead of the default one:
+that endpoint's tools, names and instructions, as at /e/NAME/mcp.
 
 Either way serve also listens on a local socket, owner-only, named by the
 configuration (its files, their contents and the environment variables they
@@ -77,19 +80,30 @@ send new requests elsewhere.`,
 			if stdio && cmd.Flags().Changed("listen") {
 				return usageErr("serve: --listen and --stdio exclude each other")
 			}
-			return e.serve(cmd.Context(), listen, stdio)
+			if endpoint != "" && !stdio {
+				return usageErr("serve: --endpoint is for --stdio: over HTTP every endpoint is served, each at its path (/e/NAME/mcp)")
+			}
+			return e.serve(cmd.Context(), listen, stdio, endpoint)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "host:port to serve HTTP on (default [gateway] listen, else "+config.DefaultGatewayListen+")")
 	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve one client over stdin/stdout instead of HTTP")
+	cmd.Flags().StringVar(&endpoint, "endpoint", "", "with --stdio, serve the named endpoint ([[endpoints]] name) instead of the default one")
 	return cmd
 }
 
-func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
+func (e *env) serve(ctx context.Context, listen string, stdio bool, endpoint string) error {
 	start := time.Now()
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
+	}
+	if _, ok := cfg.Endpoint(endpoint); endpoint != "" && !ok {
+		var names []string
+		for _, ep := range cfg.Endpoints {
+			names = append(names, ep.Name)
+		}
+		return usageErr("serve: no endpoint %q in the configuration (configured: %s)", endpoint, cmp.Or(strings.Join(names, ", "), "none"))
 	}
 	hostOpts, err := e.hostOptions(cfg)
 	if err != nil {
@@ -108,6 +122,10 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		fmt.Fprintf(e.stderr, "switchboard: serving MCP at http://%s%s (SSE at %s, WebSocket at %s)\n", ln.Addr(), ep.Path, ep.SSE, ep.WebSocket)
 		if ui := uiAt(ln.Addr().String()); ui != "" {
 			fmt.Fprintf(e.stderr, "switchboard: web UI at %s (REST API at /api/v1)\n", ui)
+		}
+		for _, ep := range cfg.Endpoints {
+			p, _, _, _ := ep.Paths()
+			fmt.Fprintf(e.stderr, "switchboard: endpoint %s at http://%s%s\n", ep.Name, ln.Addr(), p)
 		}
 	}
 	// After the address line, which must come first; they do not stop
@@ -142,6 +160,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool) error {
 		HTTPErrorLog: httpErrorLog(e),
 		Store:        e.stateStore(cfg),
 		Socket:       socket,
+		Endpoint:     endpoint,
 		OnHost: func(h *host.Host) {
 			steps.Host = h
 			r.follow(h)
