@@ -43,17 +43,22 @@ var conformanceRuns = []struct {
 	// stateless: the direct baseline is the everything-server serving
 	// Streamable HTTP statelessly, as 2026-07-28 is served.
 	stateless bool
+	// named: the suite also runs through a named endpoint (issue 26),
+	// after the run through /mcp. Only the run of every scenario the
+	// newer suite knows, both generations: the others are subsets of it,
+	// and each run costs 4 to 10 s of the suite's budget.
+	named bool
 }{
 	// 31 of 32: server-sse-polling only warns (the SDK sends no priming
 	// event), and a scenario without a successful check does not pass.
-	{"0.1.16", interop.ConformanceStable, "", 31, false},
-	{"0.2.0-alpha.12/2025-11-25", interop.ConformanceNext, "2025-11-25", 33, false},
+	{"0.1.16", interop.ConformanceStable, "", 31, false, false},
+	{"0.2.0-alpha.12/2025-11-25", interop.ConformanceNext, "2025-11-25", 33, false, false},
 	// Every scenario 0.2.0-alpha.12 knows, 2026-07-28 and extensions
 	// included; the stateful everything-server fails many of them directly.
-	{"0.2.0-alpha.12/all", interop.ConformanceNext, "", 41, false},
+	{"0.2.0-alpha.12/all", interop.ConformanceNext, "", 41, false, true},
 	// 2026-07-28 alone, against the everything-server served as that
 	// generation is: statelessly.
-	{"0.2.0-alpha.12/2026-07-28", interop.ConformanceNext, "2026-07-28", 40, true},
+	{"0.2.0-alpha.12/2026-07-28", interop.ConformanceNext, "2026-07-28", 40, true, false},
 }
 
 const (
@@ -69,13 +74,14 @@ const (
 // TestGatewayConformance runs the official conformance suite's server
 // scenarios against the go-sdk everything-server twice: served over
 // Streamable HTTP by itself, and through the gateway (stdio upstream, tool
-// names unprefixed). Every scenario that passes directly must pass through
-// the gateway: the gateway loses nothing.
+// names unprefixed), at its default endpoint (/mcp) and at a named one
+// (/e/conformance/mcp, issue 26). Every scenario that passes directly must
+// pass through both: the gateway loses nothing, nor does a named endpoint.
 func TestGatewayConformance(t *testing.T) {
 	bin := interop.Build(t, everythingServerPkg)
 	direct := startConformanceServer(t, bin, false)
 	directStateless := startConformanceServer(t, bin, true)
-	gw := serveConformanceGateway(t, bin)
+	gw, named := serveConformanceGateway(t, bin)
 
 	for _, run := range conformanceRuns {
 		t.Run(run.name, func(t *testing.T) {
@@ -84,31 +90,53 @@ func TestGatewayConformance(t *testing.T) {
 			if run.stateless {
 				base = directStateless
 			}
-			var d, g suiteRun
+			// The named endpoint's run follows the default one's: both
+			// share one upstream (as endpoints do), and under 2025-11-25
+			// an upstream's elicitation or sampling request during the
+			// calls of two clients at once cannot say whose it is.
+			var d, g, n suiteRun
 			var wg sync.WaitGroup
 			wg.Go(func() { d = runServerSuite(t, run.version, run.spec, base.url, "direct") })
-			wg.Go(func() { g = runServerSuite(t, run.version, run.spec, gw, "gateway") })
+			wg.Go(func() {
+				g = runServerSuite(t, run.version, run.spec, gw, "gateway")
+				if run.named {
+					n = runServerSuite(t, run.version, run.spec, named, "named")
+				}
+			})
 			wg.Wait()
 			base.checkAlive(t)
 
 			var table strings.Builder
-			fmt.Fprintf(&table, "%-46s %-8s %-8s\n", "scenario", "direct", "gateway")
-			var lost []string
-			nd, ng := 0, 0
+			fmt.Fprintf(&table, "%-46s %-8s %-8s %-8s\n", "scenario", "direct", "gateway", map[bool]string{true: "named"}[run.named])
+			var lost, lostNamed []string
+			nd, ng, nn := 0, 0, 0
 			for _, s := range scenarios {
-				dv, gv := d.verdict(s), g.verdict(s)
-				fmt.Fprintf(&table, "%-46s %-8s %-8s\n", s, dv.outcome, gv.outcome)
+				dv, gv, nv := d.verdict(s), g.verdict(s), n.verdict(s)
+				if !run.named {
+					nv.outcome = ""
+				}
+				fmt.Fprintf(&table, "%-46s %-8s %-8s %-8s\n", s, dv.outcome, gv.outcome, nv.outcome)
 				if dv.outcome == pass {
 					nd++
 				}
 				if gv.outcome == pass {
 					ng++
 				}
+				if nv.outcome == pass {
+					nn++
+				}
 				if dv.outcome == pass && gv.outcome != pass {
 					lost = append(lost, s)
 				}
+				if run.named && dv.outcome == pass && nv.outcome != pass {
+					lostNamed = append(lostNamed, s)
+				}
 			}
-			fmt.Fprintf(&table, "passed: direct %d of %d, through the gateway %d of %d\n", nd, len(scenarios), ng, len(scenarios))
+			fmt.Fprintf(&table, "passed: direct %d of %d, through the gateway %d of %d", nd, len(scenarios), ng, len(scenarios))
+			if run.named {
+				fmt.Fprintf(&table, ", through a named endpoint %d of %d", nn, len(scenarios))
+			}
+			table.WriteString("\n")
 			t.Logf("conformance %s\n%s", run.name, table.String())
 			if nd < run.minDirect {
 				t.Errorf("only %d scenarios passed directly, want at least %d: the baseline is broken\n%s", nd, run.minDirect, d.output)
@@ -118,6 +146,12 @@ func TestGatewayConformance(t *testing.T) {
 			}
 			if len(lost) > 0 {
 				t.Logf("suite output through the gateway:\n%s", g.output)
+			}
+			for _, s := range lostNamed {
+				t.Errorf("scenario %s passes directly but fails through a named endpoint: %s\n%s", s, n.verdict(s).why, n.report(s))
+			}
+			if len(lostNamed) > 0 {
+				t.Logf("suite output through a named endpoint:\n%s", n.output)
 			}
 		})
 	}
@@ -244,14 +278,17 @@ func freeLoopbackPort() (int, error) {
 
 // serveConformanceGateway starts a gateway over bin (stdio) with tool and
 // prompt names left as the server has them, serves it on 127.0.0.1 and
-// returns its Streamable HTTP endpoint. Closing it is checked for leaked
+// returns its Streamable HTTP endpoints: the default one, and a named one
+// choosing every tool by glob. Closing it is checked for leaked
 // goroutines (see serve).
-func serveConformanceGateway(t *testing.T, bin string) string {
+func serveConformanceGateway(t *testing.T, bin string) (def, named string) {
 	t.Helper()
-	_, base := serve(t,
+	_, base := serveWith(t,
 		[]config.Server{{ID: "everything", Transport: config.TransportStdio, Command: bin}},
-		&host.Options{ToolNameFormat: "{tool}"}, &gateway.HTTPOptions{Guard: guard.Options{Loopback: true}})
-	return base + "/mcp"
+		&host.Options{ToolNameFormat: "{tool}"},
+		&gateway.Options{Endpoints: []gateway.Endpoint{{}, {Name: "conformance", Path: "/e/conformance/mcp", Tools: []string{"*"}}}},
+		&gateway.HTTPOptions{Guard: guard.Options{Loopback: true}})
+	return base + "/mcp", base + "/e/conformance/mcp"
 }
 
 // listServerScenarios asks the suite for its server scenarios (`list

@@ -35,10 +35,16 @@ func fixture(t testing.TB, id string, flags ...string) config.Server {
 // serve starts a gateway over servers and serves it on loopback.
 func serve(t *testing.T, servers []config.Server, hostOpts *host.Options, hopts *gateway.HTTPOptions) (*gateway.Gateway, string) {
 	t.Helper()
+	return serveWith(t, servers, hostOpts, nil, hopts)
+}
+
+// serveWith is serve with the gateway's options.
+func serveWith(t *testing.T, servers []config.Server, hostOpts *host.Options, opts *gateway.Options, hopts *gateway.HTTPOptions) (*gateway.Gateway, string) {
+	t.Helper()
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	g, err := gateway.Start(ctx, servers, hostOpts, nil)
+	g, err := gateway.Start(ctx, servers, hostOpts, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
