@@ -144,6 +144,7 @@ type endpoint struct {
 	tools     map[string]string      // published tool names -> host tool names
 	listed    map[string]string      // published tool names -> the tool as published (JSON)
 	warned    map[string]bool        // Rename and Override entries warned of as naming nothing
+	sent      map[string]string      // resources, templates, prompts as published (republish)
 	resources map[string]string      // published URI -> server
 	templates map[string]string      // published URI template -> server
 	prompts   map[string]promptRoute // published name -> upstream
@@ -152,7 +153,7 @@ type endpoint struct {
 // newEndpoint makes e's MCP server, with g's handlers and middleware.
 func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 	ep := &endpoint{Endpoint: e, g: g, hidden: map[string]bool{}, renamed: map[string]string{},
-		tools: map[string]string{}, listed: map[string]string{}, warned: map[string]bool{},
+		tools: map[string]string{}, listed: map[string]string{}, warned: map[string]bool{}, sent: map[string]string{},
 		resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]promptRoute{}}
 	for _, name := range e.HideTools {
 		ep.hidden[name] = true

@@ -57,7 +57,8 @@ var wantTools = map[string][]string{
 	"three": {"mcp_b_add", "mcp_b_ask_briefly", "mcp_b_ask_detached", "mcp_b_content", "mcp_b_echo", "mcp_b_elicit", "mcp_b_env", "mcp_b_fail", "mcp_b_progress", "mcp_b_roots", "mcp_b_sample", "mcp_b_slow", "mcp_dyn_one"},
 }
 
-// dynServer is an in-process server whose tools the test changes.
+// dynServer is an in-process server whose tools and prompts the test
+// changes: add adds a tool and a prompt of that name.
 func dynServer() (*mcp.Server, func(name string)) {
 	up := mcp.NewServer(&mcp.Implementation{Name: "dyn", Version: "1"}, nil)
 	type in struct {
@@ -66,6 +67,9 @@ func dynServer() (*mcp.Server, func(name string)) {
 	add := func(name string) {
 		mcp.AddTool(up, &mcp.Tool{Name: name}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil, nil
+		})
+		up.AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
 		})
 	}
 	add("one")
@@ -249,25 +253,27 @@ func TestNamedEndpoints(t *testing.T) {
 	}
 }
 
-// TestNamedEndpointsListChanged: a tool added upstream is published with
-// its own name; list_changed goes to the sessions of the endpoints whose
-// view changed (the default one and three, which publish dyn), none to
-// one and two, and no other tool's name changes anywhere.
+// TestNamedEndpointsListChanged: a tool and a prompt added upstream are
+// published with their own names; tools/list_changed and
+// prompts/list_changed go to the sessions of the endpoints whose view
+// changed (the default one and three, which publish dyn), none to one and
+// two, and no other tool's name changes anywhere.
 func TestNamedEndpointsListChanged(t *testing.T) {
 	_, base, addDyn := startNamed(t)
 	ctx := context.Background()
-	counts := map[string]*atomic.Int32{}
+	counts, prompts := map[string]*atomic.Int32{}, map[string]*atomic.Int32{}
 	sessions := map[string]*mcp.ClientSession{}
 	before := map[string][]string{}
 	for _, name := range []string{"", "one", "two", "three"} {
-		n := new(atomic.Int32)
-		counts[name] = n
+		n, p := new(atomic.Int32), new(atomic.Int32)
+		counts[name], prompts[name] = n, p
 		url := base + "/mcp"
 		if name != "" {
 			url = base + "/e/" + name + "/mcp"
 		}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
-			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { n.Add(1) },
+			ToolListChangedHandler:   func(context.Context, *mcp.ToolListChangedRequest) { n.Add(1) },
+			PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { p.Add(1) },
 		}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
@@ -279,8 +285,9 @@ func TestNamedEndpointsListChanged(t *testing.T) {
 
 	addDyn("two")
 	for _, name := range []string{"", "three"} {
-		wait.For(t, "list_changed on endpoint "+name, func() (int32, bool) {
-			return counts[name].Load(), counts[name].Load() > 0
+		wait.For(t, "list_changed on endpoint "+name, func() ([2]int32, bool) {
+			n, p := counts[name].Load(), prompts[name].Load()
+			return [2]int32{n, p}, n > 0 && p > 0
 		})
 		names, _ := listJSON(t, sessions[name])
 		want := append(slices.Clone(before[name]), "mcp_dyn_two")
@@ -298,7 +305,10 @@ func TestNamedEndpointsListChanged(t *testing.T) {
 			t.Errorf("endpoint %s changed: %v, was %v", name, names, before[name])
 		}
 		if n := counts[name].Load(); n != 0 {
-			t.Errorf("endpoint %s got %d list_changed, its view unchanged", name, n)
+			t.Errorf("endpoint %s got %d tools/list_changed, its view unchanged", name, n)
+		}
+		if n := prompts[name].Load(); n != 0 {
+			t.Errorf("endpoint %s got %d prompts/list_changed, its view unchanged", name, n)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -40,6 +41,9 @@ func (ep *endpoint) publishResources(rs []host.Resource, ts []host.ResourceTempl
 		wantR[r.Resource.URI] = r.Server
 		res := *r.Resource
 		server := r.Server
+		if !ep.republish("resource", res.URI, server, &res) {
+			continue
+		}
 		ep.srv.AddResource(&res, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return g.readResource(ctx, server, req)
 		})
@@ -59,6 +63,9 @@ func (ep *endpoint) publishResources(rs []host.Resource, ts []host.ResourceTempl
 		wantT[t.Template.URITemplate] = t.Server
 		tmpl := *t.Template
 		server := t.Server
+		if !ep.republish("template", tmpl.URITemplate, server, &tmpl) {
+			continue
+		}
 		ep.srv.AddResourceTemplate(&tmpl, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return g.readResource(ctx, server, req)
 		})
@@ -76,6 +83,8 @@ func (ep *endpoint) publishResources(rs []host.Resource, ts []host.ResourceTempl
 		}
 	}
 	ep.resources, ep.templates = wantR, wantT
+	forgetKeys(ep.sent, "resource", wantR)
+	forgetKeys(ep.sent, "template", wantT)
 	g.mu.Unlock()
 	if len(goneR) > 0 {
 		ep.srv.RemoveResources(goneR...)
@@ -105,6 +114,9 @@ func (g *Gateway) syncPrompts(ctx context.Context) error {
 			want[name] = route
 			pr := *p.Prompt
 			pr.Name = name
+			if !ep.republish("prompt", name, p.Server+"\x00"+p.Prompt.Name, &pr) {
+				continue
+			}
 			ep.srv.AddPrompt(&pr, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 				return g.getPrompt(ctx, route, req)
 			})
@@ -117,6 +129,7 @@ func (g *Gateway) syncPrompts(ctx context.Context) error {
 			}
 		}
 		ep.prompts = want
+		forgetKeys(ep.sent, "prompt", want)
 		g.mu.Unlock()
 		if len(gone) > 0 {
 			ep.srv.RemovePrompts(gone...)
@@ -346,4 +359,34 @@ func upstreamError(err error) error {
 		return je
 	}
 	return err
+}
+
+// republish reports whether v, published by the endpoint as key of kind
+// ("resource", "template", "prompt") and routed to route, differs from
+// what it published last, and records it: re-adding the same would tell
+// every client of the endpoint that the list changed.
+func (ep *endpoint) republish(kind, key, route string, v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return true
+	}
+	k, now := kind+"\x00"+key, route+"\x00"+string(b)
+	ep.g.mu.Lock()
+	defer ep.g.mu.Unlock()
+	if ep.sent[k] == now {
+		return false
+	}
+	ep.sent[k] = now
+	return true
+}
+
+// forgetKeys drops what republish recorded of kind but the keys of want.
+// g.mu is held.
+func forgetKeys[V any](published map[string]string, kind string, want map[string]V) {
+	for k := range published {
+		rest, ok := strings.CutPrefix(k, kind+"\x00")
+		if _, kept := want[rest]; ok && !kept {
+			delete(published, k)
+		}
+	}
 }
