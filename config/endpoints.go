@@ -300,6 +300,8 @@ func (v *validator) endpoints(c *Config) {
 			if checkGatewayServer(e.Servers, k) == "" {
 				if _, ok := c.Server(id); !ok {
 					report(decode.IndexPath("servers", k), fmt.Sprintf("no server %q in the configuration (%s)", id, serverIDList(c)))
+				} else if gs := c.Gateway.Servers; gs != nil && !slices.Contains(gs, id) {
+					report(decode.IndexPath("servers", k), fmt.Sprintf("server %q is not served: [gateway] servers leaves it out (%s)", id, strings.Join(gs, ", ")))
 				}
 			}
 		}

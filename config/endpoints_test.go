@@ -180,6 +180,15 @@ rename = { "bad name" = "x", empty = "" }
 			`g.toml:13: endpoints[0].rename."bad name": invalid tool name "bad name": 1 to 128 of A-Z a-z 0-9 _ - .`,
 			`g.toml:13: endpoints[0].rename.empty: empty: name the published tool this name calls`,
 		}},
+		// Still in endpointServers' [gateway] table.
+		{"a server [gateway] servers leaves out", `servers = ["github"]
+
+[[endpoints]]
+name = "code"
+servers = ["filesystem"]
+`, []string{
+			`g.toml:15: endpoints[0].servers[0]: server "filesystem" is not served: [gateway] servers leaves it out (github)`,
+		}},
 		{"override", `[[endpoints]]
 name = "code"
 

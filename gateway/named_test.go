@@ -7,6 +7,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -310,5 +311,41 @@ func TestNamedEndpointsListChanged(t *testing.T) {
 		if n := prompts[name].Load(); n != 0 {
 			t.Errorf("endpoint %s got %d prompts/list_changed, its view unchanged", name, n)
 		}
+	}
+}
+
+// TestNamedEndpointWarnsUnused: a rename whose tool the endpoint does not
+// offer, and an override of a name it does not publish, are warned of once
+// the servers have listed their tools (they cannot be checked before),
+// naming the endpoint and the field; what they name does not appear.
+func TestNamedEndpointWarnsUnused(t *testing.T) {
+	var logs interop.LogBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g, err := gateway.Start(ctx, []config.Server{fixture(t, "a")}, nil, &gateway.Options{Logger: logger, Endpoints: []gateway.Endpoint{{}, {
+		Name: "w", Path: "/e/w/mcp", Tools: []string{"a_echo"},
+		Rename:   map[string]string{"ghost": "mcp_a_nope", "adder": "mcp_a_add", "say": "mcp_a_echo"},
+		Override: map[string]config.ToolOverride{"missing": {Description: "x"}, "say": {Description: "Says."}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	for _, want := range []string{
+		`msg="endpoint: rename names no tool the endpoint offers" endpoint=w field=rename.adder tool=mcp_a_add`,
+		`msg="endpoint: rename names no tool the endpoint offers" endpoint=w field=rename.ghost tool=mcp_a_nope`,
+		`msg="endpoint: override names no tool the endpoint offers" endpoint=w field=override.missing`,
+	} {
+		if strings.Count(out, want) != 1 {
+			t.Errorf("the log has %d of %s, want 1:\n%s", strings.Count(out, want), want, out)
+		}
+	}
+	if strings.Contains(out, "rename.say") || strings.Contains(out, "override.say") {
+		t.Errorf("warned of a rename and override in use:\n%s", out)
 	}
 }
