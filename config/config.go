@@ -25,9 +25,11 @@
 //	env       = { API_KEY = "{{secrets.everything_key}}" }
 //	timeout   = "90s"
 //
-// Besides servers, a file may have [providers.NAME] tables ([Provider])
-// and the tables [gateway], [network], [limits] and [state] ([Gateway],
-// [Network], [Limits], [State]), which a later file overrides key by key.
+// Besides servers, a file may have [providers.NAME] tables ([Provider]),
+// [[endpoints]] tables ([Endpoint]; a later file's endpoint of the same
+// name replaces an earlier one whole) and the tables [gateway], [network],
+// [limits] and [state] ([Gateway], [Network], [Limits], [State]), which a
+// later file overrides key by key.
 //
 // Decoding is strict (an unknown key is an error, with a suggestion when it
 // looks like a typo) and [Config.Validate] checks the rest. Both report every
