@@ -260,7 +260,7 @@ func TestNamedEndpoints(t *testing.T) {
 // changed (the default one and three, which publish dyn), none to one and
 // two, and no other tool's name changes anywhere.
 func TestNamedEndpointsListChanged(t *testing.T) {
-	_, base, addDyn := startNamed(t)
+	g, base, addDyn := startNamed(t)
 	ctx := context.Background()
 	counts, prompts := map[string]*atomic.Int32{}, map[string]*atomic.Int32{}
 	sessions := map[string]*mcp.ClientSession{}
@@ -311,6 +311,36 @@ func TestNamedEndpointsListChanged(t *testing.T) {
 		if n := prompts[name].Load(); n != 0 {
 			t.Errorf("endpoint %s got %d prompts/list_changed, its view unchanged", name, n)
 		}
+	}
+
+	// A server added at run time joins the default endpoint, which
+	// publishes every server, under its own names; the named endpoints,
+	// which name their servers, hear nothing and keep their names.
+	for _, name := range []string{"", "three"} {
+		before[name], _ = listJSON(t, sessions[name])
+	}
+	three := counts["three"].Load()
+	if err := g.Host().AddServer(fixture(t, "c")); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "the default endpoint to list c's tools", func() ([]string, bool) {
+		names, _ := listJSON(t, sessions[""])
+		return names, slices.Contains(names, "mcp_c_echo")
+	})
+	names, _ := listJSON(t, sessions[""])
+	for _, n := range before[""] {
+		if !slices.Contains(names, n) {
+			t.Errorf("the default endpoint no longer lists %s after server c joined", n)
+		}
+	}
+	for _, name := range []string{"one", "two", "three"} {
+		names, _ := listJSON(t, sessions[name])
+		if !slices.Equal(names, before[name]) {
+			t.Errorf("endpoint %s changed when server c joined: %v, was %v", name, names, before[name])
+		}
+	}
+	if n := counts["one"].Load() + counts["two"].Load() + counts["three"].Load() - three; n != 0 {
+		t.Errorf("%d tools/list_changed to endpoints one, two, three when server c joined, which none publishes", n)
 	}
 }
 
