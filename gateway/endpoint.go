@@ -56,7 +56,9 @@ type Endpoint struct {
 	// (host name) it calls. A renamed tool is offered under its new name
 	// only, and only if the endpoint offers it (Servers, Tools,
 	// HideTools); a tool of the endpoint whose own name is another's new
-	// name is left out.
+	// name is left out. Policy's tool patterns match the published (host)
+	// name, not the new one: a rename changes what a client sees, not
+	// what a token may call.
 	Rename map[string]string
 	// Override changes what the endpoint's clients see of a tool (title,
 	// description, annotation hints), by the name they see.
