@@ -250,7 +250,7 @@ func (g *Gateway) Sync(ctx context.Context) error {
 func (g *Gateway) syncTools() {
 	tools := g.h.Tools()
 	started := g.h.Starting() == nil
-	for _, ep := range g.eps {
+	for _, ep := range g.served() {
 		ep.syncTools(tools, started)
 	}
 }

@@ -1,9 +1,13 @@
 package gateway
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"path"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -240,10 +244,13 @@ func (ep *endpoint) hostName(name string) string {
 	return name
 }
 
+// served are the endpoints served now.
+func (g *Gateway) served() []*endpoint { return *g.eps.Load() }
+
 // sessions are the sessions of every endpoint.
 func (g *Gateway) sessions() iter.Seq[*mcp.ServerSession] {
 	return func(yield func(*mcp.ServerSession) bool) {
-		for _, ep := range g.eps {
+		for _, ep := range g.served() {
 			for ss := range ep.srv.Sessions() {
 				if !yield(ss) {
 					return
@@ -251,4 +258,112 @@ func (g *Gateway) sessions() iter.Seq[*mcp.ServerSession] {
 			}
 		}
 	}
+}
+
+// SetEndpoints replaces the endpoints the gateway serves, at run time (the
+// REST API's endpoints): eps is the whole new list, as Options.Endpoints
+// (nil: [DefaultEndpoint] alone). An endpoint equal to one served now is
+// kept as it is, its sessions with it; any other is made anew, its
+// catalog published (listed within ctx) before it is served on every guard
+// the gateway is mounted on. An endpoint no longer in the list, or
+// changed, stops being served: its sessions end (their requests
+// cancelled) and its paths answer 404. Paths are checked first, and
+// nothing changes on an error: one that another route of a guard has is
+// refused. It returns once the new endpoints are served.
+func (g *Gateway) SetEndpoints(ctx context.Context, eps []Endpoint) error {
+	norm, err := endpoints(eps)
+	if err != nil {
+		return err
+	}
+	// Published before it is served: the catalog's lists, then the
+	// endpoints made (they publish nothing until they are in use).
+	tools := g.h.Tools()
+	started := g.h.Starting() == nil
+	rs, err1 := g.h.Resources(ctx)
+	ts, err2 := g.h.ResourceTemplates(ctx)
+	ps, err3 := g.h.Prompts(ctx)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("gateway: listing what the new endpoints publish: %w", err)
+		}
+		// As a resync does: what could be listed is published.
+		g.log.Warn("listing upstream resources and prompts for new endpoints", "err", err)
+	}
+
+	old := g.served()
+	kept := map[*endpoint]bool{}
+	next := make([]*endpoint, 0, len(norm))
+	var added []*endpoint
+	for _, e := range norm {
+		i := slices.IndexFunc(old, func(o *endpoint) bool { return !kept[o] && reflect.DeepEqual(o.Endpoint, e) })
+		if i >= 0 {
+			kept[old[i]] = true
+			next = append(next, old[i])
+			continue
+		}
+		ep := g.newEndpoint(e)
+		ep.syncTools(tools, started)
+		ep.publishResources(rs, ts)
+		ep.publishPrompts(ps)
+		added = append(added, ep)
+		next = append(next, ep)
+	}
+	var removed []*endpoint
+	for _, o := range old {
+		if !kept[o] {
+			removed = append(removed, o)
+		}
+	}
+
+	g.mu.Lock()
+	if g.ctx.Err() != nil {
+		g.mu.Unlock()
+		return errors.New("gateway: closed")
+	}
+	// A path a guard has for another route is refused before anything
+	// changes (Guard.Handle would panic).
+	for _, m := range g.mounts {
+		taken := map[string]bool{}
+		for _, r := range m.gd.Routes() {
+			taken[r.Pattern] = !m.paths[r.Pattern]
+		}
+		for _, ep := range added {
+			for _, p := range ep.paths() {
+				if taken[p] {
+					g.mu.Unlock()
+					return fmt.Errorf("gateway: endpoint %q: %s is another route's", ep.Name, p)
+				}
+			}
+		}
+	}
+	g.eps.Store(&next)
+	var closeWS []func()
+	for _, m := range g.mounts {
+		for _, ep := range added {
+			g.mountEndpoint(m, ep)
+		}
+		for _, ep := range removed {
+			if h := m.handlers[ep]; h != nil {
+				closeWS = append(closeWS, h.closeWS)
+			}
+			delete(m.handlers, ep)
+		}
+		m.route(next)
+	}
+	g.mu.Unlock()
+
+	for _, ep := range removed {
+		for ss := range ep.srv.Sessions() {
+			g.endSession(ss)
+		}
+	}
+	for _, c := range closeWS {
+		c()
+	}
+	// What changed while the new endpoints were published, which a
+	// resync over the old list missed.
+	g.resync(host.ToolsChanged)
+	g.resync(host.ResourcesChanged)
+	g.resync(host.PromptsChanged)
+	return nil
 }

@@ -42,6 +42,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -130,8 +131,8 @@ type Gateway struct {
 	h    *host.Host
 	opts Options
 	log  *slog.Logger
-	eps  []*endpoint      // Options.Endpoints, served
-	red  *secret.Redactor // the host's, for the face (redact.go)
+	eps  atomic.Pointer[[]*endpoint] // Options.Endpoints, served; SetEndpoints replaces the list
+	red  *secret.Redactor            // the host's, for the face (redact.go)
 
 	ctx    context.Context // the gateway's lifetime
 	cancel context.CancelFunc
@@ -160,6 +161,8 @@ type Gateway struct {
 	rootsGen    uint64
 	rootsClosed bool
 	rootsApply  sync.Mutex
+
+	mounts []*mount // the guards the gateway is mounted on (http.go); g.mu
 
 	peerTransport *http.Transport // retries forwarded to other replicas (replicas.go)
 	stateSigner   *secret.Signer  // signs the requestStates of bridged calls (Options.StateKey)
@@ -296,9 +299,11 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 	g.requests, g.endRequests = context.WithCancelCause(g.ctx)
 	g.ends = transport.NewSessionEnds[*mcp.ServerSession](g.requests)
 
+	var list []*endpoint
 	for _, e := range eps {
-		g.eps = append(g.eps, g.newEndpoint(e))
+		list = append(list, g.newEndpoint(e))
 	}
+	g.eps.Store(&list)
 
 	// An upstream that wants roots outside a call gets the one client's
 	// (roots.go).
@@ -338,7 +343,7 @@ func (g *Gateway) Host() *host.Host { return g.h }
 // Server returns the MCP server of the gateway's first endpoint. Serve it
 // over stdio with g.Server().Run(guard.OwnerContext(ctx),
 // &mcp.StdioTransport{}) (its client is the owner: see guard.OwnerContext).
-func (g *Gateway) Server() *mcp.Server { return g.eps[0].srv }
+func (g *Gateway) Server() *mcp.Server { return g.served()[0].srv }
 
 // EndpointServer returns the MCP server of the endpoint named name
 // ([Endpoint.Name]; "" is the first endpoint, as [Gateway.Server]), nil
@@ -347,7 +352,7 @@ func (g *Gateway) EndpointServer(name string) *mcp.Server {
 	if name == "" {
 		return g.Server()
 	}
-	for _, ep := range g.eps {
+	for _, ep := range g.served() {
 		if ep.Name == name {
 			return ep.srv
 		}

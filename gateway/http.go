@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -118,19 +119,95 @@ func (g *Gateway) Mount(gd *guard.Guard, opts *HTTPOptions) {
 	}
 	// One bound on sessions for every endpoint: they are the gateway's.
 	limits := newSessionLimits(g.sessions, o.MaxSessions, o.MaxClientSessions, func(msg string, args ...any) { g.log.Info(msg, args...) }, g.endSession)
-	for _, ep := range g.eps {
-		g.mount(gd, ep, &o, events, limits)
+	m := &mount{gd: gd, o: o, events: events, limits: limits, paths: map[string]bool{}, handlers: map[*endpoint]*endpointHandlers{}}
+	m.routes.Store(&map[string]http.Handler{})
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.mounts = append(g.mounts, m)
+	for _, ep := range g.served() {
+		g.mountEndpoint(m, ep)
+	}
+	m.route(g.served())
+}
+
+// A mount is the gateway mounted on a guard ([Gateway.Mount]): the
+// handlers of each endpoint served there, and the paths registered on the
+// guard, each of which serves the endpoint at that path now (routes), so
+// that SetEndpoints can change what a path serves: a guard's route cannot
+// be removed, and answers 404 once no endpoint has its path.
+type mount struct {
+	gd     *guard.Guard
+	o      HTTPOptions
+	events mcp.EventStore
+	limits *sessionLimits
+
+	paths    map[string]bool                 // registered on gd; g.mu
+	handlers map[*endpoint]*endpointHandlers // g.mu
+	routes   atomic.Pointer[map[string]http.Handler]
+}
+
+// endpointHandlers serve one endpoint on one mount.
+type endpointHandlers struct {
+	streamable, sse, ws http.Handler
+	closeWS             func()
+}
+
+// mountEndpoint makes ep's handlers on m and registers the paths m has
+// not registered yet; g.mu is held. The routes are m.route's to change.
+func (g *Gateway) mountEndpoint(m *mount, ep *endpoint) {
+	m.handlers[ep] = g.endpointHandlers(m, ep)
+	for _, p := range ep.paths() {
+		if !m.paths[p] {
+			m.paths[p] = true
+			m.gd.Handle(p, guard.AccessMCP, "", m.serve(p))
+		}
 	}
 }
 
-// mount registers ep's paths on gd.
-func (g *Gateway) mount(gd *guard.Guard, ep *endpoint, o *HTTPOptions, events mcp.EventStore, limits *sessionLimits) {
+// route points m's paths at the handlers of eps; g.mu is held.
+func (m *mount) route(eps []*endpoint) {
+	routes := map[string]http.Handler{}
+	for _, ep := range eps {
+		h := m.handlers[ep]
+		if h == nil {
+			continue
+		}
+		routes[ep.Path] = h.streamable
+		for _, p := range []string{ep.SSE, ep.Message} {
+			if p != "" {
+				routes[p] = h.sse
+			}
+		}
+		if ep.WebSocket != "" {
+			routes[ep.WebSocket] = h.ws
+		}
+	}
+	m.routes.Store(&routes)
+}
+
+// serve is the handler registered at path p: it serves the endpoint at p
+// now, or answers 404.
+func (m *mount) serve(p string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := (*m.routes.Load())[p]
+		if h == nil {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// endpointHandlers makes ep's handlers for m; g.mu is held.
+func (g *Gateway) endpointHandlers(m *mount, ep *endpoint) *endpointHandlers {
+	o := &m.o
+	out := &endpointHandlers{closeWS: func() {}}
 	getServer := func(*http.Request) *mcp.Server { return ep.srv }
 	streamable := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      o.SessionTimeout,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
 		JSONResponse:        o.JSONResponse,
-		EventStore:          events,
+		EventStore:          m.events,
 		// The guard checks Host and Origin for every endpoint.
 		DisableLocalhostProtection: true,
 	})
@@ -144,17 +221,12 @@ func (g *Gateway) mount(gd *guard.Guard, ep *endpoint, o *HTTPOptions, events mc
 		PropagateRequestCancellation: true,
 		DisableLocalhostProtection:   true,
 	})
-	gd.Handle(ep.Path, guard.AccessMCP, "", &byGeneration{g: g, srv: ep.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
+	out.streamable = &byGeneration{g: g, srv: ep.srv, sessions: streamable, sessionless: sessionless, limits: m.limits, maxBody: o.MaxBodyBytes}
 	if ep.SSE != "" || ep.Message != "" {
-		sse := limits.limitStreams(mcp.NewSSEHandler(getServer, &mcp.SSEOptions{
+		out.sse = m.limits.limitStreams(mcp.NewSSEHandler(getServer, &mcp.SSEOptions{
 			MaxRequestBodyBytes:        o.MaxBodyBytes,
 			DisableLocalhostProtection: true,
 		}))
-		for _, p := range []string{ep.SSE, ep.Message} { // a GET at either opens a session
-			if p != "" {
-				gd.Handle(p, guard.AccessMCP, "", sse)
-			}
-		}
 	}
 	if ep.WebSocket != "" {
 		ws := transport.NewWebSocketHandler(getServer, &transport.WebSocketHandlerOptions{
@@ -162,12 +234,18 @@ func (g *Gateway) mount(gd *guard.Guard, ep *endpoint, o *HTTPOptions, events mc
 			// The guard checks Origin, with the same rule as the other endpoints.
 			InsecureSkipVerify: true,
 		})
-		g.wg.Go(func() {
-			<-g.ctx.Done()
-			ws.Close()
-		})
-		gd.Handle(ep.WebSocket, guard.AccessMCP, "", limits.limitStreams(ws))
+		// Under g.mu: Close cancels g.ctx under it too, so this goroutine
+		// is counted before Close waits, or not started.
+		if g.ctx.Err() == nil {
+			g.wg.Go(func() {
+				<-g.ctx.Done()
+				ws.Close()
+			})
+		}
+		out.ws = m.limits.limitStreams(ws)
+		out.closeWS = func() { ws.Close() }
 	}
+	return out
 }
 
 // byGeneration serves each Streamable HTTP request in its client's protocol

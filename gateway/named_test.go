@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -377,5 +378,91 @@ func TestNamedEndpointWarnsUnused(t *testing.T) {
 	}
 	if strings.Contains(out, "rename.say") || strings.Contains(out, "override.say") {
 		t.Errorf("warned of a rename and override in use:\n%s", out)
+	}
+}
+
+// TestSetEndpoints: the endpoint list replaced at run time. An endpoint
+// left as it was keeps its sessions; a changed one ends its sessions and
+// serves its new view to the next; a removed one's paths answer 404; a new
+// one is served at paths the guard did not have, its tools published
+// before its first client; a path another route has is refused, changing
+// nothing; no goroutine is left behind.
+func TestSetEndpoints(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dyn, _ := dynServer()
+	g, err := gateway.Start(ctx, []config.Server{fixture(t, "a"), fixture(t, "b")},
+		&host.Options{InProcess: []host.InProcessServer{{ID: "dyn", Server: dyn}}},
+		&gateway.Options{Endpoints: namedEndpoints()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gd, err := guard.New(ctx, &guard.Options{Loopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gd.Handle("/taken/mcp", guard.AccessOwner, "", http.NotFoundHandler())
+	g.Mount(gd, nil)
+	ts := httptest.NewServer(gd)
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		if err := g.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		ts.Close()
+		wait.Goroutines(t, before)
+	})
+	base := ts.URL
+	open := func(name string) *mcp.ClientSession {
+		t.Helper()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/e/" + name + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatalf("endpoint %s: connect: %v", name, err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	one, two := open("one"), open("two")
+
+	eps := namedEndpoints()
+	eps[2].Tools = []string{"b_echo"} // two changed
+	eps[2].Rename, eps[2].Override = nil, nil
+	four := gateway.Endpoint{Name: "four", Path: "/e/four/mcp", SSE: "/e/four/sse", Message: "/e/four/message", WebSocket: "/e/four/ws", Servers: []string{"dyn"}}
+	taken := gateway.Endpoint{Name: "five", Path: "/taken/mcp"}
+	if err := g.SetEndpoints(ctx, append(slices.Clone(eps[:3]), four, taken)); err == nil || !strings.Contains(err.Error(), "/taken/mcp") {
+		t.Fatalf("SetEndpoints with a path another route has: %v, want an error naming it", err)
+	}
+	if names, _ := listJSON(t, two); !slices.Equal(names, wantTools["two"]) {
+		t.Errorf("after a refused SetEndpoints, endpoint two lists %v", names)
+	}
+
+	if err := g.SetEndpoints(ctx, append(slices.Clone(eps[:3]), four)); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := listJSON(t, one); !slices.Equal(names, wantTools["one"]) {
+		t.Errorf("endpoint one, unchanged, lists %v on its session", names)
+	}
+	if _, err := two.ListTools(ctx, nil); err == nil {
+		t.Errorf("the session of endpoint two, changed, still answers")
+	}
+	if names, _ := listJSON(t, open("two")); !slices.Equal(names, []string{"mcp_b_echo"}) {
+		t.Errorf("endpoint two, changed, lists %v to a new session, want [mcp_b_echo]", names)
+	}
+	if names, _ := listJSON(t, open("four")); !slices.Equal(names, []string{"mcp_dyn_one"}) {
+		t.Errorf("endpoint four, new, lists %v, want [mcp_dyn_one]", names)
+	}
+	ws, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &transport.WebSocket{URL: "ws" + strings.TrimPrefix(base, "http") + "/e/four/ws"}, nil)
+	if err != nil {
+		t.Fatalf("endpoint four over WebSocket: %v", err)
+	}
+	ws.Close()
+	resp, err := http.Post(base+"/e/three/mcp", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("POST /e/three/mcp, three removed: %s, want 404", resp.Status)
 	}
 }

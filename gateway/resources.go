@@ -21,7 +21,7 @@ import (
 func (g *Gateway) syncResources(ctx context.Context) error {
 	rs, err := g.h.Resources(ctx)
 	ts, err2 := g.h.ResourceTemplates(ctx)
-	for _, ep := range g.eps {
+	for _, ep := range g.served() {
 		ep.publishResources(rs, ts)
 	}
 	return errors.Join(err, err2)
@@ -98,44 +98,50 @@ func (ep *endpoint) publishResources(rs []host.Resource, ts []host.ResourceTempl
 // endpoint.
 func (g *Gateway) syncPrompts(ctx context.Context) error {
 	ps, err := g.h.Prompts(ctx)
-	format := g.h.ToolNameFormat()
-	for _, ep := range g.eps {
-		want := map[string]promptRoute{}
-		for _, p := range ps {
-			if !ep.exposes(p.Server) {
-				continue
-			}
-			name := host.ToolName(format, p.Server, p.Prompt.Name)
-			if _, dup := want[name]; dup {
-				g.log.Warn("prompt name collides; the first wins", "name", name, "skipped", p.Server)
-				continue
-			}
-			route := promptRoute{server: p.Server, name: p.Prompt.Name}
-			want[name] = route
-			pr := *p.Prompt
-			pr.Name = name
-			if !ep.republish("prompt", name, p.Server+"\x00"+p.Prompt.Name, &pr) {
-				continue
-			}
-			ep.srv.AddPrompt(&pr, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				return g.getPrompt(ctx, route, req)
-			})
-		}
-		g.mu.Lock()
-		var gone []string
-		for name := range ep.prompts {
-			if _, ok := want[name]; !ok {
-				gone = append(gone, name)
-			}
-		}
-		ep.prompts = want
-		forgetKeys(ep.sent, "prompt", want)
-		g.mu.Unlock()
-		if len(gone) > 0 {
-			ep.srv.RemovePrompts(gone...)
-		}
+	for _, ep := range g.served() {
+		ep.publishPrompts(ps)
 	}
 	return err
+}
+
+// publishPrompts publishes ps, named like tools, on ep.
+func (ep *endpoint) publishPrompts(ps []host.Prompt) {
+	g := ep.g
+	format := g.h.ToolNameFormat()
+	want := map[string]promptRoute{}
+	for _, p := range ps {
+		if !ep.exposes(p.Server) {
+			continue
+		}
+		name := host.ToolName(format, p.Server, p.Prompt.Name)
+		if _, dup := want[name]; dup {
+			g.log.Warn("prompt name collides; the first wins", "name", name, "skipped", p.Server)
+			continue
+		}
+		route := promptRoute{server: p.Server, name: p.Prompt.Name}
+		want[name] = route
+		pr := *p.Prompt
+		pr.Name = name
+		if !ep.republish("prompt", name, p.Server+"\x00"+p.Prompt.Name, &pr) {
+			continue
+		}
+		ep.srv.AddPrompt(&pr, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return g.getPrompt(ctx, route, req)
+		})
+	}
+	g.mu.Lock()
+	var gone []string
+	for name := range ep.prompts {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	ep.prompts = want
+	forgetKeys(ep.sent, "prompt", want)
+	g.mu.Unlock()
+	if len(gone) > 0 {
+		ep.srv.RemovePrompts(gone...)
+	}
 }
 
 // complete routes completion/complete to the server that owns the prompt or
@@ -296,7 +302,7 @@ const unsubscribeTimeout = 10 * time.Second
 // endpoint that exposes its server (the SDK sends it to the sessions of
 // its server that subscribed).
 func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificationParams) {
-	for _, ep := range g.eps {
+	for _, ep := range g.served() {
 		if !ep.exposes(server) {
 			continue
 		}
