@@ -269,12 +269,15 @@ func (g *Gateway) sessions() iter.Seq[*mcp.ServerSession] {
 // changed, stops being served: its sessions end (their requests
 // cancelled) and its paths answer 404. Paths are checked first, and
 // nothing changes on an error: one that another route of a guard has is
-// refused. It returns once the new endpoints are served.
+// refused. It returns once the new endpoints are served. Calls are
+// serialised.
 func (g *Gateway) SetEndpoints(ctx context.Context, eps []Endpoint) error {
 	norm, err := endpoints(eps)
 	if err != nil {
 		return err
 	}
+	g.setting.Lock()
+	defer g.setting.Unlock()
 	// Published before it is served: the catalog's lists, then the
 	// endpoints made (they publish nothing until they are in use).
 	tools := g.h.Tools()

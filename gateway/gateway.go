@@ -163,6 +163,9 @@ type Gateway struct {
 	rootsApply  sync.Mutex
 
 	mounts []*mount // the guards the gateway is mounted on (http.go); g.mu
+	// setting serialises SetEndpoints: each computes the next list from
+	// the one served.
+	setting sync.Mutex
 
 	peerTransport *http.Transport // retries forwarded to other replicas (replicas.go)
 	stateSigner   *secret.Signer  // signs the requestStates of bridged calls (Options.StateKey)
