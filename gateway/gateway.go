@@ -25,7 +25,11 @@
 // owner), or over HTTP with [Gateway.Handler] (a guard of its own), or
 // mount it with [Gateway.Mount] on the guard of a listener that serves
 // other faces too (the daemon's). [Grant] is the one reading of the OAuth
-// policy, for every face. Where the gateway serves is its [Endpoint].
+// policy, for every face. Where the gateway serves is its [Endpoint]s:
+// the default one at /mcp, and named ones, each publishing its own view of
+// the one host (its servers, tools chosen by glob, renamed and overridden,
+// its instructions) with list_changed of its own; [Gateway.SetEndpoints]
+// replaces the list at run time.
 //
 // The files, by concern: the catalog it publishes (catalog.go), calls
 // (calls.go, input.go for 2026-07-28 clients, notify.go), resources,
