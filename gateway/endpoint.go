@@ -34,6 +34,16 @@ type Endpoint struct {
 	// everything. Clients without a token (stdio, the local socket,
 	// auth_token) are the owner's and see everything.
 	Policy []config.AuthPolicy
+	// Name identifies the endpoint ([[endpoints]] name): in the guard's
+	// refusals, and as the switchboard.endpoint of its metrics and spans.
+	// "" is the default endpoint.
+	Name string
+	// AuthToken is the endpoint's own token (resolved): it opens this
+	// endpoint's paths alone, besides the owner's ([guard.Endpoint]).
+	AuthToken string
+	// Scopes are the OAuth scopes a token needs on this endpoint, besides
+	// the gateway's ([[endpoints]] scopes).
+	Scopes []string
 }
 
 // DefaultEndpoint is the endpoint of a gateway given none: every server,

@@ -84,7 +84,8 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	return gd
 }
 
-// Mount registers the gateway's endpoint on gd, at [guard.AccessMCP]: by
+// Mount registers the gateway's endpoints on gd, each path with its
+// endpoint's rules ([guard.Guard.HandleEndpoint], at [guard.AccessMCP]): by
 // default /mcp (Streamable HTTP), /sse and /message (the legacy HTTP+SSE
 // transport), /ws (WebSocket); see [Endpoint]. Of opts, the fields that
 // shape the endpoints count; the checks are gd's.
@@ -144,7 +145,11 @@ func (g *Gateway) mount(gd *guard.Guard, ep *endpoint, o *HTTPOptions, events mc
 		PropagateRequestCancellation: true,
 		DisableLocalhostProtection:   true,
 	})
-	gd.Handle(ep.Path, guard.AccessMCP, "", &byGeneration{g: g, srv: ep.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
+	// Every path of the endpoint, whatever its transport, with the same
+	// rules: its own token, its scopes (guard.Endpoint).
+	rules := guard.Endpoint{Name: ep.Name, AuthToken: ep.AuthToken, Scopes: ep.Scopes}
+	handle := func(p string, h http.Handler) { gd.HandleEndpoint(p, rules, h) }
+	handle(ep.Path, &byGeneration{g: g, srv: ep.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
 	if ep.SSE != "" || ep.Message != "" {
 		sse := limits.limitStreams(mcp.NewSSEHandler(getServer, &mcp.SSEOptions{
 			MaxRequestBodyBytes:        o.MaxBodyBytes,
@@ -152,7 +157,7 @@ func (g *Gateway) mount(gd *guard.Guard, ep *endpoint, o *HTTPOptions, events mc
 		}))
 		for _, p := range []string{ep.SSE, ep.Message} { // a GET at either opens a session
 			if p != "" {
-				gd.Handle(p, guard.AccessMCP, "", sse)
+				handle(p, sse)
 			}
 		}
 	}
@@ -166,7 +171,7 @@ func (g *Gateway) mount(gd *guard.Guard, ep *endpoint, o *HTTPOptions, events mc
 			<-g.ctx.Done()
 			ws.Close()
 		})
-		gd.Handle(ep.WebSocket, guard.AccessMCP, "", limits.limitStreams(ws))
+		handle(ep.WebSocket, limits.limitStreams(ws))
 	}
 }
 
