@@ -51,6 +51,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -616,21 +617,29 @@ func up(st host.State) bool {
 	return st == host.StateReady || st == host.StateDegraded || st == host.StateLazy
 }
 
-// gatewayOptions are the gateway's options from [gateway].
-func (d *Daemon) gatewayOptions() *gateway.Options {
+// gatewayOptions are the gateway's options from [gateway] and
+// [[endpoints]]; an error names an endpoint's token that does not
+// resolve.
+func (d *Daemon) gatewayOptions() (*gateway.Options, error) {
 	o := &gateway.Options{Logger: d.opts.Logger, MaxWaitingCalls: d.opts.Config.Gateway.MaxSessions, MaxRequests: d.opts.Config.Gateway.MaxRequests,
 		Replica: d.replica, StateKey: d.stateKey, StateKeyFallbacks: d.stateKeyFallbacks}
 	if d.store.Backend() == "postgres" {
 		o.Peers = d.peer
 	}
-	o.Endpoints = d.endpoints()
-	return o
+	eps, err := d.endpoints()
+	if err != nil {
+		return nil, err
+	}
+	o.Endpoints = eps
+	return o, nil
 }
 
 // endpoints are the MCP endpoints the daemon serves, over its one host:
 // the default one (gateway.DefaultEndpoint), under [gateway.auth.policy],
-// without the tools of the workflows published with hide_tools.
-func (d *Daemon) endpoints() []gateway.Endpoint {
+// without the tools of the workflows published with hide_tools; then
+// each of [[endpoints]], at its paths (namedPaths), with its own
+// auth_token (resolved) and scopes, under the same policy.
+func (d *Daemon) endpoints() ([]gateway.Endpoint, error) {
 	ep := gateway.DefaultEndpoint
 	if a := d.opts.Config.Gateway.Auth; a != nil {
 		ep.Policy = a.Policy
@@ -638,7 +647,30 @@ func (d *Daemon) endpoints() []gateway.Endpoint {
 	if d.wf != nil {
 		ep.HideTools = d.wf.Hidden()
 	}
-	return []gateway.Endpoint{ep}
+	out := []gateway.Endpoint{ep}
+	for _, ce := range d.opts.Config.Endpoints {
+		tok, err := ce.ResolveAuthToken(d.lookupEnv(), d.opts.Host.Secrets, d.red)
+		if err != nil {
+			return nil, err
+		}
+		e := ep
+		e.Name, e.AuthToken, e.Scopes = ce.Name, tok, ce.Scopes
+		e.Path, e.SSE, e.Message, e.WebSocket = namedPaths(ce)
+		if ce.Servers != nil {
+			e.Servers = ce.Servers
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// namedPaths are where a named endpoint is served: Streamable HTTP
+// at its path (default /e/NAME/mcp), and beside it, its last element
+// replaced, HTTP+SSE (sse, message) and WebSocket (ws).
+func namedPaths(e config.Endpoint) (mcp, sse, message, ws string) {
+	mcp = cmp.Or(e.Path, "/e/"+e.Name+"/mcp")
+	dir := mcp[:strings.LastIndexByte(mcp, '/')+1]
+	return mcp, dir + "sse", dir + "message", dir + "ws"
 }
 
 func (d *Daemon) grace() time.Duration {
