@@ -56,6 +56,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/guard"
@@ -493,10 +495,11 @@ func (d *Daemon) build(gwOpts *gateway.Options) (*gateway.Gateway, *host.Host, e
 	if d.opts.OnHost != nil {
 		d.opts.OnHost(h)
 	}
-	gwOpts.Middleware = append(gwOpts.Middleware, d.tel.ServerMiddleware(func(name string) (string, bool) {
+	serverOf := func(name string) (string, bool) {
 		t, ok := h.Tool(name)
 		return t.Server, ok
-	}))
+	}
+	gwOpts.EndpointMiddleware = func(ep string) []mcp.Middleware { return []mcp.Middleware{d.tel.ServerMiddleware(ep, serverOf)} }
 	g, err := gateway.New(h, gwOpts)
 	if err != nil {
 		return nil, nil, err

@@ -141,6 +141,11 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 	if len(g.opts.Middleware) > 0 {
 		ep.srv.AddReceivingMiddleware(g.opts.Middleware...)
 	}
+	if g.opts.EndpointMiddleware != nil {
+		if mw := g.opts.EndpointMiddleware(e.Name); len(mw) > 0 {
+			ep.srv.AddReceivingMiddleware(mw...)
+		}
+	}
 	return ep
 }
 
