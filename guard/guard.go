@@ -14,9 +14,12 @@
 //     (as a bearer token, or as the session cookie the web UI's login
 //     sets, never on the MCP endpoints), or an OAuth access token of the
 //     configured issuer (any valid one on the MCP endpoints, which the
-//     policy then limits; one with admin_scope on the management faces).
-//     Where no credential is configured (a loopback listener) every
-//     caller is the owner.
+//     policy then limits; one with admin_scope on the management faces);
+//     on a route of a named MCP endpoint (Guard.HandleEndpoint), also
+//     the endpoint's own token, and the endpoint's OAuth scopes
+//     (endpoint.go). Where no credential is configured (a loopback
+//     listener) every caller is the owner, but an endpoint with a token
+//     of its own still asks for it.
 //
 // A refused request's body is never read. A request that passes has its
 // Authorization header removed before any handler sees it, and its body
