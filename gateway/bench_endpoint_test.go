@@ -95,7 +95,8 @@ func BenchmarkNamedEndpoint(b *testing.B) {
 				b.ResetTimer()
 				for r := range endpointRounds {
 					n := b.N/endpointRounds + boolInt(r < b.N%endpointRounds)
-					for i := range paths {
+					for k := range paths {
+						i := (k + r) % len(paths) // each path first in every other round
 						runs[i].add(runOps(b, sessions[i], op.do, conc, n))
 					}
 				}
