@@ -174,7 +174,7 @@ func runOps(b *testing.B, cs *mcp.ClientSession, do func(*mcp.ClientSession) err
 }
 
 // The shape BenchmarkEndpointsMemory measures: endpoints over servers,
-// each server offering its 8 tools and toolsPerServer more, each
+// each server offering its 12 tools and toolsPerServer more, each
 // endpoint publishing serversPerEndpoint of them.
 const (
 	memServers         = 20
@@ -187,7 +187,7 @@ const (
 // over one started host of 20 servers (stdio children, whose memory is
 // theirs), a gateway with /mcp alone is built and mounted on a guard, then
 // one with /mcp and 100 named endpoints (each with its own token and 5 of
-// the servers: about 140 tools each); the heap in use is read after a GC
+// the servers: 160 tools each); the heap in use is read after a GC
 // before and after each. "endpoints-MB" is what the 100 endpoints add,
 // the second gateway's heap less the first's. The figure is taken once
 // per run of the function, whatever b.N.
