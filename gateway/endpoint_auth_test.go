@@ -11,6 +11,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
@@ -73,7 +74,10 @@ func rawGet(t *testing.T, url, tok string) (int, string) {
 // endpoint and on /mcp; the owner's token opens every endpoint; an OAuth
 // token sees the intersection of the policy and the endpoint's servers,
 // and one lacking the endpoint's scope is refused with 403
-// insufficient_scope naming every scope the endpoint needs.
+// insufficient_scope naming every scope the endpoint needs. A named
+// endpoint is an OAuth protected resource of its own: metadata naming its
+// URL (as an MCP client checks), challenges pointing there, and a token
+// for it accepted there alone.
 func TestEndpointAuth(t *testing.T) {
 	as := testauth.Start(t, &testauth.Options{JWT: true})
 	const owner, codeToken, opsToken = "owner-token-7d1f", "code-token-21ab", "ops-token-9c3e"
@@ -169,6 +173,37 @@ func TestEndpointAuth(t *testing.T) {
 		})
 	}
 
+	// A named endpoint is a protected resource of its own: the metadata
+	// its challenge points at names its URL (what an MCP client checks,
+	// as the go-sdk's does with this very call) and its scopes; a token
+	// for it opens it and nothing else.
+	_, www := rawGet(t, base+"/e/code/mcp", "")
+	cs, err := oauthex.ParseWWWAuthenticate([]string{www})
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("the challenge of /e/code/mcp: %q: %v", www, err)
+	}
+	prm, err := oauthex.GetProtectedResourceMetadata(ctx, cs[0].Params["resource_metadata"], base+"/e/code/mcp", http.DefaultClient)
+	if err != nil {
+		t.Fatalf("the endpoint's protected resource metadata: %v", err)
+	}
+	if !slices.Equal(prm.ScopesSupported, []string{"mcp", "code"}) || !slices.Equal(prm.AuthorizationServers, []string{as.Issuer}) {
+		t.Errorf("the endpoint's metadata: scopes %v, authorization servers %v; want [mcp code], [%s]", prm.ScopesSupported, prm.AuthorizationServers, as.Issuer)
+	}
+	forCode, err := as.Mint(jwt.MapClaims{"iss": as.Issuer, "aud": base + "/e/code/mcp", "sub": "carol", "scope": "mcp tools:pub code", "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := connectAt(t, base, "/e/code", "streamable", forCode); err != nil {
+		t.Errorf("a token for /e/code/mcp on it: %v", err)
+	} else if got := echoes(t, cs); !slices.Equal(got, pub) {
+		t.Errorf("a token for /e/code/mcp lists %v; want %v (the policy)", got, pub)
+	}
+	for _, p := range []string{"/e/ops/mcp", "/mcp", "/e/ops/sse", "/sse"} {
+		if status, www := rawGet(t, base+p, forCode); status != http.StatusUnauthorized || !strings.Contains(www, `error="invalid_token"`) {
+			t.Errorf("GET %s with a token for /e/code/mcp: %d %q; want 401 invalid_token", p, status, www)
+		}
+	}
+
 	// What a refusal says, on every path of the endpoints: 403 for
 	// another endpoint's token; 403 insufficient_scope naming the scopes
 	// the endpoint needs; 401 without a credential, asking for those
@@ -183,7 +218,8 @@ func TestEndpointAuth(t *testing.T) {
 			{"/e/code" + p, opsToken, http.StatusForbidden, nil},
 			{p, opsToken, http.StatusForbidden, nil},
 			{"/e/code" + p, bob, http.StatusForbidden, []string{`error="insufficient_scope"`, `scope="mcp code"`}},
-			{"/e/code" + p, "", http.StatusUnauthorized, []string{`scope="mcp code"`}},
+			{"/e/code" + p, "", http.StatusUnauthorized, []string{`scope="mcp code"`, `resource_metadata="` + base + `/.well-known/oauth-protected-resource/e/code/mcp"`}},
+			{p, "", http.StatusUnauthorized, []string{`scope="mcp"`, `resource_metadata="` + base + `/.well-known/oauth-protected-resource/mcp"`}},
 		} {
 			status, www := rawGet(t, base+c.path, c.tok)
 			if status != c.status {

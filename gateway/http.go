@@ -147,7 +147,7 @@ func (g *Gateway) mount(gd *guard.Guard, ep *endpoint, o *HTTPOptions, events mc
 	})
 	// Every path of the endpoint, whatever its transport, with the same
 	// rules: its own token, its scopes (guard.Endpoint).
-	rules := guard.Endpoint{Name: ep.Name, AuthToken: ep.AuthToken, Scopes: ep.Scopes}
+	rules := guard.Endpoint{Name: ep.Name, AuthToken: ep.AuthToken, Scopes: ep.Scopes, Path: ep.Path}
 	handle := func(p string, h http.Handler) { gd.HandleEndpoint(p, rules, h) }
 	handle(ep.Path, &byGeneration{g: g, srv: ep.srv, sessions: streamable, sessionless: sessionless, limits: limits, maxBody: o.MaxBodyBytes})
 	if ep.SSE != "" || ep.Message != "" {

@@ -2,8 +2,12 @@ package guard
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // An Endpoint is what the routes of one MCP endpoint ask of a request
@@ -22,7 +26,15 @@ import (
 //     whose other routes are open): its token, or the owner's;
 //   - with OAuth, a token needs Scopes here besides [OAuthOptions.Scopes]
 //     (403 insufficient_scope naming them all, so that a client can step
-//     up), and the gateway's policy still limits what it sees.
+//     up), and the gateway's policy still limits what it sees. A named
+//     endpoint is a protected resource of its own (an MCP client checks
+//     that the metadata it reads names the URL it connects to): its
+//     resource is the gateway's ([OAuthOptions.Resource]) with Path in
+//     place of the default endpoint's last path element (resource
+//     http://gw/mcp, Path /e/code/mcp: http://gw/e/code/mcp), its
+//     metadata is published at RFC 9728's path for it, the challenges of
+//     its routes point there, and a token for it is accepted on its
+//     routes alone, besides one for the gateway's audience.
 //
 // A caller let in by the endpoint's token is the endpoint's owner: no
 // policy applies to it ([EndpointOf] names the endpoint).
@@ -35,20 +47,83 @@ type Endpoint struct {
 	AuthToken string
 	// Scopes are the OAuth scopes a token needs on this endpoint.
 	Scopes []string
+	// Path is the endpoint's Streamable HTTP path, which makes a named
+	// endpoint's OAuth resource; "" gives it none of its own.
+	Path string
+}
+
+// endpointRules are an Endpoint's rules as registered, with its own OAuth
+// resource and where its metadata is (none for the default endpoint, or
+// without OAuth).
+type endpointRules struct {
+	Endpoint
+	resource, metaURL string
+}
+
+// resourceOf is the endpoint's own OAuth resource, or "".
+func (e *endpointRules) resourceOf() string {
+	if e == nil {
+		return ""
+	}
+	return e.resource
+}
+
+// metaURLOr is where the endpoint's protected resource metadata is, or
+// def (the gateway's) when it has none of its own.
+func (e *endpointRules) metaURLOr(def string) string {
+	if e == nil || e.metaURL == "" {
+		return def
+	}
+	return e.metaURL
+}
+
+// endpointResource is a named endpoint's OAuth resource: the gateway's
+// resource with path in place of its last path element (a prefix a
+// reverse proxy serves the gateway under stays).
+func endpointResource(gateway, path string) (string, error) {
+	u, err := url.Parse(gateway)
+	if err != nil {
+		return "", err
+	}
+	prefix := u.Path[:strings.LastIndexByte(u.Path, '/')+1]
+	u.Path = strings.TrimSuffix(prefix, "/") + path
+	u.RawPath, u.RawQuery, u.Fragment = "", "", ""
+	return u.String(), nil
 }
 
 // HandleEndpoint registers h at pattern at [AccessMCP], as a route of
 // endpoint ep: besides what AccessMCP asks, the request must meet ep's
 // rules (see [Endpoint]). Like [Guard.Handle] it panics on a pattern that
 // is invalid or conflicts with another.
+//
+// With OAuth, the first route of a named endpoint with a Path registers
+// the endpoint's protected resource metadata too, at [AccessPublic].
 func (gd *Guard) HandleEndpoint(pattern string, ep Endpoint, h http.Handler) {
-	ep.Scopes = slices.Clone(ep.Scopes)
+	rules := &endpointRules{Endpoint: ep}
+	rules.Scopes = slices.Clone(ep.Scopes)
+	var prm string // the metadata's path, when it is to be registered
+	if og := gd.oauth; og != nil && ep.Name != "" && ep.Path != "" {
+		res, err := endpointResource(og.o.Resource, ep.Path)
+		if err != nil {
+			panic(fmt.Sprintf("guard: the endpoint %q's OAuth resource: %v", ep.Name, err))
+		}
+		metaURL, metaPath, err := resourceMetadataURL(res)
+		if err != nil {
+			panic(fmt.Sprintf("guard: the endpoint %q's OAuth resource: %v", ep.Name, err))
+		}
+		rules.resource, rules.metaURL, prm = res, metaURL, metaPath
+	}
 	gd.mu.Lock()
-	defer gd.mu.Unlock()
 	gd.mux.Handle(pattern, h)
-	gd.routes[pattern] = Route{Pattern: pattern, Access: AccessMCP, Endpoint: ep.Name, h: h, ep: &ep}
+	gd.routes[pattern] = Route{Pattern: pattern, Access: AccessMCP, Endpoint: ep.Name, h: h, ep: rules}
 	if ep.AuthToken != "" {
 		gd.tokens[ep.Name] = ep.AuthToken
+	}
+	_, registered := gd.routes[prm]
+	gd.mu.Unlock()
+	if prm != "" && !registered {
+		gd.Handle(prm, AccessPublic, "OAuth protected resource metadata (RFC 9728) of the endpoint "+strconv.Quote(ep.Name)+": what a client reads to learn where to get a token, so it has none yet",
+			gd.oauth.metadata(rules.resource, gd.scopes(Route{ep: rules}), "Switchboard: "+ep.Name))
 	}
 }
 

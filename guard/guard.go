@@ -106,7 +106,7 @@ type Route struct {
 	Endpoint string
 
 	h  http.Handler
-	ep *Endpoint // HandleEndpoint's rules; nil for Handle's routes
+	ep *endpointRules // HandleEndpoint's rules; nil for Handle's routes
 }
 
 // Guard is the one check in front of every route of a listener (see the
@@ -310,14 +310,14 @@ func (gd *Guard) serveOAuth(w http.ResponseWriter, r *http.Request, rt Route) {
 	og := gd.oauth
 	tok, ok := bearer(r)
 	if !ok {
-		w.Header().Set("WWW-Authenticate", og.challenge(http.StatusUnauthorized, false, gd.scopes(rt)))
+		w.Header().Set("WWW-Authenticate", og.challenge(rt.ep.metaURLOr(og.metaURL), http.StatusUnauthorized, false, gd.scopes(rt)))
 		gd.refuse(w, r, rt, Refusal{http.StatusUnauthorized, "Authorization", gd.needs(rt)})
 		return
 	}
-	ti, err := og.v.verify(r.Context(), tok, r)
+	ti, err := og.v.verify(r.Context(), tok, r, rt.ep.resourceOf())
 	switch {
 	case errors.Is(err, auth.ErrInvalidToken):
-		w.Header().Set("WWW-Authenticate", og.challenge(http.StatusUnauthorized, true, gd.scopes(rt)))
+		w.Header().Set("WWW-Authenticate", og.challenge(rt.ep.metaURLOr(og.metaURL), http.StatusUnauthorized, true, gd.scopes(rt)))
 		gd.refuse(w, r, rt, Refusal{http.StatusUnauthorized, "Authorization", err.Error()})
 		return
 	case err != nil:
@@ -328,7 +328,7 @@ func (gd *Guard) serveOAuth(w http.ResponseWriter, r *http.Request, rt Route) {
 	}
 	for _, s := range og.o.Scopes {
 		if !hasScope(ti, s) {
-			w.Header().Set("WWW-Authenticate", og.challenge(http.StatusForbidden, true, gd.scopes(rt)))
+			w.Header().Set("WWW-Authenticate", og.challenge(rt.ep.metaURLOr(og.metaURL), http.StatusForbidden, true, gd.scopes(rt)))
 			gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Authorization", fmt.Sprintf("insufficient scope: every token needs %q ([gateway.auth] scopes)", og.o.Scopes)})
 			return
 		}
@@ -338,7 +338,7 @@ func (gd *Guard) serveOAuth(w http.ResponseWriter, r *http.Request, rt Route) {
 			if !hasScope(ti, s) {
 				// Step up: the challenge names every scope this endpoint
 				// needs, the gateway's with its own.
-				w.Header().Set("WWW-Authenticate", og.challenge(http.StatusForbidden, true, gd.scopes(rt)))
+				w.Header().Set("WWW-Authenticate", og.challenge(rt.ep.metaURLOr(og.metaURL), http.StatusForbidden, true, gd.scopes(rt)))
 				gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Authorization",
 					fmt.Sprintf("insufficient scope: the endpoint %q needs a token with the scopes %q ([[endpoints]] scopes)", rt.ep.Name, rt.ep.Scopes)})
 				return
@@ -358,7 +358,7 @@ func (gd *Guard) serveOAuth(w http.ResponseWriter, r *http.Request, rt Route) {
 			return
 		}
 		if !hasScope(ti, admin) {
-			w.Header().Set("WWW-Authenticate", og.challenge(http.StatusForbidden, true, []string{admin}))
+			w.Header().Set("WWW-Authenticate", og.challenge(og.metaURL, http.StatusForbidden, true, []string{admin}))
 			gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Authorization",
 				fmt.Sprintf("forbidden: the management faces need a token with the scope %q ([gateway.auth] admin_scope)", admin)})
 			return

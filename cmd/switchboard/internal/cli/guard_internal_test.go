@@ -357,6 +357,9 @@ func pinAccess(t *testing.T, m guardMode, routes []guard.Route) {
 	if m.oauth() {
 		want["/.well-known/oauth-protected-resource"] = guard.AccessPublic
 		want["/.well-known/oauth-protected-resource/mcp"] = guard.AccessPublic
+		for _, e := range guardEndpoints { // each named endpoint is a resource of its own
+			want["/.well-known/oauth-protected-resource/e/"+e.Name+"/mcp"] = guard.AccessPublic
+		}
 	}
 	have := map[string]bool{}
 	for _, rt := range routes {
