@@ -120,7 +120,7 @@ type Guard struct {
 
 	mu     sync.RWMutex
 	routes map[string]Route
-	tokens map[string]string // endpoint name -> its own token (HandleEndpoint)
+	tokens map[string][sha256.Size]byte // endpoint name -> its own token's digest (HandleEndpoint)
 }
 
 // New makes the guard of a listener from the checks of opts:
@@ -130,7 +130,7 @@ type Guard struct {
 // OAuth issuer's keys are refreshed until it ends. It fails when OAuth
 // lacks an issuer or a resource.
 func New(ctx context.Context, opts *Options) (*Guard, error) {
-	gd := &Guard{mux: http.NewServeMux(), routes: map[string]Route{}, tokens: map[string]string{}}
+	gd := &Guard{mux: http.NewServeMux(), routes: map[string]Route{}, tokens: map[string][sha256.Size]byte{}}
 	if opts != nil {
 		gd.opts = *opts
 	}
