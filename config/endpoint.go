@@ -1,5 +1,11 @@
 package config
 
+import (
+	"fmt"
+
+	"github.com/switchboardmcp/switchboard/secret"
+)
+
 // Endpoint is an [[endpoints]] table: a named MCP endpoint of the gateway,
 // beside the default one at /mcp, publishing its own view of the shared
 // servers (their processes and connections are the host's, one each,
@@ -71,4 +77,23 @@ type ToolOverride struct {
 	Description string
 	// Annotations' hints, where set.
 	ReadOnlyHint, DestructiveHint, IdempotentHint, OpenWorldHint *bool
+}
+
+// ResolveAuthToken expands e.AuthToken's placeholders as
+// [Gateway.ResolveAuthToken] does [gateway] auth_token's, registering the
+// token with red (when non-nil); "" when the endpoint has none. An error
+// names the endpoint's field, never the value.
+func (e Endpoint) ResolveAuthToken(getenv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) (string, error) {
+	if e.AuthToken == "" {
+		return "", nil
+	}
+	field := fmt.Sprintf("endpoints[%s].auth_token", e.Name)
+	tok, err := expandCredential(field, e.AuthToken, getenv, secrets, red)
+	if err != nil {
+		return "", err
+	}
+	if tok == "" {
+		return "", fmt.Errorf("%s: %s resolved to the empty string", field, e.AuthToken)
+	}
+	return tok, nil
 }

@@ -87,8 +87,9 @@ func expandCredential(field, in string, getenv func(string) (string, bool), secr
 }
 
 // RegisterSecrets resolves every placeholder of the configuration — each
-// server's env, headers and OAuth credentials, the gateway's auth_token,
-// the providers' keys and headers, the network proxy, the state database
+// server's env, headers and OAuth credentials, the gateway's and the
+// endpoints' auth_token, the providers' keys and headers, the network
+// proxy, the state database
 // and encryption keys — and registers what each resolves to with red (as
 // Resolve does), without starting anything. A process that reads what
 // others wrote, such as stored workflow runs, redacts with it the secrets
@@ -106,6 +107,10 @@ func (c *Config) RegisterSecrets(getenv func(string) (string, bool), secrets sec
 	}
 	_, err := c.Gateway.ResolveAuthToken(getenv, secrets, red)
 	errs = append(errs, err)
+	for _, e := range c.Endpoints {
+		_, err := e.ResolveAuthToken(getenv, secrets, red)
+		errs = append(errs, err)
+	}
 	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
 		_, err := c.Providers[name].Resolve(getenv, secrets, red)
 		errs = append(errs, err)

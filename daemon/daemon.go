@@ -55,6 +55,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/guard"
@@ -495,10 +497,11 @@ func (d *Daemon) build(gwOpts *gateway.Options) (*gateway.Gateway, *host.Host, e
 	if d.opts.OnHost != nil {
 		d.opts.OnHost(h)
 	}
-	gwOpts.Middleware = append(gwOpts.Middleware, d.tel.ServerMiddleware(func(name string) (string, bool) {
+	serverOf := func(name string) (string, bool) {
 		t, ok := h.Tool(name)
 		return t.Server, ok
-	}))
+	}
+	gwOpts.EndpointMiddleware = func(ep string) []mcp.Middleware { return []mcp.Middleware{d.tel.ServerMiddleware(ep, serverOf)} }
 	g, err := gateway.New(h, gwOpts)
 	if err != nil {
 		return nil, nil, err
@@ -619,22 +622,29 @@ func up(st host.State) bool {
 	return st == host.StateReady || st == host.StateDegraded || st == host.StateLazy
 }
 
-// gatewayOptions are the gateway's options from [gateway].
-func (d *Daemon) gatewayOptions() *gateway.Options {
+// gatewayOptions are the gateway's options from [gateway] and
+// [[endpoints]]; an error names an endpoint's token that does not
+// resolve.
+func (d *Daemon) gatewayOptions() (*gateway.Options, error) {
 	o := &gateway.Options{Logger: d.opts.Logger, MaxWaitingCalls: d.opts.Config.Gateway.MaxSessions, MaxRequests: d.opts.Config.Gateway.MaxRequests,
 		Replica: d.replica, StateKey: d.stateKey, StateKeyFallbacks: d.stateKeyFallbacks}
 	if d.store.Backend() == "postgres" {
 		o.Peers = d.peer
 	}
-	o.Endpoints = d.endpoints()
-	return o
+	eps, err := d.endpoints()
+	if err != nil {
+		return nil, err
+	}
+	o.Endpoints = eps
+	return o, nil
 }
 
 // endpoints are the MCP endpoints the daemon serves, over its one host:
 // the default one (gateway.DefaultEndpoint), then one per [[endpoints]]
-// table (namedEndpoint), each under [gateway.auth.policy] and without the
-// tools of the workflows published with hide_tools.
-func (d *Daemon) endpoints() []gateway.Endpoint {
+// table (namedEndpoint, with its own auth_token, resolved, and scopes),
+// each under [gateway.auth.policy] and without the tools of the workflows
+// published with hide_tools.
+func (d *Daemon) endpoints() ([]gateway.Endpoint, error) {
 	cfg := d.opts.Config
 	ep := gateway.DefaultEndpoint
 	if a := cfg.Gateway.Auth; a != nil {
@@ -645,9 +655,15 @@ func (d *Daemon) endpoints() []gateway.Endpoint {
 	}
 	out := []gateway.Endpoint{ep}
 	for _, e := range cfg.Endpoints {
-		out = append(out, namedEndpoint(cfg, e, ep))
+		tok, err := e.ResolveAuthToken(d.lookupEnv(), d.opts.Host.Secrets, d.red)
+		if err != nil {
+			return nil, err
+		}
+		ne := namedEndpoint(cfg, e, ep)
+		ne.AuthToken, ne.Scopes = tok, slices.Clone(e.Scopes)
+		out = append(out, ne)
 	}
-	return out
+	return out, nil
 }
 
 // namedEndpoint is the gateway's endpoint of e, with def's policy and

@@ -64,7 +64,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g, h, err := d.build(d.gatewayOptions())
+	gwOpts, err := d.gatewayOptions()
+	if err != nil {
+		return err
+	}
+	g, h, err := d.build(gwOpts)
 	if err != nil {
 		return err
 	}
@@ -142,7 +146,7 @@ func (d *Daemon) oauthOptions(ctx context.Context) *guard.OAuthOptions {
 	}
 	resource := a.Resource
 	if resource == "" {
-		resource = "http://" + d.ln.Addr().String() + d.endpoints()[0].Path
+		resource = "http://" + d.ln.Addr().String() + gateway.DefaultEndpoint.Path
 	}
 	dialer := &netguard.Dialer{}
 	if a.AllowLocalIssuer {
@@ -342,7 +346,10 @@ func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			return fmt.Errorf("serving over stdio: no endpoint %q in the configuration ([[endpoints]] name)", name)
 		}
 	}
-	gwOpts := d.gatewayOptions()
+	gwOpts, err := d.gatewayOptions()
+	if err != nil {
+		return err
+	}
 	rd := bufio.NewReaderSize(in, 64<<10)
 	first, err := readFirstMessage(ctx, rd)
 	switch {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
@@ -290,3 +292,77 @@ func spanNames(stubs tracetest.SpanStubs) []string {
 }
 
 var _ sdktrace.SpanExporter = (*tracetest.InMemoryExporter)(nil)
+
+// TestTelemetryByEndpoint: what comes through a named endpoint is
+// labelled with it (switchboard.endpoint on mcp.server.operation.duration
+// and on the server span); what comes through /mcp carries no endpoint,
+// as before there were named ones.
+func TestTelemetryByEndpoint(t *testing.T) {
+	spans := tracetest.NewInMemoryExporter()
+	tel, err := telemetry.New(&telemetry.Options{SpanExporter: spans})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tel.Close(context.Background()) })
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}, Endpoints: []config.Endpoint{{Name: "code"}}}
+	r := run(t, cfg, openStore(t), nil, daemon.Options{Telemetry: tel})
+	r.awaitReady(t)
+
+	ctx := context.Background()
+	calls := map[string]int{"/mcp": 1, "/e/code/mcp": 2}
+	for path, n := range calls {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + path}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+		}
+		cs.Close()
+	}
+
+	body := scrape(t, r.url+"/metrics", "")
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byEndpoint := map[string]float64{} // tools/call's count by switchboard_endpoint ("" for none)
+	for _, m := range fams["mcp_server_operation_duration_seconds"].GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		if have["mcp_method_name"] == "tools/call" {
+			byEndpoint[have["switchboard_endpoint"]] += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	if want := map[string]float64{"": 1, "code": 2}; !maps.Equal(byEndpoint, want) {
+		t.Errorf("tools/call by switchboard_endpoint = %v, want %v; /metrics:\n%s", byEndpoint, want, body)
+	}
+	if _, ok := value(fams["mcp_server_operation_duration_seconds"], map[string]string{"mcp_method_name": "tools/list", "switchboard_endpoint": "code"}); !ok {
+		t.Errorf("no tools/list series of the endpoint code")
+	}
+
+	spanBy := map[string]int{}
+	for _, s := range spans.GetSpans() {
+		if s.Name != "tools/call mcp_fx_echo" || s.SpanKind != oteltrace.SpanKindServer {
+			continue
+		}
+		ep := ""
+		for _, a := range s.Attributes {
+			if a.Key == "switchboard.endpoint" {
+				ep = a.Value.AsString()
+			}
+		}
+		spanBy[ep]++
+	}
+	if want := map[string]int{"": 1, "code": 2}; !maps.Equal(spanBy, want) {
+		t.Errorf("the gateway's tools/call spans by switchboard.endpoint = %v, want %v", spanBy, want)
+	}
+}

@@ -23,6 +23,8 @@ import (
 //     guard.LocalContext (the daemon's owner-only socket), or on a
 //     session served on a guard.OwnerContext (stdio, whose client started
 //     the process);
+//   - "endpoint:NAME" for a request let in by the endpoint NAME's own
+//     token (guard.EndpointOf);
 //   - "session:ID" for anyone else on a session of its own;
 //   - host.CallerAnonymous for a request with none of these (a 2026-07-28
 //     request or a WebSocket connection, anonymous on loopback).
@@ -43,6 +45,9 @@ func callerOf(ctx context.Context, req *mcp.CallToolRequest) string {
 	}
 	if guard.IsOwner(ctx) {
 		return "owner"
+	}
+	if name, ok := guard.EndpointOf(ctx); ok {
+		return "endpoint:" + name
 	}
 	if req.Session != nil {
 		if id := req.Session.ID(); id != "" {

@@ -47,14 +47,17 @@ func askWho(t *testing.T, cs *mcp.ClientSession) string {
 // TestCallerOfEachCaller: the caller the gateway names for the host, as
 // each kind of request authenticates, whatever the client claims in its
 // _meta: each OAuth token's subject, the auth token's holder on every
-// transport, the Local handler's client and the stdio client as the
-// owner, an anonymous client's session, and "anonymous" without one. The
+// transport (on a named endpoint too), a named endpoint's own token's
+// holder as the endpoint, the Local handler's client and the stdio
+// client as the owner, an anonymous client's session, and "anonymous" without one. The
 // idempotency key passes as the client gave it.
 func TestCallerOfEachCaller(t *testing.T) {
 	as := testauth.Start(t, &testauth.Options{JWT: true, Scopes: []string{"mcp"}, Clients: map[string]string{"bob": "bob-secret-0123"}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	g, err := gateway.Start(ctx, nil, &host.Options{InProcess: []host.InProcessServer{whoami()}}, nil)
+	code := namedEndpoint("code", nil)
+	code.AuthToken = "the-code-token-0123456789abcdef"
+	g, err := gateway.Start(ctx, nil, &host.Options{InProcess: []host.InProcessServer{whoami()}}, &gateway.Options{Endpoints: []gateway.Endpoint{{}, code}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +78,15 @@ func TestCallerOfEachCaller(t *testing.T) {
 		}
 	})
 
-	for _, c := range []struct{ who, tok, want string }{
-		{"alice", token(t, as, as.ClientID, as.ClientSecret, base+"/mcp", "mcp"), "oauth:" + as.ClientID + " k1"},
-		{"bob", token(t, as, "bob", "bob-secret-0123", base+"/mcp", "mcp"), "oauth:bob k1"},
-		{"owner", owner, "owner k1"},
+	for _, c := range []struct{ who, prefix, tok, want string }{
+		{"alice", "", token(t, as, as.ClientID, as.ClientSecret, base+"/mcp", "mcp"), "oauth:" + as.ClientID + " k1"},
+		{"bob", "", token(t, as, "bob", "bob-secret-0123", base+"/mcp", "mcp"), "oauth:bob k1"},
+		{"owner", "", owner, "owner k1"},
+		{"the owner on /e/code", "/e/code", owner, "owner k1"},
+		{"code's own token", "/e/code", code.AuthToken, "endpoint:code k1"},
 	} {
 		for _, kind := range []string{"streamable", "sse", "ws"} {
-			cs, err := connectAs(t, base, kind, c.tok)
+			cs, err := connectAt(t, base, c.prefix, kind, c.tok)
 			if err != nil {
 				t.Fatalf("%s over %s: %v", c.who, kind, err)
 			}

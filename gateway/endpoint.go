@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
 )
 
@@ -44,7 +45,9 @@ type Endpoint struct {
 
 	// Name names a named endpoint ([[endpoints]] name): its MCP server
 	// calls itself Options.Name + "/" + Name in serverInfo
-	// ("switchboard/code"), and logs name it. "" for the default endpoint.
+	// ("switchboard/code"); logs, the guard's refusals, and the
+	// switchboard.endpoint of its metrics and spans name it. "" for the
+	// default endpoint.
 	Name string
 	// Tools are glob patterns choosing which of the Servers' tools are
 	// offered, in order, the last one a tool matches deciding: a tool
@@ -70,6 +73,12 @@ type Endpoint struct {
 	// Instructions, when set, are sent to the endpoint's clients in
 	// initialize in place of Options.Instructions.
 	Instructions string
+	// AuthToken is the endpoint's own token (resolved): it opens this
+	// endpoint's paths alone, besides the owner's ([guard.Endpoint]).
+	AuthToken string
+	// Scopes are the OAuth scopes a token needs on this endpoint, besides
+	// the gateway's ([[endpoints]] scopes).
+	Scopes []string
 }
 
 // ToolSelected reports whether patterns (see [Endpoint.Tools]) choose the
@@ -97,6 +106,11 @@ func ToolSelected(patterns []string, name, server, upstream string) bool {
 // at /mcp (Streamable HTTP), /sse and /message (HTTP+SSE) and /ws
 // (WebSocket).
 var DefaultEndpoint = Endpoint{Path: "/mcp", SSE: "/sse", Message: "/message", WebSocket: "/ws"}
+
+// rules are what the guard asks of a request on the endpoint's paths.
+func (e Endpoint) rules() guard.Endpoint {
+	return guard.Endpoint{Name: e.Name, AuthToken: e.AuthToken, Scopes: e.Scopes, Path: e.Path}
+}
 
 // paths are the endpoint's paths that are served.
 func (e Endpoint) paths() []string {
@@ -207,6 +221,11 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 	ep.srv.AddSendingMiddleware(g.redactOutgoing)
 	if len(g.opts.Middleware) > 0 {
 		ep.srv.AddReceivingMiddleware(g.opts.Middleware...)
+	}
+	if g.opts.EndpointMiddleware != nil {
+		if mw := g.opts.EndpointMiddleware(e.Name); len(mw) > 0 {
+			ep.srv.AddReceivingMiddleware(mw...)
+		}
 	}
 	return ep
 }

@@ -127,6 +127,11 @@ type Options struct {
 	// the answer as it leaves, redacted (telemetry: a span and a duration
 	// per operation, the trace context read from _meta).
 	Middleware []mcp.Middleware
+	// EndpointMiddleware, when set, is the middleware of the endpoint
+	// named endpoint ("" for the default one), outermost, around
+	// Middleware: what labels a request by the endpoint it came to
+	// (telemetry's ServerMiddleware).
+	EndpointMiddleware func(endpoint string) []mcp.Middleware
 }
 
 // Gateway is an MCP server over a host's servers. Its methods are safe for

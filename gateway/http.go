@@ -85,7 +85,8 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	return gd
 }
 
-// Mount registers the gateway's endpoint on gd, at [guard.AccessMCP]: by
+// Mount registers the gateway's endpoints on gd, each path with its
+// endpoint's rules ([guard.Guard.HandleEndpoint], at [guard.AccessMCP]): by
 // default /mcp (Streamable HTTP), /sse and /message (the legacy HTTP+SSE
 // transport), /ws (WebSocket); see [Endpoint]. Of opts, the fields that
 // shape the endpoints count; the checks are gd's.
@@ -156,21 +157,28 @@ type endpointHandlers struct {
 // not registered yet; g.mu is held. The routes are m.route's to change.
 func (g *Gateway) mountEndpoint(m *mount, ep *endpoint) {
 	m.handlers[ep] = g.endpointHandlers(m, ep)
+	// Every path of the endpoint, whatever its transport, with the same
+	// rules: its own token, its scopes (guard.Endpoint).
 	for _, p := range ep.paths() {
 		if !m.paths[p] {
 			m.paths[p] = true
-			m.gd.Handle(p, guard.AccessMCP, "", m.serve(p))
+			m.gd.HandleEndpoint(p, ep.rules(), m.serve(p))
 		}
 	}
 }
 
-// route points m's paths at the handlers of eps; g.mu is held.
+// route points m's paths at the handlers of eps, each with the rules of
+// its endpoint in m's guard; g.mu is held.
 func (m *mount) route(eps []*endpoint) {
 	routes := map[string]http.Handler{}
+	rules := map[string]guard.Endpoint{}
 	for _, ep := range eps {
 		h := m.handlers[ep]
 		if h == nil {
 			continue
+		}
+		for _, p := range ep.paths() {
+			rules[p] = ep.rules()
 		}
 		routes[ep.Path] = h.streamable
 		for _, p := range []string{ep.SSE, ep.Message} {
@@ -181,6 +189,9 @@ func (m *mount) route(eps []*endpoint) {
 		if ep.WebSocket != "" {
 			routes[ep.WebSocket] = h.ws
 		}
+	}
+	for p := range m.paths {
+		m.gd.SetEndpoint(p, rules[p]) // zero for a path no endpoint has now
 	}
 	m.routes.Store(&routes)
 }

@@ -466,3 +466,62 @@ func TestSetEndpoints(t *testing.T) {
 		t.Errorf("POST /e/three/mcp, three removed: %s, want 404", resp.Status)
 	}
 }
+
+// TestSetEndpointsTokens: an endpoint's own token follows SetEndpoints on
+// every path of the endpoint: a changed token opens it from then on and
+// the old one does not; once the endpoint is gone its token is nobody's
+// (401, not another endpoint's 403). The listener has an owner's token,
+// so that /mcp asks for a credential.
+func TestSetEndpointsTokens(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ep := func(tok string) gateway.Endpoint {
+		return gateway.Endpoint{Name: "a", Path: "/e/a/mcp", SSE: "/e/a/sse", Message: "/e/a/message", WebSocket: "/e/a/ws", AuthToken: tok}
+	}
+	g, err := gateway.Start(ctx, []config.Server{fixture(t, "fx")}, nil,
+		&gateway.Options{Endpoints: []gateway.Endpoint{gateway.DefaultEndpoint, ep("tok-one")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ts := httptest.NewServer(g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true, AuthToken: "owner"}}))
+	defer ts.Close()
+	// status is what an initialize at path with token gets.
+	status := func(path, token string) int {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	check := func(when string, want map[[2]string]int) {
+		t.Helper()
+		for k, w := range want {
+			if got := status(k[0], k[1]); got != w {
+				t.Errorf("%s: %s with %s: %d, want %d", when, k[0], k[1], got, w)
+			}
+		}
+	}
+	check("at first", map[[2]string]int{
+		{"/e/a/mcp", "tok-one"}: 200, {"/e/a/mcp", "tok-two"}: 401, {"/mcp", "tok-one"}: 403, {"/e/a/mcp", "owner"}: 200,
+	})
+	if err := g.SetEndpoints(ctx, []gateway.Endpoint{gateway.DefaultEndpoint, ep("tok-two")}); err != nil {
+		t.Fatal(err)
+	}
+	check("token changed", map[[2]string]int{
+		{"/e/a/mcp", "tok-two"}: 200, {"/e/a/mcp", "tok-one"}: 401, {"/mcp", "tok-two"}: 403, {"/mcp", "tok-one"}: 401,
+	})
+	if err := g.SetEndpoints(ctx, []gateway.Endpoint{gateway.DefaultEndpoint}); err != nil {
+		t.Fatal(err)
+	}
+	check("endpoint removed", map[[2]string]int{
+		{"/e/a/mcp", "tok-two"}: 401, {"/mcp", "tok-two"}: 401, {"/e/a/mcp", "owner"}: 404,
+	})
+}

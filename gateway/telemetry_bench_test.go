@@ -113,7 +113,7 @@ func benchTelemetryGateway(b *testing.B, bin string, tel *telemetry.Telemetry) s
 	gwOpts := &gateway.Options{}
 	if tel != nil {
 		tel.Watch(h)
-		gwOpts.Middleware = append(gwOpts.Middleware, tel.ServerMiddleware(func(name string) (string, bool) {
+		gwOpts.Middleware = append(gwOpts.Middleware, tel.ServerMiddleware("", func(name string) (string, bool) {
 			t, ok := h.Tool(name)
 			return t.Server, ok
 		}))

@@ -14,9 +14,12 @@
 //     (as a bearer token, or as the session cookie the web UI's login
 //     sets, never on the MCP endpoints), or an OAuth access token of the
 //     configured issuer (any valid one on the MCP endpoints, which the
-//     policy then limits; one with admin_scope on the management faces).
-//     Where no credential is configured (a loopback listener) every
-//     caller is the owner.
+//     policy then limits; one with admin_scope on the management faces);
+//     on a route of a named MCP endpoint (Guard.HandleEndpoint), also
+//     the endpoint's own token, and the endpoint's OAuth scopes
+//     (endpoint.go). Where no credential is configured (a loopback
+//     listener) every caller is the owner, but an endpoint with a token
+//     of its own still asks for it.
 //
 // A refused request's body is never read. A request that passes has its
 // Authorization header removed before any handler sees it, and its body
@@ -97,8 +100,13 @@ type Route struct {
 	Access  Access
 	// Reason says why an open or public route needs no credential.
 	Reason string
+	// Endpoint names the MCP endpoint whose route it is, registered with
+	// [Guard.HandleEndpoint] ("" for the default one, and for a route of
+	// no endpoint).
+	Endpoint string
 
-	h http.Handler
+	h  http.Handler
+	ep *endpointRules // HandleEndpoint's rules; nil for Handle's routes
 }
 
 // Guard is the one check in front of every route of a listener (see the
@@ -112,6 +120,7 @@ type Guard struct {
 
 	mu     sync.RWMutex
 	routes map[string]Route
+	tokens map[string][sha256.Size]byte // endpoint name -> its own token's digest (HandleEndpoint)
 }
 
 // New makes the guard of a listener from the checks of opts:
@@ -121,7 +130,7 @@ type Guard struct {
 // OAuth issuer's keys are refreshed until it ends. It fails when OAuth
 // lacks an issuer or a resource.
 func New(ctx context.Context, opts *Options) (*Guard, error) {
-	gd := &Guard{mux: http.NewServeMux(), routes: map[string]Route{}}
+	gd := &Guard{mux: http.NewServeMux(), routes: map[string]Route{}, tokens: map[string][sha256.Size]byte{}}
 	if opts != nil {
 		gd.opts = *opts
 	}
@@ -198,15 +207,38 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Who calls (caller.go): the guard's word, never the client's.
 		r = r.WithContext(OwnerContext(r.Context()))
 	}
-	switch {
-	case rt.Access == AccessOpen, gd.opts.AuthToken == "" && gd.oauth == nil, owner:
-		gd.serve(w, r)
-	case gd.oauth != nil:
-		gd.serveOAuth(w, r, rt)
-	default:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
-		gd.refuse(w, r, rt, Refusal{http.StatusUnauthorized, "Authorization", gd.needs(rt.Access)})
+	// An endpoint with its own token asks for a credential even where
+	// the listener has none (endpoint.go).
+	epToken := ""
+	if rt.ep != nil {
+		epToken = rt.ep.AuthToken
 	}
+	switch {
+	case rt.Access == AccessOpen, gd.opts.AuthToken == "" && gd.oauth == nil && epToken == "", owner:
+		gd.serve(w, r)
+	case epToken != "" && bearerIs(r, epToken):
+		gd.serve(w, r.WithContext(context.WithValue(r.Context(), endpointKey{}, rt.ep.Name)))
+	default:
+		if name, ok := gd.tokenOf(r); ok {
+			// Not the owner's token, nor an OAuth token to check: another
+			// endpoint's own, which opens that endpoint alone.
+			gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Authorization",
+				fmt.Sprintf("forbidden: this token is the endpoint %q's own ([[endpoints]] auth_token): it opens that endpoint alone", name)})
+			return
+		}
+		if gd.oauth != nil {
+			gd.serveOAuth(w, r, rt)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+		gd.refuse(w, r, rt, Refusal{http.StatusUnauthorized, "Authorization", gd.needs(rt)})
+	}
+}
+
+// bearerIs reports whether r bears token as its bearer token.
+func bearerIs(r *http.Request, token string) bool {
+	tok, ok := bearer(r)
+	return ok && TokenEqual(tok, token)
 }
 
 // owner reports whether r carries the owner's credential: AuthToken as a
@@ -216,7 +248,7 @@ func (gd *Guard) owner(r *http.Request, access Access) bool {
 	if gd.opts.AuthToken == "" {
 		return false
 	}
-	if tok, ok := bearer(r); ok && TokenEqual(tok, gd.opts.AuthToken) {
+	if bearerIs(r, gd.opts.AuthToken) {
 		return true
 	}
 	if access == AccessMCP {
@@ -237,10 +269,13 @@ func bearer(r *http.Request) (string, bool) {
 	return f[1], true
 }
 
-// needs says what a route of access needs, for a request that came
-// without it.
-func (gd *Guard) needs(access Access) string {
+// needs says what route rt needs, for a request that came without it.
+func (gd *Guard) needs(rt Route) string {
+	access := rt.Access
 	var ways []string
+	if rt.ep != nil && rt.ep.AuthToken != "" {
+		ways = append(ways, fmt.Sprintf("the endpoint %q's own token ([[endpoints]] auth_token) as Authorization: Bearer TOKEN", rt.ep.Name))
+	}
 	if gd.opts.AuthToken != "" {
 		w := "[gateway] auth_token as Authorization: Bearer TOKEN"
 		if access != AccessMCP {
@@ -250,6 +285,8 @@ func (gd *Guard) needs(access Access) string {
 	}
 	if og := gd.oauth; og != nil {
 		switch {
+		case access == AccessMCP && rt.ep != nil && len(rt.ep.Scopes) > 0:
+			ways = append(ways, fmt.Sprintf("an OAuth access token of the issuer of [gateway.auth] with the scopes %q as Authorization: Bearer TOKEN", gd.scopes(rt)))
 		case access == AccessMCP:
 			ways = append(ways, "an OAuth access token of the issuer of [gateway.auth] as Authorization: Bearer TOKEN")
 		case access == AccessAdmin && og.o.AdminScope != "":
@@ -273,14 +310,14 @@ func (gd *Guard) serveOAuth(w http.ResponseWriter, r *http.Request, rt Route) {
 	og := gd.oauth
 	tok, ok := bearer(r)
 	if !ok {
-		w.Header().Set("WWW-Authenticate", og.challenge(http.StatusUnauthorized, false, og.o.Scopes))
-		gd.refuse(w, r, rt, Refusal{http.StatusUnauthorized, "Authorization", gd.needs(rt.Access)})
+		w.Header().Set("WWW-Authenticate", og.challenge(rt.ep.metaURLOr(og.metaURL), http.StatusUnauthorized, false, gd.scopes(rt)))
+		gd.refuse(w, r, rt, Refusal{http.StatusUnauthorized, "Authorization", gd.needs(rt)})
 		return
 	}
-	ti, err := og.v.verify(r.Context(), tok, r)
+	ti, err := og.v.verify(r.Context(), tok, r, rt.ep.resourceOf())
 	switch {
 	case errors.Is(err, auth.ErrInvalidToken):
-		w.Header().Set("WWW-Authenticate", og.challenge(http.StatusUnauthorized, true, og.o.Scopes))
+		w.Header().Set("WWW-Authenticate", og.challenge(rt.ep.metaURLOr(og.metaURL), http.StatusUnauthorized, true, gd.scopes(rt)))
 		gd.refuse(w, r, rt, Refusal{http.StatusUnauthorized, "Authorization", err.Error()})
 		return
 	case err != nil:
@@ -291,9 +328,21 @@ func (gd *Guard) serveOAuth(w http.ResponseWriter, r *http.Request, rt Route) {
 	}
 	for _, s := range og.o.Scopes {
 		if !hasScope(ti, s) {
-			w.Header().Set("WWW-Authenticate", og.challenge(http.StatusForbidden, true, og.o.Scopes))
+			w.Header().Set("WWW-Authenticate", og.challenge(rt.ep.metaURLOr(og.metaURL), http.StatusForbidden, true, gd.scopes(rt)))
 			gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Authorization", fmt.Sprintf("insufficient scope: every token needs %q ([gateway.auth] scopes)", og.o.Scopes)})
 			return
+		}
+	}
+	if rt.ep != nil {
+		for _, s := range rt.ep.Scopes {
+			if !hasScope(ti, s) {
+				// Step up: the challenge names every scope this endpoint
+				// needs, the gateway's with its own.
+				w.Header().Set("WWW-Authenticate", og.challenge(rt.ep.metaURLOr(og.metaURL), http.StatusForbidden, true, gd.scopes(rt)))
+				gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Authorization",
+					fmt.Sprintf("insufficient scope: the endpoint %q needs a token with the scopes %q ([[endpoints]] scopes)", rt.ep.Name, rt.ep.Scopes)})
+				return
+			}
 		}
 	}
 	switch rt.Access {
@@ -309,7 +358,7 @@ func (gd *Guard) serveOAuth(w http.ResponseWriter, r *http.Request, rt Route) {
 			return
 		}
 		if !hasScope(ti, admin) {
-			w.Header().Set("WWW-Authenticate", og.challenge(http.StatusForbidden, true, []string{admin}))
+			w.Header().Set("WWW-Authenticate", og.challenge(og.metaURL, http.StatusForbidden, true, []string{admin}))
 			gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Authorization",
 				fmt.Sprintf("forbidden: the management faces need a token with the scope %q ([gateway.auth] admin_scope)", admin)})
 			return

@@ -191,15 +191,18 @@ func discoverJWKS(ctx context.Context, issuer string, c *http.Client) (string, e
 // issuer's keys, with an allowed algorithm; exp (required) and nbf, with
 // the leeway; iss; aud containing the audience. A refusal wraps
 // auth.ErrInvalidToken and says why, never quoting the token.
-func (v *verifier) verify(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
-	ti, err := v.check(ctx, token)
+//
+// A token for resource (a named endpoint's own, when not "") is accepted
+// too: the guard passes the resource of the endpoint whose route r is for.
+func (v *verifier) verify(ctx context.Context, token string, r *http.Request, resource string) (*auth.TokenInfo, error) {
+	ti, err := v.check(ctx, token, resource)
 	if err != nil {
 		v.log.Info("gateway.auth: refused a token", "reason", err.Error(), "remote", r.RemoteAddr, "path", r.URL.Path)
 	}
 	return ti, err
 }
 
-func (v *verifier) check(ctx context.Context, token string) (*auth.TokenInfo, error) {
+func (v *verifier) check(ctx context.Context, token, resource string) (*auth.TokenInfo, error) {
 	kf, err := v.keyfunc(ctx)
 	if err != nil {
 		// Not the client's fault: 500, not a 401 that would send it to
@@ -218,7 +221,10 @@ func (v *verifier) check(ctx context.Context, token string) (*auth.TokenInfo, er
 		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
 	}
 	aud, _ := claims.GetAudience()
-	if !oauthex.MatchesResource(aud, v.o.Audience) {
+	if !oauthex.MatchesResource(aud, v.o.Audience) && (resource == "" || !oauthex.MatchesResource(aud, resource)) {
+		if resource != "" {
+			return nil, fmt.Errorf("%w: audience %q is neither this gateway's (%s) nor this endpoint's (%s)", auth.ErrInvalidToken, []string(aud), v.o.Audience, resource)
+		}
 		return nil, fmt.Errorf("%w: audience %q is not this gateway's (%s)", auth.ErrInvalidToken, []string(aud), v.o.Audience)
 	}
 	exp, _ := claims.GetExpirationTime()
@@ -288,16 +294,21 @@ func newOAuthGuard(ctx context.Context, o OAuthOptions, log *slog.Logger) (*oaut
 		return nil, err
 	}
 	v := newVerifier(ctx, o, log)
-	return &oauthGuard{
-		o: v.o, v: v, metaURL: metaURL, metaPath: metaPath,
-		prm: auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-			Resource:               o.Resource,
-			AuthorizationServers:   []string{o.Issuer},
-			ScopesSupported:        o.Scopes,
-			BearerMethodsSupported: []string{"header"},
-			ResourceName:           "Switchboard",
-		}),
-	}, nil
+	og := &oauthGuard{o: v.o, v: v, metaURL: metaURL, metaPath: metaPath}
+	og.prm = og.metadata(o.Resource, o.Scopes, "Switchboard")
+	return og, nil
+}
+
+// metadata serves the protected resource metadata of resource (the
+// gateway's, or a named endpoint's), whose tokens need scopes.
+func (og *oauthGuard) metadata(resource string, scopes []string, name string) http.Handler {
+	return auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:               resource,
+		AuthorizationServers:   []string{og.o.Issuer},
+		ScopesSupported:        scopes,
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           name,
+	})
 }
 
 // metadataPaths are where the protected resource metadata is served: the
@@ -312,10 +323,11 @@ func (og *oauthGuard) metadataPaths() []string {
 }
 
 // challenge is the WWW-Authenticate of a refusal with status (RFC 6750
-// §3): it points at the metadata, says "invalid_token" on a 401 when a
+// §3): it points at the metadata (metaURL: the gateway's, or a named
+// endpoint's), says "invalid_token" on a 401 when a
 // token came and "insufficient_scope" on a 403, with the scopes needed.
-func (og *oauthGuard) challenge(status int, hasToken bool, scopes []string) string {
-	params := []string{fmt.Sprintf("resource_metadata=%q", og.metaURL)}
+func (og *oauthGuard) challenge(metaURL string, status int, hasToken bool, scopes []string) string {
+	params := []string{fmt.Sprintf("resource_metadata=%q", metaURL)}
 	switch {
 	case status == http.StatusForbidden:
 		params = append([]string{`error="insufficient_scope"`}, params...)

@@ -107,7 +107,7 @@ func TestToolLabelsBounded(t *testing.T) {
 	// The gateway's side: its server middleware, whose published tools
 	// (here, every name) belong to server "renamer".
 	gw := toolServer(40)
-	gw.AddReceivingMiddleware(tel.ServerMiddleware(func(string) (string, bool) { return "renamer", true }))
+	gw.AddReceivingMiddleware(tel.ServerMiddleware("", func(string) (string, bool) { return "renamer", true }))
 	gcs := connect(t, gw, nil)
 	ctx := context.Background()
 	for i := range 40 {
@@ -178,7 +178,7 @@ func TestOutsideLabelsBounded(t *testing.T) {
 	defer tel.Close(context.Background())
 
 	gw := toolServer(1)
-	gw.AddReceivingMiddleware(tel.ServerMiddleware(func(string) (string, bool) { return "", false }))
+	gw.AddReceivingMiddleware(tel.ServerMiddleware("", func(string) (string, bool) { return "", false }))
 	for i := range 20 {
 		rawSession(t, gw, fmt.Sprintf("1999-01-%02d", i+1))
 	}

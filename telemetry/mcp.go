@@ -120,7 +120,8 @@ func (t *Telemetry) ClientMiddleware(server string) mcp.Middleware {
 	}
 }
 
-// ServerMiddleware is the gateway's middleware (gateway.Options.Middleware):
+// ServerMiddleware is the middleware of the gateway's endpoint named
+// endpoint ("" for the default one, /mcp; gateway.Options.EndpointMiddleware):
 // each request gets a server span (when tracing), continuing the trace
 // context of its _meta or, when _meta has none, of its HTTP headers, and
 // mcp.server.operation.duration; a tool call the host refused
@@ -128,8 +129,14 @@ func (t *Telemetry) ClientMiddleware(server string) mcp.Middleware {
 // switchboard.calls.refused. serverOf says whether a tool name is one the
 // gateway publishes, and of which server: only those become
 // gen_ai.tool.name (a client may send any string), at most
-// Options.MaxToolLabels of each server's.
-func (t *Telemetry) ServerMiddleware(serverOf func(tool string) (server string, ok bool)) mcp.Middleware {
+// Options.MaxToolLabels of each server's. A named endpoint's metrics and
+// spans carry switchboard.endpoint; the default endpoint's carry none, as
+// before there were named ones.
+func (t *Telemetry) ServerMiddleware(endpoint string, serverOf func(tool string) (server string, ok bool)) mcp.Middleware {
+	var epAttrs []attribute.KeyValue
+	if endpoint != "" {
+		epAttrs = []attribute.KeyValue{keyEndpoint.String(endpoint)}
+	}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if strings.HasPrefix(method, "notifications/") {
@@ -178,10 +185,11 @@ func (t *Telemetry) ServerMiddleware(serverOf func(tool string) (server string, 
 					reason = "unknown_tool"
 				}
 				if reason != "" {
-					t.in.refused.Add(ctx, 1, metric.WithAttributes(keyReason.String(reason)))
+					t.in.refused.Add(ctx, 1, metric.WithAttributes(append(epAttrs, keyReason.String(reason))...))
 				}
 			}
-			attrs := make([]attribute.KeyValue, 0, 5)
+			attrs := make([]attribute.KeyValue, 0, 6)
+			attrs = append(attrs, epAttrs...)
 			attrs = append(attrs, keyMethod.String(method))
 			if tool != "" {
 				attrs = append(attrs, keyTool.String(label))

@@ -28,7 +28,7 @@
 //
 //	t, err := telemetry.New(&telemetry.Options{OTLPEndpoint: cfg.Telemetry.OTLPEndpoint})
 //	hostOpts.ClientMiddleware = t.ClientMiddleware
-//	gwOpts.Middleware = append(gwOpts.Middleware, t.ServerMiddleware(h))
+//	gwOpts.EndpointMiddleware = func(ep string) []mcp.Middleware { return []mcp.Middleware{t.ServerMiddleware(ep, serverOf)} }
 //	go t.Watch(ctx, h)
 //	mux.Handle("/metrics", t.Handler())
 //	defer t.Close(ctx)
@@ -322,7 +322,11 @@ func (t *Telemetry) sources() []source {
 
 // attr helpers: the attribute keys of the conventions, and Switchboard's.
 var (
-	keyServer   = attribute.Key("switchboard.server") // a configured server's id
+	keyServer = attribute.Key("switchboard.server") // a configured server's id
+	// keyEndpoint names a named endpoint ([[endpoints]]) of the gateway:
+	// bounded by the configuration. The default endpoint (/mcp) has none,
+	// so its series are those of a gateway without named endpoints.
+	keyEndpoint = attribute.Key("switchboard.endpoint")
 	keyState    = attribute.Key("switchboard.server.state")
 	keyReason   = attribute.Key("switchboard.refusal")
 	keyKind     = attribute.Key("switchboard.run.kind") // agent, workflow

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -52,26 +53,67 @@ const (
 	credOAuth       // a valid OAuth access token, without the admin scope
 	credOAuthAdmin  // a valid one with the admin scope
 	credOAuthForged // signed by a key the issuer does not publish
+	credAlpha       // the endpoint alpha's own auth_token
+	credBeta        // the endpoint beta's own auth_token
+	credOAuthAlpha  // a valid OAuth token with the scope the endpoint alpha needs
 )
 
 var credNames = map[guardCred]string{credNone: "no credential", credWrongBearer: "a wrong bearer token", credOwner: "auth_token",
 	credCookie: "the session cookie", credWrongCookie: "a wrong session cookie", credOAuth: "an OAuth token",
-	credOAuthAdmin: "an OAuth token with the admin scope", credOAuthForged: "a forged OAuth token"}
+	credOAuthAdmin: "an OAuth token with the admin scope", credOAuthForged: "a forged OAuth token",
+	credAlpha: "alpha's auth_token", credBeta: "beta's auth_token", credOAuthAlpha: "an OAuth token with alpha's scope"}
+
+// The named endpoints every mode of the walk serves besides /mcp: alpha
+// with a token of its own and an OAuth scope, beta with a token of its
+// own, gamma with neither (the gateway's rules, as /mcp).
+var (
+	guardEndpoints = []config.Endpoint{
+		{Name: "alpha", AuthToken: "{{env.SB_GUARD_ALPHA}}", Scopes: []string{"alpha"}},
+		{Name: "beta", AuthToken: "{{env.SB_GUARD_BETA}}"},
+		{Name: "gamma"},
+	}
+	ownCred = map[string]guardCred{"alpha": credAlpha, "beta": credBeta} // by endpoint, those with a token of their own
+	// oauthScopes are the scopes of each OAuth credential.
+	oauthScopes = map[guardCred][]string{credOAuth: {"mcp"}, credOAuthAdmin: {"mcp", "admin"}, credOAuthAlpha: {"mcp", "alpha"}}
+)
 
 // allowed is what the guard must answer: whether a request for a route
-// of access, with cred, is let through in mode m.
-func (m guardMode) allowed(access guard.Access, cred guardCred) bool {
+// of access, of the named endpoint ep ("" for none, or /mcp), with cred,
+// is let through in mode m. The owner opens every endpoint; an
+// endpoint's own token opens that endpoint alone, and an endpoint with
+// one asks for a credential even on an open listener; an OAuth token
+// needs the endpoint's scopes.
+func (m guardMode) allowed(access guard.Access, ep string, cred guardCred) bool {
+	own, hasOwn := ownCred[ep]
 	switch {
-	case access == guard.AccessPublic, access == guard.AccessOpen, m.open():
+	case access == guard.AccessPublic, access == guard.AccessOpen:
 		return true
-	case cred == credOwner:
-		return m.token()
+	case cred == credOwner && m.token(), hasOwn && cred == own:
+		return true
+	case m.open():
+		return !hasOwn
+	case cred == credOwner, cred == credAlpha, cred == credBeta:
+		return false
 	case cred == credCookie:
 		return m.token() && access != guard.AccessMCP
-	case cred == credOAuth:
-		return m.oauth() && access == guard.AccessMCP
-	case cred == credOAuthAdmin:
-		return m.oauth() && (access == guard.AccessMCP || access == guard.AccessAdmin && m.admin())
+	}
+	scopes, ok := oauthScopes[cred]
+	switch {
+	case !ok || !m.oauth():
+		return false
+	case access == guard.AccessMCP:
+		for _, e := range guardEndpoints {
+			if e.Name == ep {
+				for _, s := range e.Scopes {
+					if !slices.Contains(scopes, s) {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	case access == guard.AccessAdmin:
+		return m.admin() && slices.Contains(scopes, "admin")
 	}
 	return false
 }
@@ -90,7 +132,12 @@ type guardRequest struct {
 // loopback and beyond; OAuth with admin_scope beside auth_token — with no
 // credential, wrong ones and right ones, and checks each answer against
 // what the route's access allows; a refused request never reaches its
-// handler. A foreign Origin ("null" included), and on loopback a foreign
+// handler. Each mode serves named endpoints too ([[endpoints]], every
+// transport of each): one with a token of its own and an OAuth scope,
+// one with a token of its own, one with neither; an endpoint's token
+// opens that endpoint alone (403 on another's, on /mcp and on the
+// management faces), the owner's opens every one, an OAuth token needs
+// the endpoint's scope (403 insufficient_scope naming it). A foreign Origin ("null" included), and on loopback a foreign
 // Host, are refused on every route but the public ones; a change without
 // the CSRF header, or marked cross-site, on every route but the public
 // ones and the MCP endpoints. The local socket serves every route too,
@@ -102,6 +149,9 @@ func TestEveryRouteGuarded(t *testing.T) {
 	as := testauth.Start(t, &testauth.Options{JWT: true})
 	const token = "guard-walk-token-3e8d5c71"
 	t.Setenv("SB_GUARD_TOKEN", token)
+	const alphaToken, betaToken = "guard-walk-alpha-8c2e4a", "guard-walk-beta-51d7f0"
+	t.Setenv("SB_GUARD_ALPHA", alphaToken)
+	t.Setenv("SB_GUARD_BETA", betaToken)
 	tokenRef := "{{env.SB_GUARD_TOKEN}}"
 	auth := func(admin string) *config.GatewayAuth {
 		return &config.GatewayAuth{Issuer: as.Issuer, Resource: guardResource, AllowLocalIssuer: true, AdminScope: admin}
@@ -129,6 +179,9 @@ func TestEveryRouteGuarded(t *testing.T) {
 		credOAuth:       {"Authorization", "Bearer " + mint("mcp")},
 		credOAuthAdmin:  {"Authorization", "Bearer " + mint("mcp admin")},
 		credOAuthForged: {"Authorization", "Bearer " + forged},
+		credAlpha:       {"Authorization", "Bearer " + alphaToken},
+		credBeta:        {"Authorization", "Bearer " + betaToken},
+		credOAuthAlpha:  {"Authorization", "Bearer " + mint("mcp alpha")},
 	}
 
 	for _, m := range []guardMode{
@@ -152,10 +205,10 @@ func TestEveryRouteGuarded(t *testing.T) {
 			routes := d.Routes()
 			pinAccess(t, m, routes)
 
-			access := map[string]guard.Access{}
+			byPattern := map[string]guard.Route{}
 			var reqs []guardRequest
 			for _, rt := range routes {
-				access[rt.Pattern] = rt.Access
+				byPattern[rt.Pattern] = rt
 				reqs = append(reqs, requestsOf(rt)...)
 			}
 			// Deeper into the prefixes, and what matches no route: the
@@ -172,16 +225,22 @@ func TestEveryRouteGuarded(t *testing.T) {
 			if uiAt("") != "" {
 				reqs = append(reqs, guardRequest{"/static/", "GET", "/static/style.css"})
 			}
-			creds := []guardCred{credNone, credWrongBearer, credOwner, credCookie, credWrongCookie, credOAuth, credOAuthAdmin, credOAuthForged}
+			creds := []guardCred{credNone, credWrongBearer, credOwner, credCookie, credWrongCookie, credOAuth, credOAuthAdmin, credOAuthForged, credAlpha, credBeta, credOAuthAlpha}
 			checked := 0
 			for _, rq := range reqs {
-				acc := access[rq.pattern] // "": AccessOwner
+				rt := byPattern[rq.pattern] // "": AccessOwner
+				acc := rt.Access
 				for _, cred := range creds {
 					before := reached.Load()
 					status, refused := guardDo(t, guardClient, base, rq.method, rq.path, headers[cred]...)
-					want := m.allowed(acc, cred)
+					want := m.allowed(acc, rt.Endpoint, cred)
 					if refused == want {
 						t.Errorf("%s %s (%s, %s) with %s: %d; want it %s", rq.method, rq.path, rq.pattern, acc, credNames[cred], status, map[bool]string{true: "served", false: "refused"}[want])
+					}
+					if refused && (cred == credAlpha || cred == credBeta) && status != http.StatusForbidden {
+						// A token that is known, for another endpoint: not
+						// a 401 that would send a client to sign in.
+						t.Errorf("%s %s with %s: %d, want 403", rq.method, rq.path, credNames[cred], status)
 					}
 					if refused && reached.Load() != before {
 						t.Errorf("%s %s with %s: refused (%d), yet the face ran", rq.method, rq.path, credNames[cred], status)
@@ -195,7 +254,9 @@ func TestEveryRouteGuarded(t *testing.T) {
 					continue
 				}
 				right := headers[credOwner]
-				if !m.token() {
+				if own, ok := ownCred[rt.Endpoint]; ok {
+					right = headers[own]
+				} else if !m.token() {
 					right = headers[credOAuthAdmin]
 				}
 				tricks := [][]string{{"Origin", "https://evil.example"}, {"Origin", "null"}}
@@ -233,7 +294,7 @@ func TestEveryRouteGuarded(t *testing.T) {
 				if refused {
 					t.Errorf("%s %s on the socket: %d, want it served (the owner's)", rq.method, rq.path, status)
 				}
-				if m.open() {
+				if _, own := ownCred[byPattern[rq.pattern].Endpoint]; m.open() && !own {
 					if want, _ := guardDo(t, guardClient, base, rq.method, rq.path); status != want {
 						t.Errorf("%s %s on the socket: %d, on the listener %d; want the same", rq.method, rq.path, status, want)
 					}
@@ -247,6 +308,23 @@ func TestEveryRouteGuarded(t *testing.T) {
 					}
 				}
 				checked += 5
+			}
+			// An OAuth token without an endpoint's scope: 403, and the
+			// challenge names the scopes to step up to.
+			if m.oauth() {
+				for _, p := range []string{"mcp", "sse", "message", "ws"} {
+					req, _ := http.NewRequest("GET", base+"/e/alpha/"+p, nil)
+					req.Header.Set(headers[credOAuth][0], headers[credOAuth][1])
+					resp, err := guardClient.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					if www := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden ||
+						!strings.Contains(www, `error="insufficient_scope"`) || !strings.Contains(www, `scope="alpha"`) {
+						t.Errorf("GET /e/alpha/%s with %s: %d, WWW-Authenticate %q; want 403 insufficient_scope naming alpha", p, credNames[credOAuth], resp.StatusCode, www)
+					}
+				}
 			}
 			t.Logf("%d routes, %d requests checked (on the listener and the socket)", len(routes), checked)
 		})
@@ -269,9 +347,19 @@ func pinAccess(t *testing.T, m guardMode, routes []guard.Route) {
 			want[p] = guard.AccessOpen
 		}
 	}
+	wantEndpoint := map[string]string{}
+	for _, e := range guardEndpoints {
+		for _, p := range []string{"mcp", "sse", "message", "ws"} {
+			want["/e/"+e.Name+"/"+p] = guard.AccessMCP
+			wantEndpoint["/e/"+e.Name+"/"+p] = e.Name
+		}
+	}
 	if m.oauth() {
 		want["/.well-known/oauth-protected-resource"] = guard.AccessPublic
 		want["/.well-known/oauth-protected-resource/mcp"] = guard.AccessPublic
+		for _, e := range guardEndpoints { // each named endpoint is a resource of its own
+			want["/.well-known/oauth-protected-resource/e/"+e.Name+"/mcp"] = guard.AccessPublic
+		}
 	}
 	have := map[string]bool{}
 	for _, rt := range routes {
@@ -282,6 +370,9 @@ func pinAccess(t *testing.T, m guardMode, routes []guard.Route) {
 			t.Errorf("route %q is %s, not the owner's alone: list it in pinAccess if it must be", rt.Pattern, rt.Access)
 		case listed && rt.Access != w:
 			t.Errorf("route %q is %s, want %s", rt.Pattern, rt.Access, w)
+		}
+		if rt.Endpoint != wantEndpoint[rt.Pattern] {
+			t.Errorf("route %q is of the endpoint %q, want %q", rt.Pattern, rt.Endpoint, wantEndpoint[rt.Pattern])
 		}
 		if (rt.Access == guard.AccessOpen || rt.Access == guard.AccessPublic) && rt.Reason == "" {
 			t.Errorf("route %q is %s without a reason", rt.Pattern, rt.Access)
@@ -373,7 +464,7 @@ func guardDo(t *testing.T, hc *http.Client, base, method, path string, hdr ...st
 // it listens on) and its socket.
 func serveGuarded(t *testing.T, m guardMode, more func(*daemon.Daemon)) (string, string, *daemon.Daemon) {
 	t.Helper()
-	return serveConfig(t, m.listen, &config.Config{Gateway: m.gw}, more)
+	return serveConfig(t, m.listen, &config.Config{Gateway: m.gw, Endpoints: guardEndpoints}, more)
 }
 
 // serveConfig serves the daemon of cfg, with the faces serve mounts, on
