@@ -19,7 +19,8 @@ type fileResult struct {
 	toolNameFormatLine int // 0: not set in this file
 
 	servers   []Server
-	workflows []string // workflows = [...], resolved
+	endpoints []Endpoint // TEMPORARY (i26-cli): see endpoint_decode_tmp.go
+	workflows []string   // workflows = [...], resolved
 	providers map[string]Provider
 	// tables are the key-by-key tables ([gateway], [network], …) the file
 	// has, by key.

@@ -184,6 +184,14 @@ func build(results []*fileResult) (*Config, error) {
 			byID[s.ID] = len(c.Servers)
 			c.Servers = append(c.Servers, s)
 		}
+		// TEMPORARY (i26-cli): see endpoint_decode_tmp.go.
+		for _, ep := range r.endpoints {
+			if i := slices.IndexFunc(c.Endpoints, func(x Endpoint) bool { return x.Name == ep.Name }); i >= 0 {
+				c.Endpoints[i] = ep
+				continue
+			}
+			c.Endpoints = append(c.Endpoints, ep)
+		}
 	}
 	c.setDefaults()
 	v.config(c)
