@@ -128,7 +128,15 @@ func (e *Edit) RemoveEndpoint(name string) error {
 		return err
 	}
 	sp := spans[i]
-	e.text = slices.Concat(e.text[:sp.comments], e.text[sp.end:])
+	head := e.text[:sp.comments]
+	if sp.end == len(e.text) {
+		// The last table: the blank line an add put before it goes too,
+		// so that an add undone by a remove leaves the file as it was.
+		for bytes.HasSuffix(head, []byte("\n\n")) {
+			head = head[:len(head)-1]
+		}
+	}
+	e.text = slices.Concat(head, e.text[sp.end:])
 	e.endpoints = slices.Delete(e.endpoints, i, i+1)
 	return nil
 }
