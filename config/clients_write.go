@@ -157,7 +157,7 @@ func (c *ClientEdit) Write() (backup string, err error) {
 		path = real
 	}
 	perm := fs.FileMode(0o600)
-	cur, err := os.ReadFile(path)
+	cur, err := userfile.Read(path, maxClientFileBytes, "another client's configuration")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if c.exists {
