@@ -42,6 +42,9 @@ type ClientEdit struct {
 	// Old is the entry's text before the edit, nil when it is new; New is
 	// its text after.
 	Old, New []byte
+	// Input is the text of the input AddInput added, nil when none was
+	// (or the file had it already).
+	Input []byte
 
 	old, text []byte
 	exists    bool
@@ -105,13 +108,7 @@ func EditClientEntry(f ClientFile, name string, entry any) (*ClientEdit, error) 
 			val := marshalEntry(v, ind)
 			c.New = marshalEntry(entry, ind+strings.Repeat("  ", len(keys)-1-i))
 			member := []byte(ind + quoteJSON(k) + ": " + string(val))
-			if len(obj.members) == 0 {
-				closeInd := lineIndent(std, obj.open)
-				c.text = slices.Concat(data[:obj.open+1], []byte("\n"), member, []byte("\n"+closeInd), data[obj.close:])
-			} else {
-				end := obj.members[len(obj.members)-1].valEnd
-				c.text = slices.Concat(data[:end], []byte(",\n"), member, data[end:])
-			}
+			c.text = insertMember(data, std, obj, member)
 			return c, nil
 		}
 		path = decode.KeyPath(path, k)
@@ -130,6 +127,78 @@ func EditClientEntry(f ClientFile, name string, entry any) (*ClientEdit, error) 
 		}
 	}
 	panic("unreachable")
+}
+
+// AddInput adds input (marshalled as JSON), an input variable of VS
+// Code's (a value it asks its user for once and keeps in its secret
+// storage), to the top-level "inputs" array of the edited text, creating
+// the array when missing; an input of the same id already there is left
+// as it is.
+func (c *ClientEdit) AddInput(id string, input any) error {
+	std := standardJSON(c.text)
+	top, err := scanObject(std, skipSpace(std, 0))
+	if err != nil {
+		return fmt.Errorf("%s: the top level must be an object", c.File.Path)
+	}
+	m := top.member("inputs")
+	if m == nil {
+		ind := top.memberIndent(std)
+		c.Input = marshalEntry(input, ind+"  ")
+		member := []byte(ind + `"inputs": [` + "\n" + ind + "  " + string(c.Input) + "\n" + ind + "]")
+		c.text = insertMember(c.text, std, top, member)
+		return nil
+	}
+	if std[m.valStart] != '[' {
+		return &Problem{Pos: Position{File: c.File.Path, Line: lineAt(lineStarts(c.text), m.valStart)}, Field: "inputs", Msg: "must be an array"}
+	}
+	var have []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(std[m.valStart:m.valEnd], &have); err != nil {
+		return &Problem{Pos: Position{File: c.File.Path, Line: lineAt(lineStarts(c.text), m.valStart)}, Field: "inputs", Msg: "must be an array of objects"}
+	}
+	for _, h := range have {
+		if h.ID == id {
+			return nil
+		}
+	}
+	// The array's elements: where the last ends, or none.
+	last, end := -1, m.valStart+1
+	for i := skipSpace(std, m.valStart+1); i < m.valEnd-1; i = skipSpace(std, i) {
+		if std[i] == ',' {
+			i++
+			continue
+		}
+		e, err := skipValue(std, i)
+		if err != nil {
+			return err
+		}
+		last, end, i = i, e, e
+	}
+	if last < 0 {
+		ind := lineIndent(std, m.keyStart) + "  "
+		c.Input = marshalEntry(input, ind)
+		c.text = slices.Concat(c.text[:m.valStart+1], []byte("\n"+ind), c.Input, []byte("\n"+lineIndent(std, m.keyStart)), c.text[m.valEnd-1:])
+		return nil
+	}
+	ind := lineIndent(std, last)
+	if lineStart(std, last) == lineStart(std, m.valStart) {
+		ind = lineIndent(std, m.keyStart) + "  "
+	}
+	c.Input = marshalEntry(input, ind)
+	c.text = slices.Concat(c.text[:end], []byte(",\n"+ind), c.Input, c.text[end:])
+	return nil
+}
+
+// insertMember inserts member (its text, indented) as the last member of
+// obj, scanned from std, the standardJSON of text.
+func insertMember(text, std []byte, obj jsonObject, member []byte) []byte {
+	if len(obj.members) == 0 {
+		closeInd := lineIndent(std, obj.open)
+		return slices.Concat(text[:obj.open+1], []byte("\n"), member, []byte("\n"+closeInd), text[obj.close:])
+	}
+	end := obj.members[len(obj.members)-1].valEnd
+	return slices.Concat(text[:end], []byte(",\n"), member, text[end:])
 }
 
 // Content returns the file's text as the edit leaves it.

@@ -104,3 +104,49 @@ func TestEditClientEntryRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestClientEditAddInput: VS Code's input variable is added to the
+// top-level inputs array, created when missing; one of the same id is
+// left alone; the rest of the text is kept.
+func TestClientEditAddInput(t *testing.T) {
+	type input struct {
+		Type     string `json:"type"`
+		ID       string `json:"id"`
+		Password bool   `json:"password"`
+	}
+	in := input{Type: "promptString", ID: "tok", Password: true}
+	for _, tc := range []struct{ name, before, want string }{{
+		name:   "no inputs",
+		before: "{\n  \"servers\": {}\n}\n",
+		want:   "{\n  \"servers\": {\n    \"sb\": {\n      \"url\": \"u\"\n    }\n  },\n  \"inputs\": [\n    {\n      \"type\": \"promptString\",\n      \"id\": \"tok\",\n      \"password\": true\n    }\n  ]\n}\n",
+	}, {
+		name:   "an empty array",
+		before: "{\"inputs\": [], \"servers\": {\"sb\": {\"url\": \"u\"}}}",
+		want:   "{\"inputs\": [\n  {\n    \"type\": \"promptString\",\n    \"id\": \"tok\",\n    \"password\": true\n  }\n], \"servers\": {\"sb\": {\n  \"url\": \"u\"\n}}}",
+	}, {
+		name:   "after the others",
+		before: "{\n  \"inputs\": [\n    {\"id\": \"other\"}, // mine\n  ],\n  \"servers\": {\"sb\": {\"url\": \"u\"}}\n}",
+		want:   "{\n  \"inputs\": [\n    {\"id\": \"other\"},\n    {\n      \"type\": \"promptString\",\n      \"id\": \"tok\",\n      \"password\": true\n    }, // mine\n  ],\n  \"servers\": {\"sb\": {\n    \"url\": \"u\"\n  }}\n}",
+	}, {
+		name:   "already there",
+		before: "{\"inputs\": [{\"id\": \"tok\", \"type\": \"promptString\"}], \"servers\": {\"sb\": {\n  \"url\": \"u\"\n}}}",
+		want:   "{\"inputs\": [{\"id\": \"tok\", \"type\": \"promptString\"}], \"servers\": {\"sb\": {\n  \"url\": \"u\"\n}}}",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeFile(t, t.TempDir(), "mcp.json", tc.before)
+			c, err := EditClientEntry(ClientFile{Path: file, Containers: [][]string{{"servers"}}}, "sb", testEntry{URL: "u"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.AddInput("tok", in); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(c.Content()); got != tc.want {
+				t.Errorf("text (-want +got):\n%s", cmp.Diff(tc.want, got))
+			}
+			if _, err := c.Write(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -30,6 +30,14 @@ type clientEntry struct {
 	Headers map[string]string `json:"headers,omitempty"`
 }
 
+// vscodeInput is an input variable of VS Code's mcp.json.
+type vscodeInput struct {
+	Type        string `json:"type"`
+	ID          string `json:"id"`
+	Description string `json:"description"`
+	Password    bool   `json:"password"`
+}
+
 // connectJSON is what connect prints with --json.
 type connectJSON struct {
 	Client   string `json:"client"`
@@ -40,12 +48,15 @@ type connectJSON struct {
 	// TokenEnv is the environment variable the client reads the token
 	// from, when the endpoint has one.
 	TokenEnv string `json:"token_env,omitempty"`
-	Old      string `json:"old,omitempty"` // the entry replaced
-	New      string `json:"new"`
-	Changed  bool   `json:"changed"`
-	DryRun   bool   `json:"dry_run"`
-	Written  bool   `json:"written"`
-	Backup   string `json:"backup,omitempty"`
+	// TokenInput is the id of the input variable VS Code asks its user
+	// for the token with, once, keeping it in its secret storage.
+	TokenInput string `json:"token_input,omitempty"`
+	Old        string `json:"old,omitempty"` // the entry replaced
+	New        string `json:"new"`
+	Changed    bool   `json:"changed"`
+	DryRun     bool   `json:"dry_run"`
+	Written    bool   `json:"written"`
+	Backup     string `json:"backup,omitempty"`
 }
 
 func (e *env) connectCommand() *cobra.Command {
@@ -75,10 +86,12 @@ file, and left alone.
 
 No token is ever written into a client's file. Where the endpoint (or the
 gateway) has a token, the entry carries an Authorization header that the
-client fills in from an environment variable: the variable of the token's
-{{env.NAME}}, or, for {{secrets.NAME}}, NAME in capitals, which you set to
-that secret where the client runs. Claude Code writes it ${NAME}, Cursor and
-VS Code ${env:NAME}. Claude Desktop reads no URL from its file and expands
+client fills in: Claude Code (${NAME}) and Cursor (${env:NAME}) from an
+environment variable — the variable of the token's {{env.NAME}}, or, for
+{{secrets.NAME}}, NAME in capitals, which you set to that secret where the
+client runs; VS Code from an input variable (${input:ENTRY-token}, added to
+the file's inputs), which it asks you for once and keeps in its secret
+storage. Claude Desktop reads no URL from its file and expands
 no variable: its entry starts 'switchboard serve --stdio' (with --endpoint
 NAME), whose client is the owner and needs no token.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -155,7 +168,12 @@ func (e *env) connectClient(client, endpoint, name string, yes, dryRun bool) err
 		if client != config.ClientCursor {
 			entry.Type = "http"
 		}
-		if token != "" {
+		switch {
+		case token == "":
+		case client == config.ClientVSCode:
+			out.TokenInput = name + "-token"
+			entry.Headers = map[string]string{"Authorization": "Bearer ${input:" + out.TokenInput + "}"}
+		default:
 			out.TokenEnv = tokenEnv(token)
 			ref := "${env:" + out.TokenEnv + "}"
 			if client == config.ClientClaudeCode {
@@ -176,6 +194,16 @@ func (e *env) connectClient(client, endpoint, name string, yes, dryRun bool) err
 			return &exitError{kind: daemon.KindConfig, err: fmt.Errorf("connect %s: %s cannot be edited, and is left as it is:\n%s", client, cf.Path, indent(err.Error())), details: problemDetails(err)}
 		}
 		return failed(fmt.Errorf("connect %s: %s cannot be edited, and is left as it is: %w", client, cf.Path, err))
+	}
+	if out.TokenInput != "" {
+		what := "the gateway"
+		if endpoint != "" {
+			what = "endpoint " + endpoint
+		}
+		in := vscodeInput{Type: "promptString", ID: out.TokenInput, Description: "The token of Switchboard's " + what + " (" + token + ")", Password: true}
+		if err := ce.AddInput(out.TokenInput, in); err != nil {
+			return &exitError{kind: daemon.KindConfig, err: fmt.Errorf("connect %s: %s cannot be edited, and is left as it is: %w", client, cf.Path, err), details: problemDetails(err)}
+		}
 	}
 	out.Field, out.Old, out.New, out.Changed = ce.Field, string(ce.Old), string(ce.New), ce.Changed()
 	if !e.jsonOut {
@@ -208,6 +236,9 @@ func (e *env) connectClient(client, endpoint, name string, yes, dryRun bool) err
 		if out.Backup != "" {
 			fmt.Fprintf(e.stderr, "switchboard: the previous file is %s\n", out.Backup)
 		}
+	}
+	if out.TokenInput != "" && out.Written {
+		fmt.Fprintf(e.stderr, "switchboard: VS Code asks for the token (input %s) when it first starts the server, and keeps it in its secret storage\n", out.TokenInput)
 	}
 	if out.TokenEnv != "" {
 		what := "the token"
@@ -252,6 +283,10 @@ func (e *env) connectPreview(client string, ce *config.ClientEdit) string {
 		lines("-", ce.Old)
 	}
 	lines("+", ce.New)
+	if ce.Input != nil {
+		fmt.Fprintf(&b, "and in inputs:\n")
+		lines("+", ce.Input)
+	}
 	return b.String()
 }
 
