@@ -147,14 +147,15 @@ func tomlString(s string) string {
 	return b.String()
 }
 
-// An Edit changes the servers of one native (TOML) config file and keeps
-// the rest of its text as it was: comments, order, spacing, other tables.
-// A new server is appended as a [[mcp_servers]] table; a replaced one is
-// rewritten where it stood, under the comment lines above it; a removed one
-// is cut out with the comment lines just above it (those that touch its
-// header). Nothing is written until [Edit.Write], which first checks that
-// the new text loads as the same configuration with only those servers
-// changed.
+// An Edit changes the servers and endpoints of one native (TOML) config
+// file and keeps the rest of its text as it was: comments, order, spacing,
+// other tables. A new server is appended as a [[mcp_servers]] table (an
+// endpoint as an [[endpoints]] table, [Edit.AddEndpoint]); a replaced one
+// is rewritten where it stood, under the comment lines above it; a removed
+// one is cut out with its sub-tables and the comment lines just above it
+// (those that touch its header). Nothing is written until [Edit.Write],
+// which first checks that the new text loads as the same configuration
+// with only those servers and endpoints changed.
 type Edit struct {
 	// File is the file as named; Write follows a symbolic link to the
 	// file it names, so a config kept in a dotfiles repository stays
