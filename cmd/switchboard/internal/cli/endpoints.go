@@ -23,11 +23,12 @@ import (
 // what it serves and how it is reached, never its token.
 type endpointJSON struct {
 	Name         string   `json:"name"`
-	Path         string   `json:"path"`      // Streamable HTTP
-	SSE          string   `json:"sse"`       // the legacy HTTP+SSE transport
-	WebSocket    string   `json:"websocket"` // WebSocket
-	Servers      []string `json:"servers"`   // null: every server
-	Tools        []string `json:"tools"`     // null: every tool of Servers
+	URL          string   `json:"url,omitempty"` // Streamable HTTP on this machine, at [gateway] listen
+	Path         string   `json:"path"`          // Streamable HTTP
+	SSE          string   `json:"sse"`           // the legacy HTTP+SSE transport
+	WebSocket    string   `json:"websocket"`     // WebSocket
+	Servers      []string `json:"servers"`       // null: every server
+	Tools        []string `json:"tools"`         // null: every tool of Servers
 	Workflows    []string `json:"workflows"`
 	Instructions string   `json:"instructions,omitempty"`
 	Renamed      int      `json:"renamed"`    // tools offered under another name
@@ -87,9 +88,14 @@ text saved as FILE.bak.`,
 				return err
 			}
 			out := []endpointJSON{}
+			addr, addrErr := connectAddr(cfg.Gateway.Listen)
 			for _, ep := range cfg.Endpoints {
 				mcp, sse, _, ws := endpointPaths(ep)
-				out = append(out, endpointJSON{Name: ep.Name, Path: mcp, SSE: sse, WebSocket: ws, Servers: ep.Servers, Tools: ep.Tools,
+				url := ""
+				if addrErr == nil {
+					url = "http://" + addr + mcp
+				}
+				out = append(out, endpointJSON{Name: ep.Name, URL: url, Path: mcp, SSE: sse, WebSocket: ws, Servers: ep.Servers, Tools: ep.Tools,
 					Workflows: ep.Workflows, Instructions: ep.Instructions, Renamed: len(ep.Rename), Overridden: len(ep.Override),
 					Auth: endpointAuth(ep), Scopes: ep.Scopes, Source: ep.Source.String()})
 			}
@@ -537,7 +543,11 @@ func (e *env) importEndpoints(file string, replace, dryRun bool) error {
 			}
 			out.Replaced = append(out.Replaced, ep.Name)
 		default:
-			if err := ed.AddEndpoint(ep, "imported from "+file); err != nil {
+			from := file
+			if file == "-" {
+				from = "stdin"
+			}
+			if err := ed.AddEndpoint(ep, "imported from "+from); err != nil {
 				return failed(err)
 			}
 			out.Added = append(out.Added, ep.Name)
