@@ -257,7 +257,7 @@ and the previous text saved as FILE.bak. --dry-run prints the table instead.`
 	fl.StringSliceVar(&f.workflows, "workflow", nil, "a published workflow offered here (repeatable)")
 	fl.StringVar(&f.authToken, "auth-token", "", "its own bearer token, as a placeholder: '{{secrets.NAME}}' or '{{env.NAME}}'")
 	fl.StringSliceVar(&f.scopes, "scopes", nil, "OAuth scopes a token needs here")
-	fl.StringArrayVar(&f.rename, "rename", nil, "offer tool TOOL as `NAME=TOOL` (repeatable; NAME= drops a rename)")
+	fl.StringArrayVar(&f.rename, "rename", nil, "offer a tool to clients under another name, `NAME=TOOL` (repeatable; NAME= drops one)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the table that would be written; write nothing")
 	return cmd
 }
