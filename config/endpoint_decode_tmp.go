@@ -5,10 +5,13 @@ package config
 // file, the endpoints field this branch added to fileResult (decode.go) and
 // the merge loop it added to build (load.go), and keep i26-core's: the
 // names here (tomlEndpoints, fileResult.endpoints) are the likely ones, so
-// that forgetting fails to compile rather than decoding twice.
+// that forgetting fails to compile rather than decoding twice. Paths is
+// i26-core's too (config/endpoints.go there), copied so that the CLI calls
+// it already.
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 
 	"github.com/switchboardmcp/switchboard/internal/decode"
@@ -23,7 +26,7 @@ var tmpEndpointName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 var tmpEndpointFields = decode.Table[Endpoint]{
 	decode.String("name", decode.TOML, func(e *Endpoint) *string { return &e.Name }, func(s string) string {
 		if !tmpEndpointName.MatchString(s) {
-			return fmt.Sprintf("invalid name %q: 1 to 64 of a-z, 0-9, - and _, beginning with a letter or digit", s)
+			return fmt.Sprintf("invalid endpoint name %q: 1 to 64 of a-z 0-9 - _, beginning with a letter or digit", s)
 		}
 		return ""
 	}),
@@ -105,4 +108,17 @@ func (r *fileResult) tomlEndpoints(path string, v any) {
 		seen[e.Name] = i
 		r.endpoints = append(r.endpoints, e)
 	}
+}
+
+// Paths returns where e is served: Streamable HTTP at mcp (Path, or
+// /e/NAME/mcp), the legacy HTTP+SSE transport at sse and message, and
+// WebSocket at ws, each mcp's last element replaced by sse, message and
+// ws.
+func (e Endpoint) Paths() (mcp, sse, message, ws string) {
+	mcp = e.Path
+	if mcp == "" {
+		mcp = "/e/" + e.Name + "/mcp"
+	}
+	dir := path.Dir(mcp)
+	return mcp, path.Join(dir, "sse"), path.Join(dir, "message"), path.Join(dir, "ws")
 }

@@ -129,7 +129,7 @@ func (e *env) connectClient(client, endpoint, name string, yes, dryRun bool) err
 		if !ok {
 			return usageErr("connect %s: no endpoint %q (%s)", client, endpoint, endpointNames(cfg))
 		}
-		urlPath, _, _, _ = endpointPaths(ep)
+		urlPath, _, _, _ = ep.Paths()
 		if ep.AuthToken != "" {
 			token = ep.AuthToken
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"path"
 	"strings"
 	"text/tabwriter"
 
@@ -36,18 +35,6 @@ type endpointJSON struct {
 	Auth         string   `json:"auth"`       // "token" (its own auth_token), "gateway" (the gateway's)
 	Scopes       []string `json:"scopes"`     // OAuth scopes a token needs here
 	Source       string   `json:"source"`     // file:line
-}
-
-// endpointPaths returns where ep is served: Streamable HTTP at its path
-// (default /e/NAME/mcp), the legacy transports beside it, the path's last
-// element replaced by sse, message and ws (config.Endpoint.Path).
-func endpointPaths(ep config.Endpoint) (mcp, sse, message, ws string) {
-	mcp = ep.Path
-	if mcp == "" {
-		mcp = "/e/" + ep.Name + "/mcp"
-	}
-	dir := path.Dir(mcp)
-	return mcp, path.Join(dir, "sse"), path.Join(dir, "message"), path.Join(dir, "ws")
 }
 
 // endpointAuth says how a client authenticates to ep, never with what.
@@ -90,7 +77,7 @@ text saved as FILE.bak.`,
 			out := []endpointJSON{}
 			addr, addrErr := connectAddr(cfg.Gateway.Listen)
 			for _, ep := range cfg.Endpoints {
-				mcp, sse, _, ws := endpointPaths(ep)
+				mcp, sse, _, ws := ep.Paths()
 				url := ""
 				if addrErr == nil {
 					url = "http://" + addr + mcp
