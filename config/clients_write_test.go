@@ -150,3 +150,20 @@ func TestClientEditAddInput(t *testing.T) {
 		})
 	}
 }
+
+// TestClientEditWriteChanged: a file the client changed after it was read
+// is not overwritten (Claude Code rewrites ~/.claude.json as it runs).
+func TestClientEditWriteChanged(t *testing.T) {
+	file := writeFile(t, t.TempDir(), "mcp.json", `{"mcpServers": {}}`)
+	c, err := EditClientEntry(ClientFile{Path: file, Containers: [][]string{{"mcpServers"}}}, "sb", testEntry{URL: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Dir(file), "mcp.json", `{"mcpServers": {}, "numStartups": 8}`)
+	if _, err := c.Write(); err == nil || !strings.Contains(err.Error(), "changed since it was read") {
+		t.Errorf("Write after a change = %v, want changed since it was read", err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != `{"mcpServers": {}, "numStartups": 8}` {
+		t.Errorf("file overwritten: %s", b)
+	}
+}
