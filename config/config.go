@@ -39,11 +39,15 @@
 // agent-file decoders, the suggestions and the validation all read, so a
 // key means the same in every format that has it.
 //
-// [Edit] changes the servers of a native file and keeps the rest of its
-// text, comments included; [ServerTOML] writes one server. [ClientFiles],
-// [ReadClientFile] and [PlanImport] read the MCP servers of other clients
-// (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf) for `switchboard
-// import`, and [Literals] tells the credentials written out in a server,
+// [Edit] changes the servers and endpoints of a native file and keeps the
+// rest of its text, comments included; [ServerTOML] writes one server,
+// [EndpointTOML] one endpoint, and [EndpointsTOML], [EndpointsJSON] and
+// [ReadEndpoints] are the endpoints file of `switchboard endpoints export`
+// and `import`. [ClientFiles], [ReadClientFile] and [PlanImport] read the
+// MCP servers of other clients (Claude Desktop, Claude Code, Cursor, VS
+// Code, Windsurf) for `switchboard import`; [ConnectFile] and
+// [EditClientEntry] write one entry into a client's file for `switchboard
+// connect`. [Literals] tells the credentials written out in a server,
 // which are never written to a file.
 //
 // Placeholders ({{env.NAME}}, {{secrets.NAME}}) are allowed only in env and

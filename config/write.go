@@ -147,14 +147,15 @@ func tomlString(s string) string {
 	return b.String()
 }
 
-// An Edit changes the servers of one native (TOML) config file and keeps
-// the rest of its text as it was: comments, order, spacing, other tables.
-// A new server is appended as a [[mcp_servers]] table; a replaced one is
-// rewritten where it stood, under the comment lines above it; a removed one
-// is cut out with the comment lines just above it (those that touch its
-// header). Nothing is written until [Edit.Write], which first checks that
-// the new text loads as the same configuration with only those servers
-// changed.
+// An Edit changes the servers and endpoints of one native (TOML) config
+// file and keeps the rest of its text as it was: comments, order, spacing,
+// other tables. A new server is appended as a [[mcp_servers]] table (an
+// endpoint as an [[endpoints]] table, [Edit.AddEndpoint]); a replaced one
+// is rewritten where it stood, under the comment lines above it; a removed
+// one is cut out with its sub-tables and the comment lines just above it
+// (those that touch its header). Nothing is written until [Edit.Write],
+// which first checks that the new text loads as the same configuration
+// with only those servers and endpoints changed.
 type Edit struct {
 	// File is the file as named; Write follows a symbolic link to the
 	// file it names, so a config kept in a dotfiles repository stays
@@ -164,8 +165,9 @@ type Edit struct {
 	old, text []byte
 	exists    bool
 	home      string
-	servers   []Server // the file's servers as the edits leave them
-	appended  []byte   // the text Add appended, for a dry run
+	servers   []Server   // the file's servers as the edits leave them
+	endpoints []Endpoint // the file's endpoints as the edits leave them
+	appended  []byte     // the text Add appended, for a dry run
 }
 
 // ErrNotTOML is returned by [OpenEdit] for a file that is not in the
@@ -196,7 +198,11 @@ func OpenEdit(file, home string) (*Edit, error) {
 	}
 	e.old, e.text, e.exists = data, slices.Clone(data), true
 	e.servers = r.servers
+	e.endpoints = r.endpoints
 	if _, err := e.tables(); err != nil {
+		return nil, err
+	}
+	if _, err := e.endpointTables(); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -236,6 +242,15 @@ func (e *Edit) Add(s Server, comment string) error {
 	if e.Has(s.ID) {
 		return fmt.Errorf("%s already declares server %q", e.File, s.ID)
 	}
+	e.appendTable(comment, ServerTOML(s))
+	s.Source = Position{}
+	e.servers = append(e.servers, s)
+	return nil
+}
+
+// appendTable appends the table body at the end of the text, after a blank
+// line, under comment (each line gets "# "; "" for none).
+func (e *Edit) appendTable(comment string, body []byte) {
 	var b bytes.Buffer
 	if len(e.text) > 0 {
 		if !bytes.HasSuffix(e.text, []byte("\n")) {
@@ -250,12 +265,9 @@ func (e *Edit) Add(s Server, comment string) error {
 			b.WriteString(strings.TrimRight("# "+l, " ") + "\n")
 		}
 	}
-	b.Write(ServerTOML(s))
+	b.Write(body)
 	e.text = append(e.text, b.Bytes()...)
 	e.appended = append(e.appended, b.Bytes()...)
-	s.Source = Position{}
-	e.servers = append(e.servers, s)
-	return nil
 }
 
 // Replace rewrites the table of server s.ID where it stands; the comment
@@ -269,18 +281,21 @@ func (e *Edit) Replace(s Server) error {
 	if err != nil {
 		return err
 	}
-	sp := spans[i]
-	body := ServerTOML(s)
-	// Keep the blank lines that ended the old table.
+	e.replaceSpan(spans[i], ServerTOML(s))
+	s.Source = Position{}
+	e.servers[i] = s
+	return nil
+}
+
+// replaceSpan puts body in the place of the table at sp, keeping the
+// blank lines that ended it.
+func (e *Edit) replaceSpan(sp span, body []byte) {
 	old := e.text[sp.start:sp.end]
 	trail := old[len(bytes.TrimRight(old, "\n")):]
 	if len(trail) > 1 {
 		body = append(body, trail[1:]...)
 	}
 	e.text = slices.Concat(e.text[:sp.start], body, e.text[sp.end:])
-	s.Source = Position{}
-	e.servers[i] = s
-	return nil
 }
 
 // Remove cuts out the table of server id, with the comment lines just
@@ -300,7 +315,7 @@ func (e *Edit) Remove(id string) error {
 	return nil
 }
 
-// A span is where one [[mcp_servers]] table is in the text: its header
+// A span is where one [[mcp_servers]] (or [[endpoints]]) table is in the text: its header
 // line starts at start, the comment lines that touch it from above at
 // comments, and it ends (with its sub-tables and trailing blank lines) at
 // end, where the next table or the comment lines above it begin.
@@ -310,6 +325,19 @@ type span struct{ comments, start, end int }
 // when the file declares servers in a form an edit cannot keep: an inline
 // array (mcp_servers = [...]) or tables out of step with the servers read.
 func (e *Edit) tables() ([]span, error) {
+	spans, err := e.arrayTables("mcp_servers")
+	if err != nil {
+		return nil, err
+	}
+	if len(spans) != len(e.servers) {
+		return nil, fmt.Errorf("%s: found %d [[mcp_servers]] tables for %d servers; fix the file first (switchboard validate)", e.File, len(spans), len(e.servers))
+	}
+	return spans, nil
+}
+
+// arrayTables finds the span of every [[key]] table at the top level, in
+// order; it fails when the file writes key as an inline array.
+func (e *Edit) arrayTables(key string) ([]span, error) {
 	type header struct {
 		line  int // offset of the start of its line
 		key   []string
@@ -336,7 +364,7 @@ func (e *Edit) tables() ([]span, error) {
 		case unstable.KeyValue:
 			if len(hs) == 0 {
 				it := x.Key()
-				if it.Next() && string(it.Node().Data) == "mcp_servers" {
+				if it.Next() && string(it.Node().Data) == key {
 					inline = true
 				}
 			}
@@ -346,24 +374,21 @@ func (e *Edit) tables() ([]span, error) {
 		return nil, fmt.Errorf("%s: %v", e.File, err)
 	}
 	if inline {
-		return nil, fmt.Errorf("%s writes mcp_servers as an inline array; rewrite it as [[mcp_servers]] tables to let switchboard edit it", e.File)
+		return nil, fmt.Errorf("%s writes %s as an inline array; rewrite it as [[%s]] tables to let switchboard edit it", e.File, key, key)
 	}
 	var spans []span
 	for i, h := range hs {
-		if !h.array || len(h.key) != 1 || h.key[0] != "mcp_servers" {
+		if !h.array || len(h.key) != 1 || h.key[0] != key {
 			continue
 		}
 		end := len(e.text)
 		for _, n := range hs[i+1:] {
-			if n.key[0] != "mcp_servers" || (n.array && len(n.key) == 1) {
+			if n.key[0] != key || (n.array && len(n.key) == 1) {
 				end = commentBlock(e.text, n.line)
 				break
 			}
 		}
 		spans = append(spans, span{comments: commentBlock(e.text, h.line), start: h.line, end: end})
-	}
-	if len(spans) != len(e.servers) {
-		return nil, fmt.Errorf("%s: found %d [[mcp_servers]] tables for %d servers; fix the file first (switchboard validate)", e.File, len(spans), len(e.servers))
 	}
 	return spans, nil
 }
@@ -415,6 +440,9 @@ func (e *Edit) Check() error {
 			return fmt.Errorf("%s: server %q does not read back as written", e.File, e.servers[i].ID)
 		}
 	}
+	if err := e.checkEndpoints(r.endpoints); err != nil {
+		return err
+	}
 	var before, after map[string]any
 	if err := toml.Unmarshal(e.old, &before); err != nil {
 		return fmt.Errorf("%s: %v", e.File, err)
@@ -424,11 +452,13 @@ func (e *Edit) Check() error {
 	}
 	delete(before, "mcp_servers")
 	delete(after, "mcp_servers")
+	delete(before, "endpoints")
+	delete(after, "endpoints")
 	if len(before) == 0 && len(after) == 0 {
 		return nil
 	}
 	if !reflect.DeepEqual(before, after) {
-		return fmt.Errorf("%s: the edit would change more than its servers", e.File)
+		return fmt.Errorf("%s: the edit would change more than its servers and endpoints", e.File)
 	}
 	return nil
 }

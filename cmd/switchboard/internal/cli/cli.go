@@ -217,6 +217,8 @@ Exit codes:
 		e.importCommand(),
 		e.addCommand(),
 		e.removeCommand(),
+		e.endpointsCommand(),
+		e.connectCommand(),
 		e.statsCommand(),
 		e.versionCommand(),
 	)
