@@ -6,6 +6,7 @@ package config
 // endpoint) once the files are merged, in validator.endpoints.
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"path"
@@ -273,6 +274,16 @@ func (v *validator) endpoints(c *Config) {
 				}
 			}
 			v.problems = append(v.problems, &Problem{Pos: Position{File: e.Source.File, Line: line}, Field: full, Msg: msg})
+		}
+		if len(e.Scopes) > 0 && c.Gateway.Auth == nil {
+			// Only OAuth tokens have scopes: without [gateway.auth] the
+			// endpoint is open to whatever the listener lets in.
+			line := e.Source.Line
+			if fr != nil {
+				line = cmp.Or(fr.LineOf(decode.JoinPath(prefix, "scopes")), line)
+			}
+			v.warnings = append(v.warnings, &Problem{Pos: Position{File: e.Source.File, Line: line}, Field: decode.JoinPath(prefix, "scopes"),
+				Msg: "unused: only OAuth access tokens have scopes, and there is no [gateway.auth]; give the endpoint an auth_token, or configure [gateway.auth]"})
 		}
 		if fr == nil {
 			endpointFields.Check(e, report)

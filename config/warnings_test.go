@@ -12,7 +12,8 @@ import (
 // the load (issue 24 §2, all accepted in silence before): a credential
 // written out where a placeholder belongs, PATH set in a server's env, a
 // shell running a command line, a URL to the port of a service that is
-// not an MCP server. No warning quotes a credential.
+// not an MCP server; an endpoint's scopes without OAuth (issue 26). No
+// warning quotes a credential.
 func TestWarnings(t *testing.T) {
 	dir := t.TempDir()
 	const canary = "ghp_canary0123456789abcdefghijklmn"
@@ -61,6 +62,14 @@ allow_env = ["PATH"]
 id = "web"
 url = "https://mcp.example.com:8443/mcp"
 headers = { Authorization = "Bearer {{secrets.web_token}}" }
+
+[[endpoints]]
+name = "code"
+scopes = ["code"]
+
+[[endpoints]]
+name = "fine"
+auth_token = "{{secrets.fine_endpoint_token}}"
 `)
 	c, err := LoadFile(file)
 	if err != nil {
@@ -80,6 +89,7 @@ headers = { Authorization = "Bearer {{secrets.web_token}}" }
 		`c.toml:24: mcp_servers[4].url: port 6379 is usually Redis: what is sent there would reach it, not an MCP server; check the port`,
 		`c.toml:28: mcp_servers[5].url: port 22 is usually SSH: what is sent there would reach it, not an MCP server; check the port`,
 		`c.toml:32: mcp_servers[6].url: port 2375 is usually the Docker API without TLS: what is sent there would reach it, not an MCP server; check the port`,
+		`c.toml:49: endpoints[0].scopes: unused: only OAuth access tokens have scopes, and there is no [gateway.auth]; give the endpoint an auth_token, or configure [gateway.auth]`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Warnings (-want +got):\n%s", diff)
