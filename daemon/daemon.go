@@ -654,10 +654,26 @@ func (d *Daemon) endpoints() ([]gateway.Endpoint, error) {
 		ep.HideTools = d.wf.Hidden()
 	}
 	out := []gateway.Endpoint{ep}
+	owner, err := cfg.Gateway.ResolveAuthToken(d.lookupEnv(), d.opts.Host.Secrets, d.red)
+	if err != nil {
+		return nil, err
+	}
+	tokens := map[string]string{} // a token → the endpoint it opens
 	for _, e := range cfg.Endpoints {
 		tok, err := e.ResolveAuthToken(d.lookupEnv(), d.opts.Host.Secrets, d.red)
 		if err != nil {
 			return nil, err
+		}
+		// One credential, one scope: a token that is also the owner's
+		// would open everything, one shared by two endpoints either.
+		switch other, shared := tokens[tok]; {
+		case tok == "":
+		case tok == owner:
+			return nil, fmt.Errorf("%s: endpoints[%s].auth_token: the same token as [gateway] auth_token, which opens every endpoint and the management faces: give the endpoint a token of its own", e.Source, e.Name)
+		case shared:
+			return nil, fmt.Errorf("%s: endpoints[%s].auth_token: the same token as endpoint %q's: give each endpoint a token of its own", e.Source, e.Name, other)
+		default:
+			tokens[tok] = e.Name
 		}
 		ne := namedEndpoint(cfg, e, ep)
 		ne.AuthToken, ne.Scopes = tok, slices.Clone(e.Scopes)
