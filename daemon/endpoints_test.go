@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -24,6 +25,7 @@ func TestEndpointsWorkflows(t *testing.T) {
 	}
 	wf := &workflow.Workflow{ID: "hello", Digest: "d1", HideTools: true, Steps: []*workflow.Step{{ID: "a", Kind: workflow.StepTool, Tool: "mcp_fx_add", Arguments: v}}}
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
+	cfg.State.Database = filepath.Join(t.TempDir(), "state.db") // the engine's: not the user's
 	cfg.Gateway.Workflows = []string{"hello"}
 	cfg.Endpoints = []config.Endpoint{
 		{Name: "flows", Servers: []string{"fx"}, Tools: []string{"fx_echo"}, Workflows: []string{"hello"}},
