@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"testing"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -25,6 +26,7 @@ func TestReadyMeansLaunched(t *testing.T) {
 	slow := fixture(t, "slow", "-slow-start", "2000")
 	slow.Optional = true
 	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx"), slow}}
+	cfg.State.Database = filepath.Join(t.TempDir(), "state.db") // the engine's: not the user's
 	r := run(t, cfg, openStore(t), nil, daemon.Options{Workflows: []*workflow.Workflow{wf}})
 	r.awaitReady(t)
 	if _, err := r.d.Workflows().Engine.Start(context.Background(), "one", nil, nil); err != nil {
