@@ -8,20 +8,27 @@ package api
 // grant: an endpoint publishes whatever servers it names.
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 )
 
-// endpointJSON is an endpoint as the API shows it.
-type endpointJSON struct {
-	Name    string          `json:"name"`
-	Origin  string          `json:"origin"`
-	Version int64           `json:"version,omitempty"`
-	Source  string          `json:"source,omitempty"`
-	Config  json.RawMessage `json:"config,omitempty"`
+// Endpoint is a named endpoint as the API shows it (GET
+// /api/v1/endpoints/NAME).
+type Endpoint struct {
+	Name   string `json:"name"`
+	Origin string `json:"origin"` // daemon.OriginConfig or daemon.OriginRuntime
+	// Version is a run-time endpoint's, its ETag; 0 for a configured one.
+	Version int64  `json:"version,omitempty"`
+	Source  string `json:"source,omitempty"`
+	// Config is the endpoint as config.EndpointJSON writes it: its
+	// auth_token a placeholder, never the token.
+	Config json.RawMessage `json:"config,omitempty"`
 	// State is "served", or "failed" for a stored endpoint that is not
 	// served, Error saying why.
 	State     string     `json:"state"`
@@ -34,8 +41,8 @@ type endpointJSON struct {
 	Updated   *time.Time `json:"updated,omitempty"`
 }
 
-func toEndpointJSON(m daemon.ManagedEndpoint) endpointJSON {
-	e := endpointJSON{Name: m.Name, Origin: m.Origin, Version: m.Version, Source: m.Source, Config: m.Config, State: "served",
+func toEndpoint(m daemon.ManagedEndpoint) Endpoint {
+	e := Endpoint{Name: m.Name, Origin: m.Origin, Version: m.Version, Source: m.Source, Config: m.Config, State: "served",
 		Path: m.Path, SSE: m.SSE, Message: m.Message, WebSocket: m.WebSocket}
 	if m.Err != nil {
 		e.State, e.Error = "failed", m.Err.Error()
@@ -52,11 +59,11 @@ func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items := make([]endpointJSON, 0, len(all))
+	items := make([]Endpoint, 0, len(all))
 	for _, m := range all {
-		items = append(items, toEndpointJSON(m))
+		items = append(items, toEndpoint(m))
 	}
-	return pageOf(a, w, r, items, func(e endpointJSON) string { return e.Name })
+	return pageOf(a, w, r, items, func(e Endpoint) string { return e.Name })
 }
 
 func (a *API) getEndpoint(w http.ResponseWriter, r *http.Request) error {
@@ -71,7 +78,7 @@ func (a *API) writeEndpoint(w http.ResponseWriter, status int, m daemon.ManagedE
 	if m.Version > 0 {
 		w.Header().Set("ETag", etag(m.Version))
 	}
-	return a.writeJSON(w, status, toEndpointJSON(m))
+	return a.writeJSON(w, status, toEndpoint(m))
 }
 
 // ownerOnly refuses a change of the endpoints to a caller whose grant is
@@ -157,4 +164,40 @@ func (a *API) deleteEndpoint(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// Endpoints lists the named endpoints (daemon.Daemon.ListEndpoints).
+func (c *Client) Endpoints(ctx context.Context) ([]Endpoint, error) {
+	return list(ctx, c, "endpoints", func(e Endpoint) Endpoint { return e })
+}
+
+// Endpoint returns one (daemon.Daemon.GetEndpoint); an unknown one's
+// error matches daemon.ErrUnknownEndpoint.
+func (c *Client) Endpoint(ctx context.Context, name string) (Endpoint, error) {
+	var e Endpoint
+	err := c.do(ctx, http.MethodGet, "endpoints/"+url.PathEscape(name), nil, &e)
+	return e, err
+}
+
+// AddEndpoint adds ep, stored and served at once
+// (daemon.Daemon.AddEndpoint).
+func (c *Client) AddEndpoint(ctx context.Context, ep config.Endpoint) (Endpoint, error) {
+	var e Endpoint
+	err := c.do(ctx, http.MethodPost, "endpoints", json.RawMessage(config.EndpointJSON(ep)), &e)
+	return e, err
+}
+
+// UpdateEndpoint replaces the run-time endpoint ep.Name
+// (daemon.Daemon.UpdateEndpoint); ifVersion > 0 is its If-Match (a stale
+// one's error matches store.ErrConflict).
+func (c *Client) UpdateEndpoint(ctx context.Context, ep config.Endpoint, ifVersion int64) (Endpoint, error) {
+	var e Endpoint
+	err := c.doIf(ctx, http.MethodPut, "endpoints/"+url.PathEscape(ep.Name), json.RawMessage(config.EndpointJSON(ep)), &e, ifVersion)
+	return e, err
+}
+
+// DeleteEndpoint deletes a run-time endpoint (daemon.Daemon.DeleteEndpoint):
+// a configured one's error matches daemon.ErrReadOnly.
+func (c *Client) DeleteEndpoint(ctx context.Context, name string, ifVersion int64) error {
+	return c.doIf(ctx, http.MethodDelete, "endpoints/"+url.PathEscape(name), nil, nil, ifVersion)
 }

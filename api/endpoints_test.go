@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,8 +11,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/api"
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/store"
 )
 
 // bearer sends its token on every request.
@@ -161,5 +164,43 @@ func TestEndpointsAPI(t *testing.T) {
 	}
 	if got := toolsAt(t, a.url+"/conf/mcp", ""); !slices.Equal(got, []string{"mcp_a_add"}) {
 		t.Errorf("tools at the configured /conf/mcp = %v, want [mcp_a_add]", got)
+	}
+}
+
+// TestEndpointsClient: api.Client adds, lists, replaces (If-Match) and
+// deletes endpoints; a stale version, an unknown endpoint and a
+// configured one's deletion are the daemon's errors, matching its
+// sentinels.
+func TestEndpointsClient(t *testing.T) {
+	a := startAPIWith(t, func(o *daemon.Options) {
+		o.Config.Endpoints = []config.Endpoint{{Name: "conf", Servers: []string{"a"}}}
+	})
+	ctx := context.Background()
+	c := api.NewClient(a.url, a.client)
+	defer c.Close()
+	e, err := c.AddEndpoint(ctx, config.Endpoint{Name: "code", Servers: []string{"a"}, Tools: []string{"mcp_a_echo"}})
+	if err != nil || e.Version != 1 || e.Path != "/e/code/mcp" || e.State != "served" {
+		t.Fatalf("AddEndpoint = %+v, %v", e, err)
+	}
+	if got := toolsAt(t, a.url+e.Path, ""); !slices.Equal(got, []string{"mcp_a_echo"}) {
+		t.Errorf("tools at %s = %v, want [mcp_a_echo]", e.Path, got)
+	}
+	if _, err := c.UpdateEndpoint(ctx, config.Endpoint{Name: "code", Servers: []string{"a"}}, 7); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("UpdateEndpoint at a stale version: %v, want ErrConflict", err)
+	}
+	if e, err = c.UpdateEndpoint(ctx, config.Endpoint{Name: "code", Servers: []string{"a"}, Tools: []string{"mcp_a_add"}}, 1); err != nil || e.Version != 2 {
+		t.Fatalf("UpdateEndpoint = %+v, %v", e, err)
+	}
+	if all, err := c.Endpoints(ctx); err != nil || len(all) != 2 || all[0].Name != "conf" || all[0].Origin != "config" || all[1].Version != 2 {
+		t.Errorf("Endpoints = %+v, %v", all, err)
+	}
+	if err := c.DeleteEndpoint(ctx, "conf", 0); !errors.Is(err, daemon.ErrReadOnly) {
+		t.Errorf("DeleteEndpoint(conf): %v, want ErrReadOnly", err)
+	}
+	if err := c.DeleteEndpoint(ctx, "code", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Endpoint(ctx, "code"); !errors.Is(err, daemon.ErrUnknownEndpoint) {
+		t.Errorf("Endpoint(code) after its deletion: %v, want ErrUnknownEndpoint", err)
 	}
 }
