@@ -690,7 +690,7 @@ func testWorkflowTables(t *testing.T, newDB func(*testing.T) string) {
 		if version == 4 {
 			open(t, db).Close()
 			for _, q := range []string{`DROP TABLE switchboard_run_events`, `DROP TABLE switchboard_gate_answers`,
-				`DROP TABLE switchboard_step_attempts`, `DELETE FROM schema_migrations WHERE version > 4`} {
+				`DROP TABLE switchboard_step_attempts`, `DROP TABLE endpoints`, `DELETE FROM schema_migrations WHERE version > 4`} {
 				if _, err := raw.Exec(q); err != nil {
 					t.Fatal(err)
 				}
