@@ -2,7 +2,8 @@
 // daemon's listener and its local socket (issue 16), and [Client], its Go
 // client (what the CLI reads a running serve with): the host's state, the
 // servers (list, get, add, update,
-// delete, enable, disable, restart, refresh their tools), the tools (list,
+// delete, enable, disable, restart, refresh their tools), the named
+// endpoints (list, get, add, update, delete: endpoints.go), the tools (list,
 // filter by server, search with the BM25 index of agent discovery, get
 // with schema, call), and one Server-Sent Events stream of the host's
 // events. It is a face over the daemon's operations (daemon/servers.go)
@@ -24,7 +25,7 @@
 // Conventions: JSON in and out; errors as RFC 9457 problem details
 // (application/problem+json) with the field at fault in "errors"; lists
 // paginated by an opaque cursor (?limit=, ?cursor=; "next_cursor" in the
-// answer); a run-time server's version as its ETag, If-Match honoured on
+// answer); a run-time server's or endpoint's version as its ETag, If-Match honoured on
 // PUT and DELETE (412 when stale); bodies bounded by MaxBodyBytes, and
 // sent as application/json (PATCH: application/merge-patch+json too),
 // else 415.
@@ -118,6 +119,11 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	a.handle("POST "+p+"/servers/{id}/disable", a.enable(false))
 	a.handle("POST "+p+"/servers/{id}/restart", a.restart)
 	a.handle("POST "+p+"/servers/{id}/refresh", a.refresh)
+	a.handle("GET "+p+"/endpoints", a.listEndpoints)
+	a.handle("POST "+p+"/endpoints", a.addEndpoint)
+	a.handle("GET "+p+"/endpoints/{name}", a.getEndpoint)
+	a.handle("PUT "+p+"/endpoints/{name}", a.updateEndpoint)
+	a.handle("DELETE "+p+"/endpoints/{name}", a.deleteEndpoint)
 	a.handle("GET "+p+"/tools", a.listTools)
 	a.handle("GET "+p+"/tools/{name}", a.getTool)
 	a.handle("POST "+p+"/tools/{name}/call", a.callTool)

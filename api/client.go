@@ -64,6 +64,11 @@ const maxAnswer = 256 << 20
 // JSON body unless nil, and returns the answer if it is a success; a
 // problem is its error.
 func (c *Client) send(ctx context.Context, method, path string, in any) (*http.Response, error) {
+	return c.sendIf(ctx, method, path, in, 0)
+}
+
+// sendIf is send with If-Match: ifVersion's ETag when ifVersion > 0.
+func (c *Client) sendIf(ctx context.Context, method, path string, in any, ifVersion int64) (*http.Response, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -81,6 +86,9 @@ func (c *Client) send(ctx context.Context, method, path string, in any) (*http.R
 	}
 	if method != http.MethodGet {
 		req.Header.Set(CSRFHeader, "1")
+	}
+	if ifVersion > 0 {
+		req.Header.Set("If-Match", etag(ifVersion))
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -114,7 +122,12 @@ func (p *problem) err() error {
 
 // do sends a request and decodes its answer into out unless nil.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	resp, err := c.send(ctx, method, path, in)
+	return c.doIf(ctx, method, path, in, out, 0)
+}
+
+// doIf is do with If-Match (sendIf).
+func (c *Client) doIf(ctx context.Context, method, path string, in, out any, ifVersion int64) error {
+	resp, err := c.sendIf(ctx, method, path, in, ifVersion)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ import (
 // and adding a server outside the grant a 403 whether or not it exists;
 // the events stream leaves the other server's events out, usage its
 // calls, and the host's state its status and tools. A token without the admin scope gets 403 naming admin_scope.
+// Only the owner adds or deletes an endpoint (403 for the admin token).
 func TestOAuthGrant(t *testing.T) {
 	as := testauth.Start(t, &testauth.Options{JWT: true})
 	const token = "api-grant-token-8b3e1f"
@@ -207,5 +208,19 @@ func TestOAuthGrant(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("GET /api/v1/usage with %s: %v, want %v", (*hdr)[1][:12], got, want)
 		}
+	}
+
+	// Endpoints: an endpoint publishes whatever servers it names, so only
+	// the owner changes them; the admin token gets 403, and lists them.
+	ep := `{"name":"both","servers":["a","b"]}`
+	code, h, body = a.do("POST", "/api/v1/endpoints", ep, admin...)
+	a.wantProblem("the admin token adding an endpoint", 403, "", code, h, body)
+	if code, _, body := a.do("POST", "/api/v1/endpoints", ep, owner...); code != 201 {
+		t.Fatalf("the owner adding an endpoint: %d %s", code, body)
+	}
+	code, h, body = a.do("DELETE", "/api/v1/endpoints/both", "", admin...)
+	a.wantProblem("the admin token deleting an endpoint", 403, "", code, h, body)
+	if code, _, body := a.do("GET", "/api/v1/endpoints/both", "", admin...); code != 200 {
+		t.Errorf("the admin token reading an endpoint: %d %s", code, body)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -56,6 +57,18 @@ type toolOverrideJSON struct {
 	OpenWorldHint   *bool  `json:"open_world_hint,omitempty"`
 }
 
+func toEndpointJSON(ep Endpoint) endpointJSON {
+	j := endpointJSON{Name: ep.Name, Path: ep.Path, Servers: ep.Servers, Tools: ep.Tools, Instructions: ep.Instructions,
+		Workflows: ep.Workflows, Rename: ep.Rename, AuthToken: ep.AuthToken, Scopes: ep.Scopes}
+	for k, o := range ep.Override {
+		if j.Override == nil {
+			j.Override = map[string]toolOverrideJSON{}
+		}
+		j.Override[k] = toolOverrideJSON(o)
+	}
+	return j
+}
+
 // EndpointsJSON returns eps as {"endpoints": [...]}, indented, ending in a
 // newline.
 func EndpointsJSON(eps []Endpoint) []byte {
@@ -63,15 +76,7 @@ func EndpointsJSON(eps []Endpoint) []byte {
 		Endpoints []endpointJSON `json:"endpoints"`
 	}{Endpoints: []endpointJSON{}}
 	for _, ep := range eps {
-		j := endpointJSON{Name: ep.Name, Path: ep.Path, Servers: ep.Servers, Tools: ep.Tools, Instructions: ep.Instructions,
-			Workflows: ep.Workflows, Rename: ep.Rename, AuthToken: ep.AuthToken, Scopes: ep.Scopes}
-		for k, o := range ep.Override {
-			if j.Override == nil {
-				j.Override = map[string]toolOverrideJSON{}
-			}
-			j.Override[k] = toolOverrideJSON(o)
-		}
-		out.Endpoints = append(out.Endpoints, j)
+		out.Endpoints = append(out.Endpoints, toEndpointJSON(ep))
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -129,4 +134,75 @@ func ReadEndpoints(file string, data []byte) ([]Endpoint, error) {
 		return nil, joinProblems(ps)
 	}
 	return r.endpoints, nil
+}
+
+// EndpointJSON returns ep as one JSON object, keyed as in TOML (an element
+// of [EndpointsJSON]'s list), compact: what the state store keeps of an
+// endpoint added at run time, and what the REST API shows.
+func EndpointJSON(ep Endpoint) []byte {
+	b, err := json.Marshal(toEndpointJSON(ep))
+	if err != nil {
+		panic(err) // strings, lists and maps of them
+	}
+	return b
+}
+
+// DecodeEndpoint reads one endpoint as a JSON object with the keys of an
+// [[endpoints]] table ([EndpointJSON]'s form), checking it as
+// [ReadEndpoints] does: its fields, and its auth_token a placeholder, never
+// a token written out. Every problem is a [*Problem] whose Field is
+// relative to the endpoint ("servers[0]", "auth_token") and whose line is
+// data's. That the servers and workflows it names exist, and that no
+// other endpoint has its name or paths, is [Config.CheckEndpoint]'s to
+// say.
+func DecodeEndpoint(data []byte) (Endpoint, error) {
+	const prefix = "endpoints[0]"
+	wrapped := append(append([]byte(`{"endpoints":[`), data...), "]}"...)
+	eps, err := ReadEndpoints("endpoint.json", wrapped)
+	if err != nil {
+		var out []error
+		for _, p := range Problems(err) {
+			q := *p
+			q.Pos.File = ""
+			q.Field = strings.TrimPrefix(strings.TrimPrefix(q.Field, prefix), ".")
+			out = append(out, &q)
+		}
+		if len(out) == 0 {
+			return Endpoint{}, err
+		}
+		return Endpoint{}, errors.Join(out...)
+	}
+	if len(eps) != 1 {
+		return Endpoint{}, &Problem{Msg: "must be one JSON object (an [[endpoints]] table)"}
+	}
+	ep := eps[0]
+	ep.Source = Position{}
+	return ep, nil
+}
+
+// CheckEndpoint checks e, an endpoint to be served beside c's own and
+// others (endpoints served already, not in c), against c as [Config.Validate]
+// checks c's endpoints: the servers and workflows it names are c's, its name
+// and paths are no other endpoint's and no other route's, a tool is renamed
+// once; and its fields, as e may not come from a file. Every problem is a
+// [*Problem] whose Field is relative to e ("servers[0]", "path").
+func (c *Config) CheckEndpoint(e Endpoint, others []Endpoint) error {
+	cc := *c
+	e.Source = Position{}
+	cc.Endpoints = append(append(slices.Clone(c.Endpoints), others...), e)
+	v := &validator{}
+	v.endpoints(&cc)
+	prefix := decode.IndexPath("endpoints", len(cc.Endpoints)-1)
+	var out []error
+	for _, p := range v.problems {
+		rest, ok := strings.CutPrefix(p.Field, prefix)
+		if !ok || rest != "" && rest[0] != '.' && rest[0] != '[' {
+			continue // another endpoint's
+		}
+		q := *p
+		q.Pos = Position{}
+		q.Field = strings.TrimPrefix(rest, ".")
+		out = append(out, &q)
+	}
+	return errors.Join(out...)
 }

@@ -151,6 +151,9 @@ type Daemon struct {
 	// refused here): it is not in the host, and shows failed with that
 	// error until it is replaced, disabled or deleted. Under mu.
 	broken map[string]error
+	// epBroken holds, by name, why a stored endpoint is not served
+	// (endpoints.go). Under mu.
+	epBroken map[string]error
 	// ready: every required server was up once (Options.OnReady), and
 	// the host has not closed since (/readyz).
 	ready atomic.Bool
@@ -239,7 +242,7 @@ func New(ctx context.Context, ln net.Listener, opts *Options) (*Daemon, error) {
 	if opts == nil || opts.Config == nil {
 		return nil, errors.New("daemon: Options.Config is required")
 	}
-	d := &Daemon{opts: *opts, ln: ln, applied: map[string]int64{}, broken: map[string]error{}}
+	d := &Daemon{opts: *opts, ln: ln, applied: map[string]int64{}, broken: map[string]error{}, epBroken: map[string]error{}}
 	d.opts.Host = &host.Options{}
 	if opts.Host != nil {
 		*d.opts.Host = *opts.Host
@@ -631,7 +634,10 @@ func (d *Daemon) gatewayOptions() (*gateway.Options, error) {
 	if d.store.Backend() == "postgres" {
 		o.Peers = d.peer
 	}
-	eps, err := d.endpoints()
+	// The stored endpoints too; bounded as the stored servers' reading.
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	eps, err := d.allEndpoints(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -641,10 +647,10 @@ func (d *Daemon) gatewayOptions() (*gateway.Options, error) {
 
 // endpoints are the MCP endpoints the daemon serves, over its one host:
 // the default one (gateway.DefaultEndpoint), then one per [[endpoints]]
-// table (namedEndpoint, with its own auth_token, resolved, and scopes),
-// each under [gateway.auth.policy] and without the tools of the workflows
-// published with hide_tools.
-func (d *Daemon) endpoints() ([]gateway.Endpoint, error) {
+// table and per endpoint stored (namedEndpoint, with its own auth_token,
+// resolved, and scopes), each under [gateway.auth.policy] and without the
+// tools of the workflows published with hide_tools.
+func (d *Daemon) endpoints(stored []config.Endpoint) ([]gateway.Endpoint, error) {
 	cfg := d.opts.Config
 	ep := gateway.DefaultEndpoint
 	if a := cfg.Gateway.Auth; a != nil {
@@ -659,20 +665,15 @@ func (d *Daemon) endpoints() ([]gateway.Endpoint, error) {
 		return nil, err
 	}
 	tokens := map[string]string{} // a token → the endpoint it opens
-	for _, e := range cfg.Endpoints {
+	for _, e := range slices.Concat(cfg.Endpoints, stored) {
 		tok, err := e.ResolveAuthToken(d.lookupEnv(), d.opts.Host.Secrets, d.red)
 		if err != nil {
 			return nil, err
 		}
-		// One credential, one scope: a token that is also the owner's
-		// would open everything, one shared by two endpoints either.
-		switch other, shared := tokens[tok]; {
-		case tok == "":
-		case tok == owner:
-			return nil, fmt.Errorf("%s: endpoints[%s].auth_token: the same token as [gateway] auth_token, which opens every endpoint and the management faces: give the endpoint a token of its own", e.Source, e.Name)
-		case shared:
-			return nil, fmt.Errorf("%s: endpoints[%s].auth_token: the same token as endpoint %q's: give each endpoint a token of its own", e.Source, e.Name, other)
-		default:
+		if msg := tokenClash(tok, owner, tokens); msg != "" {
+			return nil, fmt.Errorf("%s: endpoints[%s].auth_token: %s", e.Source, e.Name, msg)
+		}
+		if tok != "" {
 			tokens[tok] = e.Name
 		}
 		ne := namedEndpoint(cfg, e, ep)
@@ -680,6 +681,23 @@ func (d *Daemon) endpoints() ([]gateway.Endpoint, error) {
 		out = append(out, ne)
 	}
 	return out, nil
+}
+
+// tokenClash says why tok may not be an endpoint's own token, "" when it
+// may: one credential, one scope. A token that is also the owner's would
+// open everything; one another endpoint has (in taken, by token) would
+// open both.
+func tokenClash(tok, owner string, taken map[string]string) string {
+	other, shared := taken[tok]
+	switch {
+	case tok == "":
+		return ""
+	case tok == owner:
+		return "the same token as [gateway] auth_token, which opens every endpoint and the management faces: give the endpoint a token of its own"
+	case shared:
+		return fmt.Sprintf("the same token as endpoint %q's: give each endpoint a token of its own", other)
+	}
+	return ""
 }
 
 // namedEndpoint is the gateway's endpoint of e, with def's policy and

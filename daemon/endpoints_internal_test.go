@@ -70,7 +70,7 @@ func TestEndpointTokensOwnScope(t *testing.T) {
 				{Name: "b", AuthToken: tt.tokens[1], Source: config.Position{File: "sb.toml", Line: 7}},
 			}}
 			d := &Daemon{opts: Options{Config: cfg, Host: &host.Options{LookupEnv: lookup}}, red: secret.NewRedactor()}
-			eps, err := d.endpoints()
+			eps, err := d.endpoints(nil)
 			switch {
 			case tt.wantError == "" && err != nil:
 				t.Fatalf("endpoints(): %v", err)

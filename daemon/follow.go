@@ -54,6 +54,11 @@ func (d *Daemon) applyChange(ctx context.Context, h *host.Host, c store.Change) 
 		d.opsMu.Lock()
 		defer d.opsMu.Unlock()
 		d.syncServer(ctx, h, c.Server)
+		d.reapplyEndpoints(ctx)
+	case store.ChangeEndpoint:
+		d.opsMu.Lock()
+		defer d.opsMu.Unlock()
+		d.reapplyEndpoints(ctx)
 	case store.ChangeTools:
 		// Another replica's server listed other tools: this one's copy of
 		// the server is asked again (the server is the source, not the
@@ -93,6 +98,7 @@ func (d *Daemon) applyChange(ctx context.Context, h *host.Host, c store.Change) 
 				d.syncServer(ctx, h, st.ID)
 			}
 		}
+		d.reapplyEndpoints(ctx)
 	}
 }
 

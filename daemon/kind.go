@@ -39,6 +39,7 @@ const (
 	KindUnknownTool      Kind = "unknown_tool"      // no server offers the tool
 	KindInvalidArguments Kind = "invalid_arguments" // the arguments fail the tool's input schema; the server was not called
 	KindUnknownServer    Kind = "unknown_server"    // no server has the id
+	KindUnknownEndpoint  Kind = "unknown_endpoint"  // no endpoint has the name
 	KindUnknownPrompt    Kind = "unknown_prompt"    // no server has the prompt
 	KindUnknownResource  Kind = "unknown_resource"  // no server can have the URI, or several can
 	KindUnknownAgent     Kind = "unknown_agent"     // no agent has the name (or there are none)
@@ -49,7 +50,7 @@ const (
 	KindSelection        Kind = "selection"         // a run selects servers or tools the daemon does not have
 	KindExists           Kind = "exists"            // the id is taken
 	KindChanged          Kind = "changed"           // changed since it was read (a stale If-Match)
-	KindReadOnly         Kind = "read_only"         // a server of the configuration files, or a built-in one
+	KindReadOnly         Kind = "read_only"         // a server or endpoint of the configuration files, or a built-in server
 	KindDisabled         Kind = "disabled"          // the server is disabled
 	KindInputsDiffer     Kind = "inputs_differ"     // a run of that id was started with other inputs
 	KindNotWaiting       Kind = "not_waiting"       // the run does not wait on that gate
@@ -76,6 +77,7 @@ var kinds = []kindRow{
 	{kind: KindUsage, status: 400, exit: 2, title: "bad request"},
 	{kind: KindUnknownTool, status: 404, exit: 2, title: "no such tool", is: []error{host.ErrUnknownTool}},
 	{kind: KindInvalidArguments, status: 422, exit: 2, title: "invalid arguments", field: "arguments", is: []error{host.ErrInvalidArguments}},
+	{kind: KindUnknownEndpoint, status: 404, exit: 2, title: "no such endpoint", is: []error{ErrUnknownEndpoint}},
 	{kind: KindUnknownServer, status: 404, exit: 2, title: "no such server", is: []error{host.ErrUnknownServer, store.ErrNotFound}},
 	{kind: KindUnknownPrompt, status: 404, exit: 2, title: "no such prompt"},
 	{kind: KindUnknownResource, status: 404, exit: 2, title: "no such resource"},
@@ -87,7 +89,7 @@ var kinds = []kindRow{
 	{kind: KindSelection, status: 422, exit: 2, title: "invalid mcp_servers or tools", is: []error{workflow.ErrSelection}},
 	{kind: KindExists, status: 409, exit: 2, title: "the id is taken", field: "id", is: []error{store.ErrExists, host.ErrServerExists}},
 	{kind: KindChanged, status: 412, exit: 2, title: "changed since you read it", field: "If-Match", is: []error{store.ErrConflict}},
-	{kind: KindReadOnly, status: 409, exit: 2, title: "read-only server", is: []error{ErrReadOnly}},
+	{kind: KindReadOnly, status: 409, exit: 2, title: "read-only", is: []error{ErrReadOnly}},
 	{kind: KindDisabled, status: 409, exit: 2, title: "server disabled", is: []error{ErrDisabled}},
 	{kind: KindInputsDiffer, status: 409, exit: 2, title: "a run of that id was started with other inputs", field: "run_id", is: []error{workflow.ErrInputsDiffer}},
 	{kind: KindNotWaiting, status: 409, exit: 2, title: "the run is not waiting on that gate", field: "gate", is: []error{workflow.ErrNotWaiting}},

@@ -200,6 +200,7 @@ func (d *Daemon) AddServer(ctx context.Context, id string, entry json.RawMessage
 	}
 	d.applied[id] = rec.Version
 	d.log.Info("server added", "server", id)
+	d.reapplyEndpoints(ctx)
 	return d.GetServer(ctx, id)
 }
 
@@ -256,6 +257,7 @@ func (d *Daemon) DeleteServer(ctx context.Context, id string, ifVersion int64) e
 		return err
 	}
 	d.log.Info("server deleted", "server", id)
+	d.reapplyEndpoints(ctx)
 	return nil
 }
 
@@ -299,6 +301,7 @@ func (d *Daemon) SetServerEnabled(ctx context.Context, id string, enabled bool, 
 	}
 	d.setBroken(id, nil)
 	d.log.Info("server enabled", "server", id, "enabled", enabled)
+	d.reapplyEndpoints(ctx)
 	return d.GetServer(ctx, id)
 }
 

@@ -114,6 +114,14 @@ var migrations = []string{
 		action TEXT   NOT NULL,
 		at_ms  BIGINT NOT NULL
 	);`,
+	// 6: named endpoints added at run time (endpoints.go).
+	`CREATE TABLE endpoints (
+		name       TEXT PRIMARY KEY,
+		config     TEXT NOT NULL,
+		version    BIGINT NOT NULL,
+		created_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this build writes.

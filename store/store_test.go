@@ -73,6 +73,7 @@ func TestBackends(t *testing.T) {
 		{"migrations", testMigrations},
 		{"concurrent_migrations", testConcurrentMigrations},
 		{"servers", testServers},
+		{"endpoints", testEndpoints},
 		{"tool_cache", testToolCache},
 		{"two_processes", testTwoProcesses},
 		{"watch", testWatch},
@@ -222,6 +223,87 @@ func testServers(t *testing.T, newDB func(*testing.T) string) {
 	}
 	if err := s.DeleteServer(ctx, "a", 0); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("second delete: %v, want ErrNotFound", err)
+	}
+}
+
+// testEndpoints: a database at schema version 5 opens with the endpoints
+// table; endpoints are added, updated and deleted at versions, as servers
+// are; on PostgreSQL another store hears each change.
+func testEndpoints(t *testing.T, newDB func(*testing.T) string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	db := newDB(t)
+	open(t, db).Close()
+	raw := rawDB(t, db)
+	for _, q := range []string{`DROP TABLE endpoints`, `DELETE FROM schema_migrations WHERE version > 5`} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	s, other := open(t, db), open(t, db)
+	if got := schemaVersion(t, db); got != store.SchemaVersion() {
+		t.Errorf("from version 5: schema version %d, want %d", got, store.SchemaVersion())
+	}
+	ch, err := other.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heard := func(what string) {
+		t.Helper()
+		if !postgres(db) {
+			return
+		}
+		select {
+		case c := <-ch:
+			if c.Kind != store.ChangeEndpoint || c.Endpoint != "code" {
+				t.Errorf("after %s, the other store heard %+v, want the endpoint code", what, c)
+			}
+		case <-time.After(10 * time.Second): // a bound on a failure, not a synchronisation
+			t.Fatalf("after %s, the other store heard nothing", what)
+		}
+	}
+	cfg := json.RawMessage(`{"servers":["a"],"auth_token":"{{secrets.code}}"}`)
+	a, err := s.AddEndpoint(ctx, store.EndpointRecord{Name: "code", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Version != 1 || string(a.Config) != string(cfg) || a.Created.IsZero() || !a.Created.Equal(a.Updated) {
+		t.Errorf("AddEndpoint = %+v", a)
+	}
+	heard("adding")
+	if _, err := s.AddEndpoint(ctx, store.EndpointRecord{Name: "code", Config: cfg}); !errors.Is(err, store.ErrExists) {
+		t.Errorf("adding code twice: %v, want ErrExists", err)
+	}
+	if _, err := s.AddEndpoint(ctx, store.EndpointRecord{Name: "bad", Config: json.RawMessage(`{`)}); err == nil {
+		t.Errorf("invalid JSON config accepted")
+	}
+	up, err := s.UpdateEndpoint(ctx, store.EndpointRecord{Name: "code", Config: json.RawMessage(`{}`)}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.Version != 2 || string(up.Config) != `{}` || !up.Created.Equal(a.Created) {
+		t.Errorf("UpdateEndpoint = %+v", up)
+	}
+	heard("updating")
+	if _, err := s.UpdateEndpoint(ctx, store.EndpointRecord{Name: "code", Config: cfg}, 1); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("update at a stale version: %v, want ErrConflict", err)
+	}
+	if _, err := s.UpdateEndpoint(ctx, store.EndpointRecord{Name: "zz", Config: cfg}, 0); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("update of a missing endpoint: %v, want ErrNotFound", err)
+	}
+	if list, err := other.Endpoints(ctx); err != nil || len(list) != 1 || list[0].Name != "code" || list[0].Version != 2 {
+		t.Errorf("Endpoints = %+v, %v", list, err)
+	}
+	if err := s.DeleteEndpoint(ctx, "code", 1); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("delete at a stale version: %v, want ErrConflict", err)
+	}
+	if err := s.DeleteEndpoint(ctx, "code", 2); err != nil {
+		t.Fatal(err)
+	}
+	heard("deleting")
+	if _, err := s.Endpoint(ctx, "code"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Endpoint after delete: %v, want ErrNotFound", err)
 	}
 }
 
@@ -436,7 +518,7 @@ func testWatch(t *testing.T, newDB func(*testing.T) string) {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}
-	want := []store.Change{{store.ChangeServer, "x"}, {store.ChangeTools, "x"}, {store.ChangeTools, "x"}, {store.ChangeServer, "x"}}
+	want := []store.Change{{Kind: store.ChangeServer, Server: "x"}, {Kind: store.ChangeTools, Server: "x"}, {Kind: store.ChangeTools, Server: "x"}, {Kind: store.ChangeServer, Server: "x"}}
 	for i, w := range want {
 		if c := next(); c != w {
 			t.Errorf("change %d = %+v, want %+v", i, c, w)
@@ -608,7 +690,7 @@ func testWorkflowTables(t *testing.T, newDB func(*testing.T) string) {
 		if version == 4 {
 			open(t, db).Close()
 			for _, q := range []string{`DROP TABLE switchboard_run_events`, `DROP TABLE switchboard_gate_answers`,
-				`DROP TABLE switchboard_step_attempts`, `DELETE FROM schema_migrations WHERE version > 4`} {
+				`DROP TABLE switchboard_step_attempts`, `DROP TABLE endpoints`, `DELETE FROM schema_migrations WHERE version > 4`} {
 				if _, err := raw.Exec(q); err != nil {
 					t.Fatal(err)
 				}

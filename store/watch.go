@@ -27,6 +27,9 @@ const (
 	ChangeServer ChangeKind = "server"
 	// ChangeTools: a server's cached tool list changed.
 	ChangeTools ChangeKind = "tools"
+	// ChangeEndpoint: a stored endpoint was added, updated or deleted;
+	// read it again (ErrNotFound: deleted).
+	ChangeEndpoint ChangeKind = "endpoint"
 	// ChangeAll: changes may have been missed (the connection to the
 	// database was lost and is back); read every server again.
 	ChangeAll ChangeKind = "all"
@@ -38,14 +41,17 @@ type Change struct {
 	// Server is the server whose record or tools changed; "" for
 	// ChangeAll.
 	Server string
+	// Endpoint is the endpoint of a ChangeEndpoint.
+	Endpoint string
 }
 
 // wireChange is a change as NOTIFY carries it: Origin is the store that
 // made it, so that a store's own changes are not reported back to it.
 type wireChange struct {
-	Origin string     `json:"o"`
-	Kind   ChangeKind `json:"k"`
-	Server string     `json:"s,omitempty"`
+	Origin   string     `json:"o"`
+	Kind     ChangeKind `json:"k"`
+	Server   string     `json:"s,omitempty"`
+	Endpoint string     `json:"e,omitempty"`
 }
 
 // listener receives the payloads of the change notifications.
@@ -129,11 +135,11 @@ func (s *Store) Watch(ctx context.Context) (<-chan Change, error) {
 				continue
 			}
 			switch c.Kind {
-			case ChangeServer, ChangeTools, ChangeAll:
+			case ChangeServer, ChangeTools, ChangeEndpoint, ChangeAll:
 			default:
 				c.Kind = ChangeAll // from a newer Switchboard: read everything
 			}
-			if !send(ctx, out, Change{Kind: c.Kind, Server: c.Server}) {
+			if !send(ctx, out, Change{Kind: c.Kind, Server: c.Server, Endpoint: c.Endpoint}) {
 				l.close()
 				return
 			}
