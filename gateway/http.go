@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -245,16 +246,23 @@ func (g *Gateway) endpointHandlers(m *mount, ep *endpoint) *endpointHandlers {
 			// The guard checks Origin, with the same rule as the other endpoints.
 			InsecureSkipVerify: true,
 		})
-		// Under g.mu: Close cancels g.ctx under it too, so this goroutine
-		// is counted before Close waits, or not started.
+		// Its connections end with the gateway, or with the endpoint when
+		// SetEndpoints removes it (closeWS): then this goroutine ends too,
+		// so that changing endpoints leaves none behind. Under g.mu: Close
+		// cancels g.ctx under it too, so it is counted before Close
+		// waits, or not started.
+		removed := make(chan struct{})
 		if g.ctx.Err() == nil {
 			g.wg.Go(func() {
-				<-g.ctx.Done()
+				select {
+				case <-g.ctx.Done():
+				case <-removed:
+				}
 				ws.Close()
 			})
 		}
 		out.ws = m.limits.limitStreams(ws)
-		out.closeWS = func() { ws.Close() }
+		out.closeWS = sync.OnceFunc(func() { close(removed); ws.Close() })
 	}
 	return out
 }

@@ -509,6 +509,7 @@ func TestSetEndpointsTokens(t *testing.T) {
 			}
 		}
 	}
+	before := runtime.NumGoroutine() // the endpoint a's included
 	check("at first", map[[2]string]int{
 		{"/e/a/mcp", "tok-one"}: 200, {"/e/a/mcp", "tok-two"}: 401, {"/mcp", "tok-one"}: 403, {"/e/a/mcp", "owner"}: 200,
 	})
@@ -524,4 +525,10 @@ func TestSetEndpointsTokens(t *testing.T) {
 	check("endpoint removed", map[[2]string]int{
 		{"/e/a/mcp", "tok-two"}: 401, {"/mcp", "tok-two"}: 401, {"/e/a/mcp", "owner"}: 404,
 	})
+	// What the endpoints that were replaced or removed ran has ended:
+	// changing endpoints leaves nothing behind (their WebSocket handler's
+	// watch on the gateway's end included).
+	http.DefaultClient.CloseIdleConnections()
+	ts.CloseClientConnections()
+	wait.Goroutines(t, before-1)
 }
