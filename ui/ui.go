@@ -15,6 +15,12 @@
 //     server, and per server restart, refresh its tools, enable, disable,
 //     delete; /servers/{id}: its status, tools, resources and prompts,
 //     and the edit form of a run-time server.
+//   - /endpoints: the named endpoints (issue 26) with their paths,
+//     origin, state (and why one is not served), servers, tool patterns
+//     and auth kind (never a token), and add one; /endpoints/{name}: the
+//     tools it offers, and the edit form and delete of one added at run
+//     time (servers and tools by checkboxes, with a search, and the tools
+//     it would offer shown before saving).
 //   - /tools: search (the BM25 ranking of agent discovery); /tools/{name}:
 //     its schema and a "try it" form generated from its input schema,
 //     with each validation error next to its field and the result
@@ -87,7 +93,7 @@ type UI struct {
 // Paths are the patterns of the UI's pages, each mounted by [UI.Mount]
 // for the owner alone. The gateway keeps /mcp, /sse, /message and /ws, the
 // REST API /api/v1/.
-var Paths = []string{"/{$}", "/servers", "/servers/", "/tools", "/tools/", "/runs", "/runs/", "/workflows/", "/agents", "/agents/", "/usage"}
+var Paths = []string{"/{$}", "/servers", "/servers/", "/endpoints", "/endpoints/", "/tools", "/tools/", "/runs", "/runs/", "/workflows/", "/agents", "/agents/", "/usage"}
 
 // OpenPaths are the patterns [UI.Mount] mounts for anyone (past the Host
 // and Origin checks), each with why it needs no credential.
@@ -105,7 +111,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	} else {
 		u.log = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range []string{"servers", "server", "tools", "tool", "runs", "run", "workflow", "agents", "agent-run", "login", "usage"} {
+	for _, p := range []string{"servers", "server", "endpoints", "endpoint", "tools", "tool", "runs", "run", "workflow", "agents", "agent-run", "login", "usage"} {
 		u.pages[p] = template.Must(template.New("").Funcs(funcs).Funcs(template.FuncMap{"tokenRequired": d.TokenRequired}).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+p+".html"))
 	}
 	static, err := fs.Sub(staticFS, "static")
@@ -117,6 +123,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 		http.Redirect(w, r, "/servers", http.StatusSeeOther)
 	})
 	u.serverRoutes()
+	u.endpointRoutes()
 	u.toolRoutes()
 	u.runRoutes()
 	u.agentRoutes()

@@ -1,0 +1,233 @@
+package ui_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/ui"
+)
+
+// serveEndpoints serves fixture servers a and b with a configured
+// endpoint "conf" (a's echo and add, echo renamed) whose token is the
+// canary, in file f.toml.
+func serveEndpoints(t *testing.T) *served {
+	t.Helper()
+	bin := buildFixture(t)
+	return serveWith(t, func(o *daemon.Options) {
+		o.Config.Endpoints = []config.Endpoint{{
+			Name: "conf", Servers: []string{"a"}, Tools: []string{"a_echo", "a_add"},
+			Rename: map[string]string{"say": "mcp_a_echo"}, AuthToken: "{{env.SB_UI_CANARY}}",
+			Source: config.Position{File: "f.toml", Line: 3},
+		}}
+	},
+		config.Server{ID: "a", Transport: config.TransportStdio, Command: bin},
+		config.Server{ID: "b", Transport: config.TransportStdio, Command: bin},
+	)
+}
+
+// TestEndpointsList: the Endpoints page lists each endpoint's name,
+// paths, origin, state (and why a stored one is not served), servers,
+// tool patterns and auth kind, never its token; the menu links it.
+func TestEndpointsList(t *testing.T) {
+	s := serveEndpoints(t)
+	ctx := context.Background()
+	if _, err := s.d.AddEndpoint(ctx, "added", json.RawMessage(`{"servers":["b"],"tools":["b_echo"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	// A stored endpoint naming a server deleted afterwards fails.
+	entry, _ := json.Marshal(map[string]any{"command": s.bin})
+	if _, err := s.d.AddServer(ctx, "gone", entry); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.d.AddEndpoint(ctx, "broken", json.RawMessage(`{"servers":["gone"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.d.DeleteServer(ctx, "gone", 0); err != nil {
+		t.Fatal(err)
+	}
+	status, _, body := s.do("GET", "/endpoints", nil)
+	if status != http.StatusOK {
+		t.Fatalf("GET /endpoints: %d\n%s", status, body)
+	}
+	for _, want := range []string{
+		`<a href="/endpoints" aria-current="page">Endpoints</a>`, // the menu
+		`<a href="/endpoints/conf">conf</a>`, `<code>/e/conf/mcp</code>`, `<code>/e/conf/ws</code>`,
+		`config file <span class="muted">(f.toml:3)</span>`, `<code>a_echo</code>, <code>a_add</code>`, `its own token`,
+		`<a href="/endpoints/added">added</a>`, `<code>b_echo</code>`, `the gateway&#39;s`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the endpoints page has no %s", want)
+		}
+	}
+	if !regexp.MustCompile(`(?s)data-endpoint="added".*?state-ready">served<`).MatchString(body) {
+		t.Errorf("added is not shown served\n%s", body)
+	}
+	if !regexp.MustCompile(`(?s)data-endpoint="broken".*?state-failed">failed</span><span class="error block">[^<]*gone`).MatchString(body) {
+		t.Errorf("broken is not shown failed naming the server gone\n%s", body)
+	}
+}
+
+// TestEndpointPageTools: an endpoint's page lists the tools its clients
+// are offered, by the names they see (a rename shown with what it calls),
+// the same list a client of /e/NAME/mcp gets; a configured one is
+// read-only, naming its file, and cannot be changed by a post.
+func TestEndpointPageTools(t *testing.T) {
+	s := serveEndpoints(t)
+	status, _, body := s.do("GET", "/endpoints/conf", nil)
+	if status != http.StatusOK {
+		t.Fatalf("GET /endpoints/conf: %d\n%s", status, body)
+	}
+	got := regexp.MustCompile(`data-tool="([^"]+)"`).FindAllStringSubmatch(body, -1)
+	var names []string
+	for _, m := range got {
+		names = append(names, m[1])
+	}
+	if strings.Join(names, " ") != "mcp_a_add say" || !strings.Contains(body, "(calls mcp_a_echo)") {
+		t.Errorf("conf offers %q, want [mcp_a_add say], say calling mcp_a_echo\n%s", names, body)
+	}
+	// The same as a client of the endpoint lists.
+	listed := listTools(t, s, "/e/conf/mcp", canary)
+	if strings.Join(listed, " ") != strings.Join(names, " ") {
+		t.Errorf("a client of /e/conf/mcp lists %q, the page %q", listed, names)
+	}
+	if !strings.Contains(body, "Declared in a configuration file (f.toml:3): it is read-only here") || strings.Contains(body, `id="endpoint-form"`) {
+		t.Errorf("conf's page offers to edit it, or does not name its file\n%s", body)
+	}
+	status, _, body = s.do("POST", "/endpoints/conf", url.Values{"server": {"a"}}, ui.CSRFHeader, "1")
+	if status != http.StatusConflict && status != http.StatusForbidden && status != http.StatusMethodNotAllowed || !strings.Contains(body, "f.toml:3") {
+		t.Errorf("a post editing conf: %d, want a refusal naming f.toml:3\n%s", status, body)
+	}
+	if status, _, body := s.do("GET", "/endpoints/nope", nil); status != http.StatusNotFound {
+		t.Errorf("GET /endpoints/nope: %d\n%s", status, body)
+	}
+}
+
+// TestEndpointAddEditDelete: the form previews the tools an endpoint
+// would offer without saving; adds one; problems are shown beside their
+// field and nothing is saved; the edit form saves the version it was
+// made from and a save over a change made meanwhile is refused, saying
+// so; delete asks first and carries the version.
+func TestEndpointAddEditDelete(t *testing.T) {
+	s := serveEndpoints(t)
+	ctx := context.Background()
+	csrf := []string{ui.CSRFHeader, "1"}
+
+	// Preview: b checked, its echo and add checked, searched for "echo".
+	status, _, body := s.do("POST", "/endpoints/form", url.Values{"name": {"x"}, "server": {"b"}, "tool": {"mcp_b_echo", "mcp_b_add"}, "search": {"echo"}}, csrf...)
+	preview := regexp.MustCompile(`(?s)id="endpoint-preview">(.*?)</ul>`).FindStringSubmatch(body)
+	if status != http.StatusOK || preview == nil || preview[1] != "<li>mcp_b_add</li><li>mcp_b_echo</li>" {
+		t.Fatalf("preview: %d %q\n%s", status, preview, body)
+	}
+	if !strings.Contains(body, `<li hidden><label><input type="checkbox" name="tool" value="mcp_b_add" checked>`) ||
+		!strings.Contains(body, `<li><label><input type="checkbox" name="tool" value="mcp_b_echo" checked>`) {
+		t.Errorf("the search does not hide add and show echo, both kept checked\n%s", body)
+	}
+	if _, err := s.d.GetEndpoint(ctx, "x"); err == nil {
+		t.Fatal("the preview saved x")
+	}
+
+	// Errors by field: no name, no server; a taken name; a bad name.
+	status, _, body = s.do("POST", "/endpoints", url.Values{}, csrf...)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `id="e-name-err" class="error">required`) || !strings.Contains(body, `id="e-servers-err" class="error">check at least one server`) {
+		t.Errorf("an empty add: %d\n%s", status, body)
+	}
+	status, _, body = s.do("POST", "/endpoints", url.Values{"name": {"conf"}, "server": {"b"}}, csrf...)
+	if status != http.StatusUnprocessableEntity || !regexp.MustCompile(`id="e-name-err" class="error">taken: [^<]*f.toml:3`).MatchString(body) {
+		t.Errorf("adding conf again: %d\n%s", status, body)
+	}
+	status, _, body = s.do("POST", "/endpoints", url.Values{"name": {"Bad Name"}, "server": {"b"}}, csrf...)
+	if status != http.StatusUnprocessableEntity || !regexp.MustCompile(`id="e-name-err" class="error">[^<]+`).MatchString(body) {
+		t.Errorf("adding a bad name: %d\n%s", status, body)
+	}
+
+	// Add x: b's echo alone.
+	status, hdr, body := s.do("POST", "/endpoints", url.Values{"name": {"x"}, "server": {"b"}, "tool": {"mcp_b_echo"}}, append(csrf, "HX-Request", "true")...)
+	if status != http.StatusNoContent || hdr.Get("HX-Redirect") != "/endpoints/x" {
+		t.Fatalf("adding x: %d %v\n%s", status, hdr, body)
+	}
+	m, err := s.d.GetEndpoint(ctx, "x")
+	if err != nil || m.Version != 1 || m.Err != nil {
+		t.Fatalf("x: %+v %v", m, err)
+	}
+	if got := listTools(t, s, "/e/x/mcp", ""); strings.Join(got, " ") != "mcp_b_echo" {
+		t.Errorf("a client of x lists %q", got)
+	}
+	_, _, page := s.do("GET", "/endpoints/x", nil)
+	if !strings.Contains(page, `name="version" value="1"`) || !strings.Contains(page, `value="mcp_b_echo" checked`) || !strings.Contains(page, `data-tool="mcp_b_echo"`) {
+		t.Fatalf("x's page has no edit form of version 1 with echo checked\n%s", page)
+	}
+
+	// Edit at version 1: a and b's add; then a stale save.
+	status, hdr, body = s.do("POST", "/endpoints/x", url.Values{"version": {"1"}, "server": {"a", "b"}, "tool": {"mcp_b_add", "mcp_a_echo"}}, csrf...)
+	if status != http.StatusSeeOther || hdr.Get("Location") != "/endpoints/x" {
+		t.Fatalf("editing x: %d %v\n%s", status, hdr, body)
+	}
+	if got := listTools(t, s, "/e/x/mcp", ""); strings.Join(got, " ") != "mcp_a_echo mcp_b_add" {
+		t.Errorf("after the edit a client of x lists %q", got)
+	}
+	status, _, body = s.do("POST", "/endpoints/x", url.Values{"version": {"1"}, "server": {"b"}}, csrf...)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "x was changed since this form was opened (it is at version 2 now)") {
+		t.Errorf("a stale save: %d\n%s", status, body)
+	}
+	if m, _ := s.d.GetEndpoint(ctx, "x"); m.Version != 2 {
+		t.Errorf("the stale save changed x: version %d", m.Version)
+	}
+
+	// Delete: asks first, with the version; a stale one is refused.
+	_, _, confirm := s.do("GET", "/endpoints/x/remove?confirm=1", nil)
+	if !strings.Contains(confirm, `hx-post="/endpoints/x/delete" hx-vals='{"version": "2"}'`) || !strings.Contains(confirm, "Delete x?") {
+		t.Fatalf("the delete confirmation\n%s", confirm)
+	}
+	if status, _, body := s.do("POST", "/endpoints/x/delete", url.Values{"version": {"1"}}, csrf...); status != http.StatusPreconditionFailed || !strings.Contains(body, "x was changed since this page showed it") {
+		t.Errorf("a stale delete: %d\n%s", status, body)
+	}
+	if status, hdr, body := s.do("POST", "/endpoints/x/delete", url.Values{"version": {"2"}}, append(csrf, "HX-Request", "true")...); status != http.StatusNoContent || hdr.Get("HX-Redirect") != "/endpoints" {
+		t.Errorf("deleting x: %d %v\n%s", status, hdr, body)
+	}
+	if _, err := s.d.GetEndpoint(ctx, "x"); err == nil {
+		t.Error("x was not deleted")
+	}
+}
+
+// listTools lists the tools a real MCP client of the endpoint at path
+// gets, sorted; token, if any, is sent as the bearer token.
+func listTools(t *testing.T, s *served, path, token string) []string {
+	t.Helper()
+	hc := &http.Client{Transport: bearer{token}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "ui-test", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.url + path, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", path, err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatalf("listing the tools of %s: %v", path, err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
