@@ -402,3 +402,16 @@ func (d *Daemon) reapplyEndpoints(ctx context.Context) {
 		d.log.Error("serving the endpoints as stored", "err", err)
 	}
 }
+
+// EndpointRules returns what the gateway is given to serve endpoint e
+// (namedEndpoint: its servers, tool patterns with its workflows' tools,
+// the tools hidden by workflows, renames, overrides), without its token:
+// what the web UI computes the tools it offers from, and previews an
+// endpoint being edited with.
+func (d *Daemon) EndpointRules(e config.Endpoint) gateway.Endpoint {
+	def := gateway.DefaultEndpoint
+	if d.wf != nil {
+		def.HideTools = d.wf.Hidden()
+	}
+	return namedEndpoint(d.opts.Config, e, def)
+}

@@ -83,28 +83,30 @@ type offeredTool struct {
 }
 
 // offered computes the tools endpoint e offers from the host's catalog,
-// by the rules the gateway serves it with (gateway.Endpoint): its
-// servers, its tool patterns (gateway.ToolSelected), its renames and
-// overrides. The workflows' in-process tools are left out.
-func offered(e config.Endpoint, tools []host.Tool) []offeredTool {
+// by the rules the gateway serves it with (Daemon.EndpointRules,
+// gateway.Endpoint): its servers, its tool patterns
+// (gateway.ToolSelected), the tools workflows hide, its renames (a tool
+// whose own name is another's new name is left out) and overrides.
+func (u *UI) offered(e config.Endpoint, tools []host.Tool) []offeredTool {
+	ep := u.d.EndpointRules(e)
 	renamed := map[string]string{}
-	for client, hostName := range e.Rename {
+	for client, hostName := range ep.Rename {
 		renamed[hostName] = client
 	}
 	var out []offeredTool
 	for _, t := range tools {
-		if t.Server == workflow.InProcessServerID || (e.Servers != nil && !slices.Contains(e.Servers, t.Server)) ||
-			!gateway.ToolSelected(e.Tools, t.Name, t.Server, t.Tool.Name) {
+		if (ep.Servers != nil && !slices.Contains(ep.Servers, t.Server)) || slices.Contains(ep.HideTools, t.Name) ||
+			!gateway.ToolSelected(ep.Tools, t.Name, t.Server, t.Tool.Name) {
 			continue
 		}
 		name := t.Name
 		if c, ok := renamed[t.Name]; ok {
 			name = c
-		} else if _, taken := e.Rename[t.Name]; taken {
+		} else if _, taken := ep.Rename[t.Name]; taken {
 			continue // another tool is offered under its name
 		}
 		o := offeredTool{Name: name, HostName: t.Name, Server: t.Server, Description: t.Tool.Description}
-		if ov, ok := e.Override[name]; ok && ov.Description != "" {
+		if ov, ok := ep.Override[name]; ok && ov.Description != "" {
 			o.Description = ov.Description
 		}
 		out = append(out, o)
@@ -154,7 +156,7 @@ func (u *UI) endpointPage(w http.ResponseWriter, r *http.Request) {
 	row := endpointRowOf(m)
 	p := endpointPageData{chrome: chrome{"Endpoint " + m.Name, "endpoints"}, Row: row}
 	if h := u.d.Host(); h != nil && row.Served {
-		p.Tools = offered(row.Endpoint, h.Tools())
+		p.Tools = u.offered(row.Endpoint, h.Tools())
 	}
 	if row.Runtime {
 		e := row.Endpoint
@@ -223,7 +225,7 @@ func (u *UI) endpointFormOf(r *http.Request, edited *config.Endpoint, e config.E
 			Hidden:  q != "" && !strings.Contains(hay, q)})
 	}
 	f.AllTools = e.Tools == nil
-	f.Preview = offered(e, catalog)
+	f.Preview = u.offered(e, catalog)
 	return f, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/ui"
+	"github.com/switchboardmcp/switchboard/workflow"
 )
 
 // serveEndpoints serves fixture servers a and b with a configured
@@ -230,4 +231,37 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set("Authorization", "Bearer "+b.token)
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestEndpointToolsWithWorkflows: an endpoint's page lists what its
+// clients get where workflows are published: the tools a hide_tools
+// workflow calls left out, a workflow's tool offered where the endpoint
+// names it (workflows) and not elsewhere.
+func TestEndpointToolsWithWorkflows(t *testing.T) {
+	wf, err := workflow.Parse("gated.yaml", []byte("hide_tools: true\n"+gated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serveWith(t, func(o *daemon.Options) {
+		o.Workflows = []*workflow.Workflow{wf}
+		o.Config.Gateway.Workflows = []string{"gated"}
+		o.Config.Endpoints = []config.Endpoint{
+			{Name: "with", Servers: []string{"a"}, Tools: []string{"a_e*"}, Workflows: []string{"gated"}},
+			{Name: "without", Servers: []string{"a"}},
+		}
+	}, config.Server{ID: "a", Transport: config.TransportStdio, Command: buildFixture(t)})
+	for _, name := range []string{"with", "without"} {
+		_, _, body := s.do("GET", "/endpoints/"+name, nil)
+		var shown []string
+		for _, m := range regexp.MustCompile(`data-tool="([^"]+)"`).FindAllStringSubmatch(body, -1) {
+			shown = append(shown, m[1])
+		}
+		listed := listTools(t, s, "/e/"+name+"/mcp", "")
+		if strings.Join(shown, " ") != strings.Join(listed, " ") || len(listed) == 0 {
+			t.Errorf("%s's page shows %q, a client lists %q", name, shown, listed)
+		}
+		if slices.Contains(shown, "mcp_a_echo") || slices.Contains(shown, "workflow_gated") != (name == "with") {
+			t.Errorf("%s's page shows %q: want no mcp_a_echo (hidden by gated), workflow_gated on with alone", name, shown)
+		}
+	}
 }
