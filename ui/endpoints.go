@@ -181,6 +181,10 @@ type endpointForm struct {
 	Tools    []toolChoice
 	Preview  []offeredTool
 	AllTools bool // no tool checked: every tool of the servers
+	// Patterns are the edited endpoint's tool patterns that are not
+	// tool names (globs, exclusions): saving replaces them with the tools
+	// checked, which the form says.
+	Patterns []string
 }
 
 type choice struct {
@@ -200,6 +204,11 @@ func (u *UI) endpointFormOf(r *http.Request, edited *config.Endpoint, e config.E
 	f.Values["name"] = e.Name
 	if edited != nil {
 		f.Edit = edited.Name
+		for _, p := range edited.Tools {
+			if strings.ContainsAny(p, "*?[!") {
+				f.Patterns = append(f.Patterns, p)
+			}
+		}
 	}
 	servers, err := u.d.ListServers(r.Context())
 	if err != nil {

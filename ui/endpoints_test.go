@@ -184,15 +184,26 @@ func TestEndpointAddEditDelete(t *testing.T) {
 		t.Errorf("the stale save changed x: version %d", m.Version)
 	}
 
+	// A stored endpoint with patterns: the form says saving replaces
+	// them, with the tools they choose checked.
+	if _, err := s.d.UpdateEndpoint(ctx, "x", json.RawMessage(`{"servers":["b"],"tools":["b_*","!b_add"]}`), 2); err != nil {
+		t.Fatal(err)
+	}
+	_, _, page = s.do("GET", "/endpoints/x", nil)
+	if !strings.Contains(page, `id="e-patterns">Its tool patterns <code>b_*</code>, <code>!b_add</code>`) ||
+		!strings.Contains(page, `value="mcp_b_echo" checked`) || strings.Contains(page, `value="mcp_b_add" checked`) {
+		t.Errorf("x's form with patterns\n%s", page)
+	}
+
 	// Delete: asks first, with the version; a stale one is refused.
 	_, _, confirm := s.do("GET", "/endpoints/x/remove?confirm=1", nil)
-	if !strings.Contains(confirm, `hx-post="/endpoints/x/delete" hx-vals='{"version": "2"}'`) || !strings.Contains(confirm, "Delete x?") {
+	if !strings.Contains(confirm, `hx-post="/endpoints/x/delete" hx-vals='{"version": "3"}'`) || !strings.Contains(confirm, "Delete x?") {
 		t.Fatalf("the delete confirmation\n%s", confirm)
 	}
-	if status, _, body := s.do("POST", "/endpoints/x/delete", url.Values{"version": {"1"}}, csrf...); status != http.StatusPreconditionFailed || !strings.Contains(body, "x was changed since this page showed it") {
+	if status, _, body := s.do("POST", "/endpoints/x/delete", url.Values{"version": {"2"}}, csrf...); status != http.StatusPreconditionFailed || !strings.Contains(body, "x was changed since this page showed it") {
 		t.Errorf("a stale delete: %d\n%s", status, body)
 	}
-	if status, hdr, body := s.do("POST", "/endpoints/x/delete", url.Values{"version": {"2"}}, append(csrf, "HX-Request", "true")...); status != http.StatusNoContent || hdr.Get("HX-Redirect") != "/endpoints" {
+	if status, hdr, body := s.do("POST", "/endpoints/x/delete", url.Values{"version": {"3"}}, append(csrf, "HX-Request", "true")...); status != http.StatusNoContent || hdr.Get("HX-Redirect") != "/endpoints" {
 		t.Errorf("deleting x: %d %v\n%s", status, hdr, body)
 	}
 	if _, err := s.d.GetEndpoint(ctx, "x"); err == nil {
