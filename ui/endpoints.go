@@ -8,6 +8,7 @@ package ui
 // read-only), through the daemon's endpoint operations as the REST API.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -301,7 +302,7 @@ func (u *UI) base(r *http.Request) (config.Endpoint, daemon.ManagedEndpoint, err
 		return config.Endpoint{}, m, err
 	}
 	if m.Origin != daemon.OriginRuntime {
-		return config.Endpoint{}, m, fmt.Errorf("endpoint %q: %w: it is declared in %s; edit it there", name, daemon.ErrReadOnly, m.Source)
+		return config.Endpoint{}, m, fmt.Errorf("endpoint %q: %w: it is declared in %s; edit it there", name, daemon.ErrReadOnly, cmp.Or(m.Source, "the configuration"))
 	}
 	e, err := config.DecodeEndpoint(m.Config)
 	if err != nil {

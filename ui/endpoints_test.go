@@ -105,8 +105,11 @@ func TestEndpointPageTools(t *testing.T) {
 		t.Errorf("conf's page offers to edit it, or does not name its file\n%s", body)
 	}
 	status, _, body = s.do("POST", "/endpoints/conf", url.Values{"server": {"a"}}, ui.CSRFHeader, "1")
-	if status != http.StatusConflict && status != http.StatusForbidden && status != http.StatusMethodNotAllowed || !strings.Contains(body, "f.toml:3") {
-		t.Errorf("a post editing conf: %d, want a refusal naming f.toml:3\n%s", status, body)
+	if status != http.StatusConflict || !strings.Contains(body, "read-only") || !strings.Contains(body, "f.toml:3") {
+		t.Errorf("a post editing conf: %d, want 409 read-only naming f.toml:3\n%s", status, body)
+	}
+	if status, _, body := s.do("POST", "/endpoints/conf/delete", url.Values{}, ui.CSRFHeader, "1"); status != http.StatusConflict || !strings.Contains(body, "f.toml:3") {
+		t.Errorf("a post deleting conf: %d, want 409 naming f.toml:3\n%s", status, body)
 	}
 	if status, _, body := s.do("GET", "/endpoints/nope", nil); status != http.StatusNotFound {
 		t.Errorf("GET /endpoints/nope: %d\n%s", status, body)
