@@ -279,3 +279,26 @@ func TestEndpointToolsWithWorkflows(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointsPagesAreTheOwners: an endpoint's own token opens its MCP
+// paths, never the endpoints pages (the owner's, through the guard): 403
+// for it, the page for the owner's token.
+func TestEndpointsPagesAreTheOwners(t *testing.T) {
+	const owner = "ui-endpoints-owner-token-5b1e"
+	t.Setenv("SB_UI_OWNER", owner)
+	s := serveWith(t, func(o *daemon.Options) {
+		o.Config.Gateway.AuthToken = "{{env.SB_UI_OWNER}}"
+		o.Config.Endpoints = []config.Endpoint{{Name: "conf", Servers: []string{"a"}, AuthToken: "{{env.SB_UI_CANARY}}"}}
+	}, config.Server{ID: "a", Transport: config.TransportStdio, Command: buildFixture(t)})
+	for _, p := range []string{"/endpoints", "/endpoints/conf"} {
+		if status, _, body := s.do("GET", p, nil, "Authorization", "Bearer "+canary); status != http.StatusForbidden {
+			t.Errorf("GET %s with conf's token: %d, want 403\n%s", p, status, body)
+		}
+		if status, _, body := s.do("GET", p, nil, "Authorization", "Bearer "+owner); status != http.StatusOK {
+			t.Errorf("GET %s with the owner's token: %d, want 200\n%s", p, status, body)
+		}
+	}
+	if got := listTools(t, s, "/e/conf/mcp", canary); len(got) == 0 {
+		t.Error("conf's token lists no tools at /e/conf/mcp")
+	}
+}
