@@ -186,6 +186,10 @@ type endpointForm struct {
 	// tool names (globs, exclusions): saving replaces them with the tools
 	// checked, which the form says.
 	Patterns []string
+	// AllServers: the edited endpoint publishes every server (servers
+	// unset); saving writes the servers checked by name, which the form
+	// says.
+	AllServers bool
 }
 
 type choice struct {
@@ -204,7 +208,7 @@ func (u *UI) endpointFormOf(r *http.Request, edited *config.Endpoint, e config.E
 	f := endpointForm{form: newForm()}
 	f.Values["name"] = e.Name
 	if edited != nil {
-		f.Edit = edited.Name
+		f.Edit, f.AllServers = edited.Name, edited.Servers == nil
 		for _, p := range edited.Tools {
 			if strings.ContainsAny(p, "*?[!") {
 				f.Patterns = append(f.Patterns, p)

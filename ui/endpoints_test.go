@@ -198,6 +198,16 @@ func TestEndpointAddEditDelete(t *testing.T) {
 		t.Errorf("x's form with patterns\n%s", page)
 	}
 
+	// One publishing every server: all checked, and the form says a save
+	// names them.
+	if _, err := s.d.AddEndpoint(ctx, "every", json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, page = s.do("GET", "/endpoints/every", nil)
+	if !strings.Contains(page, `id="e-all-servers"`) || !strings.Contains(page, `name="server" value="a" checked`) || !strings.Contains(page, `name="server" value="b" checked`) {
+		t.Errorf("every's form\n%s", page)
+	}
+
 	// Delete: asks first, with the version; a stale one is refused.
 	_, _, confirm := s.do("GET", "/endpoints/x/remove?confirm=1", nil)
 	if !strings.Contains(confirm, `hx-post="/endpoints/x/delete" hx-vals='{"version": "3"}'`) || !strings.Contains(confirm, "Delete x?") {
