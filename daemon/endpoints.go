@@ -26,10 +26,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/store"
 )
 
@@ -401,6 +403,51 @@ func (d *Daemon) reapplyEndpoints(ctx context.Context) {
 	if err := d.applyEndpoints(ctx); err != nil && !errors.Is(err, ErrNotRunning) && ctx.Err() == nil {
 		d.log.Error("serving the endpoints as stored", "err", err)
 	}
+}
+
+// An EndpointTool is a tool an endpoint offers, by the name its clients
+// see (HostName is the host's).
+type EndpointTool struct {
+	Name, HostName, Server, Description string
+}
+
+// EndpointTools is what endpoint e offers of tools (the host's catalog),
+// by the rules the gateway serves it with (EndpointRules): its servers,
+// its tool patterns (ToolSelected), the tools workflows hide, its renames
+// (a tool whose own name is another's new name is left out) and
+// overrides; sorted by the name its clients see.
+func (d *Daemon) EndpointTools(e config.Endpoint, tools []host.Tool) []EndpointTool {
+	ep := d.EndpointRules(e)
+	renamed := map[string]string{}
+	for client, hostName := range ep.Rename {
+		renamed[hostName] = client
+	}
+	var out []EndpointTool
+	for _, t := range tools {
+		if (ep.Servers != nil && !slices.Contains(ep.Servers, t.Server)) || slices.Contains(ep.HideTools, t.Name) ||
+			!gateway.ToolSelected(ep.Tools, t.Name, t.Server, t.Tool.Name) {
+			continue
+		}
+		name := t.Name
+		if c, ok := renamed[t.Name]; ok {
+			name = c
+		} else if _, taken := ep.Rename[t.Name]; taken {
+			continue // another tool is offered under its name
+		}
+		o := EndpointTool{Name: name, HostName: t.Name, Server: t.Server, Description: t.Tool.Description}
+		if ov, ok := ep.Override[name]; ok && ov.Description != "" {
+			o.Description = ov.Description
+		}
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b EndpointTool) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// ToolSelected reports whether an endpoint's tool patterns choose tool t
+// (gateway.ToolSelected).
+func ToolSelected(patterns []string, t host.Tool) bool {
+	return gateway.ToolSelected(patterns, t.Name, t.Server, t.Tool.Name)
 }
 
 // EndpointRules returns what the gateway is given to serve endpoint e

@@ -18,7 +18,6 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
-	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/workflow"
@@ -78,42 +77,10 @@ func endpointRowOf(m daemon.ManagedEndpoint) endpointRow {
 	return r
 }
 
-// offeredTool is a tool an endpoint offers, by the name its clients see.
-type offeredTool struct {
-	Name, HostName, Server, Description string
-}
-
-// offered computes the tools endpoint e offers from the host's catalog,
-// by the rules the gateway serves it with (Daemon.EndpointRules,
-// gateway.Endpoint): its servers, its tool patterns
-// (gateway.ToolSelected), the tools workflows hide, its renames (a tool
-// whose own name is another's new name is left out) and overrides.
-func (u *UI) offered(e config.Endpoint, tools []host.Tool) []offeredTool {
-	ep := u.d.EndpointRules(e)
-	renamed := map[string]string{}
-	for client, hostName := range ep.Rename {
-		renamed[hostName] = client
-	}
-	var out []offeredTool
-	for _, t := range tools {
-		if (ep.Servers != nil && !slices.Contains(ep.Servers, t.Server)) || slices.Contains(ep.HideTools, t.Name) ||
-			!gateway.ToolSelected(ep.Tools, t.Name, t.Server, t.Tool.Name) {
-			continue
-		}
-		name := t.Name
-		if c, ok := renamed[t.Name]; ok {
-			name = c
-		} else if _, taken := ep.Rename[t.Name]; taken {
-			continue // another tool is offered under its name
-		}
-		o := offeredTool{Name: name, HostName: t.Name, Server: t.Server, Description: t.Tool.Description}
-		if ov, ok := ep.Override[name]; ok && ov.Description != "" {
-			o.Description = ov.Description
-		}
-		out = append(out, o)
-	}
-	slices.SortFunc(out, func(a, b offeredTool) int { return strings.Compare(a.Name, b.Name) })
-	return out
+// offered is what endpoint e offers of tools, by the gateway's rules
+// (Daemon.EndpointTools), sorted by the name its clients see.
+func (u *UI) offered(e config.Endpoint, tools []host.Tool) []daemon.EndpointTool {
+	return u.d.EndpointTools(e, tools)
 }
 
 type endpointsPageData struct {
@@ -144,7 +111,7 @@ func (u *UI) endpointsPage(w http.ResponseWriter, r *http.Request) {
 type endpointPageData struct {
 	chrome
 	Row   endpointRow
-	Tools []offeredTool
+	Tools []daemon.EndpointTool
 	Form  endpointForm
 }
 
@@ -180,7 +147,7 @@ type endpointForm struct {
 	Search   string
 	Servers  []choice
 	Tools    []toolChoice
-	Preview  []offeredTool
+	Preview  []daemon.EndpointTool
 	AllTools bool // no tool checked: every tool of the servers
 	// Patterns are the edited endpoint's tool patterns that are not
 	// tool names (globs, exclusions): saving replaces them with the tools
@@ -235,7 +202,7 @@ func (u *UI) endpointFormOf(r *http.Request, edited *config.Endpoint, e config.E
 		}
 		hay := strings.ToLower(t.Name + " " + t.Tool.Description)
 		f.Tools = append(f.Tools, toolChoice{Name: t.Name, Server: t.Server, Description: t.Tool.Description,
-			Checked: e.Tools != nil && gateway.ToolSelected(e.Tools, t.Name, t.Server, t.Tool.Name),
+			Checked: e.Tools != nil && daemon.ToolSelected(e.Tools, t),
 			Hidden:  q != "" && !strings.Contains(hay, q)})
 	}
 	f.AllTools = e.Tools == nil
