@@ -458,10 +458,15 @@ func (h *dbosLog) Handle(ctx context.Context, r slog.Record) error {
 // way through a cancellation the engine asked for (Ctrl-C on `workflow
 // run`, `runs cancel`): a receive (a gate's answer) whose context was
 // cancelled, and the cancelled run's function finding that it no longer
-// owns the run. Neither is news to the user, who asked for it; DBOS's
-// other warnings pass as they are.
+// owns the run (DBOS says so in two ways, depending on which it meets
+// first: the run's ID taken, or its outcome not recorded). Neither is
+// news to the user, who asked for it; a run lost to another executor is
+// told by the engine itself (ErrExecutorLost). DBOS's other warnings
+// pass as they are.
 func cancellation(r slog.Record) bool {
-	if r.Message == "Workflow ID conflict detected. Waiting for existing workflow to complete" {
+	switch r.Message {
+	case "Workflow ID conflict detected. Waiting for existing workflow to complete",
+		"Workflow outcome was not recorded: the workflow is no longer owned by this execution. Waiting for the recorded outcome":
 		return true
 	}
 	if !strings.HasSuffix(r.Message, " context cancelled") {
