@@ -233,16 +233,25 @@ func (c *Client) DeleteServer(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "servers/"+url.PathEscape(id), nil, nil)
 }
 
-// Usage reports the usage over the last window (daemon.Daemon.Usage); a
-// window shorter than daemon.MinUsageWindow is that (the store's rows are
-// minutes).
-func (c *Client) Usage(ctx context.Context, window time.Duration) (*store.UsageReport, error) {
+// Usage reports the usage over the last window (daemon.Daemon.Usage), of
+// every call or, with endpoint, of the calls through that named endpoint;
+// a window shorter than daemon.MinUsageWindow is that (the store's rows
+// are minutes).
+func (c *Client) Usage(ctx context.Context, window time.Duration, endpoint string) (*store.UsageReport, error) {
 	window = max(window, daemon.MinUsageWindow)
+	q := url.Values{"window": {window.String()}}
+	if endpoint != "" {
+		q.Set("endpoint", endpoint)
+	}
 	var j usageJSON
-	if err := c.do(ctx, http.MethodGet, "usage?window="+url.QueryEscape(window.String()), nil, &j); err != nil {
+	if err := c.do(ctx, http.MethodGet, "usage?"+q.Encode(), nil, &j); err != nil {
 		return nil, err
 	}
-	return &store.UsageReport{Since: j.Since.Local(), Calls: j.Calls, Tokens: j.Tokens}, nil
+	rep := &store.UsageReport{Since: j.Since.Local(), Endpoint: j.Endpoint, Calls: j.Calls, Tokens: j.Tokens}
+	if len(j.Endpoints) > 0 {
+		rep.Endpoints = j.Endpoints
+	}
+	return rep, nil
 }
 
 // Workflows returns the workflows the daemon runs, id → digest.

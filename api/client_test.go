@@ -37,7 +37,7 @@ func TestClient(t *testing.T) {
 	if wfs, err := c.Workflows(ctx); err != nil || wfs["gated"] != a.d.Workflows().Workflow("gated").Digest || len(wfs) != 1 {
 		t.Errorf("Workflows = %v, %v; want gated with its digest", wfs, err)
 	}
-	if rep, err := c.Usage(ctx, 30*time.Second); err != nil || rep.Calls == nil {
+	if rep, err := c.Usage(ctx, 30*time.Second, ""); err != nil || rep.Calls == nil {
 		t.Errorf("Usage(30s) = %+v, %v", rep, err)
 	}
 

@@ -1,7 +1,8 @@
 package api
 
-// Usage: the calls, errors and latency percentiles per server and tool,
-// the runs and tokens per agent and workflow, over a window
+// Usage: the calls, errors and latency percentiles per server and tool
+// and per named endpoint, the runs and tokens per agent and workflow, over
+// a window, for every call or those through one named endpoint
 // (daemon.Usage: what `switchboard stats` prints).
 
 import (
@@ -9,16 +10,19 @@ import (
 	"slices"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/store"
 )
 
 // usageJSON is the usage over a window as the API shows it.
 type usageJSON struct {
-	Window string             `json:"window"`
-	Since  time.Time          `json:"since"`
-	Calls  []store.CallStats  `json:"calls"`
-	Tokens []store.TokenStats `json:"tokens"`
+	Window    string                `json:"window"`
+	Since     time.Time             `json:"since"`
+	Endpoint  string                `json:"endpoint,omitempty"`
+	Calls     []store.CallStats     `json:"calls"`
+	Tokens    []store.TokenStats    `json:"tokens"`
+	Endpoints []store.EndpointStats `json:"endpoints"`
 }
 
 func (a *API) usage(w http.ResponseWriter, r *http.Request) error {
@@ -27,7 +31,12 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request) error {
 		return &problem{Status: http.StatusBadRequest, Title: "bad window", Detail: err.Error(),
 			Errors: []fieldError{{Field: "window", Detail: err.Error()}}}
 	}
-	rep, err := a.d.Usage(r.Context(), time.Now().Add(-window))
+	endpoint := r.URL.Query().Get("endpoint")
+	if why := config.CheckEndpointName(endpoint); why != "" {
+		return &problem{Status: http.StatusBadRequest, Title: "bad endpoint", Detail: why,
+			Errors: []fieldError{{Field: "endpoint", Detail: why}}}
+	}
+	rep, err := a.d.Usage(r.Context(), time.Now().Add(-window), endpoint)
 	if err != nil {
 		return err
 	}
@@ -46,12 +55,15 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request) error {
 			return !ok || !gr.Tool(c.Server, name)
 		})
 	}
-	j := usageJSON{Window: window.String(), Since: rep.Since.UTC(), Calls: calls, Tokens: rep.Tokens}
+	j := usageJSON{Window: window.String(), Since: rep.Since.UTC(), Endpoint: rep.Endpoint, Calls: calls, Tokens: rep.Tokens, Endpoints: rep.Endpoints}
 	if j.Calls == nil {
 		j.Calls = []store.CallStats{}
 	}
 	if j.Tokens == nil {
 		j.Tokens = []store.TokenStats{}
+	}
+	if j.Endpoints == nil {
+		j.Endpoints = []store.EndpointStats{}
 	}
 	return a.writeJSON(w, http.StatusOK, j)
 }

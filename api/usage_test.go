@@ -50,4 +50,20 @@ func TestUsage(t *testing.T) {
 		code, h, body := a.do("GET", "/api/v1/usage?window="+w, "")
 		a.wantProblem("GET /usage?window="+w, 400, "window", code, h, body)
 	}
+	// The calls through one named endpoint: none of these came through one.
+	var byEndpoint struct {
+		Endpoint  string            `json:"endpoint"`
+		Calls     []json.RawMessage `json:"calls"`
+		Tokens    []json.RawMessage `json:"tokens"`
+		Endpoints []json.RawMessage `json:"endpoints"`
+	}
+	code, _, body = a.do("GET", "/api/v1/usage?window=24h&endpoint=code", "")
+	if code != 200 || json.Unmarshal(body, &byEndpoint) != nil || byEndpoint.Endpoint != "code" ||
+		len(byEndpoint.Calls)+len(byEndpoint.Tokens)+len(byEndpoint.Endpoints) != 0 || byEndpoint.Endpoints == nil {
+		t.Errorf("GET /usage?endpoint=code = %d %s, want 200 naming the endpoint, with no calls (the API's are through none)", code, body)
+	}
+	for _, e := range []string{"Code", "-x", "a%2Fb"} {
+		code, h, body := a.do("GET", "/api/v1/usage?endpoint="+e, "")
+		a.wantProblem("GET /usage?endpoint="+e, 400, "endpoint", code, h, body)
+	}
 }

@@ -45,7 +45,7 @@ var reservedPaths = []string{"/mcp", "/sse", "/message", "/ws", "/api/", "/healt
 
 // endpointFields declares an [[endpoints]] table.
 var endpointFields = decode.Table[Endpoint]{
-	decode.String("name", decode.TOML, func(e *Endpoint) *string { return &e.Name }, checkEndpointName),
+	decode.String("name", decode.TOML, func(e *Endpoint) *string { return &e.Name }, CheckEndpointName),
 	decode.String("path", decode.TOML, func(e *Endpoint) *string { return &e.Path }, checkEndpointPath),
 	decode.StringList("servers", decode.TOML, func(e *Endpoint) *[]string { return &e.Servers }, checkGatewayServer),
 	decode.StringList("tools", decode.TOML, func(e *Endpoint) *[]string { return &e.Tools }, checkToolPattern),
@@ -115,9 +115,10 @@ func readOverrides(d *decode.Decoder, field string, v any) (map[string]ToolOverr
 	return out, len(d.Problems) == before
 }
 
-// checkEndpointName checks a set name; a missing one is reported by
-// tomlEndpoints and the validator.
-func checkEndpointName(name string) string {
+// CheckEndpointName says what is wrong with name as an endpoint's name,
+// or "" when nothing is ("" is not checked: a missing name is reported by
+// tomlEndpoints and the validator).
+func CheckEndpointName(name string) string {
 	if name == "" {
 		return ""
 	}
@@ -300,7 +301,7 @@ func (v *validator) endpoints(c *Config) {
 		case e.Name == "":
 			report("name", "missing")
 			continue
-		case checkEndpointName(e.Name) != "":
+		case CheckEndpointName(e.Name) != "":
 			continue // reported as it is
 		case dup:
 			report("name", fmt.Sprintf("duplicate name %q (also endpoints[%d])", e.Name, j))

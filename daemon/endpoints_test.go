@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -70,5 +71,53 @@ func TestEndpointsWorkflows(t *testing.T) {
 	res, err := flows.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_hello"})
 	if err != nil || res.IsError {
 		t.Errorf("workflow_hello on /e/flows/mcp: %v, %+v", err, res)
+	}
+}
+
+// TestEndpointUsage: the tool calls made through a named endpoint count in
+// the usage under its name (its own renamed tool under the server's name
+// for it), beside the calls through /mcp, which count in none; the usage
+// of one endpoint holds its calls alone.
+func TestEndpointUsage(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}}
+	cfg.Endpoints = []config.Endpoint{
+		{Name: "code", Servers: []string{"fx"}, Tools: []string{"fx_echo"}, Rename: map[string]string{"say": "mcp_fx_echo"}},
+		{Name: "ops", Servers: []string{"fx"}},
+	}
+	r := run(t, cfg, openStore(t), nil)
+	r.awaitReady(t)
+	ctx := context.Background()
+	call := func(path, tool string, n int) {
+		t.Helper()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + path}, nil)
+		if err != nil {
+			t.Fatalf("%s: connect: %v", path, err)
+		}
+		defer cs.Close()
+		for range n {
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "hi"}}); err != nil || res.IsError {
+				t.Fatalf("%s: %s: %v %+v", path, tool, err, res)
+			}
+		}
+	}
+	since := time.Now().Add(-time.Minute)
+	call("/e/code/mcp", "say", 2)
+	call("/mcp", "mcp_fx_echo", 1)
+	all, err := r.d.Usage(ctx, since, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Calls) != 1 || all.Calls[0].Server != "fx" || all.Calls[0].Tool != "echo" || all.Calls[0].Calls != 3 {
+		t.Errorf("usage of every call = %+v, want fx's echo called 3 times", all.Calls)
+	}
+	if len(all.Endpoints) != 1 || all.Endpoints[0].Endpoint != "code" || all.Endpoints[0].Calls != 2 {
+		t.Errorf("usage by endpoint = %+v, want code's 2 calls (ops had none, /mcp's are in none)", all.Endpoints)
+	}
+	code, err := r.d.Usage(ctx, since, "code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(code.Calls) != 1 || code.Calls[0].Calls != 2 || code.Endpoint != "code" {
+		t.Errorf("usage of endpoint code = %+v, want echo's 2 calls", code)
 	}
 }

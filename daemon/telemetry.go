@@ -67,12 +67,14 @@ func isAgentStep(wf *workflow.Workflow, id string, item bool) bool {
 // (calls, errors and latency percentiles per server and tool, runs and
 // tokens per agent and workflow), the calls of the last moments included:
 // what its telemetry gathered is written first. It is what
-// `switchboard stats` and the API serve.
-func (d *Daemon) Usage(ctx context.Context, since time.Time) (*store.UsageReport, error) {
+// `switchboard stats` and the API serve. With endpoint, a named endpoint's
+// name, it reports the calls made through that endpoint alone
+// (store.Store.Usage).
+func (d *Daemon) Usage(ctx context.Context, since time.Time, endpoint string) (*store.UsageReport, error) {
 	if err := d.tel.FlushUsage(ctx); err != nil {
 		d.log.Warn("telemetry: usage not recorded", "err", d.red.Redact(err.Error()))
 	}
-	return d.store.Usage(ctx, since)
+	return d.store.Usage(ctx, since, endpoint)
 }
 
 // DefaultUsageWindow is the usage window of the API and the UI without

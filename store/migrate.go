@@ -122,6 +122,41 @@ var migrations = []string{
 		created_at BIGINT NOT NULL,
 		updated_at BIGINT NOT NULL
 	);`,
+	// 7: usage by endpoint (usage.go): usage_calls gains the named
+	// endpoint a call came through ('' for every other call: the default
+	// endpoint, the API, agents, workflows), in its key. Rows before this
+	// step are ''.
+	`CREATE TABLE usage_calls_7 (
+		bucket   BIGINT NOT NULL,
+		res      INTEGER NOT NULL,
+		endpoint TEXT NOT NULL DEFAULT '',
+		server   TEXT NOT NULL,
+		tool     TEXT NOT NULL,
+		calls    BIGINT NOT NULL,
+		errors   BIGINT NOT NULL,
+		b00 BIGINT NOT NULL DEFAULT 0,
+		b01 BIGINT NOT NULL DEFAULT 0,
+		b02 BIGINT NOT NULL DEFAULT 0,
+		b03 BIGINT NOT NULL DEFAULT 0,
+		b04 BIGINT NOT NULL DEFAULT 0,
+		b05 BIGINT NOT NULL DEFAULT 0,
+		b06 BIGINT NOT NULL DEFAULT 0,
+		b07 BIGINT NOT NULL DEFAULT 0,
+		b08 BIGINT NOT NULL DEFAULT 0,
+		b09 BIGINT NOT NULL DEFAULT 0,
+		b10 BIGINT NOT NULL DEFAULT 0,
+		b11 BIGINT NOT NULL DEFAULT 0,
+		b12 BIGINT NOT NULL DEFAULT 0,
+		b13 BIGINT NOT NULL DEFAULT 0,
+		b14 BIGINT NOT NULL DEFAULT 0,
+		b15 BIGINT NOT NULL DEFAULT 0,
+		b16 BIGINT NOT NULL DEFAULT 0,
+		PRIMARY KEY (bucket, res, endpoint, server, tool)
+	);
+	INSERT INTO usage_calls_7 (bucket, res, endpoint, server, tool, calls, errors, b00, b01, b02, b03, b04, b05, b06, b07, b08, b09, b10, b11, b12, b13, b14, b15, b16)
+		SELECT bucket, res, '', server, tool, calls, errors, b00, b01, b02, b03, b04, b05, b06, b07, b08, b09, b10, b11, b12, b13, b14, b15, b16 FROM usage_calls;
+	DROP TABLE usage_calls;
+	ALTER TABLE usage_calls_7 RENAME TO usage_calls;`,
 }
 
 // SchemaVersion is the schema version this build writes.

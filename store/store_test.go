@@ -79,6 +79,7 @@ func TestBackends(t *testing.T) {
 		{"watch", testWatch},
 		{"usage", testUsage},
 		{"usage_retention", testUsageRetention},
+		{"usage_by_endpoint", testUsageByEndpoint},
 		{"keys_and_replicas", testKeysAndReplicas},
 		{"workflow_tables", testWorkflowTables},
 		{"secrets", testSecrets},

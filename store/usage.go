@@ -44,8 +44,10 @@ var bucketCols = func() []string {
 	return out
 }()
 
-// CallUsage is one server's tool's calls in one bucket.
+// CallUsage is one server's tool's calls in one bucket, through one named
+// endpoint (Endpoint) or not through one ("").
 type CallUsage struct {
+	Endpoint     string
 	Server, Tool string
 	Calls        int64
 	Errors       int64
@@ -94,16 +96,16 @@ func (s *Store) RecordUsage(ctx context.Context, now time.Time, batches ...Usage
 		return s.errf(err, "recording usage")
 	}
 	defer tx.Rollback()
-	callQ := `INSERT INTO usage_calls (bucket, res, server, tool, calls, errors, ` + strings.Join(bucketCols, ", ") + `)
-		VALUES ($1, $2, $3, $4, $5, $6, ` + placeholders(7, len(bucketCols)) + `)
-		ON CONFLICT (bucket, res, server, tool) DO UPDATE SET ` + callsSum
+	callQ := `INSERT INTO usage_calls (bucket, res, endpoint, server, tool, calls, errors, ` + strings.Join(bucketCols, ", ") + `)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, ` + placeholders(8, len(bucketCols)) + `)
+		ON CONFLICT (bucket, res, endpoint, server, tool) DO UPDATE SET ` + callsSum
 	for _, b := range batches {
 		minute := b.Minute.Truncate(time.Minute).Unix()
 		for _, c := range b.Calls {
 			if len(c.Latency) != len(bucketCols) {
 				return fmt.Errorf("store: usage of server %q tool %q: %d latency buckets, want %d", c.Server, c.Tool, len(c.Latency), len(bucketCols))
 			}
-			args := []any{minute, resMinute, c.Server, c.Tool, c.Calls, c.Errors}
+			args := []any{minute, resMinute, c.Endpoint, c.Server, c.Tool, c.Calls, c.Errors}
 			for _, n := range c.Latency {
 				args = append(args, n)
 			}
@@ -122,10 +124,10 @@ func (s *Store) RecordUsage(ctx context.Context, now time.Time, batches ...Usage
 	}
 	minutes, hours := now.Add(-UsageMinuteRetention).Unix(), now.Add(-UsageHourRetention).Unix()
 	for _, q := range []string{
-		`INSERT INTO usage_calls (bucket, res, server, tool, calls, errors, ` + strings.Join(bucketCols, ", ") + `)
-			SELECT (bucket / 3600) * 3600, 3600, server, tool, SUM(calls), SUM(errors), ` + sums(bucketCols) + `
-			FROM usage_calls WHERE res = 60 AND bucket < $1 GROUP BY bucket / 3600, server, tool
-			ON CONFLICT (bucket, res, server, tool) DO UPDATE SET ` + callsSum,
+		`INSERT INTO usage_calls (bucket, res, endpoint, server, tool, calls, errors, ` + strings.Join(bucketCols, ", ") + `)
+			SELECT (bucket / 3600) * 3600, 3600, endpoint, server, tool, SUM(calls), SUM(errors), ` + sums(bucketCols) + `
+			FROM usage_calls WHERE res = 60 AND bucket < $1 GROUP BY bucket / 3600, endpoint, server, tool
+			ON CONFLICT (bucket, res, endpoint, server, tool) DO UPDATE SET ` + callsSum,
 		`DELETE FROM usage_calls WHERE res = 60 AND bucket < $1`,
 		`INSERT INTO usage_tokens (bucket, res, kind, name, runs, failed, input, output)
 			SELECT (bucket / 3600) * 3600, 3600, kind, name, SUM(runs), SUM(failed), SUM(input), SUM(output)
@@ -183,9 +185,27 @@ func sums(cols []string) string {
 // UsageReport is the usage since a time: `switchboard stats`, the API.
 // Its JSON is stable (fields may be added, never changed in meaning).
 type UsageReport struct {
-	Since  time.Time    `json:"since"`
-	Calls  []CallStats  `json:"calls"`  // by server, then tool
-	Tokens []TokenStats `json:"tokens"` // by kind, then name
+	Since time.Time `json:"since"`
+	// Endpoint is the named endpoint the report is narrowed to (Usage's
+	// endpoint), or "" for every call.
+	Endpoint string       `json:"endpoint,omitempty"`
+	Calls    []CallStats  `json:"calls"` // by server, then tool
+	Tokens   []TokenStats `json:"tokens"`
+	// Endpoints are the calls made through each named endpoint, by name;
+	// calls through the default endpoint, the API, agents and workflows
+	// are in no endpoint's. Empty when no named endpoint had calls.
+	Endpoints []EndpointStats `json:"endpoints,omitempty"`
+}
+
+// EndpointStats are the tool calls made through one named endpoint,
+// whatever their server and tool, with percentiles as in CallStats.
+type EndpointStats struct {
+	Endpoint string  `json:"endpoint"`
+	Calls    int64   `json:"calls"`
+	Errors   int64   `json:"errors"`
+	P50MS    float64 `json:"p50_ms"`
+	P95MS    float64 `json:"p95_ms"`
+	P99MS    float64 `json:"p99_ms"`
 }
 
 // CallStats are one server's tool's calls. The percentiles are read from
@@ -213,31 +233,34 @@ type TokenStats struct {
 }
 
 // Usage reports the usage recorded since since (to the minute; before the
-// last UsageMinuteRetention, to the hour).
-func (s *Store) Usage(ctx context.Context, since time.Time) (*UsageReport, error) {
-	r := &UsageReport{Since: since.UTC(), Calls: []CallStats{}, Tokens: []TokenStats{}}
+// last UsageMinuteRetention, to the hour). With endpoint "" it reports
+// every call and every run; with a named endpoint's name, only the calls
+// made through that endpoint (Calls, Endpoints), and no Tokens: runs are
+// not made through an endpoint.
+func (s *Store) Usage(ctx context.Context, since time.Time, endpoint string) (*UsageReport, error) {
+	r := &UsageReport{Since: since.UTC(), Endpoint: endpoint, Calls: []CallStats{}, Tokens: []TokenStats{}}
 	from := since.Unix()
-	rows, err := s.db.QueryContext(ctx, `SELECT server, tool, SUM(calls), SUM(errors), `+sums(bucketCols)+`
-		FROM usage_calls WHERE bucket >= $1 GROUP BY server, tool ORDER BY server, tool`, from)
-	if err != nil {
-		return nil, s.errf(err, "reading usage")
+	where, args := `bucket >= $1`, []any{from}
+	if endpoint != "" {
+		where, args = `bucket >= $1 AND endpoint = $2`, []any{from, endpoint}
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var c CallStats
-		hist := make([]int64, len(bucketCols))
-		dst := []any{&c.Server, &c.Tool, &c.Calls, &c.Errors}
-		for i := range hist {
-			dst = append(dst, &hist[i])
-		}
-		if err := rows.Scan(dst...); err != nil {
-			return nil, s.errf(err, "reading usage")
-		}
-		c.P50MS, c.P95MS, c.P99MS = quantileMS(hist, 0.50), quantileMS(hist, 0.95), quantileMS(hist, 0.99)
+	err := s.callStats(ctx, `SELECT server, tool, SUM(calls), SUM(errors), `+sums(bucketCols)+`
+		FROM usage_calls WHERE `+where+` GROUP BY server, tool ORDER BY server, tool`, args, 2, func(key []string, c CallStats) {
+		c.Server, c.Tool = key[0], key[1]
 		r.Calls = append(r.Calls, c)
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, s.errf(err, "reading usage")
+	err = s.callStats(ctx, `SELECT endpoint, SUM(calls), SUM(errors), `+sums(bucketCols)+`
+		FROM usage_calls WHERE `+where+` AND endpoint <> '' GROUP BY endpoint ORDER BY endpoint`, args, 1, func(key []string, c CallStats) {
+		r.Endpoints = append(r.Endpoints, EndpointStats{Endpoint: key[0], Calls: c.Calls, Errors: c.Errors, P50MS: c.P50MS, P95MS: c.P95MS, P99MS: c.P99MS})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if endpoint != "" {
+		return r, nil
 	}
 	trows, err := s.db.QueryContext(ctx, `SELECT kind, name, SUM(runs), SUM(failed), SUM(input), SUM(output)
 		FROM usage_tokens WHERE bucket >= $1 GROUP BY kind, name ORDER BY kind, name`, from)
@@ -256,6 +279,39 @@ func (s *Store) Usage(ctx context.Context, since time.Time) (*UsageReport, error
 		return nil, s.errf(err, "reading usage")
 	}
 	return r, nil
+}
+
+// callStats runs q, whose rows are nkeys text columns, then the calls,
+// the errors and the latency histogram, and hands each row's keys and
+// counts, percentiles read, to add.
+func (s *Store) callStats(ctx context.Context, q string, args []any, nkeys int, add func(key []string, c CallStats)) error {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return s.errf(err, "reading usage")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c CallStats
+		key := make([]string, nkeys)
+		hist := make([]int64, len(bucketCols))
+		dst := make([]any, 0, nkeys+2+len(hist))
+		for i := range key {
+			dst = append(dst, &key[i])
+		}
+		dst = append(dst, &c.Calls, &c.Errors)
+		for i := range hist {
+			dst = append(dst, &hist[i])
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return s.errf(err, "reading usage")
+		}
+		c.P50MS, c.P95MS, c.P99MS = quantileMS(hist, 0.50), quantileMS(hist, 0.95), quantileMS(hist, 0.99)
+		add(key, c)
+	}
+	if err := rows.Err(); err != nil {
+		return s.errf(err, "reading usage")
+	}
+	return nil
 }
 
 // quantileMS is the q-quantile of the histogram hist, in milliseconds,

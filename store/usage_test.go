@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,7 +48,7 @@ func testUsage(t *testing.T, newDB func(*testing.T) string) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Usage(ctx, now.Add(-time.Hour))
+	got, err := s.Usage(ctx, now.Add(-time.Hour), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func testUsage(t *testing.T, newDB func(*testing.T) string) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Usage (-want +got):\n%s", d)
 	}
-	if got, _ := s.Usage(ctx, now.Add(time.Minute)); len(got.Calls)+len(got.Tokens) != 0 {
+	if got, _ := s.Usage(ctx, now.Add(time.Minute), ""); len(got.Calls)+len(got.Tokens) != 0 {
 		t.Errorf("Usage since after the calls = %+v, want none", got)
 	}
 }
@@ -91,7 +93,7 @@ func testUsageRetention(t *testing.T, newDB func(*testing.T) string) {
 	if err := s.RecordUsage(ctx, now, batches...); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Usage(ctx, now.Add(-48*time.Hour))
+	got, err := s.Usage(ctx, now.Add(-48*time.Hour), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,5 +110,76 @@ func testUsageRetention(t *testing.T, newDB func(*testing.T) string) {
 		if minutes != 0 || hours != 1 {
 			t.Errorf("%s: %d minute rows, %d hour rows; want 0 and 1 (one hour kept, one past retention dropped)", table, minutes, hours)
 		}
+	}
+}
+
+// testUsageByEndpoint: a database at schema version 6, whose usage rows
+// have no endpoint, opens with them as calls through none; calls through
+// named endpoints add to each server's tool and are reported per
+// endpoint; a report narrowed to one endpoint holds its calls alone (and
+// no runs); the hour roll-up keeps the endpoint.
+func testUsageByEndpoint(t *testing.T, newDB func(*testing.T) string) {
+	ctx := context.Background()
+	path := newDB(t)
+	open(t, path).Close()
+	cols := make([]string, len(store.UsageLatencyBounds)+1)
+	for i := range cols {
+		cols[i] = fmt.Sprintf("b%02d", i)
+	}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	old := now.Add(-25 * time.Hour).Truncate(time.Hour)
+	raw := rawDB(t, path)
+	for _, q := range []string{
+		`DROP TABLE usage_calls`,
+		`CREATE TABLE usage_calls (bucket BIGINT NOT NULL, res INTEGER NOT NULL, server TEXT NOT NULL, tool TEXT NOT NULL,
+			calls BIGINT NOT NULL, errors BIGINT NOT NULL, ` + strings.Join(cols, " BIGINT NOT NULL DEFAULT 0, ") + ` BIGINT NOT NULL DEFAULT 0,
+			PRIMARY KEY (bucket, res, server, tool))`,
+		fmt.Sprintf(`INSERT INTO usage_calls (bucket, res, server, tool, calls, errors, b00) VALUES (%d, 60, 'fx', 'echo', 4, 1, 4)`, now.Add(-time.Minute).Unix()),
+		`DELETE FROM schema_migrations WHERE version > 6`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+	s := open(t, path)
+	if got := schemaVersion(t, path); got != store.SchemaVersion() {
+		t.Errorf("from version 6: schema version %d, want %d", got, store.SchemaVersion())
+	}
+	through := func(endpoint string, n int) store.CallUsage {
+		u := calls("fx", "echo", 0, map[time.Duration]int{time.Millisecond: n})
+		u.Endpoint = endpoint
+		return u
+	}
+	if err := s.RecordUsage(ctx, now, store.UsageBatch{Minute: now,
+		Calls:  []store.CallUsage{through("", 1), through("code", 2), through("ops", 3)},
+		Tokens: []store.TokenUsage{{Kind: "agent", Name: "a", Runs: 1}},
+	}, store.UsageBatch{Minute: old, Calls: []store.CallUsage{through("code", 5)}}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Usage(ctx, now.Add(-time.Hour), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Calls) != 1 || all.Calls[0].Calls != 10 || all.Calls[0].Errors != 1 || len(all.Tokens) != 1 {
+		t.Errorf("Usage of every call = %+v; want echo's 10 calls (4 stored before the endpoint column, 6 now), 1 error, agent a's run", all)
+	}
+	var eps []string
+	for _, e := range all.Endpoints {
+		eps = append(eps, fmt.Sprintf("%s:%d", e.Endpoint, e.Calls))
+	}
+	if got := strings.Join(eps, " "); got != "code:2 ops:3" {
+		t.Errorf("Usage's endpoints = %q, want code:2 ops:3", got)
+	}
+	code, err := s.Usage(ctx, now.Add(-48*time.Hour), "code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code.Endpoint != "code" || len(code.Calls) != 1 || code.Calls[0].Calls != 7 || len(code.Tokens) != 0 ||
+		len(code.Endpoints) != 1 || code.Endpoints[0].Calls != 7 {
+		t.Errorf("Usage through code over two days = %+v; want echo's 7 calls (5 rolled into their hour), no runs", code)
+	}
+	if none, _ := s.Usage(ctx, now.Add(-time.Hour), "nowhere"); len(none.Calls)+len(none.Endpoints)+len(none.Tokens) != 0 {
+		t.Errorf("Usage through an endpoint without calls = %+v, want nothing", none)
 	}
 }

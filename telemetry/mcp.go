@@ -107,7 +107,7 @@ func (t *Telemetry) ClientMiddleware(server string) mcp.Middleware {
 			}
 			t.in.clientOp.Inst().Record(ctx, d, metric.WithAttributeSet(attribute.NewSet(attrs...)))
 			if tool != "" {
-				t.usageCall(server, tool, elapsed, errType != "")
+				t.usageCall(ctx, server, tool, elapsed, errType != "")
 			}
 			if span != nil {
 				if tool != "" {
@@ -130,8 +130,9 @@ func (t *Telemetry) ClientMiddleware(server string) mcp.Middleware {
 // gateway publishes, and of which server: only those become
 // gen_ai.tool.name (a client may send any string), at most
 // Options.MaxToolLabels of each server's. A named endpoint's metrics and
-// spans carry switchboard.endpoint; the default endpoint's carry none, as
-// before there were named ones.
+// spans carry switchboard.endpoint, and the tool calls the host makes for
+// its requests count in the usage under its name; the default endpoint's
+// carry none, as before there were named ones.
 func (t *Telemetry) ServerMiddleware(endpoint string, serverOf func(tool string) (server string, ok bool)) mcp.Middleware {
 	var epAttrs []attribute.KeyValue
 	if endpoint != "" {
@@ -164,6 +165,9 @@ func (t *Telemetry) ServerMiddleware(endpoint string, serverOf func(tool string)
 				if t.opts.RecordPayloads && args != nil {
 					span.SetAttributes(keyArguments.String(t.payload(args)))
 				}
+			}
+			if endpoint != "" {
+				ctx = context.WithValue(ctx, endpointKey{}, endpoint)
 			}
 			start := time.Now()
 			res, err := next(ctx, method, req)

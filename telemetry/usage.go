@@ -24,7 +24,7 @@ type usage struct {
 }
 
 type minute struct {
-	calls  map[[2]string]*store.CallUsage
+	calls  map[[3]string]*store.CallUsage // by endpoint, server, tool
 	tokens map[[2]string]*store.TokenUsage
 }
 
@@ -32,21 +32,23 @@ func (u *usage) minute(at time.Time) *minute {
 	k := at.Truncate(time.Minute).Unix()
 	m := u.pending[k]
 	if m == nil {
-		m = &minute{calls: map[[2]string]*store.CallUsage{}, tokens: map[[2]string]*store.TokenUsage{}}
+		m = &minute{calls: map[[3]string]*store.CallUsage{}, tokens: map[[2]string]*store.TokenUsage{}}
 		u.pending[k] = m
 	}
 	return m
 }
 
-// call counts a tool call of server (both names from the catalog).
-func (u *usage) call(server, tool string, d time.Duration, failed bool) {
+// call counts a tool call of server (both names from the catalog) made
+// through the named endpoint endpoint ("" through none).
+func (u *usage) call(endpoint, server, tool string, d time.Duration, failed bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	m := u.minute(u.now())
-	c := m.calls[[2]string{server, tool}]
+	k := [3]string{endpoint, server, tool}
+	c := m.calls[k]
 	if c == nil {
-		c = &store.CallUsage{Server: server, Tool: tool}
-		m.calls[[2]string{server, tool}] = c
+		c = &store.CallUsage{Endpoint: endpoint, Server: server, Tool: tool}
+		m.calls[k] = c
 	}
 	c.Observe(d, failed)
 }
@@ -131,9 +133,16 @@ func (t *Telemetry) usageRun(kind, name, outcome string, input, output int64, at
 	}
 }
 
-// usageCall counts a tool call in the usage.
-func (t *Telemetry) usageCall(server, tool string, d time.Duration, failed bool) {
+// usageCall counts a tool call in the usage, under the named endpoint
+// ctx's request came through (endpointKey).
+func (t *Telemetry) usageCall(ctx context.Context, server, tool string, d time.Duration, failed bool) {
 	if t.usage != nil {
-		t.usage.call(server, tool, d, failed)
+		endpoint, _ := ctx.Value(endpointKey{}).(string)
+		t.usage.call(endpoint, server, tool, d, failed)
 	}
 }
+
+// endpointKey is the context key of the named endpoint a request came
+// through (ServerMiddleware sets it; the host's calls made for the
+// request carry it to ClientMiddleware, which counts them).
+type endpointKey struct{}

@@ -33,13 +33,13 @@ func TestUsageRecorded(t *testing.T) {
 	wf.End(telemetry.OutcomeFailed, "tool_error", time.Time{}, 0)
 
 	since := time.Now().Add(-time.Hour)
-	if rep, err := st.Usage(ctx, since); err != nil || len(rep.Tokens) != 0 {
+	if rep, err := st.Usage(ctx, since, ""); err != nil || len(rep.Tokens) != 0 {
 		t.Fatalf("before a flush the store has %+v, %v; want nothing (written in batches)", rep, err)
 	}
 	if err := tel.FlushUsage(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := st.Usage(ctx, since)
+	rep, err := st.Usage(ctx, since, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestUsageRecorded(t *testing.T) {
 	if err := tel.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if rep, _ := st.Usage(ctx, since); len(rep.Tokens) == 0 || rep.Tokens[0].Runs != 2 {
+	if rep, _ := st.Usage(ctx, since, ""); len(rep.Tokens) == 0 || rep.Tokens[0].Runs != 2 {
 		t.Errorf("after Close: %+v, want helper's 2 runs", rep.Tokens)
 	}
 }

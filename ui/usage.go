@@ -1,7 +1,8 @@
 package ui
 
-// Usage: the calls, errors and latency percentiles per server and tool,
-// the runs and tokens per agent and workflow, over the last hour or day
+// Usage: the calls, errors and latency percentiles per server and tool
+// and per named endpoint, the runs and tokens per agent and workflow, over
+// the last hour or day, of every call or those through one endpoint
 // (daemon.Usage: what `switchboard stats` prints and the REST API's
 // /usage serves).
 
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/store"
 )
@@ -24,16 +26,18 @@ var usageWindows = []string{"1h", "24h", "168h"}
 
 type usagePageData struct {
 	chrome
-	Window  string // as asked: "1h", "24h"
-	Windows []string
-	Since   time.Time
-	Calls   []store.CallStats
-	Tokens  []store.TokenStats
-	Err     string
+	Window    string // as asked: "1h", "24h"
+	Windows   []string
+	Endpoint  string // ?endpoint=: the named endpoint's calls alone
+	Since     time.Time
+	Calls     []store.CallStats
+	Tokens    []store.TokenStats
+	Endpoints []store.EndpointStats
+	Err       string
 }
 
 func (u *UI) usagePage(w http.ResponseWriter, r *http.Request) {
-	p := usagePageData{chrome: chrome{"Usage", "usage"}, Windows: usageWindows, Window: r.URL.Query().Get("window")}
+	p := usagePageData{chrome: chrome{"Usage", "usage"}, Windows: usageWindows, Window: r.URL.Query().Get("window"), Endpoint: r.URL.Query().Get("endpoint")}
 	if p.Window == "" {
 		p.Window = "1h"
 	}
@@ -44,13 +48,19 @@ func (u *UI) usagePage(w http.ResponseWriter, r *http.Request) {
 		u.render(w, http.StatusBadRequest, "usage", "layout", p)
 		return
 	}
-	rep, err := u.d.Usage(r.Context(), time.Now().Add(-window))
+	if why := config.CheckEndpointName(p.Endpoint); why != "" {
+		p.Err = "endpoint: " + why
+		p.Endpoint = ""
+		u.render(w, http.StatusBadRequest, "usage", "layout", p)
+		return
+	}
+	rep, err := u.d.Usage(r.Context(), time.Now().Add(-window), p.Endpoint)
 	if err != nil {
 		p.Err = err.Error()
 		u.render(w, http.StatusInternalServerError, "usage", "layout", p)
 		return
 	}
-	p.Since, p.Calls, p.Tokens = rep.Since, rep.Calls, rep.Tokens
+	p.Since, p.Calls, p.Tokens, p.Endpoints = rep.Since, rep.Calls, rep.Tokens, rep.Endpoints
 	u.render(w, http.StatusOK, "usage", "layout", p)
 }
 

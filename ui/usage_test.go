@@ -9,6 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 	"github.com/switchboardmcp/switchboard/ui"
 )
 
@@ -65,5 +70,56 @@ func TestUsage(t *testing.T) {
 	status, _, body = s.do("GET", "/usage?window=soon", nil)
 	if status != http.StatusBadRequest || !strings.Contains(body, "window soon: give a duration") {
 		t.Errorf("GET /usage?window=soon: %d, want 400 saying why\n%s", status, body)
+	}
+}
+
+// TestUsageByEndpoint: calls made through a named endpoint are listed by
+// endpoint, each a link to the page of its calls alone (which keeps the
+// endpoint across windows and lists no runs); a name no endpoint can have
+// is a 400 saying why.
+func TestUsageByEndpoint(t *testing.T) {
+	bin := interop.Build(t, fixturePkg)
+	s := serveWith(t, func(o *daemon.Options) {
+		o.Config.Endpoints = []config.Endpoint{{Name: "code", Servers: []string{"a"}}}
+	}, config.Server{ID: "a", Transport: config.TransportStdio, Command: bin})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url + "/e/code/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_a_add", Arguments: map[string]any{"a": 1, "b": 2}}); err != nil || res.IsError {
+		t.Fatalf("add through /e/code/mcp: %v %+v", err, res)
+	}
+	if _, err := s.d.Host().CallTool(ctx, "mcp_a_add", json.RawMessage(`{"a":1,"b":2}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, _, body := s.do("GET", "/usage", nil)
+	for what, re := range map[string]string{
+		"both calls":           `<tr data-usage="a/add"><th scope="row">a</th><td>add</td><td>2</td>`,
+		"code's one, a link":   `<tr data-usage="endpoint/code"><th scope="row"><a href="/usage\?window=1h&amp;endpoint=code">code</a></th><td>1</td><td>0</td>`,
+		"the runs, unfiltered": `No runs in this window\.`,
+	} {
+		if !regexp.MustCompile(re).MatchString(body) {
+			t.Errorf("GET /usage: %s not shown (%s)\n%s", what, re, body)
+		}
+	}
+	status, _, body := s.do("GET", "/usage?window=1h&endpoint=code", nil)
+	for what, re := range map[string]string{
+		"code's call alone":     `<tr data-usage="a/add"><th scope="row">a</th><td>add</td><td>1</td>`,
+		"what is shown":         `the calls made through the endpoint <a href="/endpoints/code">code</a> alone`,
+		"windows keep endpoint": `<a href="/usage\?window=24h&amp;endpoint=code">last 24h</a>`,
+	} {
+		if status != http.StatusOK || !regexp.MustCompile(re).MatchString(body) {
+			t.Errorf("GET /usage?endpoint=code: %d, %s not shown (%s)\n%s", status, what, re, body)
+		}
+	}
+	if strings.Contains(body, "Runs and tokens") {
+		t.Errorf("GET /usage?endpoint=code lists runs, which are made through no endpoint:\n%s", body)
+	}
+	status, _, body = s.do("GET", "/usage?endpoint=Code", nil)
+	if status != http.StatusBadRequest || !strings.Contains(body, "invalid endpoint name") {
+		t.Errorf("GET /usage?endpoint=Code: %d, want 400 saying why\n%s", status, body)
 	}
 }
