@@ -2,6 +2,7 @@ package replicatest
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -336,7 +337,8 @@ func database(t testing.TB, name string) string {
 // recorder sends the bearer token with every request, and records each
 // answer's status with the Mcp-Session-Id the request carried.
 type recorder struct {
-	keep  bool // record exchanges (not in a benchmark)
+	keep  bool   // record exchanges (not in a benchmark)
+	token string // the bearer token sent; the gateway's when empty
 	mu    sync.Mutex
 	seen  []exchange
 	inner http.RoundTripper
@@ -349,7 +351,7 @@ type exchange struct {
 
 func (rec *recorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+token)
+	r.Header.Set("Authorization", "Bearer "+cmp.Or(rec.token, token))
 	resp, err := rec.inner.RoundTrip(r)
 	if err == nil && rec.keep {
 		rec.mu.Lock()
@@ -372,16 +374,23 @@ func newRecorder() *recorder {
 // connect connects an MCP client of protocol version to base's /mcp.
 func connect(t testing.TB, base, version string, rec *recorder) *mcp.ClientSession {
 	t.Helper()
+	return connectTo(t, base, "/mcp", version, rec)
+}
+
+// connectTo connects an MCP client of protocol version to base's path
+// (an endpoint's MCP path).
+func connectTo(t testing.TB, base, path, version string, rec *recorder) *mcp.ClientSession {
+	t.Helper()
 	if rec == nil {
 		rec = newRecorder()
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "replicatest", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: rec}},
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + path, HTTPClient: &http.Client{Transport: rec}},
 		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		t.Fatalf("connecting a %s client to %s: %v", version, base, err)
+		t.Fatalf("connecting a %s client to %s%s: %v", version, base, path, err)
 	}
 	t.Cleanup(func() { cs.Close() })
 	if got := cs.InitializeResult().ProtocolVersion; got != version {

@@ -28,9 +28,11 @@ import (
 // Clients of both protocol generations call tools through the balancer; a
 // server added on one replica is served by the other; a 2025-11-25 session
 // whose replica dies is answered 404 by the other one, and the client's new
-// session works.
+// session works. A named endpoint (issue 26) is served through the
+// balancer as /mcp is, and one added on one replica by both.
 func TestReplicas(t *testing.T) {
-	c := startCluster(t, 2, nil)
+	c := newCluster(t, clusterOptions{config: opsEndpoint, env: []string{"SB_OPS_TOKEN=" + opsToken}})
+	c.startReplicas(t, 2)
 	lb := balancer(t, c.replicas...)
 	ctx := context.Background()
 
@@ -103,6 +105,71 @@ func TestReplicas(t *testing.T) {
 		}
 		if where, err := c.whereCalled(ctx, cs); err != nil || where != b.name {
 			t.Errorf("the session moved: %q, %v", where, err)
+		}
+	})
+
+	t.Run("named endpoint", func(t *testing.T) {
+		// Its view is its own on every replica, in both generations, and
+		// the server added on A above is in none of it; its token opens it
+		// alone.
+		ops := &recorder{keep: true, token: opsToken, inner: &http.Transport{}}
+		want := []string{"mcp_fx_echo", "mcp_fx_env"}
+		for _, version := range []string{"2025-11-25", "2026-07-28"} {
+			cs := connectTo(t, lb.URL, "/e/ops/mcp", version, ops)
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatalf("%s tools/list of /e/ops/mcp: %v", version, err)
+			}
+			var names []string
+			for _, tl := range res.Tools {
+				names = append(names, tl.Name)
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, want) {
+				t.Errorf("%s: /e/ops/mcp lists %v through the balancer, want %v", version, names, want)
+			}
+			seen := map[string]int{}
+			for i := range 6 {
+				got, err := c.whereCalled(ctx, cs)
+				if err != nil {
+					t.Fatalf("%s call %d of /e/ops/mcp: %v", version, i+1, err)
+				}
+				seen[got]++
+			}
+			if version == "2025-11-25" && len(seen) != 1 || version == "2026-07-28" && len(seen) != 2 {
+				t.Errorf("%s calls of /e/ops/mcp answered by %v; want one replica for a session, both when stateless", version, seen)
+			}
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_add", Arguments: map[string]any{"a": 1, "b": 2}}); err == nil ||
+				!strings.Contains(err.Error(), "mcp_fx_add") {
+				t.Errorf("%s: mcp_fx_add, outside /e/ops/mcp's tools, called through it: %v", version, err)
+			}
+		}
+		if status := initialize(t, lb.URL+"/mcp", opsToken); status != http.StatusForbidden {
+			t.Errorf("the ops endpoint's token on /mcp through the balancer: %d, want 403", status)
+		}
+
+		// An endpoint added on A is served by B too.
+		a := c.replicas[0]
+		if status, answer := apiCall(t, "POST", a.url+"/api/v1/endpoints", `{"name":"late-ep","servers":["fx"],"tools":["fx_env"]}`); status != http.StatusCreated {
+			t.Fatalf("POST /api/v1/endpoints on %s: %d %s", a.name, status, answer)
+		}
+		for _, r := range c.replicas {
+			wait.For(t, fmt.Sprintf("/e/late-ep/mcp served by %s", r.name), func() (string, bool) {
+				status := initialize(t, r.url+"/e/late-ep/mcp", token)
+				return fmt.Sprintf("last answer %d; %s's output:\n%s", status, r.name, r.out), status == http.StatusOK
+			})
+		}
+		cs := connectTo(t, lb.URL, "/e/late-ep/mcp", "2026-07-28", nil)
+		seen := map[string]int{}
+		for i := range 6 {
+			got, err := c.whereCalled(ctx, cs)
+			if err != nil {
+				t.Fatalf("call %d of /e/late-ep/mcp: %v", i+1, err)
+			}
+			seen[got]++
+		}
+		if len(seen) != 2 {
+			t.Errorf("2026-07-28 calls of an endpoint added on %s answered by %v; want both replicas", a.name, seen)
 		}
 	})
 
@@ -340,6 +407,37 @@ func apiDo(method, url, body string) (int, []byte, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, b, err
+}
+
+// opsEndpoint is TestReplicas' named endpoint, with a token of its own.
+const opsEndpoint = `
+[[endpoints]]
+name = "ops"
+servers = ["fx"]
+tools = ["fx_env", "fx_echo"]
+auth_token = "{{env.SB_OPS_TOKEN}}"
+`
+
+const opsToken = "replicatest-ops-endpoint-token"
+
+// initialize sends a 2025-11-25 initialize to an MCP path with a bearer
+// token, and returns the answer's status.
+func initialize(t *testing.T, url, bearer string) int {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"replicatest","version":"1"}}}`
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // postWithSession sends a tools/list of session sid straight to a
