@@ -232,4 +232,21 @@ func TestEndpointAuth(t *testing.T) {
 			}
 		}
 	}
+
+	// The endpoint's scopes changed at run time: its metadata and its
+	// challenge say the new ones.
+	code.Scopes = []string{"code", "write"}
+	if err := g.SetEndpoints(ctx, []gateway.Endpoint{{Policy: policy}, code, ops}); err != nil {
+		t.Fatal(err)
+	}
+	if _, www := rawGet(t, base+"/e/code/mcp", ""); !strings.Contains(www, `scope="mcp code write"`) {
+		t.Errorf("after SetEndpoints, the challenge of /e/code/mcp: %q; want the new scopes", www)
+	}
+	prm, err = oauthex.GetProtectedResourceMetadata(ctx, cs[0].Params["resource_metadata"], base+"/e/code/mcp", http.DefaultClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(prm.ScopesSupported, []string{"mcp", "code", "write"}) {
+		t.Errorf("after SetEndpoints, the endpoint's metadata: scopes %v; want [mcp code write]", prm.ScopesSupported)
+	}
 }

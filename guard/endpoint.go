@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // An Endpoint is what the routes of one MCP endpoint ask of a request
@@ -163,14 +164,24 @@ func (gd *Guard) countTokens() {
 }
 
 // handleMetadata serves the protected resource metadata of an endpoint
-// with rules at prm, unless it is served there already or prm is "".
+// with rules at prm ("" for none): registered the first time, replaced
+// after (the endpoint's scopes may have changed).
 func (gd *Guard) handleMetadata(rules *endpointRules, prm string) {
-	gd.mu.RLock()
-	_, registered := gd.routes[prm]
-	gd.mu.RUnlock()
-	if prm != "" && !registered {
+	if prm == "" {
+		return
+	}
+	h := gd.oauth.metadata(rules.resource, gd.scopes(Route{ep: rules}), "Switchboard: "+rules.Name)
+	gd.mu.Lock()
+	cur, registered := gd.metas[prm]
+	if !registered {
+		cur = &atomic.Pointer[http.Handler]{}
+		gd.metas[prm] = cur
+	}
+	cur.Store(&h)
+	gd.mu.Unlock()
+	if !registered {
 		gd.Handle(prm, AccessPublic, "OAuth protected resource metadata (RFC 9728) of the endpoint "+strconv.Quote(rules.Name)+": what a client reads to learn where to get a token, so it has none yet",
-			gd.oauth.metadata(rules.resource, gd.scopes(Route{ep: rules}), "Switchboard: "+rules.Name))
+			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*cur.Load()).ServeHTTP(w, r) }))
 	}
 }
 

@@ -43,6 +43,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -121,6 +122,9 @@ type Guard struct {
 	mu     sync.RWMutex
 	routes map[string]Route
 	tokens map[string][sha256.Size]byte // endpoint name -> its own token's digest (HandleEndpoint)
+	// metas are the endpoints' protected resource metadata, by path: what
+	// each serves is replaced when its endpoint's rules are (SetEndpoint).
+	metas map[string]*atomic.Pointer[http.Handler]
 }
 
 // New makes the guard of a listener from the checks of opts:
@@ -130,7 +134,8 @@ type Guard struct {
 // OAuth issuer's keys are refreshed until it ends. It fails when OAuth
 // lacks an issuer or a resource.
 func New(ctx context.Context, opts *Options) (*Guard, error) {
-	gd := &Guard{mux: http.NewServeMux(), routes: map[string]Route{}, tokens: map[string][sha256.Size]byte{}}
+	gd := &Guard{mux: http.NewServeMux(), routes: map[string]Route{}, tokens: map[string][sha256.Size]byte{},
+		metas: map[string]*atomic.Pointer[http.Handler]{}}
 	if opts != nil {
 		gd.opts = *opts
 	}
