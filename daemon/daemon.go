@@ -500,11 +500,17 @@ func (d *Daemon) build(gwOpts *gateway.Options) (*gateway.Gateway, *host.Host, e
 	if d.opts.OnHost != nil {
 		d.opts.OnHost(h)
 	}
-	serverOf := func(name string) (string, bool) {
-		t, ok := h.Tool(name)
-		return t.Server, ok
+	gwOpts.EndpointMiddleware = func(e gateway.Endpoint) []mcp.Middleware {
+		// The server of a tool by the name the endpoint's clients call it.
+		serverOf := func(name string) (string, bool) {
+			if hostName, ok := e.Rename[name]; ok {
+				name = hostName
+			}
+			t, ok := h.Tool(name)
+			return t.Server, ok
+		}
+		return []mcp.Middleware{d.tel.ServerMiddleware(e.Name, serverOf)}
 	}
-	gwOpts.EndpointMiddleware = func(ep string) []mcp.Middleware { return []mcp.Middleware{d.tel.ServerMiddleware(ep, serverOf)} }
 	g, err := gateway.New(h, gwOpts)
 	if err != nil {
 		return nil, nil, err

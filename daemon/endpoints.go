@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -412,42 +411,44 @@ type EndpointTool struct {
 }
 
 // EndpointTools is what endpoint e offers of tools (the host's catalog),
-// by the rules the gateway serves it with (EndpointRules): its servers,
-// its tool patterns (ToolSelected), the tools workflows hide, its renames
-// (a tool whose own name is another's new name is left out) and
-// overrides; sorted by the name its clients see.
+// as the gateway serves it (gateway.Endpoint.Offer over EndpointRules):
+// its servers, its tool patterns (ToolSelected), the tools workflows hide,
+// its renames and overrides; sorted by the name its clients see.
 func (d *Daemon) EndpointTools(e config.Endpoint, tools []host.Tool) []EndpointTool {
-	ep := d.EndpointRules(e)
-	renamed := map[string]string{}
-	for client, hostName := range ep.Rename {
-		renamed[hostName] = client
-	}
-	var out []EndpointTool
-	for _, t := range tools {
-		if (ep.Servers != nil && !slices.Contains(ep.Servers, t.Server)) || slices.Contains(ep.HideTools, t.Name) ||
-			!gateway.ToolSelected(ep.Tools, t.Name, t.Server, t.Tool.Name) {
-			continue
-		}
-		name := t.Name
-		if c, ok := renamed[t.Name]; ok {
-			name = c
-		} else if _, taken := ep.Rename[t.Name]; taken {
-			continue // another tool is offered under its name
-		}
-		o := EndpointTool{Name: name, HostName: t.Name, Server: t.Server, Description: t.Tool.Description}
-		if ov, ok := ep.Override[name]; ok && ov.Description != "" {
-			o.Description = ov.Description
-		}
-		out = append(out, o)
-	}
-	slices.SortFunc(out, func(a, b EndpointTool) int { return strings.Compare(a.Name, b.Name) })
-	return out
+	offered, _ := d.EndpointRules(e).Offer(tools)
+	return endpointTools(offered)
 }
 
 // ToolSelected reports whether an endpoint's tool patterns choose tool t
 // (gateway.ToolSelected).
 func ToolSelected(patterns []string, t host.Tool) bool {
 	return gateway.ToolSelected(patterns, t.Name, t.Server, t.Tool.Name)
+}
+
+// OfferedTools is what the endpoint named name ("" the default one)
+// offers now, as EndpointTools; false when it is not served (a stored one
+// that fails, or none of that name) or the daemon is not running.
+func (d *Daemon) OfferedTools(name string) ([]EndpointTool, bool) {
+	d.mu.Lock()
+	g := d.g
+	d.mu.Unlock()
+	if g == nil {
+		return nil, false
+	}
+	offered, ok := g.Offered(name)
+	if !ok {
+		return nil, false
+	}
+	return endpointTools(offered), true
+}
+
+// endpointTools are offered tools as the daemon shows them.
+func endpointTools(offered []gateway.OfferedTool) []EndpointTool {
+	out := make([]EndpointTool, len(offered))
+	for i, o := range offered {
+		out[i] = EndpointTool{Name: o.Tool.Name, HostName: o.HostName, Server: o.Server, Description: o.Tool.Description}
+	}
+	return out
 }
 
 // EndpointRules returns what the gateway is given to serve endpoint e

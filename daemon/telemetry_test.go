@@ -296,7 +296,9 @@ var _ sdktrace.SpanExporter = (*tracetest.InMemoryExporter)(nil)
 // TestTelemetryByEndpoint: what comes through a named endpoint is
 // labelled with it (switchboard.endpoint on mcp.server.operation.duration
 // and on the server span); what comes through /mcp carries no endpoint,
-// as before there were named ones.
+// as before there were named ones. A tool the endpoint renames is
+// labelled by the name its clients call, as a published tool (not refused
+// as unknown).
 func TestTelemetryByEndpoint(t *testing.T) {
 	spans := tracetest.NewInMemoryExporter()
 	tel, err := telemetry.New(&telemetry.Options{SpanExporter: spans})
@@ -304,12 +306,13 @@ func TestTelemetryByEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tel.Close(context.Background()) })
-	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}, Endpoints: []config.Endpoint{{Name: "code"}}}
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}, Endpoints: []config.Endpoint{{Name: "code", Rename: map[string]string{"say": "mcp_fx_echo"}}}}
 	r := run(t, cfg, openStore(t), nil, daemon.Options{Telemetry: tel})
 	r.awaitReady(t)
 
 	ctx := context.Background()
 	calls := map[string]int{"/mcp": 1, "/e/code/mcp": 2}
+	tool := map[string]string{"/mcp": "mcp_fx_echo", "/e/code/mcp": "say"}
 	for path, n := range calls {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + path}, nil)
 		if err != nil {
@@ -319,7 +322,7 @@ func TestTelemetryByEndpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range n {
-			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_fx_echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool[path], Arguments: map[string]any{"text": "x"}}); err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
 		}
@@ -348,10 +351,16 @@ func TestTelemetryByEndpoint(t *testing.T) {
 	if _, ok := value(fams["mcp_server_operation_duration_seconds"], map[string]string{"mcp_method_name": "tools/list", "switchboard_endpoint": "code"}); !ok {
 		t.Errorf("no tools/list series of the endpoint code")
 	}
+	if _, ok := value(fams["mcp_server_operation_duration_seconds"], map[string]string{"mcp_method_name": "tools/call", "switchboard_endpoint": "code", "gen_ai_tool_name": "say"}); !ok {
+		t.Errorf("the endpoint code's calls of its renamed tool say are not labelled say; /metrics:\n%s", body)
+	}
+	if refused := fams["switchboard_calls_refused_total"]; len(refused.GetMetric()) > 0 {
+		t.Errorf("calls refused: %v; want none (say is the endpoint's tool)", refused.GetMetric())
+	}
 
 	spanBy := map[string]int{}
 	for _, s := range spans.GetSpans() {
-		if s.Name != "tools/call mcp_fx_echo" || s.SpanKind != oteltrace.SpanKindServer {
+		if s.Name != "tools/call mcp_fx_echo" && s.Name != "tools/call say" || s.SpanKind != oteltrace.SpanKindServer {
 			continue
 		}
 		ep := ""

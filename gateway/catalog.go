@@ -263,27 +263,23 @@ func (ep *endpoint) syncTools(tools []host.Tool, started bool) {
 	want := map[string]string{} // published name -> host name
 	var add []*mcp.Tool
 	listed := map[string]string{}
-	// Renamed tools first: a new name wins over a tool's own.
-	for _, renamedPass := range []bool{true, false} {
-		for _, t := range tools {
-			if _, r := ep.renamed[t.Name]; r != renamedPass || !ep.offers(t) {
-				continue
-			}
-			name := ep.clientName(t.Name)
-			if prev, taken := want[name]; taken {
-				g.log.Warn("endpoint: a tool left out: another is renamed to its name", "endpoint", ep.Name, "tool", t.Name, "renamed", prev)
-				continue
-			}
-			want[name] = t.Name
-			tool := ep.publish(t, name)
-			b, _ := json.Marshal(tool)
-			listed[name] = string(b)
-			g.mu.Lock()
-			same := ep.listed[name] == string(b) && ep.tools[name] == t.Name
-			g.mu.Unlock()
-			if !same {
-				add = append(add, tool)
-			}
+	offered, shadowed := ep.Offer(tools)
+	for _, name := range slices.Sorted(maps.Keys(shadowed)) {
+		if !ep.warned["shadowed "+name] {
+			ep.warned["shadowed "+name] = true
+			g.log.Warn("endpoint: a tool left out: another is renamed to its name", "endpoint", ep.Name, "tool", name, "renamed", shadowed[name])
+		}
+	}
+	for _, o := range offered {
+		name := o.Tool.Name
+		want[name] = o.HostName
+		b, _ := json.Marshal(o.Tool)
+		listed[name] = string(b)
+		g.mu.Lock()
+		same := ep.listed[name] == string(b) && ep.tools[name] == o.HostName
+		g.mu.Unlock()
+		if !same {
+			add = append(add, o.Tool)
 		}
 	}
 	for _, tool := range add {
@@ -315,7 +311,7 @@ func (ep *endpoint) syncTools(tools []host.Tool, started bool) {
 
 // publish is host tool t as the endpoint's clients see it, named name,
 // with its Override.
-func (ep *endpoint) publish(t host.Tool, name string) *mcp.Tool {
+func (ep Endpoint) publish(t host.Tool, name string) *mcp.Tool {
 	up := t.Tool
 	tool := &mcp.Tool{
 		Meta:         up.Meta,

@@ -102,6 +102,58 @@ func ToolSelected(patterns []string, name, server, upstream string) bool {
 	return chosen
 }
 
+// An OfferedTool is a host tool as an endpoint offers it ([Endpoint.Offer]).
+type OfferedTool struct {
+	// Tool is what the endpoint's clients see: its name (Rename's where
+	// renamed), Override applied.
+	Tool *mcp.Tool
+	// HostName is the host tool a call of it calls; Server its server.
+	HostName, Server string
+}
+
+// Offer is what e offers of the host's tools, sorted by the name its
+// clients see: the tools its Servers, HideTools and Tools choose, renamed
+// (Rename) and overridden (Override). A renamed tool takes its new name
+// before any tool's own: a tool whose own name another is renamed to is
+// left out, and shadowed maps its host name to the renamed one's. This is
+// what the gateway publishes on the endpoint, and what the faces show of
+// an endpoint being edited.
+func (e Endpoint) Offer(tools []host.Tool) (offered []OfferedTool, shadowed map[string]string) {
+	renamed := make(map[string]string, len(e.Rename)) // host name -> the name clients see
+	for client, hostName := range e.Rename {
+		renamed[hostName] = client
+	}
+	taken := map[string]string{} // the name clients see -> host name
+	for _, renamedPass := range []bool{true, false} {
+		for _, t := range tools {
+			client, r := renamed[t.Name]
+			if r != renamedPass || !e.offers(t) {
+				continue
+			}
+			if !r {
+				client = t.Name
+			}
+			if prev, dup := taken[client]; dup {
+				if shadowed == nil {
+					shadowed = map[string]string{}
+				}
+				shadowed[t.Name] = prev
+				continue
+			}
+			taken[client] = t.Name
+			offered = append(offered, OfferedTool{Tool: e.publish(t, client), HostName: t.Name, Server: t.Server})
+		}
+	}
+	slices.SortFunc(offered, func(a, b OfferedTool) int { return strings.Compare(a.Tool.Name, b.Tool.Name) })
+	return offered, shadowed
+}
+
+// offers reports whether e offers host tool t (under whatever name).
+func (e Endpoint) offers(t host.Tool) bool {
+	return (e.Servers == nil || slices.Contains(e.Servers, t.Server)) && !slices.Contains(e.HideTools, t.Name) &&
+		ToolSelected(e.Tools, t.Name, t.Server, t.Tool.Name)
+}
+
 // DefaultEndpoint is the endpoint of a gateway given none: every server,
 // at /mcp (Streamable HTTP), /sse and /message (HTTP+SSE) and /ws
 // (WebSocket).
@@ -159,8 +211,6 @@ type endpoint struct {
 	srv *mcp.Server
 
 	exposed   map[string]bool        // nil: every server
-	hidden    map[string]bool        // tool names left out (HideTools)
-	renamed   map[string]string      // host tool name -> the name clients see (Rename)
 	tools     map[string]string      // published tool names -> host tool names
 	listed    map[string]string      // published tool names -> the tool as published (JSON)
 	warned    map[string]bool        // Rename and Override entries warned of as naming nothing
@@ -172,15 +222,9 @@ type endpoint struct {
 
 // newEndpoint makes e's MCP server, with g's handlers and middleware.
 func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
-	ep := &endpoint{Endpoint: e, g: g, hidden: map[string]bool{}, renamed: map[string]string{},
+	ep := &endpoint{Endpoint: e, g: g,
 		tools: map[string]string{}, listed: map[string]string{}, warned: map[string]bool{}, sent: map[string]string{},
 		resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]promptRoute{}}
-	for _, name := range e.HideTools {
-		ep.hidden[name] = true
-	}
-	for client, hostName := range e.Rename {
-		ep.renamed[hostName] = client
-	}
 	name, instructions := g.opts.Name, g.opts.Instructions
 	if e.Name != "" {
 		name += "/" + e.Name
@@ -223,7 +267,7 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 		ep.srv.AddReceivingMiddleware(g.opts.Middleware...)
 	}
 	if g.opts.EndpointMiddleware != nil {
-		if mw := g.opts.EndpointMiddleware(e.Name); len(mw) > 0 {
+		if mw := g.opts.EndpointMiddleware(e); len(mw) > 0 {
 			ep.srv.AddReceivingMiddleware(mw...)
 		}
 	}
@@ -232,20 +276,6 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 
 func (ep *endpoint) exposes(server string) bool {
 	return ep.exposed == nil || ep.exposed[server]
-}
-
-// offers reports whether the endpoint offers host tool t (under the name
-// clientName gives it).
-func (ep *endpoint) offers(t host.Tool) bool {
-	return ep.exposes(t.Server) && !ep.hidden[t.Name] && ToolSelected(ep.Tools, t.Name, t.Server, t.Tool.Name)
-}
-
-// clientName is the name the endpoint's clients see of host tool name.
-func (ep *endpoint) clientName(name string) string {
-	if c, ok := ep.renamed[name]; ok {
-		return c
-	}
-	return name
 }
 
 // hostName is the host tool a client of the endpoint names name: the

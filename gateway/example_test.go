@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
@@ -57,4 +58,33 @@ func Example() {
 	// Output:
 	// mcp_calc_add - adds A and B
 	// 5
+}
+
+// What a named endpoint offers of the host's tools: its servers, chosen by
+// glob ("!" excludes), one renamed (its new name taking precedence over a
+// tool's own) and overridden.
+func ExampleEndpoint_Offer() {
+	tool := func(server, name string) host.Tool {
+		return host.Tool{Name: "mcp_" + server + "_" + name, Server: server, Tool: &mcp.Tool{Name: name, Description: name + "s"}}
+	}
+	tools := []host.Tool{
+		tool("github", "get_issue"), tool("github", "delete_repo"), tool("github", "read"),
+		tool("fs", "read_text_file"), tool("fs", "write_file"), tool("memory", "create_entities"),
+	}
+	e := gateway.Endpoint{
+		Name:     "code",
+		Servers:  []string{"github", "fs"},
+		Tools:    []string{"github_*", "!github_delete_*", "fs_read_*"},
+		Rename:   map[string]string{"mcp_github_read": "mcp_fs_read_text_file"},
+		Override: map[string]config.ToolOverride{"mcp_github_read": {Description: "Read a file of the repository"}},
+	}
+	offered, shadowed := e.Offer(tools)
+	for _, o := range offered {
+		fmt.Printf("%s → %s: %s\n", o.Tool.Name, o.HostName, o.Tool.Description)
+	}
+	fmt.Println("left out:", shadowed)
+	// Output:
+	// mcp_github_get_issue → mcp_github_get_issue: get_issues
+	// mcp_github_read → mcp_fs_read_text_file: Read a file of the repository
+	// left out: map[mcp_github_read:mcp_fs_read_text_file]
 }

@@ -127,11 +127,12 @@ type Options struct {
 	// the answer as it leaves, redacted (telemetry: a span and a duration
 	// per operation, the trace context read from _meta).
 	Middleware []mcp.Middleware
-	// EndpointMiddleware, when set, is the middleware of the endpoint
-	// named endpoint ("" for the default one), outermost, around
-	// Middleware: what labels a request by the endpoint it came to
-	// (telemetry's ServerMiddleware).
-	EndpointMiddleware func(endpoint string) []mcp.Middleware
+	// EndpointMiddleware, when set, is the middleware of endpoint e (its
+	// Name "" for the default one), outermost, around Middleware: what
+	// labels a request by the endpoint it came to (telemetry's
+	// ServerMiddleware), reading e's names for tools (Rename). It is
+	// asked again when SetEndpoints changes e.
+	EndpointMiddleware func(e Endpoint) []mcp.Middleware
 }
 
 // Gateway is an MCP server over a host's servers. Its methods are safe for
@@ -361,12 +362,33 @@ func (g *Gateway) Server() *mcp.Server { return g.served()[0].srv }
 // ([Endpoint.Name]; "" is the first endpoint, as [Gateway.Server]), nil
 // when there is none: `serve --stdio --endpoint NAME` serves it.
 func (g *Gateway) EndpointServer(name string) *mcp.Server {
+	if ep := g.endpointNamed(name); ep != nil {
+		return ep.srv
+	}
+	return nil
+}
+
+// Offered is what the endpoint named name ("" the first) offers of
+// the host's tools now (Endpoint.Offer), and false when no endpoint of
+// that name is served.
+func (g *Gateway) Offered(name string) ([]OfferedTool, bool) {
+	ep := g.endpointNamed(name)
+	if ep == nil {
+		return nil, false
+	}
+	offered, _ := ep.Offer(g.h.Tools())
+	return offered, true
+}
+
+// endpointNamed is the endpoint served under name ("" the first, as
+// Server), or nil.
+func (g *Gateway) endpointNamed(name string) *endpoint {
 	if name == "" {
-		return g.Server()
+		return g.served()[0]
 	}
 	for _, ep := range g.served() {
 		if ep.Name == name {
-			return ep.srv
+			return ep
 		}
 	}
 	return nil

@@ -28,7 +28,7 @@
 //
 //	t, err := telemetry.New(&telemetry.Options{OTLPEndpoint: cfg.Telemetry.OTLPEndpoint})
 //	hostOpts.ClientMiddleware = t.ClientMiddleware
-//	gwOpts.EndpointMiddleware = func(ep string) []mcp.Middleware { return []mcp.Middleware{t.ServerMiddleware(ep, serverOf)} }
+//	gwOpts.EndpointMiddleware = func(e gateway.Endpoint) []mcp.Middleware { return []mcp.Middleware{t.ServerMiddleware(e.Name, serverOf)} }
 //	go t.Watch(ctx, h)
 //	mux.Handle("/metrics", t.Handler())
 //	defer t.Close(ctx)

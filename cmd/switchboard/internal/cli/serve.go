@@ -180,6 +180,11 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool, endpoint str
 		}
 		r.empty = fmt.Sprintf("switchboard: no MCP servers yet: add them %sthrough the REST API (POST http://%s/api/v1/servers); they are kept in %s.%s", in, ln.Addr(), d.Store().Where(), e.importHint())
 	}
+	if stdio && endpoint != "" {
+		r.mu.Lock()
+		r.endpoint, r.offered = endpoint, d.OfferedTools
+		r.mu.Unlock()
+	}
 	// Before the host starts (Serve), so before any run: agent steps'
 	// runs, turns and LLM requests in the daemon's telemetry.
 	agents.tel = d.Telemetry()
@@ -231,6 +236,10 @@ type readiness struct {
 	pending  map[string]bool // not up at ready: said once when they are
 	starting map[string]bool // of them, those still starting at ready
 	over     bool
+	// endpoint, under --stdio --endpoint, is the endpoint served; offered
+	// counts its tools (the host's otherwise).
+	endpoint string
+	offered  func(endpoint string) ([]daemon.EndpointTool, bool)
 }
 
 // follow watches h from before its start (daemon.Options.OnHost).
@@ -297,7 +306,13 @@ func (r *readiness) ready(sts []host.ServerStatus) {
 	} else {
 		fmt.Fprintf(&b, "%d of %d servers", len(up), len(sts))
 	}
-	fmt.Fprintf(&b, ", %d %s", tools, plural(tools, "tool", "tools"))
+	if r.endpoint != "" && r.offered != nil {
+		if offered, ok := r.offered(r.endpoint); ok {
+			fmt.Fprintf(&b, ", %d %s on endpoint %s", len(offered), plural(len(offered), "tool", "tools"), r.endpoint)
+		}
+	} else {
+		fmt.Fprintf(&b, ", %d %s", tools, plural(tools, "tool", "tools"))
+	}
 	if len(starting) > 0 {
 		fmt.Fprintf(&b, "; still starting: %s", strings.Join(starting, ", "))
 	}

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -146,6 +147,9 @@ func TestServeEndpoints(t *testing.T) {
 			}
 			waitForLine(t, errBuf.String, readyLine)
 			names, js := toolsJSON(t, ctx, cs)
+			if want := fmt.Sprintf(", %d tools on endpoint %s", len(names), name); !strings.Contains(errBuf.String(), want) {
+				t.Errorf("serve --stdio --endpoint %s's ready line does not say %q:\n%s", name, want, errBuf.String())
+			}
 			if js != overHTTP[name] {
 				t.Errorf("endpoint %s over stdio lists %v:\n%s\nover HTTP:\n%s", name, names, js, overHTTP[name])
 			}
