@@ -113,6 +113,16 @@ func (p *problem) err() error {
 	err := fmt.Errorf("switchboard serve: %s", strings.TrimSuffix(p.Error(), ": "))
 	if p.Cause != nil {
 		err = p.Cause.Err()
+	} else if len(p.Errors) > 0 {
+		// Which fields are wrong, and why (an invalid entry).
+		fs := make([]string, len(p.Errors))
+		for i, f := range p.Errors {
+			fs[i] = f.Detail
+			if f.Field != "" {
+				fs[i] = f.Field + ": " + f.Detail
+			}
+		}
+		err = fmt.Errorf("%w (%s)", err, strings.Join(fs, "; "))
 	}
 	if k := daemon.KindOfType(p.Type); k != "" {
 		return k.Errorf("%w", err)

@@ -31,6 +31,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
 )
 
@@ -267,8 +268,12 @@ func (d *Daemon) checkEndpointEntry(ctx context.Context, name string, entry json
 // against: the configured servers and the run-time ones, enabled, all
 // served.
 func (d *Daemon) servedConfig(ctx context.Context) (*config.Config, error) {
-	cfg := *d.opts.Config
-	recs, err := d.store.Servers(ctx)
+	return servedConfig(ctx, d.store, d.opts.Config)
+}
+
+func servedConfig(ctx context.Context, st *store.Store, c *config.Config) (*config.Config, error) {
+	cfg := *c
+	recs, err := st.Servers(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -286,11 +291,35 @@ func (d *Daemon) servedConfig(ctx context.Context) (*config.Config, error) {
 	return &cfg, nil
 }
 
+// StoredEndpoints reads the endpoints stored in st and checks them as a
+// daemon of cfg serves them (beside cfg's servers and the enabled ones
+// added at run time, their tokens resolved with lookupEnv and secrets):
+// those it would serve, in the store's order, and why each of the others
+// would not (the API's state "failed"). What the CLI sees of them when no
+// serve of cfg runs.
+func StoredEndpoints(ctx context.Context, st *store.Store, cfg *config.Config, lookupEnv func(string) (string, bool), secrets secret.Store) ([]config.Endpoint, map[string]error, error) {
+	served, err := servedConfig(ctx, st, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if lookupEnv == nil {
+		lookupEnv = osLookupEnv
+	}
+	return storedEndpoints(ctx, st, served, "", func(cfg *config.Config, others []config.Endpoint, e config.Endpoint) error {
+		return checkToken(lookupEnv, secrets, cfg, others, e)
+	})
+}
+
 // storedEndpoints reads the stored endpoints (but skip's) and returns
 // those that can be served beside cfg's, in the store's order, and why
 // each of the others cannot.
 func (d *Daemon) storedEndpoints(ctx context.Context, cfg *config.Config, skip string) ([]config.Endpoint, map[string]error, error) {
-	recs, err := d.store.Endpoints(ctx)
+	return storedEndpoints(ctx, d.store, cfg, skip, d.checkToken)
+}
+
+func storedEndpoints(ctx context.Context, st *store.Store, cfg *config.Config, skip string,
+	checkToken func(*config.Config, []config.Endpoint, config.Endpoint) error) ([]config.Endpoint, map[string]error, error) {
+	recs, err := st.Endpoints(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -301,7 +330,7 @@ func (d *Daemon) storedEndpoints(ctx context.Context, cfg *config.Config, skip s
 			continue
 		}
 		if _, clash := cfg.Endpoint(r.Name); clash {
-			broken[r.Name] = fmt.Errorf("endpoint %q stored in %s: a configuration file declares an endpoint of its name, which wins", r.Name, d.store.Where())
+			broken[r.Name] = fmt.Errorf("endpoint %q stored in %s: a configuration file declares an endpoint of its name, which wins", r.Name, st.Where())
 			continue
 		}
 		e, err := config.DecodeEndpoint(r.Config)
@@ -312,10 +341,10 @@ func (d *Daemon) storedEndpoints(ctx context.Context, cfg *config.Config, skip s
 			err = cfg.CheckEndpoint(e, ok)
 		}
 		if err == nil {
-			err = d.checkToken(cfg, ok, e)
+			err = checkToken(cfg, ok, e)
 		}
 		if err != nil {
-			broken[r.Name] = fmt.Errorf("endpoint %q stored in %s: %w", r.Name, d.store.Where(), err)
+			broken[r.Name] = fmt.Errorf("endpoint %q stored in %s: %w", r.Name, st.Where(), err)
 			continue
 		}
 		ok = append(ok, e)
@@ -327,14 +356,18 @@ func (d *Daemon) storedEndpoints(ctx context.Context, cfg *config.Config, skip s
 // owner's nor that of an endpoint of cfg or others (tokenClash). The
 // error names the field, never the token.
 func (d *Daemon) checkToken(cfg *config.Config, others []config.Endpoint, e config.Endpoint) error {
-	tok, err := e.ResolveAuthToken(d.lookupEnv(), d.opts.Host.Secrets, nil)
+	return checkToken(d.lookupEnv(), d.opts.Host.Secrets, cfg, others, e)
+}
+
+func checkToken(lookupEnv func(string) (string, bool), secrets secret.Store, cfg *config.Config, others []config.Endpoint, e config.Endpoint) error {
+	tok, err := e.ResolveAuthToken(lookupEnv, secrets, nil)
 	if err != nil || tok == "" {
 		return err
 	}
-	owner, _ := cfg.Gateway.ResolveAuthToken(d.lookupEnv(), d.opts.Host.Secrets, nil)
+	owner, _ := cfg.Gateway.ResolveAuthToken(lookupEnv, secrets, nil)
 	taken := map[string]string{}
 	for _, o := range slices.Concat(cfg.Endpoints, others) {
-		if t, err := o.ResolveAuthToken(d.lookupEnv(), d.opts.Host.Secrets, nil); err == nil && t != "" && o.Name != e.Name {
+		if t, err := o.ResolveAuthToken(lookupEnv, secrets, nil); err == nil && t != "" && o.Name != e.Name {
 			taken[t] = o.Name
 		}
 	}

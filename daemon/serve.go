@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -341,13 +342,11 @@ func (rq *requests) wait(ctx context.Context) {
 // and names as over HTTP; the local socket serves every endpoint.
 func (d *Daemon) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	defer d.Close()
-	if name := d.opts.Endpoint; name != "" {
-		if _, ok := d.opts.Config.Endpoint(name); !ok {
-			return fmt.Errorf("serving over stdio: no endpoint %q in the configuration ([[endpoints]] name)", name)
-		}
-	}
 	gwOpts, err := d.gatewayOptions()
 	if err != nil {
+		return err
+	}
+	if err := d.checkStdioEndpoint(gwOpts.Endpoints); err != nil {
 		return err
 	}
 	rd := bufio.NewReaderSize(in, 64<<10)
@@ -517,6 +516,23 @@ func initializeCapabilities(line []byte) *mcp.ClientCapabilities {
 }
 
 // lookupEnv is the host options' LookupEnv, else os.LookupEnv.
+// checkStdioEndpoint says why the endpoint Options.Endpoint names is not
+// among eps, those to serve: a configured one, or one stored (added at run
+// time) that checks; nil when it is, or names none.
+func (d *Daemon) checkStdioEndpoint(eps []gateway.Endpoint) error {
+	name := d.opts.Endpoint
+	if name == "" || slices.ContainsFunc(eps, func(e gateway.Endpoint) bool { return e.Name == name }) {
+		return nil
+	}
+	d.mu.Lock()
+	why := d.epBroken[name]
+	d.mu.Unlock()
+	if why != nil {
+		return fmt.Errorf("serving over stdio: %w", why)
+	}
+	return fmt.Errorf("serving over stdio: no endpoint %q in the configuration ([[endpoints]] name) or in %s", name, d.store.Where())
+}
+
 func (d *Daemon) lookupEnv() func(string) (string, bool) {
 	if f := d.opts.Host.LookupEnv; f != nil {
 		return f

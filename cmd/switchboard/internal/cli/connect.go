@@ -125,9 +125,18 @@ func (e *env) connectClient(client, endpoint, name string, yes, dryRun bool) err
 	}
 	urlPath, token := gateway.DefaultEndpoint.Path, cfg.Gateway.AuthToken
 	if endpoint != "" {
-		ep, ok := configEndpoint(cfg, endpoint)
-		if !ok {
-			return usageErr("connect %s: no endpoint %q (%s)", client, endpoint, endpointNames(cfg))
+		// A configured endpoint, or one added at run time (the REST API,
+		// the web UI).
+		ep, rt, rts, ok, err := e.findEndpoint(e.ctx, cfg, endpoint)
+		switch {
+		case err != nil:
+			return failed(fmt.Errorf("connect %s: %w", client, err))
+		case !ok:
+			return usageErr("connect %s: no endpoint %q (%s)", client, endpoint, allEndpointNames(cfg, rts))
+		case rt != nil && !rt.decoded:
+			return usageErr("connect %s: endpoint %q (added at run time) cannot be read as stored: %v", client, endpoint, rt.err)
+		case rt != nil && rt.err != nil:
+			fmt.Fprintf(e.stderr, "switchboard: warning: endpoint %s is not served now: %v\n", endpoint, rt.err)
 		}
 		urlPath, _, _, _ = ep.Paths()
 		if ep.AuthToken != "" {

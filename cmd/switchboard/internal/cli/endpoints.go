@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -17,6 +18,7 @@ import (
 // The endpoints commands manage the [[endpoints]] tables of a config file
 // as add and remove manage [[mcp_servers]]: the same file (edit.go), its
 // text kept, the whole configuration checked before anything is written.
+// They see the endpoints added at run time too (endpoints_stored.go).
 
 // endpointJSON is an endpoint as `switchboard endpoints --json` lists it:
 // what it serves and how it is reached, never its token.
@@ -34,7 +36,27 @@ type endpointJSON struct {
 	Overridden   int      `json:"overridden"` // tools whose description or hints are changed
 	Auth         string   `json:"auth"`       // "token" (its own auth_token), "gateway" (the gateway's)
 	Scopes       []string `json:"scopes"`     // OAuth scopes a token needs here
-	Source       string   `json:"source"`     // file:line
+	Source       string   `json:"source"`     // file:line; "" for one added at run time
+	// Origin is "config" (a config file's) or "runtime" (added through the
+	// REST API or the web UI, kept in the state store), as the API says.
+	Origin string `json:"origin"`
+	// State is "served", or "failed" for one added at run time that a
+	// serve of this configuration cannot serve, Error saying why.
+	State string `json:"state"`
+	Error string `json:"error,omitempty"`
+}
+
+// toEndpointJSON is ep as the list shows it; url is its Streamable HTTP
+// URL's scheme and address, "" when unknown.
+func toEndpointJSON(ep config.Endpoint, base string) endpointJSON {
+	mcp, sse, _, ws := ep.Paths()
+	url := ""
+	if base != "" {
+		url = base + mcp
+	}
+	return endpointJSON{Name: ep.Name, URL: url, Path: mcp, SSE: sse, WebSocket: ws, Servers: ep.Servers, Tools: ep.Tools,
+		Workflows: ep.Workflows, Instructions: ep.Instructions, Renamed: len(ep.Rename), Overridden: len(ep.Override),
+		Auth: endpointAuth(ep), Scopes: ep.Scopes, Source: ep.Source.String(), Origin: daemon.OriginConfig, State: "served"}
 }
 
 // endpointAuth says how a client authenticates to ep, never with what.
@@ -49,13 +71,18 @@ func (e *env) endpointsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "endpoints",
 		Short: "List, add, change, remove, export and import the gateway's named endpoints",
-		Long: `Lists the named endpoints of the configuration ([[endpoints]] tables): each
-an MCP server of its own that switchboard serve publishes beside the default
-one at /mcp, with its own servers, tools, instructions, workflows and token.
-Per endpoint: its name, the paths it is served at (/e/NAME/mcp, /e/NAME/sse,
-/e/NAME/ws unless path says otherwise), the servers and tool patterns it
-publishes, and how clients authenticate (its own token, or the gateway's);
-never a token.
+		Long: `Lists the named endpoints of the configuration ([[endpoints]] tables), then
+those added at run time (through the REST API or the web UI of switchboard
+serve, kept in the state store): each an MCP server of its own that
+switchboard serve publishes beside the default one at /mcp, with its own
+servers, tools, instructions, workflows and token. Per endpoint: its name,
+the paths it is served at (/e/NAME/mcp, /e/NAME/sse, /e/NAME/ws unless path
+says otherwise), the servers and tool patterns it publishes, how clients
+authenticate (its own token, or the gateway's; never a token), and its
+origin (config or runtime). One added at run time that cannot be served (a
+server it names was removed, its token does not resolve) is listed failed,
+with why. Those added at run time are asked of the running switchboard serve
+of this configuration when there is one, else read from the state store.
 
   switchboard endpoints add code --servers github,filesystem --tools 'github_*,!github_delete_*'
   switchboard endpoints edit code --instructions "Tools for this repository."
@@ -67,24 +94,39 @@ never a token.
 add, edit, remove and import write the config file --config or
 SWITCHBOARD_CONFIG names, else the user's config.toml, as switchboard add
 does: the rest of the file, comments included, is kept, and the previous
-text saved as FILE.bak.`,
+text saved as FILE.bak. An endpoint added at run time is removed from the
+state store (through the running serve when there is one) and changed
+through the running serve; export writes it as a table too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := e.loadConfig()
 			if err != nil {
 				return err
 			}
+			rts, err := e.runtimeEndpoints(cmd.Context(), cfg)
+			if err != nil {
+				return failed(fmt.Errorf("endpoints: the endpoints added at run time: %w", err))
+			}
 			out := []endpointJSON{}
-			addr, addrErr := connectAddr(cfg.Gateway.Listen)
+			base := ""
+			if addr, err := connectAddr(cfg.Gateway.Listen); err == nil {
+				base = "http://" + addr
+			}
 			for _, ep := range cfg.Endpoints {
-				mcp, sse, _, ws := ep.Paths()
-				url := ""
-				if addrErr == nil {
-					url = "http://" + addr + mcp
+				out = append(out, toEndpointJSON(ep, base))
+			}
+			for _, r := range rts {
+				j := toEndpointJSON(r.ep, base)
+				j.Source, j.Origin = "", daemon.OriginRuntime
+				if !r.decoded {
+					j = endpointJSON{Name: r.ep.Name, Origin: daemon.OriginRuntime}
 				}
-				out = append(out, endpointJSON{Name: ep.Name, URL: url, Path: mcp, SSE: sse, WebSocket: ws, Servers: ep.Servers, Tools: ep.Tools,
-					Workflows: ep.Workflows, Instructions: ep.Instructions, Renamed: len(ep.Rename), Overridden: len(ep.Override),
-					Auth: endpointAuth(ep), Scopes: ep.Scopes, Source: ep.Source.String()})
+				if r.err != nil {
+					j.State, j.Error = "failed", r.err.Error()
+				} else {
+					j.State = "served"
+				}
+				out = append(out, j)
 			}
 			if e.jsonOut {
 				return e.printJSON(map[string]any{"endpoints": out})
@@ -95,15 +137,24 @@ text saved as FILE.bak.`,
 			}
 			var b strings.Builder
 			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tPATH\tSERVERS\tTOOLS\tAUTH")
+			fmt.Fprintln(tw, "NAME\tPATH\tSERVERS\tTOOLS\tAUTH\tORIGIN")
 			for _, j := range out {
 				auth := j.Auth
 				if len(j.Scopes) > 0 {
 					auth += ", scopes " + strings.Join(j.Scopes, " ")
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", j.Name, j.Path, listOrAll(j.Servers, "all"), listOrAll(j.Tools, "all"), auth)
+				origin := j.Origin
+				if j.State == "failed" {
+					origin += " (failed)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.Name, cmpOr(j.Path, "-"), listOrAll(j.Servers, "all"), listOrAll(j.Tools, "all"), cmpOr(auth, "-"), origin)
 			}
 			tw.Flush()
+			for _, j := range out {
+				if j.State == "failed" {
+					fmt.Fprintf(&b, "%s is not served: %s\n", j.Name, j.Error)
+				}
+			}
 			e.printf("%s", b.String())
 			return nil
 		},
@@ -139,6 +190,11 @@ type endpointEditJSON struct {
 	Replaced  []string            `json:"replaced,omitempty"`
 	Unchanged []string            `json:"unchanged,omitempty"`
 	Skipped   []skippedEndpointJS `json:"skipped,omitempty"`
+	// Database is the state database of an endpoint added at run time
+	// (remove, edit; File is then ""), and Serve says that the running
+	// switchboard serve did it.
+	Database string `json:"database,omitempty"`
+	Serve    bool   `json:"serve,omitempty"`
 }
 
 type skippedEndpointJS struct {
@@ -268,14 +324,22 @@ func (e *env) editEndpoint(cmd *cobra.Command, verb, name string, f *endpointFla
 		return err
 	}
 	existing, exists := configEndpoint(before, name)
+	if verb == "edit" && !exists {
+		_, rt, rts, found, err := e.findEndpoint(cmd.Context(), before, name)
+		switch {
+		case err != nil:
+			return failed(fmt.Errorf("endpoints edit %s: %w", name, err))
+		case !found:
+			return usageErr("endpoints edit %s: no such endpoint (%s)", name, allEndpointNames(before, rts))
+		}
+		return e.editStoredEndpoint(cmd, before, rt, f)
+	}
 	ep := config.Endpoint{Name: name}
 	switch {
 	case verb == "add" && exists:
 		return usageErr("endpoints add %s: already configured (%s); switchboard endpoints edit %s changes it", name, existing.Source, name)
 	case verb == "edit" && !ed.HasEndpoint(name) && exists:
 		return usageErr("endpoints edit %s: %s does not declare it; %s does (--config %s)", name, target, existing.Source, existing.Source.File)
-	case verb == "edit" && !exists:
-		return usageErr("endpoints edit %s: no such endpoint (%s)", name, endpointNames(before))
 	case verb == "edit":
 		for _, x := range ed.Endpoints() {
 			if x.Name == name {
@@ -339,6 +403,18 @@ func (e *env) printEndpointEdit(out endpointEditJSON) error {
 	}
 	verb := map[string]string{"add": "added", "edit": "changed", "remove": "removed"}[out.Action]
 	prep := map[string]string{"add": "to", "edit": "in", "remove": "from"}[out.Action]
+	if out.Database != "" {
+		switch {
+		case out.DryRun:
+			e.printf("%s", out.TOML)
+			fmt.Fprintf(e.stderr, "switchboard: dry run: endpoint %s (added at run time) would be %s %s the state database %s; nothing changed\n", out.Endpoint, verb, prep, out.Database)
+		case out.Serve:
+			e.printf("%s endpoint %s (added at run time) %s the running switchboard serve and its state database %s\n", verb, out.Endpoint, prep, out.Database)
+		default:
+			e.printf("%s endpoint %s (added at run time) %s the state database %s\n", verb, out.Endpoint, prep, out.Database)
+		}
+		return nil
+	}
 	if out.DryRun {
 		e.printf("%s", out.TOML)
 		fmt.Fprintf(e.stderr, "switchboard: dry run: endpoint %s would be %s %s %s; nothing written\n", out.Endpoint, verb, prep, out.File)
@@ -356,12 +432,17 @@ func (e *env) endpointsRemoveCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "remove NAME",
 		Aliases: []string{"rm"},
-		Short:   "Remove a named endpoint from a config file",
+		Short:   "Remove a named endpoint from a config file or the state database",
 		Long: `Removes endpoint NAME from the config file that --config or
 SWITCHBOARD_CONFIG names, else from the user's config.toml, with its
 sub-tables and the comment lines just above it; the rest of the file is kept
 and the previous text saved as FILE.bak. The secret its token names stays in
-the secret store (switchboard secrets rm NAME).`,
+the secret store (switchboard secrets rm NAME).
+
+An endpoint added at run time (through the REST API or the web UI of
+switchboard serve) is removed from the state database instead: through the
+running serve of this configuration, which stops serving it at once, or
+directly when none runs.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErr("endpoints remove: name one endpoint: switchboard endpoints remove NAME")
@@ -385,6 +466,12 @@ the secret store (switchboard secrets rm NAME).`,
 			if !ed.HasEndpoint(name) {
 				if ex, ok := configEndpoint(before, name); ok {
 					return usageErr("endpoints remove %s: %s does not declare it; %s does (--config %s)", name, target, ex.Source, ex.Source.File)
+				}
+				if out, ok, err := e.removeStoredEndpoint(cmd.Context(), before, name, dryRun); ok || err != nil {
+					if err != nil {
+						return err
+					}
+					return e.printEndpointEdit(out)
 				}
 				return usageErr("endpoints remove %s: no such endpoint (%s)", name, endpointNames(before))
 			}
@@ -422,7 +509,10 @@ func (e *env) endpointsExportCommand() *cobra.Command {
 (--format toml, the default) or as {"endpoints": [...]} (--format json), with
 the keys of a config file. It holds no secret: a token is written as the
 placeholder the configuration has ({{secrets.NAME}}, {{env.NAME}}), never
-resolved. switchboard endpoints import reads either form back.`,
+resolved. The endpoints added at run time (REST API, web UI) are written
+after the configured ones, as stored (their tokens are placeholders too), so
+that import writes them into a config file. switchboard endpoints import
+reads either form back.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if e.jsonOut && !cmd.Flags().Changed("format") {
 				format = "json"
@@ -434,16 +524,32 @@ resolved. switchboard endpoints import reads either form back.`,
 			if err != nil {
 				return err
 			}
-			eps := cfg.Endpoints
-			if len(args) > 0 {
-				eps = nil
-				for _, name := range args {
-					ep, ok := configEndpoint(cfg, name)
-					if !ok {
-						return usageErr("endpoints export: no endpoint %q (%s)", name, endpointNames(cfg))
-					}
-					eps = append(eps, ep)
+			rts, err := e.runtimeEndpoints(cmd.Context(), cfg)
+			if err != nil {
+				return failed(fmt.Errorf("endpoints export: the endpoints added at run time: %w", err))
+			}
+			eps := slices.Clone(cfg.Endpoints)
+			for _, r := range rts {
+				_, clash := configEndpoint(cfg, r.ep.Name)
+				switch {
+				case clash:
+					// The configured one is served, and written.
+				case !r.decoded:
+					fmt.Fprintf(e.stderr, "switchboard: warning: endpoint %s (added at run time) is left out: its stored form cannot be read: %v\n", r.ep.Name, r.err)
+				default:
+					eps = append(eps, r.ep)
 				}
+			}
+			if len(args) > 0 {
+				var chosen []config.Endpoint
+				for _, name := range args {
+					i := slices.IndexFunc(eps, func(ep config.Endpoint) bool { return ep.Name == name })
+					if i < 0 {
+						return usageErr("endpoints export: no endpoint %q (%s)", name, allEndpointNames(cfg, rts))
+					}
+					chosen = append(chosen, eps[i])
+				}
+				eps = chosen
 			}
 			if format == "json" {
 				e.wroteJSON = true

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/store"
 )
 
 func (e *env) serveCommand() *cobra.Command {
@@ -99,11 +100,9 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool, endpoint str
 		return err
 	}
 	if _, ok := cfg.Endpoint(endpoint); endpoint != "" && !ok {
-		var names []string
-		for _, ep := range cfg.Endpoints {
-			names = append(names, ep.Name)
+		if err := e.checkStoredEndpoint(ctx, cfg, endpoint); err != nil {
+			return err
 		}
-		return usageErr("serve: no endpoint %q in the configuration (configured: %s)", endpoint, cmp.Or(strings.Join(names, ", "), "none"))
 	}
 	hostOpts, err := e.hostOptions(cfg)
 	if err != nil {
@@ -207,6 +206,40 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool, endpoint str
 		return daemonErr(e.startHint(err, cfg.Servers))
 	}
 	return nil
+}
+
+// checkStoredEndpoint says whether endpoint name, which no config file
+// declares, was added at run time (through the REST API or the web UI):
+// stored in the state store, which serve --stdio reads, and serves when it
+// checks (the daemon says why when it does not). A usage error naming it
+// when it is neither.
+func (e *env) checkStoredEndpoint(ctx context.Context, cfg *config.Config, name string) error {
+	var names []string
+	for _, ep := range cfg.Endpoints {
+		names = append(names, ep.Name)
+	}
+	list := "configured: " + cmp.Or(strings.Join(names, ", "), "none")
+	if st := e.stateStore(cfg); st != nil {
+		_, err := st.Endpoint(ctx, name)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return failed(fmt.Errorf("serve: endpoint %q: %w", name, err))
+		}
+		recs, err := st.Endpoints(ctx)
+		if err != nil {
+			return failed(fmt.Errorf("serve: endpoint %q: %w", name, err))
+		}
+		var stored []string
+		for _, r := range recs {
+			stored = append(stored, r.Name)
+		}
+		if len(stored) > 0 {
+			list += "; added at run time: " + strings.Join(stored, ", ")
+		}
+	}
+	return usageErr("serve: no endpoint %q in the configuration (%s)", name, list)
 }
 
 // mountFaces mounts serve's faces beside the gateway, each behind the

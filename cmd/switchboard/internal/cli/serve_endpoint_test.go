@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -170,5 +171,69 @@ func TestServeEndpoints(t *testing.T) {
 	}
 	if c := cli.Main(context.Background(), []string{"--config", cfg, "serve", "--endpoint", "one"}, strings.NewReader(""), &out, &errOut); c != cli.ExitUsage || !strings.Contains(errOut.String(), "--endpoint is for --stdio") {
 		t.Errorf("serve --endpoint without --stdio: exit %d, %s; want a usage error", c, errOut.String())
+	}
+}
+
+// TestServeStoredEndpoint: an endpoint added at run time (POST
+// /api/v1/endpoints) is served by a later `serve --stdio --endpoint NAME`,
+// which reads it from the state store: its tools, as over HTTP.
+func TestServeStoredEndpoint(t *testing.T) {
+	dir := isolate(t)
+	fx := interop.Build(t, fixturePkg)
+	cfg := writeConfig(t, dir, endpointsConfig(fx))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, code, stderr := startServe(t, ctx, "--config", cfg, "serve", "--listen", "127.0.0.1:0")
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/endpoints", strings.NewReader(`{"name": "web", "servers": ["b"], "tools": ["b_add", "b_echo"]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Switchboard-CSRF", "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /api/v1/endpoints: %d %s", resp.StatusCode, b)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/e/web/mcp"}, nil)
+	if err != nil {
+		t.Fatalf("endpoint web over HTTP: %v", err)
+	}
+	names, overHTTP := toolsJSON(t, ctx, cs)
+	if want := []string{"mcp_b_add", "mcp_b_echo"}; !slices.Equal(names, want) {
+		t.Errorf("endpoint web over HTTP lists %v, want %v", names, want)
+	}
+	cs.Close()
+	cancel()
+	if c := <-code; c != cli.ExitOK {
+		t.Fatalf("serve exited %d\n%s", c, stderr())
+	}
+
+	sctx, scancel := context.WithCancel(context.Background())
+	defer scancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var errBuf interop.LogBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main(sctx, []string{"--config", cfg, "serve", "--stdio", "--endpoint", "web"}, inR, outW, &errBuf)
+		outW.Close()
+	}()
+	cs, err = mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(sctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("serve --stdio --endpoint web: connect: %v\n%s", err, errBuf.String())
+	}
+	waitForLine(t, errBuf.String, readyLine)
+	if got := cs.InitializeResult().ServerInfo.Name; got != "switchboard/web" {
+		t.Errorf("serverInfo.name %q, want switchboard/web", got)
+	}
+	if names, js := toolsJSON(t, sctx, cs); js != overHTTP {
+		t.Errorf("endpoint web over stdio lists %v:\n%s\nover HTTP:\n%s", names, js, overHTTP)
+	}
+	cs.Close()
+	inW.Close()
+	if c := <-done; c != cli.ExitOK {
+		t.Errorf("serve --stdio --endpoint web exited %d\n%s", c, errBuf.String())
 	}
 }
