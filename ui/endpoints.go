@@ -150,9 +150,12 @@ type endpointForm struct {
 	Preview  []daemon.EndpointTool
 	AllTools bool // no tool checked: every tool of the servers
 	// Patterns are the edited endpoint's tool patterns that are not
-	// tool names (globs, exclusions): saving replaces them with the tools
-	// checked, which the form says.
-	Patterns []string
+	// tool names (globs, exclusions). KeepPatterns (the form's
+	// keep_patterns, checked at first) keeps its tool patterns as they
+	// are, tools added later that match them joining; unchecked, saving
+	// writes the tools checked by name in their place.
+	Patterns     []string
+	KeepPatterns bool
 	// AllServers: the edited endpoint publishes every server (servers
 	// unset); saving writes the servers checked by name, which the form
 	// says.
@@ -181,6 +184,7 @@ func (u *UI) endpointFormOf(r *http.Request, edited *config.Endpoint, e config.E
 				f.Patterns = append(f.Patterns, p)
 			}
 		}
+		f.KeepPatterns = len(f.Patterns) > 0
 	}
 	servers, err := u.d.ListServers(r.Context())
 	if err != nil {
@@ -226,13 +230,20 @@ func (u *UI) endpointOfForm(r *http.Request, base config.Endpoint) (config.Endpo
 	if e.Servers == nil {
 		e.Servers = []string{}
 	}
-	e.Tools = nil
-	for _, t := range r.PostForm["tool"] {
-		e.Tools = append(e.Tools, t)
-	}
 	var edited *config.Endpoint
 	if base.Name != "" {
 		edited = &base
+	}
+	keep := edited != nil && r.PostFormValue("keep_patterns") == "1" &&
+		slices.ContainsFunc(base.Tools, func(p string) bool { return strings.ContainsAny(p, "*?[!") })
+	e.Tools = nil
+	if keep {
+		e.Tools = base.Tools
+	}
+	for _, t := range r.PostForm["tool"] {
+		if !keep {
+			e.Tools = append(e.Tools, t)
+		}
 	}
 	search := r.PostFormValue("search")
 	f, err := u.endpointFormOf(r, edited, e)
@@ -247,6 +258,10 @@ func (u *UI) endpointOfForm(r *http.Request, base config.Endpoint) (config.Endpo
 	}
 	f.Values["name"] = e.Name
 	f.Version, _ = strconv.ParseInt(r.PostFormValue("version"), 10, 64)
+	f.KeepPatterns = keep
+	if keep {
+		return e, f, nil
+	}
 	// A tool checked of a server no longer checked is dropped.
 	var kept []string
 	for _, t := range e.Tools {

@@ -187,15 +187,30 @@ func TestEndpointAddEditDelete(t *testing.T) {
 		t.Errorf("the stale save changed x: version %d", m.Version)
 	}
 
-	// A stored endpoint with patterns: the form says saving replaces
-	// them, with the tools they choose checked.
+	// A stored endpoint with patterns: the form shows the tools they
+	// choose checked, and keeps the patterns unless told not to; then a
+	// save writes the tools checked by name in their place.
 	if _, err := s.d.UpdateEndpoint(ctx, "x", json.RawMessage(`{"servers":["b"],"tools":["b_*","!b_add"]}`), 2); err != nil {
 		t.Fatal(err)
 	}
 	_, _, page = s.do("GET", "/endpoints/x", nil)
 	if !strings.Contains(page, `id="e-patterns">Its tool patterns <code>b_*</code>, <code>!b_add</code>`) ||
-		!strings.Contains(page, `value="mcp_b_echo" checked`) || strings.Contains(page, `value="mcp_b_add" checked`) {
+		!strings.Contains(page, `name="keep_patterns" value="1" checked`) ||
+		!strings.Contains(page, `value="mcp_b_echo" checked disabled`) || strings.Contains(page, `value="mcp_b_add" checked`) {
 		t.Errorf("x's form with patterns\n%s", page)
+	}
+	status, _, body = s.do("POST", "/endpoints/x", url.Values{"version": {"3"}, "server": {"b"}, "keep_patterns": {"1"}}, csrf...)
+	m, _ = s.d.GetEndpoint(ctx, "x")
+	if status != http.StatusSeeOther || m.Version != 4 || !strings.Contains(string(m.Config), `"tools":["b_*","!b_add"]`) {
+		t.Errorf("saving x with its patterns kept: %d, version %d, %s\n%s", status, m.Version, m.Config, body)
+	}
+	_, _, form := s.do("POST", "/endpoints/form", url.Values{"edit": {"x"}, "version": {"4"}, "server": {"b"}, "tool": {"mcp_b_echo"}}, csrf...)
+	if strings.Contains(form, `name="keep_patterns" value="1" checked`) || strings.Contains(form, `disabled`) || !strings.Contains(form, `<li>mcp_b_echo</li>`) {
+		t.Errorf("the form with keep_patterns unchecked: the tools should be chosen by name\n%s", form)
+	}
+	status, _, body = s.do("POST", "/endpoints/x", url.Values{"version": {"4"}, "server": {"b"}, "tool": {"mcp_b_echo"}}, csrf...)
+	if m, _ := s.d.GetEndpoint(ctx, "x"); status != http.StatusSeeOther || !strings.Contains(string(m.Config), `"tools":["mcp_b_echo"]`) {
+		t.Errorf("saving x by name: %d, %s\n%s", status, m.Config, body)
 	}
 
 	// One publishing every server: all checked, and the form says a save
@@ -210,13 +225,13 @@ func TestEndpointAddEditDelete(t *testing.T) {
 
 	// Delete: asks first, with the version; a stale one is refused.
 	_, _, confirm := s.do("GET", "/endpoints/x/remove?confirm=1", nil)
-	if !strings.Contains(confirm, `hx-post="/endpoints/x/delete" hx-vals='{"version": "3"}'`) || !strings.Contains(confirm, "Delete x?") {
+	if !strings.Contains(confirm, `hx-post="/endpoints/x/delete" hx-vals='{"version": "5"}'`) || !strings.Contains(confirm, "Delete x?") {
 		t.Fatalf("the delete confirmation\n%s", confirm)
 	}
-	if status, _, body := s.do("POST", "/endpoints/x/delete", url.Values{"version": {"2"}}, csrf...); status != http.StatusPreconditionFailed || !strings.Contains(body, "x was changed since this page showed it") {
+	if status, _, body := s.do("POST", "/endpoints/x/delete", url.Values{"version": {"4"}}, csrf...); status != http.StatusPreconditionFailed || !strings.Contains(body, "x was changed since this page showed it") {
 		t.Errorf("a stale delete: %d\n%s", status, body)
 	}
-	if status, hdr, body := s.do("POST", "/endpoints/x/delete", url.Values{"version": {"3"}}, append(csrf, "HX-Request", "true")...); status != http.StatusNoContent || hdr.Get("HX-Redirect") != "/endpoints" {
+	if status, hdr, body := s.do("POST", "/endpoints/x/delete", url.Values{"version": {"5"}}, append(csrf, "HX-Request", "true")...); status != http.StatusNoContent || hdr.Get("HX-Redirect") != "/endpoints" {
 		t.Errorf("deleting x: %d %v\n%s", status, hdr, body)
 	}
 	if _, err := s.d.GetEndpoint(ctx, "x"); err == nil {
