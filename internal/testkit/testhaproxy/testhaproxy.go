@@ -175,14 +175,16 @@ func start(config, dir string) (*HAProxy, error) {
 
 // Stop stops haproxy: SIGTERM to the master (which stops its workers at
 // once), then SIGKILL to the process group if it has not exited within
-// stopTimeout. It returns an error when SIGKILL was needed. Later calls
-// do nothing.
+// stopTimeout. It returns an error when SIGKILL was needed. A worker the
+// master left behind as it exited gets SIGKILL too (the group outlives
+// the master while one of its processes lives). Later calls do nothing.
 func (h *HAProxy) Stop() error {
 	var err error
 	h.once.Do(func() {
 		h.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-h.exited:
+			syscall.Kill(-h.Pid, syscall.SIGKILL) // ESRCH when none is left
 		case <-time.After(stopTimeout):
 			// The master is not reaped yet, so its group id is still
 			// its own: the workers go with it.

@@ -1,14 +1,16 @@
 package testhaproxy
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // TestStart: haproxy serves on the socket this package made, forwards to
@@ -49,10 +51,37 @@ backend be
 	if pid == 0 {
 		t.FailNow()
 	}
-	// The group: the master and its worker.
-	if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("haproxy's process group %d still there after the test: kill 0 = %v", pid, err)
+	// The group: the master and its worker, gone or zombies (an orphaned
+	// worker's zombie may wait for a reaper a container lacks).
+	wait.For(t, fmt.Sprintf("haproxy's process group %d to be gone", pid), func() (string, bool) {
+		live := livingInGroup(pid)
+		return fmt.Sprintf("living: %v", live), len(live) == 0
+	})
+}
+
+// livingInGroup lists the processes of process group pgid that are
+// neither gone nor zombies, from /proc.
+func livingInGroup(pgid int) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" || f[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		out = append(out, s[:i+1])
 	}
+	return out
 }
 
 // TestBadConfig: an haproxy that refuses its configuration is reported
