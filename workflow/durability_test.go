@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -271,7 +272,13 @@ func (c *childRig) run(t *testing.T, mode, until string, env ...string) []string
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	timer := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
+	// A child stuck past a minute dumps its goroutines (SIGQUIT: Go's
+	// runtime prints them to its stderr, the test's) before it is killed:
+	// where it hung is in the log.
+	timer := time.AfterFunc(60*time.Second, func() {
+		cmd.Process.Signal(syscall.SIGQUIT)
+		time.AfterFunc(5*time.Second, func() { cmd.Process.Kill() })
+	})
 	defer timer.Stop()
 	var lines []string
 	sc := bufio.NewScanner(out)
