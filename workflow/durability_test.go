@@ -15,8 +15,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"testing"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
