@@ -94,7 +94,7 @@ func (ix *Index) Embedded() bool { return ix.vectors != nil }
 // similarity to the query. A Doc matching no word may then be found by
 // meaning. When the query cannot be embedded (ctx, the provider), it
 // answers the lexical ranking and the error.
-func (ix *Index) SearchContext(ctx context.Context, query string, limit int, keep func(Doc) bool) ([]Hit, error) {
+func (ix *Index) SearchContext(ctx context.Context, query string, limit int, keep func(i int) bool) ([]Hit, error) {
 	lex := ix.lexical(query)
 	if ix.vectors == nil {
 		return ix.top(lex, limit, keep), nil

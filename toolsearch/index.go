@@ -107,10 +107,11 @@ func (ix *Index) Search(query string, limit int) []Hit {
 }
 
 // SearchFunc ranks the Docs against query, best first, and returns at
-// most limit of them (limit <= 0: every match) among those keep accepts
-// (nil: all), leaving out those that match no word of the query. Ties keep
-// the order of the Docs. It is lexical only; see SearchContext.
-func (ix *Index) SearchFunc(query string, limit int, keep func(Doc) bool) []Hit {
+// most limit of them (limit <= 0: every match) among those keep accepts,
+// given their index in the list given to New (nil: all), leaving out
+// those that match no word of the query. Ties keep the order of the Docs.
+// It is lexical only; see SearchContext.
+func (ix *Index) SearchFunc(query string, limit int, keep func(i int) bool) []Hit {
 	scores := ix.lexical(query)
 	return ix.top(scores, limit, keep)
 }
@@ -161,10 +162,10 @@ func (ix *Index) lexical(query string) map[int]float64 {
 }
 
 // top is the best limit docs of scores that keep accepts.
-func (ix *Index) top(scores map[int]float64, limit int, keep func(Doc) bool) []Hit {
+func (ix *Index) top(scores map[int]float64, limit int, keep func(i int) bool) []Hit {
 	hits := make([]Hit, 0, len(scores))
 	for doc, s := range scores {
-		if s > 0 && (keep == nil || keep(ix.docs[doc])) {
+		if s > 0 && (keep == nil || keep(doc)) {
 			hits = append(hits, Hit{Index: doc, Doc: ix.docs[doc], Score: s})
 		}
 	}
