@@ -5,6 +5,11 @@ import (
 	"unicode"
 )
 
+// Words are the terms toolsearch indexes of s: its words (names split
+// at camelCase, snake_case, dots and dashes), lower-cased and stemmed,
+// without stop words. A query of no Words matches nothing.
+func Words(s string) []string { return words(s) }
+
 // words are the stems of s's words (split).
 func words(s string) []string {
 	out := split(s)
