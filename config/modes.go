@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/netguard"
+	"github.com/switchboardmcp/switchboard/secret"
 )
 
 // The modes of an endpoint: what it lists of the tools it offers.
@@ -83,6 +84,16 @@ func (s Search) Endpoint() string {
 		return DefaultOllamaURL
 	}
 	return DefaultOpenAIEmbeddingsURL
+}
+
+// ResolveAPIKey expands s.APIKey's placeholder as [Gateway.ResolveAuthToken]
+// does auth_token's, registering the key with red (when non-nil); "" when
+// there is none. An error names the field, never the value.
+func (s Search) ResolveAPIKey(getenv func(string) (string, bool), secrets secret.Store, red *secret.Redactor) (string, error) {
+	if s.APIKey == "" {
+		return "", nil
+	}
+	return expandCredential("search.api_key", s.APIKey, getenv, secrets, red)
 }
 
 // searchTable declares [search].
