@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
 	"github.com/switchboardmcp/switchboard/internal/testkit/toolfixture"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // toolFixture is server id of the 500-tool fixture, served by a
@@ -310,5 +312,57 @@ func TestSearchModePolicy(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSearchModeFresh: search_tools answers from the catalog as it is —
+// a server added at run time is found at once — while the endpoint's
+// clients get no tools/list_changed: its two tools did not change. A
+// client of an endpoint in mode all, told of the change, is the witness
+// that the change was published. Both generations (2026-07-28: through
+// subscriptions/listen).
+func TestSearchModeFresh(t *testing.T) {
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) { testSearchModeFresh(t, v) })
+	}
+}
+
+func testSearchModeFresh(t *testing.T, version string) {
+	g, base := serveWith(t, []config.Server{toolFixture(t, "github")}, nil, &gateway.Options{Endpoints: []gateway.Endpoint{
+		{}, modeEndpoint("s", config.ModeSearch)}}, nil)
+	ctx := context.Background()
+	var allChanged, searchChanged atomic.Int32
+	connect := func(path string, n *atomic.Int32) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { n.Add(1) },
+		}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + path}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	all, search := connect("/mcp", &allChanged), connect("/e/s/mcp", &searchChanged)
+	toolNames(t, all)
+	before := toolNames(t, search)
+	if got := searchNames(t, search, "set the topic of a slack channel", 5); slices.Contains(got, "mcp_slack_set_channel_topic") {
+		t.Fatalf("found slack's tool before slack was added: %q", got)
+	}
+	if err := g.Host().AddServer(toolFixture(t, "slack")); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "tools/list_changed on the endpoint in mode all", func() (int32, bool) {
+		n := allChanged.Load()
+		return n, n > 0
+	})
+	wait.For(t, "search_tools to find slack's tool", func() ([]string, bool) {
+		got := searchNames(t, search, "set the topic of a slack channel", 5)
+		return got, slices.Contains(got, "mcp_slack_set_channel_topic")
+	})
+	if after := toolNames(t, search); !slices.Equal(after, before) {
+		t.Errorf("the search endpoint's tools/list changed: %q, was %q", after, before)
+	}
+	if n := searchChanged.Load(); n != 0 {
+		t.Errorf("the search endpoint's client got %d tools/list_changed; its two tools did not change", n)
 	}
 }
