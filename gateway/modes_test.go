@@ -193,8 +193,18 @@ func TestSearchMode(t *testing.T) {
 // the 500-tool fixture. Tokens are counted by js-tiktoken (OpenAI's BPE,
 // o200k_base, run offline under Node), over the listed tools as JSON.
 func TestSearchModeTokens(t *testing.T) {
-	_, base := serveWith(t, allToolFixtures(t), nil, &gateway.Options{Endpoints: []gateway.Endpoint{
-		{}, modeEndpoint("s", config.ModeSearch)}}, nil)
+	// Both endpoints offer the fixture's tools alone (not the
+	// testserver's own).
+	var fixtureTools []string
+	for _, s := range toolfixture.Servers() {
+		for _, tl := range s.Tools {
+			fixtureTools = append(fixtureTools, s.ID+"_"+tl.Name)
+		}
+	}
+	all, search := modeEndpoint("a", config.ModeAll), modeEndpoint("s", config.ModeSearch)
+	all.Tools, search.Tools = fixtureTools, fixtureTools
+	_, base := serveWith(t, allToolFixtures(t), nil, &gateway.Options{Endpoints: []gateway.Endpoint{{}, all, search}}, nil)
+	var counts []int
 	list := func(url string) []byte {
 		cs := connectVersion(t, url, "2025-11-25")
 		var tools []*mcp.Tool
@@ -208,13 +218,17 @@ func TestSearchModeTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		counts = append(counts, len(tools))
 		return b
 	}
-	allJSON, searchJSON := list(base+"/mcp"), list(base+"/e/s/mcp")
-	all, search := countTokens(t, allJSON), countTokens(t, searchJSON)
-	saved := 1 - float64(search)/float64(all)
-	t.Logf("tools/list: mode all %d tokens (%d bytes), mode search %d tokens (%d bytes): %.1f %% fewer tokens (js-tiktoken %s, o200k_base)",
-		all, len(allJSON), search, len(searchJSON), 100*saved, interop.JSTiktokenVersion)
+	allJSON, searchJSON := list(base+"/e/a/mcp"), list(base+"/e/s/mcp")
+	if counts[0] != len(fixtureTools) {
+		t.Fatalf("the endpoint in mode all lists %d tools, want the fixture's %d", counts[0], len(fixtureTools))
+	}
+	allTokens, searchTokens := countTokens(t, allJSON), countTokens(t, searchJSON)
+	saved := 1 - float64(searchTokens)/float64(allTokens)
+	t.Logf("tools/list: mode all %d tools, %d tokens (%d bytes); mode search %d tools, %d tokens (%d bytes): %.1f %% fewer tokens (js-tiktoken %s, o200k_base)",
+		counts[0], allTokens, len(allJSON), counts[1], searchTokens, len(searchJSON), 100*saved, interop.JSTiktokenVersion)
 	if saved < 0.9 {
 		t.Errorf("search mode saves %.1f %% of tools/list's tokens, want at least 90 %%", 100*saved)
 	}

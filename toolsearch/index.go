@@ -38,12 +38,12 @@ type Hit struct {
 // Field weights (BM25F): a word of a tool's name says more about what the
 // tool does than one of its description, and an argument's name less.
 const (
-	weightName     = 3.0
-	weightTitle    = 2.0
+	weightName     = 2.0
+	weightTitle    = 1.5
 	weightServer   = 1.0
 	weightDesc     = 1.0
-	weightArgName  = 0.7
-	weightArgDesc  = 0.3
+	weightArgName  = 0.3
+	weightArgDesc  = 0.1
 	bm25K1         = 1.2
 	bm25B          = 0.75
 	phraseBonusMax = 0.15
