@@ -93,6 +93,14 @@ type CodeRunner interface {
 	RunCode(ctx context.Context, req CodeRequest) (*mcp.CallToolResult, error)
 }
 
+// A CodeToolDefiner is a CodeRunner that gives run_code's definition
+// itself (its description tells a model how to write programs for this
+// runner): the gateway lists it, named run_code, in place of its own.
+// It must not change while the gateway runs (clients list it once).
+type CodeToolDefiner interface {
+	RunCodeTool() *mcp.Tool
+}
+
 // CodeRequest is one run_code call, as a CodeRunner gets it.
 type CodeRequest struct {
 	// Code is the program, as the client sent it.
@@ -190,8 +198,9 @@ var (
 		Name:  RunCodeName,
 		Title: "Run code that calls tools",
 		Description: "Run a JavaScript program that calls this server's tools and combines their results, instead of calling them one by one. " +
-			"Find the tools with " + SearchToolName + " first. In the program each tool is an async function taking its arguments object: " +
-			"`const r = await tools.call(\"tool_name\", {...})`. The program has no filesystem, network, timers or modules, and a time and memory budget. " +
+			"Find the tools with " + SearchToolName + " first. In the program each tool is an async function taking its arguments object, " +
+			"named by its server and its own name: `const r = await tools.github.search_issues({q: \"…\"})`. " +
+			"The program has no filesystem, network, timers or modules, and a time and memory budget. " +
 			"The answer is the program's return value and its console output.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"code":{"type":"string","description":"The JavaScript program; its last expression or return value is the result"}` +
@@ -202,7 +211,15 @@ var (
 // modeTools are what the endpoint lists in its mode.
 func (ep *endpoint) modeTools() []*mcp.Tool {
 	if ep.Mode == config.ModeCode {
-		return []*mcp.Tool{runCodeDef, searchToolDef}
+		def := runCodeDef
+		if d, ok := ep.g.opts.CodeRunner.(CodeToolDefiner); ok {
+			if t := d.RunCodeTool(); t != nil {
+				c := *t
+				c.Name = RunCodeName
+				def = &c
+			}
+		}
+		return []*mcp.Tool{def, searchToolDef}
 	}
 	return []*mcp.Tool{callToolDef, searchToolDef}
 }

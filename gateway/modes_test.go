@@ -380,3 +380,118 @@ func testSearchModeFresh(t *testing.T, version string) {
 		t.Errorf("the search endpoint's client got %d tools/list_changed; its two tools did not change", n)
 	}
 }
+
+// TestSearchModeAsks: call_tool of a tool whose server asks during the
+// call (elicitation) works as the direct call does in both generations:
+// 2025-11-25, the question forwarded to the client on the call's stream;
+// 2026-07-28 over Streamable HTTP, statelessly, with an upstream of
+// either generation (its own input-required result, or the gateway's
+// bridge), the client's retry of call_tool carrying its answers back.
+func TestSearchModeAsks(t *testing.T) {
+	_, base := serveWith(t, []config.Server{fixture(t, "fx"), fixture(t, "old", "-protocol-version", "2025-11-25")}, nil,
+		&gateway.Options{Endpoints: []gateway.Endpoint{{}, modeEndpoint("s", config.ModeSearch)}}, nil)
+	for _, v := range versions {
+		for _, tool := range []string{"mcp_fx_elicit", "mcp_old_elicit"} {
+			t.Run(v+"/"+tool, func(t *testing.T) {
+				var elicited atomic.Int32
+				c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+					ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+						elicited.Add(1)
+						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Searching Sam"}}, nil
+					},
+				})
+				cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/e/s/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
+				res := call(t, cs, gateway.CallToolName, map[string]any{"name": tool, "arguments": map[string]any{}})
+				if res.IsError || !strings.Contains(textOf(res), "Searching Sam") || elicited.Load() != 1 {
+					t.Errorf("call_tool %s = %q (isError %v), elicited %d times; want the answer given, once", tool, textOf(res), res.IsError, elicited.Load())
+				}
+			})
+		}
+	}
+}
+
+// scriptRunner is a CodeRunner for testing the hook, not a sandbox: its
+// "program" is JSON naming one tool to call with its arguments.
+type scriptRunner struct {
+	mu     sync.Mutex
+	tools  int
+	budget gateway.CodeBudget
+}
+
+func (r *scriptRunner) RunCodeTool() *mcp.Tool {
+	return &mcp.Tool{Name: "ignored", Description: "Runs a script runner's JSON.", InputSchema: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"}}}`)}
+}
+
+func (r *scriptRunner) RunCode(ctx context.Context, req gateway.CodeRequest) (*mcp.CallToolResult, error) {
+	r.mu.Lock()
+	r.tools, r.budget = len(req.Tools), req.Budget
+	r.mu.Unlock()
+	var p struct {
+		Call string          `json:"call"`
+		Args json.RawMessage `json:"args"`
+	}
+	if err := json.Unmarshal([]byte(req.Code), &p); err != nil {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+	}
+	res, err := req.Call(ctx, p.Call, p.Args)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// TestCodeRunnerHook: an endpoint in code mode with Options.CodeRunner
+// lists the runner's run_code definition (named run_code); the runner gets
+// the endpoint's tools and Options.Code, and its calls take call_tool's
+// path (the outermost middleware sees the tool called).
+func TestCodeRunnerHook(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	record := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.CallToolRequest); ok {
+				mu.Lock()
+				seen = append(seen, r.Params.Name)
+				mu.Unlock()
+			}
+			return next(ctx, method, req)
+		}
+	}
+	runner := &scriptRunner{}
+	budget := gateway.CodeBudget{CPUTime: time.Second, WallTime: 2 * time.Second, Memory: 1 << 20, Output: 1 << 10}
+	_, base := serveWith(t, []config.Server{toolFixture(t, "github")}, nil, &gateway.Options{Middleware: []mcp.Middleware{record},
+		CodeRunner: runner, Code: budget, Endpoints: []gateway.Endpoint{{}, modeEndpoint("c", config.ModeCode)}}, nil)
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			cs := connectVersion(t, base+"/e/c/mcp", v)
+			lt, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(lt.Tools) != 2 || lt.Tools[0].Name != gateway.RunCodeName || lt.Tools[0].Description != "Runs a script runner's JSON." {
+				t.Fatalf("tools/list = %+v, want the runner's run_code and search_tools", lt.Tools)
+			}
+			mu.Lock()
+			seen = nil
+			mu.Unlock()
+			res := call(t, cs, gateway.RunCodeName, map[string]any{"code": `{"call":"mcp_github_get_issue","args":{"owner":"a","repo":"b","issue_number":3}}`})
+			if res.IsError || !strings.HasPrefix(textOf(res), "called get_issue {") {
+				t.Errorf("run_code = %q (isError %v), want get_issue's answer", textOf(res), res.IsError)
+			}
+			mu.Lock()
+			if want := []string{gateway.RunCodeName, "mcp_github_get_issue"}; !slices.Equal(seen, want) {
+				t.Errorf("the middleware saw calls %q, want %q", seen, want)
+			}
+			mu.Unlock()
+			runner.mu.Lock()
+			if runner.tools < 50 || runner.budget != budget {
+				t.Errorf("the runner got %d tools and budget %+v, want github's 50 and more, and %+v", runner.tools, runner.budget, budget)
+			}
+			runner.mu.Unlock()
+		})
+	}
+}
