@@ -26,6 +26,7 @@ import (
 	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
 	"github.com/switchboardmcp/switchboard/internal/testkit/toolfixture"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
+	"github.com/switchboardmcp/switchboard/store"
 )
 
 // toolFixture is server id of the 500-tool fixture, served by a
@@ -493,5 +494,60 @@ func TestCodeRunnerHook(t *testing.T) {
 			}
 			runner.mu.Unlock()
 		})
+	}
+}
+
+// meaningEmbedder stands in for an embedding model (which cannot run
+// here): a text's vector counts the words of a few concepts, so that
+// "reimburse" is near "refund" although they share no word.
+type meaningEmbedder struct{ calls, tools atomic.Int32 }
+
+func (e *meaningEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	e.calls.Add(1)
+	if len(texts) > 1 {
+		e.tools.Add(int32(len(texts))) // a query is one text; the tools come in a batch
+	}
+	concepts := [][]string{{"reimburse", "refund"}, {"file", "disk"}, {"issue", "bug"}}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, len(concepts)+1)
+		v[len(concepts)] = 0.01 // no zero vector
+		for c, words := range concepts {
+			for _, w := range words {
+				v[c] += float32(strings.Count(strings.ToLower(t), w))
+			}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// TestSearchModeEmbeddings: with Options.Embeddings, search_tools finds a
+// tool by meaning once its vectors are computed (on a goroutine: lexical
+// until then), and they are kept in the state store, by definition: a
+// second gateway over the same store asks the embedder for queries only.
+func TestSearchModeEmbeddings(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for round := range 2 {
+		e := &meaningEmbedder{}
+		_, base := serveWith(t, []config.Server{toolFixture(t, "stripe")}, nil, &gateway.Options{
+			Embeddings: &gateway.Embeddings{Embedder: e, Model: "test:meaning", Cache: st},
+			Endpoints:  []gateway.Endpoint{{}, modeEndpoint("s", config.ModeSearch)}}, nil)
+		cs := connectVersion(t, base+"/e/s/mcp", "2026-07-28")
+		// "reimburse" is no word of any stripe tool: lexically, nothing.
+		wait.For(t, "search_tools to find create_refund by meaning", func() ([]string, bool) {
+			got := searchNames(t, cs, "reimburse", 3)
+			return got, slices.Contains(got, "mcp_stripe_create_refund")
+		})
+		switch got := e.tools.Load(); {
+		case round == 0 && got < 50:
+			t.Errorf("the first gateway embedded %d tools, want stripe's 50", got)
+		case round == 1 && got != 0:
+			t.Errorf("the second gateway embedded %d tools, want none: their vectors are in the store", got)
+		}
 	}
 }
