@@ -229,12 +229,17 @@ func (ep *endpoint) modeTools() []*mcp.Tool {
 // upstream tool named search_tools stays callable through call_tool.
 type innerCall struct{}
 
-// modeRewrite is the endpoint's outermost middleware in search mode: it
+// modeRewrite is the endpoint's outermost middleware: in search mode it
 // turns call_tool {name, arguments} into the tools/call of name that a
 // client of mode "all" would make, and keeps the chain below it
 // (ep.dispatch) for run_code's calls.
 func (ep *endpoint) modeRewrite(next mcp.MethodHandler) mcp.MethodHandler {
 	ep.dispatch = next
+	if ep.Mode != config.ModeSearch {
+		// Mode all has no call_tool (an upstream tool of that name is
+		// called as it is); code mode lists run_code instead.
+		return next
+	}
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		r, ok := req.(*mcp.CallToolRequest)
 		if !ok || method != "tools/call" || r.Params == nil || r.Params.Name != CallToolName || ctx.Value(innerCall{}) != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/guard"
+	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
 	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
 	"github.com/switchboardmcp/switchboard/internal/testkit/toolfixture"
@@ -548,6 +549,23 @@ func TestSearchModeEmbeddings(t *testing.T) {
 			t.Errorf("the first gateway embedded %d tools, want stripe's 50", got)
 		case round == 1 && got != 0:
 			t.Errorf("the second gateway embedded %d tools, want none: their vectors are in the store", got)
+		}
+	}
+}
+
+// TestModeAllCallTool: on an endpoint in mode all, an upstream tool named
+// call_tool or search_tools is listed and called as it is.
+func TestModeAllCallTool(t *testing.T) {
+	_, base := serveWith(t, []config.Server{fixture(t, "fx", "-tool-name", "call_tool", "-tool-name", "search_tools")},
+		&host.Options{ToolNameFormat: "{tool}"}, nil, nil)
+	cs := connectVersion(t, base+"/mcp", "2025-11-25")
+	names := toolNames(t, cs)
+	for _, n := range []string{"call_tool", "search_tools"} {
+		if !slices.Contains(names, n) {
+			t.Errorf("tools/list = %q, want %s among them", names, n)
+		}
+		if res := call(t, cs, n, map[string]any{}); res.IsError || textOf(res) != "called "+n {
+			t.Errorf("%s = %q (isError %v), want the upstream's answer", n, textOf(res), res.IsError)
 		}
 	}
 }
