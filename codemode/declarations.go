@@ -228,12 +228,12 @@ func objectType(m map[string]any, indent string, depth int) string {
 		if !required[k] {
 			name += "?"
 		}
-		f := ""
+		f := inner
 		if p, ok := props[k].(map[string]any); ok && !inline {
 			if d, _ := p["description"].(string); d != "" {
 				var b strings.Builder
 				writeComment(&b, inner, d)
-				f = b.String()
+				f = b.String() + inner
 			}
 		}
 		var ty string
@@ -245,16 +245,15 @@ func objectType(m map[string]any, indent string, depth int) string {
 		fields = append(fields, f+name+": "+ty)
 	}
 	if inline {
+		for i, f := range fields {
+			fields[i] = strings.TrimPrefix(f, inner)
+		}
 		return "{ " + strings.Join(fields, "; ") + " }"
 	}
 	var b strings.Builder
 	b.WriteString("{\n")
 	for _, f := range fields {
-		if strings.HasPrefix(f, inner) { // starts with a comment
-			b.WriteString(f + ";\n")
-		} else {
-			b.WriteString(inner + f + ";\n")
-		}
+		b.WriteString(f + ";\n")
 	}
 	b.WriteString(indent + "}")
 	return b.String()
@@ -270,23 +269,12 @@ func literal(v any) string {
 
 var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 
-func isIdentifier(s string) bool { return identRE.MatchString(s) && !reserved[s] }
-
-// reserved are the words that cannot name a function in a declaration.
-var reserved = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`break case catch class const continue debugger default delete do else
-		enum export extends false finally for function if import in instanceof new null return super
-		switch this throw true try typeof var void while with yield let static implements interface
-		package private protected public await arguments eval`) {
-		reserved[w] = true
-	}
-}
+func isIdentifier(s string) bool { return identRE.MatchString(s) }
 
 // Identifier makes s a JavaScript identifier: every character other than
-// an ASCII letter, digit, _ or $ becomes _, a leading digit or a reserved
-// word gets a leading _, and "" becomes "_". Different names can map to
+// an ASCII letter, digit, _ or $ becomes _, a leading digit gets a leading
+// _, and "" becomes "_". (Reserved words are kept: they are valid property
+// names, so tools.files.delete(...) works.) Different names can map to
 // the same identifier ("a-b" and "a.b" both give "a_b"): [Run] refuses a
 // tool list where two tools do.
 func Identifier(s string) string {
@@ -300,7 +288,7 @@ func Identifier(s string) string {
 		}
 	}
 	out := b.String()
-	if out == "" || (out[0] >= '0' && out[0] <= '9') || reserved[out] {
+	if out == "" || (out[0] >= '0' && out[0] <= '9') {
 		out = "_" + out
 	}
 	return out
