@@ -286,6 +286,8 @@ func TestHostile(t *testing.T) {
 		{"4 GB: pushing", `const a = []; for (;;) a.push({n: a.length, s: 'abcdefgh' + a.length});`, "code mode: memory budget of 64 MiB spent", codemode.ErrBudget, &slowAlloc},
 		{"4 GB: shared references stringified", `let a = [1]; for (let i = 0; i < 40; i++) a = [a, a]; return JSON.stringify(a).length`, "budget", codemode.ErrBudget, nil},
 		{"4 GB: shared references joined", `let a = [1]; for (let i = 0; i < 40; i++) a = [a, a]; return String(a).length`, "budget", codemode.ErrBudget, nil},
+		{"deep nesting stringified", `let a = []; for (let i = 0; i < 100000; i++) a = [a]; return JSON.stringify(a).length`, "code mode: CPU time budget of 1s spent", codemode.ErrBudget, nil},
+		{"deep nesting returned", `let a = []; for (let i = 0; i < 100000; i++) a = [a]; return a`, "code mode: CPU time budget of 1s spent", codemode.ErrBudget, nil},
 		{"4 GB: console", `for (;;) console.log('x'.repeat(1000))`, "code mode: output budget of 64 KiB spent (console.log)", codemode.ErrBudget, nil},
 		{"tool calls", `for (;;) await tools.github.search_issues({q: "x"})`, "code mode: tool calls budget of 50 spent (tools.github.search_issues)", codemode.ErrBudget, nil},
 		{"eval", `return eval("1")`, "EvalError: code mode: eval is not available", codemode.ErrProgram, nil},
