@@ -8,6 +8,9 @@
   const freeze = Object.freeze;
   const create = Object.create;
   const getPrototypeOf = Object.getPrototypeOf;
+  const setPrototypeOf = Object.setPrototypeOf;
+  const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const ownKeys = Reflect.ownKeys;
   const keys = Object.keys;
   const isArray = Array.isArray;
   const apply = Reflect.apply;
@@ -84,7 +87,7 @@
     const n = o == null ? 0 : +o.length;
     if (n > 0) guard(n * 16, name);
   };
-  for (const name of ['concat', 'copyWithin', 'every', 'fill', 'filter', 'find', 'findIndex', 'findLast',
+  for (const name of ['copyWithin', 'every', 'fill', 'filter', 'find', 'findIndex', 'findLast',
     'findLastIndex', 'flat', 'flatMap', 'forEach', 'includes', 'indexOf', 'lastIndexOf', 'map',
     'reduce', 'reduceRight', 'reverse', 'slice', 'some', 'sort', 'splice', 'toLocaleString',
     'toReversed', 'toSorted', 'toSpliced', 'with', 'unshift']) {
@@ -98,6 +101,50 @@
       },
     }[name]);
   }
+  // concat walks its arguments' lengths too.
+  const origConcat = A.concat;
+  method(A, 'concat', function concat(...args) {
+    guardLength(this, 'Array.prototype.concat');
+    for (let i = 0; i < args.length; i++) {
+      if (isArray(args[i])) guardLength(args[i], 'Array.prototype.concat');
+    }
+    return apply(origConcat, this, args);
+  });
+  // The array iterators: spread ([...a], f(...a)), for-of, new Set(a),
+  // new Map(a), Promise.all(a) and the rest of the iterator protocol walk
+  // an array natively when it has the engine's own iterator.
+  const origValues = A.values;
+  const guardedValues = function values() {
+    guardLength(this, 'an array iterator');
+    return apply(origValues, this, []);
+  };
+  method(A, 'values', guardedValues);
+  method(A, Symbol.iterator, guardedValues);
+  for (const name of ['keys', 'entries']) {
+    const orig = A[name];
+    method(A, name, { [name]() { guardLength(this, 'an array iterator'); return apply(orig, this, []); } }[name]);
+  }
+  // Argument lists made from an array-like: apply, Reflect.apply and
+  // Reflect.construct, String.raw.
+  const F = Function.prototype;
+  const fapply = F.apply;
+  method(F, 'apply', function apply_(self, args) {
+    guardLength(args, 'Function.prototype.apply');
+    return apply(fapply, this, [self, args]);
+  });
+  method(Reflect, 'apply', function apply_(f, self, args) {
+    guardLength(args, 'Reflect.apply');
+    return apply(f, self, args);
+  });
+  method(Reflect, 'construct', function construct_(C, args, nt) {
+    guardLength(args, 'Reflect.construct');
+    return arguments.length > 2 ? construct(C, args, nt) : construct(C, args);
+  });
+  const raw = String.raw;
+  method(String, 'raw', function raw_(strings) {
+    if (strings != null) guardLength(strings.raw, 'String.raw');
+    return apply(raw, this, arguments);
+  });
   // join is rewritten in JavaScript so nested arrays (and toString, which
   // calls join) are walked by interruptible code: [a, a] nested forty deep
   // would otherwise build 2**40 elements natively.
@@ -122,40 +169,53 @@
       apply(setDelete, joining, [this]);
     }
   });
-  const guardedArray = new ProxyC(ArrayC, {
-    apply(t, self, args) {
-      if (args.length === 1 && typeof args[0] === 'number') guard(args[0] * 16, 'Array');
-      return apply(t, self, args);
-    },
-    construct(t, args, nt) {
-      if (args.length === 1 && typeof args[0] === 'number') guard(args[0] * 16, 'new Array');
-      return construct(t, args, nt);
-    },
+  // A guarded constructor is a plain function standing in for the
+  // original (goja's instanceof does not see through a Proxy): same
+  // prototype object, same statics, so instanceof and subclassing work.
+  const standIn = (C, f) => {
+    f.prototype = C.prototype;
+    setPrototypeOf(f, getPrototypeOf(C));
+    for (const k of ownKeys(C)) {
+      if (k !== 'prototype' && k !== 'length' && k !== 'name') defineProperty(f, k, getOwnPropertyDescriptor(C, k));
+    }
+    defineProperty(f, 'name', { value: C.name });
+    fixed(C.prototype, 'constructor', f);
+    return f;
+  };
+  const guardedArray = standIn(ArrayC, function Array(...args) {
+    if (args.length === 1 && typeof args[0] === 'number') guard(args[0] * 16, new.target ? 'new Array' : 'Array');
+    return construct(ArrayC, args, new.target || guardedArray);
   });
-  const from = ArrayC.from;
-  method(ArrayC, 'from', function from_(src) {
+  const origFrom = ArrayC.from;
+  method(guardedArray, 'from', function from(src) {
     if (src != null && typeof src.length === 'number') guard(src.length * 16, 'Array.from');
-    return apply(from, this, arguments);
+    return apply(origFrom, this, arguments);
   });
-  fixed(A, 'constructor', guardedArray);
   method(g, 'Array', guardedArray);
 
   // Buffers are allocated whole when made.
   const buffers = ['ArrayBuffer', 'Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array',
     'Int32Array', 'Uint32Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array'];
+  // %TypedArray%.from and .of, inherited by every typed array: from
+  // allocates the whole result from an array-like's length.
+  const TA = getPrototypeOf(Uint8Array);
+  const taFrom = TA.from;
+  method(TA, 'from', function from_(src) {
+    const per = (this && this.BYTES_PER_ELEMENT) || 8;
+    if (src != null && typeof src.length === 'number') guard(src.length * per, 'TypedArray.from');
+    return apply(taFrom, this, arguments);
+  });
   for (const name of buffers) {
     const C = g[name];
     if (typeof C !== 'function') continue;
     const per = C.BYTES_PER_ELEMENT || 1;
-    const guarded = new ProxyC(C, {
-      construct(t, args, nt) {
-        const a = args[0];
-        if (typeof a === 'number') guard(a * per, 'new ' + name);
-        else if (a != null && typeof a === 'object' && typeof a.length === 'number') guard(a.length * per, 'new ' + name);
-        return construct(t, args, nt);
-      },
+    const guarded = standIn(C, function (...args) {
+      if (!new.target) throw new TypeErrorC('Constructor ' + name + ' requires \'new\'');
+      const a = args[0];
+      if (typeof a === 'number') guard(a * per, 'new ' + name);
+      else if (a != null && typeof a === 'object' && typeof a.length === 'number') guard(a.length * per, 'new ' + name);
+      return construct(C, args, new.target);
     });
-    fixed(C.prototype, 'constructor', guarded);
     method(g, name, guarded);
   }
 

@@ -93,7 +93,8 @@ const heapSample = 2 * time.Millisecond
 // is told).
 //
 // Every call goes through call. The run ends when the program's promise
-// settles, or with a [*BudgetError] when a budget is spent, a
+// settles and no call it made is under way (a call it did not await is
+// still made, and what awaits it runs), or with a [*BudgetError] when a budget is spent, a
 // [*ProgramError] when the program fails, or ctx's error when ctx ends.
 // Run returns a non-nil Result (console output, calls so far) with every
 // error but a refused budget or tool list.
@@ -146,6 +147,7 @@ func Run(ctx context.Context, code string, tools []Tool, call Caller, b Budget) 
 			return &Result{WallTime: time.Since(start)}, fmt.Errorf("%w (the program is stuck in a built-in that cannot be interrupted and is left to end on its own)", err)
 		}
 	}
+	r.res.Console = r.console.String()
 	r.res.WallTime = time.Since(start)
 	r.res.CPUTime = r.cpu
 	return r.res, err
@@ -203,6 +205,7 @@ type runner struct {
 	stringify goja.Callable
 	parse     goja.Callable
 	pending   []*pendingCall
+	console   strings.Builder
 	output    int
 	cpu       time.Duration
 
@@ -282,13 +285,17 @@ func (r *runner) run(specs []map[string]string, prog *goja.Program) error {
 		return &ProgramError{Message: "the program did not run as an async function"}
 	}
 	for {
-		switch promise.State() {
-		case goja.PromiseStateFulfilled:
-			return r.turn(func() error { return r.finish(promise.Result()) })
-		case goja.PromiseStateRejected:
+		// A call the program made without awaiting it is still made
+		// (and what it runs when it settles, run) before the run ends,
+		// as Node would before it exits: a model that writes
+		// tools.notes.write({...}); return "done" means the write.
+		if promise.State() == goja.PromiseStateRejected {
 			return &ProgramError{Message: "uncaught " + r.describe(promise.Result())}
 		}
 		if len(r.pending) == 0 {
+			if promise.State() == goja.PromiseStateFulfilled {
+				return r.turn(func() error { return r.finish(promise.Result()) })
+			}
 			return &ProgramError{Message: "the program awaits a promise nothing can settle (there are no timers, and no tool call is under way)"}
 		}
 		batch := r.pending
@@ -405,7 +412,8 @@ func (r *runner) emit(level, line string) {
 		r.stop(err)
 		panic(r.vm.NewGoError(err))
 	}
-	r.res.Console += line + "\n"
+	r.console.WriteString(line)
+	r.console.WriteByte('\n')
 }
 
 // guard is the prelude's check before a built-in makes something of

@@ -282,6 +282,14 @@ func TestHostile(t *testing.T) {
 		{"4 GB: ArrayBuffer", `return new ArrayBuffer(2 ** 32).byteLength`, "code mode: memory budget of 64 MiB spent (new ArrayBuffer of 4.0 GiB)", codemode.ErrBudget, nil},
 		{"4 GB: Float64Array", `return new Float64Array(2 ** 29).length`, "code mode: memory budget of 64 MiB spent (new Float64Array of 4.0 GiB)", codemode.ErrBudget, nil},
 		{"4 GB: a typed array's constructor", `return new (new Uint8Array(1).constructor)(2 ** 32).length`, "code mode: memory budget of 64 MiB spent (new Uint8Array of 4.0 GiB)", codemode.ErrBudget, nil},
+		{"4 GB: concat of a sparse array", `const a = []; a.length = 2 ** 32 - 1; return [].concat(a).length`, "code mode: memory budget of 64 MiB spent (Array.prototype.concat of 64.0 GiB)", codemode.ErrBudget, nil},
+		{"4 GB: a sparse array spread", `const a = []; a.length = 2 ** 32 - 1; return Math.max(...a)`, "code mode: memory budget of 64 MiB spent (an array iterator of 64.0 GiB)", codemode.ErrBudget, nil},
+		{"4 GB: a sparse array in a Set", `const a = []; a.length = 2 ** 32 - 1; return new Set(a).size`, "code mode: memory budget of 64 MiB spent (an array iterator of 64.0 GiB)", codemode.ErrBudget, nil},
+		{"4 GB: a sparse array in Promise.all", `const a = []; a.length = 2 ** 32 - 1; return (await Promise.all(a)).length`, "code mode: memory budget of 64 MiB spent (an array iterator of 64.0 GiB)", codemode.ErrBudget, nil},
+		{"4 GB: apply", `return String.fromCharCode.apply(null, {length: 2 ** 32 - 1})`, "code mode: memory budget of 64 MiB spent (Function.prototype.apply of 64.0 GiB)", codemode.ErrBudget, nil},
+		{"4 GB: Reflect.apply", `return Reflect.apply(Math.max, null, {length: 2 ** 32 - 1})`, "code mode: memory budget of 64 MiB spent (Reflect.apply of 64.0 GiB)", codemode.ErrBudget, nil},
+		{"4 GB: String.raw", `return String.raw({raw: {length: 2 ** 32 - 1}})`, "code mode: memory budget of 64 MiB spent (String.raw of 64.0 GiB)", codemode.ErrBudget, nil},
+		{"4 GB: TypedArray.from", `return Float64Array.from({length: 2 ** 29}).length`, "code mode: memory budget of 64 MiB spent (TypedArray.from of 4.0 GiB)", codemode.ErrBudget, nil},
 		{"4 GB: a string doubling", `let s = 'x'; for (;;) s += s;`, "code mode: memory budget of 64 MiB spent", codemode.ErrBudget, &slowAlloc},
 		{"4 GB: pushing", `const a = []; for (;;) a.push({n: a.length, s: 'abcdefgh' + a.length});`, "code mode: memory budget of 64 MiB spent", codemode.ErrBudget, &slowAlloc},
 		{"4 GB: shared references stringified", `let a = [1]; for (let i = 0; i < 40; i++) a = [a, a]; return JSON.stringify(a).length`, "budget", codemode.ErrBudget, nil},
@@ -403,4 +411,56 @@ func TestStuckBuiltin(t *testing.T) {
 		t.Errorf("Run took %v, beyond %v", took, limit)
 	}
 	t.Logf("%v after %v", err, took.Round(time.Millisecond))
+}
+
+// TestGuardedBuiltins: the built-ins the prelude wraps still do their
+// work on ordinary input.
+func TestGuardedBuiltins(t *testing.T) {
+	res, err := codemode.Run(context.Background(), `
+		const a = [3, 1, 2];
+		let n = 0;
+		for (const x of a) n += x;
+		const nested = [1, [2, [3]]];
+		const cyclic = [1]; cyclic.push(cyclic);
+		return [
+			n, [...a], Math.max(...a), Math.max.apply(null, a), Reflect.apply(Math.min, null, a),
+			new Set(a).size, Array.from(a.entries()), a.concat([4], 5), [...a].sort(), a.map(x => x * 2),
+			'ab'.repeat(2), 'x'.padStart(3, '-'), 'x'.padEnd(3, '-'), 'abc'.split(''), 'a-b'.replace('-', '+'),
+			'a-b-c'.replaceAll('-', '<>'), String.raw({raw: ['a', 'b']}, 1), Array(3).length, new Array(2, 3),
+			Array.from({length: 2}, (_, i) => i), String(nested), nested.join('/'), String(cyclic),
+			JSON.stringify({b: 1, a: [1, {c: 2}]}, ['a', 'c']), JSON.stringify({a: 1}, (k, v) => (k === 'a' ? 2 : v)),
+			JSON.stringify([1], null, 2), Array.from(new Uint8Array([1, 2])), Array.from(Float64Array.from([1.5])),
+			new ArrayBuffer(8).byteLength, [1, 2] instanceof Array, new Uint8Array(1) instanceof Uint8Array,
+			Reflect.construct(Date, [0]).getTime(),
+		];
+	`, nil, nil, codemode.Budget{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[6,[3,1,2],3,3,1,3,[[0,3],[1,1],[2,2]],[3,1,2,4,5],[1,2,3],[6,2,4],"abab","--x","x--",["a","b","c"],"a+b","a<>b<>c","a1b",3,[2,3],[0,1],"1,2,3","1/2,3","1,",` +
+		`"{\"a\":[1,{\"c\":2}]}","{\"a\":2}","[\n  1\n]",[1,2],[1.5],8,true,true,0]`
+	if got := string(res.Value); got != want {
+		t.Errorf("Value =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestRunCallsNotAwaited: a call the program did not await is made before
+// the run ends, and what it runs when it settles runs too.
+func TestRunCallsNotAwaited(t *testing.T) {
+	f := newFixture(t)
+	var made atomic.Int32
+	call := func(ctx context.Context, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+		made.Add(1)
+		return f.call(ctx, tool, args)
+	}
+	res, err := codemode.Run(context.Background(), `
+		tools.notes.write({text: "later"}).then(r => console.log(r));
+		return "done";
+	`, f.tools, call, codemode.Budget{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Value) != `"done"` || res.Console != "saved: later\n" || made.Load() != 1 || res.Calls != 1 {
+		t.Errorf("Value %s, Console %q, %d calls made (Result.Calls %d); want \"done\", \"saved: later\\n\", 1 (1)", res.Value, res.Console, made.Load(), res.Calls)
+	}
 }
