@@ -77,9 +77,9 @@ var prelude string
 // runtime.
 var preludeProgram = goja.MustCompile("prelude.js", prelude, true)
 
-// stuckGrace is how long Run waits, after the wall-time budget, for a
-// program stuck in a native built-in (one Interrupt cannot stop) before it
-// returns without it.
+// stuckGrace is how long Run waits, once a budget is spent or ctx is
+// done, for a program stuck in a native built-in (one Interrupt cannot
+// stop) before it returns without it.
 const stuckGrace = time.Second
 
 // heapSample is how often the watchdog reads the heap: often enough that a
@@ -108,7 +108,7 @@ func Run(ctx context.Context, code string, tools []Tool, call Caller, b Budget) 
 		return nil, err
 	}
 	start := time.Now()
-	r := &runner{b: b, tools: tools, call: call, res: &Result{}}
+	r := &runner{b: b, tools: tools, call: call, parent: ctx, res: &Result{}, halt: make(chan struct{})}
 	prog, err := compile(code)
 	if err != nil {
 		return r.res, err
@@ -125,11 +125,11 @@ func Run(ctx context.Context, code string, tools []Tool, call Caller, b Budget) 
 	stopCtx := context.AfterFunc(ctx, func() { r.stop(fmt.Errorf("code mode: %w", context.Cause(ctx))) })
 	defer stopCtx()
 
-	// The runtime runs on its own goroutine so that Run can return at the
-	// wall-time budget even when the program is stuck in a native
-	// built-in that Interrupt cannot stop (a regular expression that
-	// backtracks for hours): that goroutine then ends when the built-in
-	// returns, and nothing waits for it.
+	// The runtime runs on its own goroutine so that Run can return when a
+	// budget is spent even if the program is stuck in a native built-in
+	// that Interrupt cannot stop (a regular expression that backtracks for
+	// hours): after stuckGrace that goroutine is left to end when the
+	// built-in returns, and nothing waits for it.
 	done := make(chan error, 1)
 	watch := make(chan struct{})
 	go r.watchHeap(watch)
@@ -139,7 +139,7 @@ func Run(ctx context.Context, code string, tools []Tool, call Caller, b Budget) 
 	}()
 	select {
 	case err = <-done:
-	case <-r.ctx.Done():
+	case <-r.halt:
 		select {
 		case err = <-done:
 		case <-time.After(stuckGrace):
@@ -195,11 +195,12 @@ func compile(code string) (*goja.Program, error) {
 }
 
 type runner struct {
-	b     Budget
-	tools []Tool
-	call  Caller
-	ctx   context.Context // the tool calls': ends with the wall-time budget
-	res   *Result
+	b      Budget
+	tools  []Tool
+	call   Caller
+	ctx    context.Context // the tool calls': ends with the wall-time budget
+	parent context.Context // Run's
+	res    *Result
 
 	vm        *goja.Runtime
 	stringify goja.Callable
@@ -210,7 +211,8 @@ type runner struct {
 	cpu       time.Duration
 
 	mu      sync.Mutex
-	stopped error // the first reason the run was stopped
+	stopped error         // the first reason the run was stopped
+	halt    chan struct{} // closed with the first stop
 }
 
 type pendingCall struct {
@@ -225,6 +227,7 @@ func (r *runner) stop(err error) {
 	r.mu.Lock()
 	if r.stopped == nil {
 		r.stopped = err
+		close(r.halt)
 	}
 	vm := r.vm
 	r.mu.Unlock()
@@ -236,10 +239,13 @@ func (r *runner) stop(err error) {
 func (r *runner) stopErr() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.stopped == nil {
-		if r.ctx.Err() != nil {
-			return &BudgetError{Budget: "wall time", Limit: r.b.WallTime.String()}
+	if r.stopped == nil && r.ctx.Err() != nil {
+		// Done before the reason was recorded: the caller's ctx, or
+		// else the wall-time budget, which is what cancels r.ctx.
+		if r.parent.Err() != nil {
+			return fmt.Errorf("code mode: %w", context.Cause(r.parent))
 		}
+		return &BudgetError{Budget: "wall time", Limit: r.b.WallTime.String()}
 	}
 	return r.stopped
 }
@@ -317,6 +323,8 @@ func (r *runner) run(specs []map[string]string, prog *goja.Program) error {
 			select {
 			case a = <-answers:
 			case <-r.ctx.Done():
+				return r.stopErr()
+			case <-r.halt: // the memory budget, spent while calls are under way
 				return r.stopErr()
 			}
 			if err := r.turn(func() error { return r.settle(a.p, a.res, a.err) }); err != nil {
