@@ -48,9 +48,9 @@
 // it ("code mode: CPU time budget of 2s spent"), which a program cannot
 // catch. Time is enforced with goja's Interrupt, which takes effect
 // between JavaScript instructions: a native built-in that runs long (a
-// regular expression that backtracks) is not stopped, so Run returns at
-// the wall-time budget plus a second and leaves that goroutine to end
-// when the built-in does.
+// regular expression that backtracks) is not stopped, so Run returns a
+// second after the budget is spent and leaves that goroutine to end when
+// the built-in does.
 //
 // goja has no memory limit. Memory is bounded two ways: a watchdog samples
 // the Go heap every 2 ms and, when it has grown by more than the budget
@@ -58,8 +58,8 @@
 // run; and the built-ins that make something large in one native step
 // (String.prototype.repeat, padStart, padEnd, split(""), replace and
 // replaceAll with a long replacement, Array(n), Array.from, the array
-// methods that walk a length, ArrayBuffer and the typed arrays) check the
-// size first. The heap measure is the process's: other work in the daemon
+// methods and iterators that walk a length, apply, String.raw,
+// ArrayBuffer and the typed arrays) check the size first. The heap measure is the process's: other work in the daemon
 // (concurrent runs included) counts against a run, and a program that
 // allocates fast may pass its budget by a few times before the watchdog
 // stops it. See docs/security.md, "Code mode sandbox (codemode)", for
