@@ -120,7 +120,9 @@
   };
   method(A, 'values', guardedValues);
   method(A, Symbol.iterator, guardedValues);
-  for (const name of ['keys', 'entries']) {
+  // (From here on the prelude loops by index: for-of would now take the
+  // slow path through the guarded iterator, at every run's cost.)
+  for (let i1 = 0, a1 = ['keys', 'entries']; i1 < a1.length; i1++) { const name = a1[i1];
     const orig = A[name];
     method(A, name, { [name]() { guardLength(this, 'an array iterator'); return apply(orig, this, []); } }[name]);
   }
@@ -175,7 +177,7 @@
   const standIn = (C, f) => {
     f.prototype = C.prototype;
     setPrototypeOf(f, getPrototypeOf(C));
-    for (const k of ownKeys(C)) {
+    for (let i2 = 0, a2 = ownKeys(C); i2 < a2.length; i2++) { const k = a2[i2];
       if (k !== 'prototype' && k !== 'length' && k !== 'name') defineProperty(f, k, getOwnPropertyDescriptor(C, k));
     }
     defineProperty(f, 'name', { value: C.name });
@@ -205,7 +207,7 @@
     if (src != null && typeof src.length === 'number') guard(src.length * per, 'TypedArray.from');
     return apply(taFrom, this, arguments);
   });
-  for (const name of buffers) {
+  for (let i3 = 0, a3 = buffers; i3 < a3.length; i3++) { const name = a3[i3];
     const C = g[name];
     if (typeof C !== 'function') continue;
     const per = C.BYTES_PER_ELEMENT || 1;
@@ -228,7 +230,7 @@
       rep = replacer;
     } else if (isArray(replacer)) {
       const allowed = new SetC();
-      for (const k of replacer) allowed.add(StringC(k));
+      for (let i = 0; i < replacer.length; i++) allowed.add(StringC(replacer[i]));
       rep = function (k, v) {
         if (k === '' || isArray(this) || apply(setHas, allowed, [k])) return v;
         return undefined;
@@ -258,7 +260,7 @@
     return line;
   };
   const console = {};
-  for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
+  for (let i4 = 0, a4 = ['log', 'info', 'warn', 'error', 'debug']; i4 < a4.length; i4++) { const level = a4[i4];
     method(console, level, function (...args) { emit(level, format(args)); });
   }
   method(g, 'console', console);
@@ -279,10 +281,10 @@
     (byNS[s.ns] || (byNS[s.ns] = [])).push({ fn: s.fn, i: i });
   }
   const tools = strictObject('tools.', keys(byNS));
-  for (const ns of keys(byNS)) {
+  for (let i5 = 0, a5 = keys(byNS); i5 < a5.length; i5++) { const ns = a5[i5];
     const list = byNS[ns];
     const o = strictObject('tools.' + ns + '.', list.map((x) => x.fn));
-    for (const x of list) {
+    for (let i6 = 0, a6 = list; i6 < a6.length; i6++) { const x = a6[i6];
       const i = x.i;
       const f = { async [x.fn](args) { return call(i, args); } }[x.fn];
       fixed(o, x.fn, f);
