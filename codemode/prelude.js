@@ -2,7 +2,7 @@
 // captures (Proxy, Reflect, JSON, the originals it wraps) is the engine's
 // own, whatever the program later does to the globals. It returns the
 // functions Go keeps.
-(function (g, call, guard, emit, specs) {
+(function (g, call, guard, emit, specs, isProxy, isBuffer) {
   'use strict';
   const defineProperty = Object.defineProperty;
   const freeze = Object.freeze;
@@ -26,6 +26,7 @@
   const stringify = JSON.stringify;
   const parse = JSON.parse;
   const MathMax = Math.max;
+  const MathMin = Math.min;
 
   const fixed = (o, k, v) => defineProperty(o, k, { value: v, writable: false, enumerable: false, configurable: false });
   const method = (o, k, v) => defineProperty(o, k, { value: v, writable: true, enumerable: false, configurable: true });
@@ -47,32 +48,43 @@
   // Memory guards: built-ins that make something large in one native step,
   // which Interrupt cannot stop and the heap watchdog sees too late. Each
   // asks guard(bytes, what) first; guard interrupts the run when the size
-  // passes the memory budget.
+  // passes the memory budget. Each then hands the built-in the values it
+  // checked (the string, the count, a length pinned or an array copied),
+  // never the program's object again: a getter or valueOf that answers
+  // small to the check and large to the built-in would otherwise pass a
+  // 64 GB allocation through.
+  const ObjectC = Object;
   const S = String.prototype;
   const repeat = S.repeat, padStart = S.padStart, padEnd = S.padEnd, split = S.split;
   const replace = S.replace, replaceAll = S.replaceAll;
-  method(S, 'repeat', function repeat_(n) {
-    guard(StringC(this).length * MathMax(0, +n || 0) * 2, 'String.prototype.repeat');
-    return apply(repeat, this, arguments);
+  const num = (n) => { const x = +n; return x === x ? x : 0; };
+  method(S, 'repeat', function repeat_(count) {
+    const str = StringC(this), c = num(count);
+    guard(str.length * MathMax(0, c) * 2, 'String.prototype.repeat');
+    return apply(repeat, str, [c]);
   });
-  method(S, 'padStart', function padStart_(n) {
-    guard((+n || 0) * 2, 'String.prototype.padStart');
-    return apply(padStart, this, arguments);
+  method(S, 'padStart', function padStart_(n, fill) {
+    const str = StringC(this), len = num(n);
+    guard(len * 2, 'String.prototype.padStart');
+    return apply(padStart, str, fill === undefined ? [len] : [len, StringC(fill)]);
   });
-  method(S, 'padEnd', function padEnd_(n) {
-    guard((+n || 0) * 2, 'String.prototype.padEnd');
-    return apply(padEnd, this, arguments);
+  method(S, 'padEnd', function padEnd_(n, fill) {
+    const str = StringC(this), len = num(n);
+    guard(len * 2, 'String.prototype.padEnd');
+    return apply(padEnd, str, fill === undefined ? [len] : [len, StringC(fill)]);
   });
-  method(S, 'split', function split_(sep) {
-    if (sep === '') guard(StringC(this).length * 24, 'String.prototype.split');
-    return apply(split, this, arguments);
+  method(S, 'split', function split_(sep, limit) {
+    const str = StringC(this);
+    if (sep === '') guard(str.length * 24, 'String.prototype.split');
+    return apply(split, str, arguments);
   });
   const replacing = (orig, name) => function (pat, rep) {
+    const str = StringC(this);
     if (typeof rep === 'string' && rep.length > 1) {
-      const n = StringC(this).length;
+      const n = str.length;
       guard((n + (n + 1) * rep.length) * 2, name);
     }
-    return apply(orig, this, arguments);
+    return apply(orig, str, arguments);
   };
   method(S, 'replace', replacing(replace, 'String.prototype.replace'));
   method(S, 'replaceAll', replacing(replaceAll, 'String.prototype.replaceAll'));
@@ -83,39 +95,91 @@
   // checked before each.
   const A = Array.prototype;
   const ArrayC = Array;
-  const guardLength = (o, name) => {
-    const n = o == null ? 0 : +o.length;
+  const lengthOf = (o, name) => {
+    let n = o == null ? 0 : num(o.length);
+    n = n > 0 ? MathMin(n - (n % 1), 2 ** 53 - 1) : 0;
     if (n > 0) guard(n * 16, name);
+    return n;
+  };
+  // A genuine array that is no Proxy: its length is a data property that
+  // nothing can change between the check and the built-in's own read.
+  const plain = (o) => isArray(o) && !isProxy(o);
+  // o as a built-in should see it: with the length that was checked, its
+  // elements read through JavaScript, where Interrupt works.
+  const pinned = (o, n) => new ProxyC(ObjectC(o), {
+    get(t, k, r) { return k === 'length' ? n : rget(t, k, r); },
+  });
+  // A genuine array of o's first n elements, copied by JavaScript.
+  const copy = (o, n) => {
+    const a = [];
+    for (let i = 0; i < n; i++) {
+      defineProperty(a, i, { value: o[i], writable: true, enumerable: true, configurable: true });
+    }
+    return a;
   };
   for (const name of ['copyWithin', 'every', 'fill', 'filter', 'find', 'findIndex', 'findLast',
     'findLastIndex', 'flat', 'flatMap', 'forEach', 'includes', 'indexOf', 'lastIndexOf', 'map',
     'reduce', 'reduceRight', 'reverse', 'slice', 'some', 'sort', 'splice', 'toLocaleString',
-    'toReversed', 'toSorted', 'toSpliced', 'with', 'unshift']) {
+    'toReversed', 'toSorted', 'toSpliced', 'with', 'unshift', 'shift']) {
     const orig = A[name];
     if (typeof orig !== 'function') continue;
     const what = 'Array.prototype.' + name;
     method(A, name, {
       [name](...args) {
-        guardLength(this, what);
-        return apply(orig, this, args);
+        const n = lengthOf(this, what);
+        if (this == null || plain(this)) return apply(orig, this, args);
+        const self = pinned(this, n);
+        const res = apply(orig, self, args);
+        return res === self ? this : res;
       },
     }[name]);
   }
-  // concat walks its arguments' lengths too.
+  // concat spreads its arguments natively: when any is not a genuine array
+  // or a primitive, it is done here instead.
   const origConcat = A.concat;
+  const isConcatSpreadable = Symbol.isConcatSpreadable;
+  const isObject = (x) => x !== null && (typeof x === 'object' || typeof x === 'function');
+  const define = (o, k, v) => defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
   method(A, 'concat', function concat(...args) {
-    guardLength(this, 'Array.prototype.concat');
-    for (let i = 0; i < args.length; i++) {
-      if (isArray(args[i])) guardLength(args[i], 'Array.prototype.concat');
+    const items = [this];
+    for (let i = 0; i < args.length; i++) define(items, i + 1, args[i]);
+    let native = true;
+    for (let i = 0; i < items.length; i++) {
+      const x = items[i];
+      if (plain(x)) lengthOf(x, 'Array.prototype.concat');
+      else if (isObject(x)) native = false;
     }
-    return apply(origConcat, this, args);
+    if (native) return apply(origConcat, this, args);
+    const out = [];
+    let k = 0;
+    for (let i = 0; i < items.length; i++) {
+      const x = i === 0 ? ObjectC(items[0]) : items[i];
+      let spread = false;
+      if (isObject(x)) {
+        const s = x[isConcatSpreadable];
+        spread = s !== undefined ? !!s : isArray(x);
+      }
+      if (!spread) {
+        define(out, k++, x);
+        continue;
+      }
+      const n = lengthOf(x, 'Array.prototype.concat');
+      guard((k + n) * 16, 'Array.prototype.concat');
+      for (let j = 0; j < n; j++, k++) {
+        if (j in x) define(out, k, x[j]);
+      }
+    }
+    out.length = k;
+    return out;
   });
   // The array iterators: spread ([...a], f(...a)), for-of, new Set(a),
   // new Map(a), Promise.all(a) and the rest of the iterator protocol walk
-  // an array natively when it has the engine's own iterator.
+  // an array natively when it has the engine's own iterator. (An iterator
+  // reads the length at each step: a getter that answers otherwise later
+  // runs JavaScript at each step, where Interrupt works.)
   const origValues = A.values;
   const guardedValues = function values() {
-    guardLength(this, 'an array iterator');
+    lengthOf(this, 'an array iterator');
     return apply(origValues, this, []);
   };
   method(A, 'values', guardedValues);
@@ -124,29 +188,55 @@
   // slow path through the guarded iterator, at every run's cost.)
   for (let i1 = 0, a1 = ['keys', 'entries']; i1 < a1.length; i1++) { const name = a1[i1];
     const orig = A[name];
-    method(A, name, { [name]() { guardLength(this, 'an array iterator'); return apply(orig, this, []); } }[name]);
+    method(A, name, { [name]() { lengthOf(this, 'an array iterator'); return apply(orig, this, []); } }[name]);
   }
   // Argument lists made from an array-like: apply, Reflect.apply and
-  // Reflect.construct, String.raw.
+  // Reflect.construct, String.raw. A list that is not a genuine array is
+  // copied first.
+  const argList = (args, what) => {
+    if (args == null) return args;
+    const n = lengthOf(args, what);
+    return plain(args) ? args : copy(args, n);
+  };
   const F = Function.prototype;
   const fapply = F.apply;
   method(F, 'apply', function apply_(self, args) {
-    guardLength(args, 'Function.prototype.apply');
-    return apply(fapply, this, [self, args]);
+    return apply(fapply, this, [self, argList(args, 'Function.prototype.apply')]);
   });
   method(Reflect, 'apply', function apply_(f, self, args) {
-    guardLength(args, 'Reflect.apply');
-    return apply(f, self, args);
+    return apply(f, self, argList(args, 'Reflect.apply'));
   });
   method(Reflect, 'construct', function construct_(C, args, nt) {
-    guardLength(args, 'Reflect.construct');
-    return arguments.length > 2 ? construct(C, args, nt) : construct(C, args);
+    const list = argList(args, 'Reflect.construct');
+    return arguments.length > 2 ? construct(C, list, nt) : construct(C, list);
   });
   const raw = String.raw;
-  method(String, 'raw', function raw_(strings) {
-    if (strings != null) guardLength(strings.raw, 'String.raw');
-    return apply(raw, this, arguments);
+  method(String, 'raw', function raw_(strings, ...subs) {
+    const r = strings == null ? strings : strings.raw;
+    if (r == null) return apply(raw, this, [strings, ...subs]);
+    const list = copy(r, lengthOf(r, 'String.raw'));
+    return apply(raw, this, [{ raw: list }, ...subs]);
   });
+  // A source for Array.from, TypedArray.from and a typed array's
+  // constructor: an iterable is handed on as an iterable the program
+  // cannot change, anything else as a copy of the length checked.
+  const iteratorSym = Symbol.iterator;
+  const source = (src, per, what) => {
+    if (!isObject(src)) return src;
+    if (plain(src)) {
+      guard(lengthOf(src, what) * per, what);
+      return src;
+    }
+    const it = src[iteratorSym];
+    if (typeof it === 'function') {
+      const iterable = {};
+      defineProperty(iterable, iteratorSym, { value: function () { return apply(it, src, []); } });
+      return iterable;
+    }
+    const n = lengthOf(src, what);
+    guard(n * per, what);
+    return copy(src, n);
+  };
   // join is rewritten in JavaScript so nested arrays (and toString, which
   // calls join) are walked by interruptible code: [a, a] nested forty deep
   // would otherwise build 2**40 elements natively.
@@ -154,7 +244,7 @@
   const joining = new SetC();
   const setAdd = SetC.prototype.add, setDelete = SetC.prototype.delete;
   method(A, 'join', function join(sep) {
-    guardLength(this, 'Array.prototype.join');
+    lengthOf(this, 'Array.prototype.join');
     if (apply(setHas, joining, [this])) return '';
     apply(setAdd, joining, [this]);
     try {
@@ -189,9 +279,8 @@
     return construct(ArrayC, args, new.target || guardedArray);
   });
   const origFrom = ArrayC.from;
-  method(guardedArray, 'from', function from(src) {
-    if (src != null && typeof src.length === 'number') guard(src.length * 16, 'Array.from');
-    return apply(origFrom, this, arguments);
+  method(guardedArray, 'from', function from_(src, ...rest) {
+    return apply(origFrom, this, [source(src, 16, 'Array.from')].concat(rest));
   });
   method(g, 'Array', guardedArray);
 
@@ -202,10 +291,9 @@
   // allocates the whole result from an array-like's length.
   const TA = getPrototypeOf(Uint8Array);
   const taFrom = TA.from;
-  method(TA, 'from', function from_(src) {
+  method(TA, 'from', function from_(src, ...rest) {
     const per = (this && this.BYTES_PER_ELEMENT) || 8;
-    if (src != null && typeof src.length === 'number') guard(src.length * per, 'TypedArray.from');
-    return apply(taFrom, this, arguments);
+    return apply(taFrom, this, [source(src, per, 'TypedArray.from')].concat(rest));
   });
   for (let i3 = 0, a3 = buffers; i3 < a3.length; i3++) { const name = a3[i3];
     const C = g[name];
@@ -215,7 +303,7 @@
       if (!new.target) throw new TypeErrorC('Constructor ' + name + ' requires \'new\'');
       const a = args[0];
       if (typeof a === 'number') guard(a * per, 'new ' + name);
-      else if (a != null && typeof a === 'object' && typeof a.length === 'number') guard(a.length * per, 'new ' + name);
+      else if (name !== 'ArrayBuffer' && a != null && typeof a === 'object' && !isBuffer(a)) args[0] = source(a, per, 'new ' + name);
       return construct(C, args, new.target);
     });
     method(g, name, guarded);

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"runtime/metrics"
 	"strings"
@@ -270,7 +271,8 @@ func (r *runner) run(specs []map[string]string, prog *goja.Program) error {
 		}
 		setup, _ := goja.AssertFunction(f)
 		kept, err := setup(goja.Undefined(), vm.GlobalObject(),
-			vm.ToValue(r.callTool), vm.ToValue(r.guard), vm.ToValue(r.emit), vm.ToValue(specs))
+			vm.ToValue(r.callTool), vm.ToValue(r.guard), vm.ToValue(r.emit), vm.ToValue(specs),
+			vm.ToValue(isProxy), vm.ToValue(isBuffer))
 		if err != nil {
 			return err
 		}
@@ -442,6 +444,37 @@ func approxBytes(n float64) string {
 		return fmt.Sprintf("%.1f MiB", n/(1<<20))
 	}
 	return fmt.Sprintf("%.0f bytes", n)
+}
+
+var proxyType = reflect.TypeFor[goja.Proxy]()
+
+// isProxy tells the prelude a Proxy from what it stands for (Array.isArray
+// cannot).
+func isProxy(v goja.Value) bool {
+	o, ok := v.(*goja.Object)
+	return ok && o.ExportType() == proxyType
+}
+
+// isBuffer: an ArrayBuffer or a typed array, whose length is the memory it
+// already holds.
+func isBuffer(v goja.Value) bool {
+	o, ok := v.(*goja.Object)
+	if !ok {
+		return false
+	}
+	t := o.ExportType()
+	if t == reflect.TypeFor[goja.ArrayBuffer]() {
+		return true
+	}
+	if t == nil || t.Kind() != reflect.Slice {
+		return false
+	}
+	switch t.Elem().Kind() {
+	case reflect.Int8, reflect.Uint8, reflect.Int16, reflect.Uint16, reflect.Int32, reflect.Uint32,
+		reflect.Int64, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
 }
 
 // callTool is a tool function's body: it queues the call and returns its
