@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/codemode"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
 // fixture is a real MCP server over in-memory transports: the Caller the
@@ -485,4 +486,24 @@ func TestRunCallsNotAwaited(t *testing.T) {
 	if string(res.Value) != `"done"` || res.Console != "saved: later\n" || made.Load() != 1 || res.Calls != 1 {
 		t.Errorf("Value %s, Console %q, %d calls made (Result.Calls %d); want \"done\", \"saved: later\\n\", 1 (1)", res.Value, res.Console, made.Load(), res.Calls)
 	}
+}
+
+// TestRunLeavesNoGoroutines: a run's goroutines (its runtime's, the heap
+// watchdog, its calls') end with it, whether it finished, failed or spent
+// a budget.
+func TestRunLeavesNoGoroutines(t *testing.T) {
+	f := newFixture(t)
+	before := runtime.NumGoroutine()
+	b := codemode.Budget{CPUTime: 200 * time.Millisecond, WallTime: 500 * time.Millisecond}
+	for _, code := range []string{
+		`return await Promise.all([1, 2].map(n => tools.github.get_issue({number: n})))`,
+		`for (;;) {}`,
+		`await Promise.all([tools.slow.wait({}), tools.github.get_issue({number: 1})])`,
+		`throw new Error("no")`,
+	} {
+		if _, err := codemode.Run(context.Background(), code, f.tools, f.call, b); err != nil {
+			t.Logf("%.60q: %v", code, err)
+		}
+	}
+	wait.Goroutines(t, before)
 }
