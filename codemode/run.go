@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,18 +96,23 @@ const heapSample = 2 * time.Millisecond
 //
 // Every call goes through call. The run ends when the program's promise
 // settles and no call it made is under way (a call it did not await is
-// still made, and what awaits it runs), or with a [*BudgetError] when a budget is spent, a
-// [*ProgramError] when the program fails, or ctx's error when ctx ends.
-// Run returns a non-nil Result (console output, calls so far) with every
-// error but a refused budget or tool list.
+// still made, and what awaits it runs), or with a [*BudgetError] when a
+// budget is spent, a [*ProgramError] when the program fails, or ctx's
+// error when ctx ends. Run returns a non-nil Result (console output,
+// calls so far) with every error but a refused budget or tool list, and
+// but a program stuck in a built-in, whose output is left with it.
 func Run(ctx context.Context, code string, tools []Tool, call Caller, b Budget) (*Result, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
 	b = b.withDefaults()
+	tools = slices.Clone(tools) // the runtime may outlive Run (a stuck built-in)
 	specs, err := toolSpecs(tools)
 	if err != nil {
 		return nil, err
+	}
+	if call == nil && len(tools) > 0 {
+		return nil, errors.New("code mode: tools but no Caller to call them")
 	}
 	start := time.Now()
 	r := &runner{b: b, tools: tools, call: call, parent: ctx, res: &Result{}, halt: make(chan struct{})}
