@@ -164,7 +164,7 @@ const (
 	MaxCodeCPUTime      = 5 * time.Minute
 	MaxCodeWallTime     = 30 * time.Minute
 	MinCodeMemory       = 1 << 20
-	MaxCodeMemory       = 2 << 30
+	MaxCodeMemory       = 1 << 30 // codemode.MaxMemoryBytes
 	MinCodeOutput       = 1 << 10
 	MaxCodeOutput       = 16 << 20
 )

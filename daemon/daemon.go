@@ -132,6 +132,10 @@ type Options struct {
 	// ranking ([search]; the CLI makes it with package llm, which the
 	// daemon does not import); nil ranks lexically.
 	Embedder toolsearch.Embedder
+	// CodeRunner runs code mode's run_code programs (gateway.CodeRunner;
+	// the CLI gives package gateway/coderun's, where the build has code
+	// mode); nil: run_code answers that code mode is not available.
+	CodeRunner gateway.CodeRunner
 }
 
 // Daemon is one running Switchboard. Make it with [New].
@@ -656,6 +660,7 @@ func (d *Daemon) gatewayOptions() (*gateway.Options, error) {
 	cd := d.opts.Config.Code.WithDefaults()
 	o.Code = gateway.CodeBudget{CPUTime: cd.CPUTime, WallTime: cd.WallTime, Memory: cd.Memory, Output: cd.Output}
 	o.Embeddings = d.embeddings()
+	o.CodeRunner = d.opts.CodeRunner
 	return o, nil
 }
 

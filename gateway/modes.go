@@ -101,14 +101,22 @@ type CodeToolDefiner interface {
 	RunCodeTool() *mcp.Tool
 }
 
+// A CodeNamer is a CodeRunner that says how a program calls a tool
+// (tools.github.search_issues): code mode's search_tools gives it with
+// each tool found, as "code", so a model writes the call it read.
+type CodeNamer interface {
+	CodeName(t OfferedTool) string
+}
+
 // CodeRequest is one run_code call, as a CodeRunner gets it.
 type CodeRequest struct {
 	// Code is the program, as the client sent it.
 	Code string
 	// Tools are the tools the program may call: those the endpoint offers
-	// and the caller's grant allows, named as the endpoint's clients call
-	// them, with their input schemas (for the program's declarations).
-	Tools []*mcp.Tool
+	// and the caller's grant allows, named (Tool.Name) as the endpoint's
+	// clients call them, with their servers and input schemas (for the
+	// program's declarations).
+	Tools []OfferedTool
 	// Call calls one of Tools by name exactly as call_tool would (policy,
 	// validation, redaction, timeouts, telemetry and usage by the tool).
 	// A tool's own failure is a result with IsError; an error is a
@@ -328,6 +336,8 @@ type foundTool struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	InputSchema any    `json:"inputSchema"`
+	// Code is how a code-mode program calls it (CodeNamer).
+	Code string `json:"code,omitempty"`
 }
 
 // searchTools answers search_tools.
@@ -359,10 +369,17 @@ func (ep *endpoint) searchTools(ctx context.Context, r *mcp.CallToolRequest) (*m
 	if err != nil {
 		ep.g.log.Warn("search: the query's embedding failed; ranking lexically", "endpoint", ep.Name, "err", ep.g.red.Redact(err.Error()))
 	}
+	namer, _ := ep.g.opts.CodeRunner.(CodeNamer)
+	if ep.Mode != config.ModeCode {
+		namer = nil
+	}
 	found := make([]foundTool, len(hits))
 	for i, h := range hits {
 		t := st.tools[h.Index].Tool
 		found[i] = foundTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+		if namer != nil {
+			found[i].Code = namer.CodeName(st.tools[h.Index])
+		}
 	}
 	out := struct {
 		Tools []foundTool `json:"tools"`
@@ -390,12 +407,12 @@ func (ep *endpoint) runCode(ctx context.Context, r *mcp.CallToolRequest) (*mcp.C
 	if err := json.Unmarshal(orEmpty(r.Params.Arguments), &in); err != nil || strings.TrimSpace(in.Code) == "" {
 		return toolError("%s: arguments must be an object with code, the JavaScript program (a non-empty string)", RunCodeName), nil
 	}
-	var tools []*mcp.Tool
+	var tools []OfferedTool
 	if st := ep.search.Load(); st != nil {
 		allow := ep.granted(ctx, r)
 		for _, o := range st.tools {
 			if allow == nil || allow(o) {
-				tools = append(tools, o.Tool)
+				tools = append(tools, o)
 			}
 		}
 	}

@@ -168,6 +168,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool, endpoint str
 		Socket:       socket,
 		Endpoint:     endpoint,
 		Embedder:     embedder,
+		CodeRunner:   codeRunner(),
 		OnHost: func(h *host.Host) {
 			steps.Host = h
 			r.follow(h)
