@@ -23,6 +23,7 @@ func TestLayering(t *testing.T) {
 		"transport":       {"*"},
 		"store":           {"*"},
 		"guard":           {"*"},
+		"toolsearch":      {"*"},
 		"internal/decode": {"*"},
 		"config":          {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "cmd/switchboard/internal/cli"},
 		"llm":             {"host", "gateway", "daemon", "agent", "config", "store", "cmd/switchboard/internal/cli"},

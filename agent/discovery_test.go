@@ -48,11 +48,3 @@ func TestSelect(t *testing.T) {
 		}
 	}
 }
-
-func TestTerms(t *testing.T) {
-	got := terms("getForecast list_pull-requests for the City of X2")
-	want := []string{"get", "forecast", "list", "pull", "requests", "city", "x2"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("terms (-want +got):\n%s", diff)
-	}
-}

@@ -146,6 +146,12 @@ type Config struct {
 	// Telemetry is the [telemetry] table (see [Telemetry]), merged like
 	// Network.
 	Telemetry Telemetry
+	// Search is the [search] table (see [Search]): search mode's optional
+	// embeddings, merged like Network.
+	Search Search
+	// Code is the [code] table (see [Code]): code mode's budgets, merged
+	// like Network.
+	Code Code
 	// Endpoints are the [[endpoints]] tables (see [Endpoint]) in
 	// declaration order; a later file's endpoint of the same name
 	// replaces an earlier one's whole, in its place.

@@ -74,7 +74,7 @@ type merger interface {
 
 // mergedTables are the key-by-key tables, in the order of the top-level
 // keys.
-var mergedTables = []merger{gatewayTable, networkTable, limitsTable, stateTable, telemetryTable}
+var mergedTables = []merger{gatewayTable, networkTable, limitsTable, stateTable, telemetryTable, searchTable, codeTable}
 
 // topField declares the table's key at the top level of a TOML file.
 func (mt mergedTable[T]) topField() decode.Field[fileResult] {

@@ -20,6 +20,7 @@ import (
 //	workflows = ["review"]            # published workflows offered here
 //	auth_token = "{{secrets.code_token}}"  # this endpoint's own token
 //	scopes = ["code"]                 # OAuth: scopes a token needs here
+//	mode = "search"                   # "all" (default), "search" or "code"
 //
 //	[endpoints.rename]                # the name a client sees = the tool it calls
 //	read = "mcp_filesystem_read_text_file"
@@ -65,6 +66,10 @@ type Endpoint struct {
 	// Scopes are the OAuth scopes a token needs on this endpoint, besides
 	// [gateway.auth] scopes.
 	Scopes []string
+	// Mode is what the endpoint lists of the tools it offers: [ModeAll]
+	// (every one; "" means that), [ModeSearch] (search_tools and
+	// call_tool) or [ModeCode] (search_tools and run_code).
+	Mode string
 
 	// Source is where the endpoint was declared.
 	Source Position

@@ -46,6 +46,7 @@ type endpointJSON struct {
 	Override     map[string]toolOverrideJSON `json:"override,omitempty"`
 	AuthToken    string                      `json:"auth_token,omitempty"`
 	Scopes       []string                    `json:"scopes,omitzero"`
+	Mode         string                      `json:"mode,omitempty"`
 }
 
 type toolOverrideJSON struct {
@@ -59,7 +60,7 @@ type toolOverrideJSON struct {
 
 func toEndpointJSON(ep Endpoint) endpointJSON {
 	j := endpointJSON{Name: ep.Name, Path: ep.Path, Servers: ep.Servers, Tools: ep.Tools, Instructions: ep.Instructions,
-		Workflows: ep.Workflows, Rename: ep.Rename, AuthToken: ep.AuthToken, Scopes: ep.Scopes}
+		Workflows: ep.Workflows, Rename: ep.Rename, AuthToken: ep.AuthToken, Scopes: ep.Scopes, Mode: ep.Mode}
 	for k, o := range ep.Override {
 		if j.Override == nil {
 			j.Override = map[string]toolOverrideJSON{}

@@ -38,6 +38,7 @@ func EndpointTOML(ep Endpoint) []byte {
 	list("workflows", ep.Workflows)
 	str("auth_token", ep.AuthToken)
 	list("scopes", ep.Scopes)
+	str("mode", ep.Mode)
 	if len(ep.Rename) > 0 {
 		b.WriteString("\n[endpoints.rename]\n")
 		for _, k := range slices.Sorted(maps.Keys(ep.Rename)) {

@@ -26,6 +26,7 @@ func everyEndpointField() Endpoint {
 		},
 		AuthToken: "{{secrets.code_token}}",
 		Scopes:    []string{"code", "read:org"},
+		Mode:      ModeSearch,
 	}
 }
 

@@ -60,6 +60,7 @@ var endpointFields = decode.Table[Endpoint]{
 	decode.Value("override", decode.TOML, func(e *Endpoint) *map[string]ToolOverride { return &e.Override }, readOverrides),
 	decode.Value("auth_token", decode.TOML, func(e *Endpoint) *string { return &e.AuthToken }, readAuthToken, checkAuthToken),
 	decode.StringList("scopes", decode.TOML, func(e *Endpoint) *[]string { return &e.Scopes }, checkScope),
+	decode.String("mode", decode.TOML, func(e *Endpoint) *string { return &e.Mode }, checkMode),
 }
 
 // toolOverrideFields declares an [endpoints.override.NAME] table.

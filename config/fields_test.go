@@ -16,6 +16,8 @@ func TestEveryFieldDeclared(t *testing.T) {
 		"Network":  decode.Undeclared(networkTable.fields, "Source"),
 		"Limits":   decode.Undeclared(limitsTable.fields, "Source"),
 		"State":    decode.Undeclared(stateTable.fields, "Source"),
+		"Search":   decode.Undeclared(searchTable.fields, "Source"),
+		"Code":     decode.Undeclared(codeTable.fields, "Source"),
 		"Provider": decode.Undeclared(providerFields, "Name", "Source"), // Name is the table's own name
 	} {
 		if len(undeclared) > 0 {

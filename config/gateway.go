@@ -38,6 +38,7 @@ const DefaultGatewayListen = "127.0.0.1:7300"
 //	shutdown_drain   = "5s"                       # SIGTERM: first serve on this long, /readyz 503
 //	workflows        = ["triage"]                 # workflows published as tools (ids); default none
 //	workflow_tool_format = "workflow_{id}"        # their tool names; {id} is the workflow's id
+//	mode             = "search"                   # /mcp lists "all" tools (default), or "search" or "code" tools
 //
 //	[gateway.auth]                                # OAuth: see GatewayAuth
 //
@@ -100,6 +101,10 @@ type Gateway struct {
 	// where workflows are loaded (the workflow package, `switchboard
 	// validate`), not here.
 	Workflows []string
+	// Mode is what the default endpoint (/mcp) lists of its tools:
+	// [ModeAll] ("" means that), [ModeSearch] or [ModeCode]; see
+	// [Endpoint.Mode].
+	Mode string
 	// WorkflowToolFormat names a published workflow's tool: {id} is
 	// replaced by its id. "" means [DefaultWorkflowToolFormat].
 	WorkflowToolFormat string
@@ -207,6 +212,7 @@ var gatewayTable = mergedTable[Gateway]{
 		decode.StringList("workflows", decode.TOML, func(g *Gateway) *[]string { return &g.Workflows }, checkGatewayWorkflow),
 		decode.String("workflow_tool_format", decode.TOML, func(g *Gateway) *string { return &g.WorkflowToolFormat }, checkWorkflowToolFormat),
 		decode.Value("auth", decode.TOML, func(g *Gateway) **GatewayAuth { return &g.Auth }, readGatewayAuth),
+		decode.String("mode", decode.TOML, func(g *Gateway) *string { return &g.Mode }, checkMode),
 	},
 	config: func(c *Config) *Gateway { return &c.Gateway },
 	source: func(g *Gateway) *Position { return &g.Source },

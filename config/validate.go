@@ -62,6 +62,7 @@ func (v *validator) config(c *Config) {
 	}
 	v.gateway(c)
 	v.endpoints(c)
+	v.modes(c)
 	v.state(c)
 	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
 		p := c.Providers[name]

@@ -64,6 +64,7 @@ import (
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/telemetry"
+	"github.com/switchboardmcp/switchboard/toolsearch"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -127,6 +128,10 @@ type Options struct {
 	// Endpoint names the endpoint ([[endpoints]] name) ServeStdio serves
 	// its client: `serve --stdio --endpoint NAME`. "" is the default one.
 	Endpoint string
+	// Embedder computes the embeddings search mode blends into its
+	// ranking ([search]; the CLI makes it with package llm, which the
+	// daemon does not import); nil ranks lexically.
+	Embedder toolsearch.Embedder
 }
 
 // Daemon is one running Switchboard. Make it with [New].
@@ -648,7 +653,21 @@ func (d *Daemon) gatewayOptions() (*gateway.Options, error) {
 		return nil, err
 	}
 	o.Endpoints = eps
+	cd := d.opts.Config.Code.WithDefaults()
+	o.Code = gateway.CodeBudget{CPUTime: cd.CPUTime, WallTime: cd.WallTime, Memory: cd.Memory, Output: cd.Output}
+	o.Embeddings = d.embeddings()
 	return o, nil
+}
+
+// embeddings are search mode's embeddings: Options.Embedder's, named by
+// [search] kind and model, cached in the state store; nil without an
+// Embedder.
+func (d *Daemon) embeddings() *gateway.Embeddings {
+	if d.opts.Embedder == nil {
+		return nil
+	}
+	s := d.opts.Config.Search
+	return &gateway.Embeddings{Embedder: d.opts.Embedder, Model: s.Kind + ":" + s.Model, Cache: d.store}
 }
 
 // endpoints are the MCP endpoints the daemon serves, over its one host:
@@ -665,6 +684,7 @@ func (d *Daemon) endpoints(stored []config.Endpoint) ([]gateway.Endpoint, error)
 	if d.wf != nil {
 		ep.HideTools = d.wf.Hidden()
 	}
+	ep.Mode = cfg.Gateway.Mode
 	out := []gateway.Endpoint{ep}
 	owner, err := cfg.Gateway.ResolveAuthToken(d.lookupEnv(), d.opts.Host.Secrets, d.red)
 	if err != nil {
@@ -717,7 +737,7 @@ func namedEndpoint(cfg *config.Config, e config.Endpoint, def gateway.Endpoint) 
 		Name: e.Name, Path: mcpPath, SSE: sse, Message: msg, WebSocket: ws,
 		Servers: slices.Clone(e.Servers), Tools: slices.Clone(e.Tools),
 		Rename: e.Rename, Override: e.Override, Instructions: e.Instructions,
-		Policy: def.Policy, HideTools: slices.Clone(def.HideTools),
+		Policy: def.Policy, HideTools: slices.Clone(def.HideTools), Mode: e.Mode,
 	}
 	for _, id := range cfg.Gateway.Workflows {
 		name := cfg.Gateway.WorkflowToolName(id)

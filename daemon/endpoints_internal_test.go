@@ -34,6 +34,9 @@ func TestNamedEndpoint(t *testing.T) {
 			Name: "code", Path: "/code/mcp", SSE: "/code/sse", Message: "/code/message", WebSocket: "/code/ws",
 			Servers: []string{"a", workflow.InProcessServerID}, Tools: []string{"a_*", "workflow_review"}, Instructions: "hi",
 			Policy: policy, HideTools: []string{"mcp_a_delete", "workflow_triage"}}},
+		{"search mode", config.Endpoint{Name: "s", Mode: config.ModeSearch}, gateway.Endpoint{
+			Name: "s", Path: "/e/s/mcp", SSE: "/e/s/sse", Message: "/e/s/message", WebSocket: "/e/s/ws", Mode: config.ModeSearch,
+			Policy: policy, HideTools: []string{"mcp_a_delete", "workflow_review", "workflow_triage"}}},
 		{"every server and tool, a workflow", config.Endpoint{Name: "w", Workflows: []string{"triage"}}, gateway.Endpoint{
 			Name: "w", Path: "/e/w/mcp", SSE: "/e/w/sse", Message: "/e/w/message", WebSocket: "/e/w/ws",
 			Policy: policy, HideTools: []string{"mcp_a_delete", "workflow_review"}}},

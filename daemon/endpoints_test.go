@@ -121,3 +121,41 @@ func TestEndpointUsage(t *testing.T) {
 		t.Errorf("usage of endpoint code = %+v, want echo's 2 calls", code)
 	}
 }
+
+// TestSearchModeUsage: with [gateway] mode = "search" and an endpoint in
+// search mode, /mcp and the endpoint list search_tools and call_tool; a
+// call_tool counts in usage (and telemetry) as a call of the tool it
+// calls, by the endpoint it came through, never as "call_tool".
+func TestSearchModeUsage(t *testing.T) {
+	cfg := &config.Config{Servers: []config.Server{fixture(t, "fx")}, Gateway: config.Gateway{Mode: config.ModeSearch}}
+	cfg.Endpoints = []config.Endpoint{{Name: "s", Mode: config.ModeSearch}}
+	r := run(t, cfg, openStore(t), nil)
+	r.awaitReady(t)
+	ctx := context.Background()
+	since := time.Now().Add(-time.Minute)
+	for _, path := range []string{"/mcp", "/e/s/mcp"} {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + path}, nil)
+		if err != nil {
+			t.Fatalf("%s: connect: %v", path, err)
+		}
+		lt, err := cs.ListTools(ctx, nil)
+		if err != nil || len(lt.Tools) != 2 {
+			t.Fatalf("%s: tools/list = %v, %v; want search_tools and call_tool", path, lt, err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "mcp_fx_echo", "arguments": map[string]any{"text": "hi"}}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: call_tool echo: %v %+v", path, err, res)
+		}
+		cs.Close()
+	}
+	all, err := r.d.Usage(ctx, since, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Calls) != 1 || all.Calls[0].Server != "fx" || all.Calls[0].Tool != "echo" || all.Calls[0].Calls != 2 {
+		t.Errorf("usage = %+v, want fx's echo called twice", all.Calls)
+	}
+	if len(all.Endpoints) != 1 || all.Endpoints[0].Endpoint != "s" || all.Endpoints[0].Calls != 1 {
+		t.Errorf("usage by endpoint = %+v, want s's 1 call", all.Endpoints)
+	}
+}

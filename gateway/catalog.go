@@ -304,6 +304,9 @@ func (ep *endpoint) syncTools(tools []host.Tool, started bool) {
 	if len(gone) > 0 {
 		ep.srv.RemoveTools(gone...)
 	}
+	if ep.searching() {
+		ep.indexTools(offered)
+	}
 	if started {
 		ep.warnUnused(tools, want)
 	}

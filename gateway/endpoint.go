@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -79,6 +80,11 @@ type Endpoint struct {
 	// Scopes are the OAuth scopes a token needs on this endpoint, besides
 	// the gateway's ([[endpoints]] scopes).
 	Scopes []string
+	// Mode is what the endpoint lists of the tools it offers:
+	// config.ModeAll ("" means that) lists them; config.ModeSearch lists
+	// search_tools and call_tool, config.ModeCode search_tools and
+	// run_code, through which its clients find and call them (modes.go).
+	Mode string
 }
 
 // ToolSelected reports whether patterns (see [Endpoint.Tools]) choose the
@@ -218,6 +224,12 @@ type endpoint struct {
 	resources map[string]string      // published URI -> server
 	templates map[string]string      // published URI template -> server
 	prompts   map[string]promptRoute // published name -> upstream
+
+	// Search and code mode (modes.go): what search_tools ranks, and the
+	// endpoint's chain below modeRewrite, which call_tool and run_code's
+	// calls go through.
+	search   atomic.Pointer[searchState]
+	dispatch mcp.MethodHandler
 }
 
 // newEndpoint makes e's MCP server, with g's handlers and middleware.
@@ -257,12 +269,14 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 	})
 	// The policy inside awaitStart: a hidden tool waits for the start as
 	// one that does not exist does, then fails the same way.
-	ep.srv.AddReceivingMiddleware(olderGenerationDiscover, g.loggingMiddleware, ownIdentity, ep.awaitStart, ep.policyMiddleware)
+	// The mode's tools answered outside awaitStart and the policy, which
+	// they apply themselves, inside what labels and redacts requests.
+	ep.srv.AddReceivingMiddleware(olderGenerationDiscover, g.loggingMiddleware, ownIdentity, ep.modeMiddleware, ep.awaitStart, ep.policyMiddleware)
 	// Everything a request does runs on its context (see Shutdown).
 	ep.srv.AddReceivingMiddleware(g.requestMiddleware)
 	// Last, so outermost: nothing leaves unredacted (redact.go).
 	ep.srv.AddReceivingMiddleware(g.redactResponses)
-	ep.srv.AddSendingMiddleware(g.redactOutgoing)
+	ep.srv.AddSendingMiddleware(g.redactOutgoing, ep.quietToolsChanged)
 	if len(g.opts.Middleware) > 0 {
 		ep.srv.AddReceivingMiddleware(g.opts.Middleware...)
 	}
@@ -271,6 +285,9 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 			ep.srv.AddReceivingMiddleware(mw...)
 		}
 	}
+	// Outermost of all: call_tool becomes the call it makes before
+	// anything, telemetry included, sees it.
+	ep.srv.AddReceivingMiddleware(ep.modeRewrite)
 	return ep
 }
 

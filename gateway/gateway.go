@@ -133,6 +133,16 @@ type Options struct {
 	// ServerMiddleware), reading e's names for tools (Rename). It is
 	// asked again when SetEndpoints changes e.
 	EndpointMiddleware func(e Endpoint) []mcp.Middleware
+	// Embeddings, when set, blends embeddings into search_tools' ranking
+	// on endpoints in search or code mode; nil ranks lexically.
+	Embeddings *Embeddings
+	// CodeRunner runs code mode's run_code programs: the hook package
+	// codemode fills (see [CodeRunner]). Nil answers run_code with
+	// [ErrCodeModeUnavailable] as a tool error.
+	CodeRunner CodeRunner
+	// Code bounds each run_code program; `serve` passes [code]
+	// (config.Code.WithDefaults).
+	Code CodeBudget
 }
 
 // Gateway is an MCP server over a host's servers. Its methods are safe for

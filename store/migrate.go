@@ -157,6 +157,16 @@ var migrations = []string{
 		SELECT bucket, res, '', server, tool, calls, errors, b00, b01, b02, b03, b04, b05, b06, b07, b08, b09, b10, b11, b12, b13, b14, b15, b16 FROM usage_calls;
 	DROP TABLE usage_calls;
 	ALTER TABLE usage_calls_7 RENAME TO usage_calls;`,
+	// 8: the embeddings of tool definitions (embeddings.go): search
+	// mode's vectors, by model and definition digest. IF NOT EXISTS, as
+	// the tests that take a database back to an older version keep it.
+	`CREATE TABLE IF NOT EXISTS tool_embeddings (
+		model    TEXT   NOT NULL,
+		digest   TEXT   NOT NULL,
+		vector   TEXT   NOT NULL,
+		saved_at BIGINT NOT NULL,
+		PRIMARY KEY (model, digest)
+	);`,
 }
 
 // SchemaVersion is the schema version this build writes.

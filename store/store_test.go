@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,6 +76,7 @@ func TestBackends(t *testing.T) {
 		{"servers", testServers},
 		{"endpoints", testEndpoints},
 		{"tool_cache", testToolCache},
+		{"embeddings", testEmbeddings},
 		{"two_processes", testTwoProcesses},
 		{"watch", testWatch},
 		{"usage", testUsage},
@@ -305,6 +307,35 @@ func testEndpoints(t *testing.T, newDB func(*testing.T) string) {
 	heard("deleting")
 	if _, err := s.Endpoint(ctx, "code"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Endpoint after delete: %v, want ErrNotFound", err)
+	}
+}
+
+func testEmbeddings(t *testing.T, newDB func(*testing.T) string) {
+	ctx := context.Background()
+	s := open(t, newDB(t))
+	if got, err := s.Vectors(ctx, "m", []string{"a"}); err != nil || len(got) != 0 {
+		t.Fatalf("Vectors of nothing = %v, %v", got, err)
+	}
+	a, b := []float32{0.5, -1.25, 3}, []float32{1, 2}
+	if err := s.SaveVectors(ctx, "m", map[string][]float32{"a": a, "b": b}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveVectors(ctx, "other", map[string][]float32{"a": {9}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Vectors(ctx, "m", []string{"a", "c"})
+	if err != nil || len(got) != 1 || !slices.Equal(got["a"], a) {
+		t.Errorf("Vectors(m, a c) = %v, %v; want a's alone", got, err)
+	}
+	// Saving again replaces.
+	if err := s.SaveVectors(ctx, "m", map[string][]float32{"a": b}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Vectors(ctx, "m", []string{"a"}); !slices.Equal(got["a"], b) {
+		t.Errorf("after a second save, Vectors = %v, want %v", got["a"], b)
+	}
+	if err := s.SaveVectors(ctx, "m", map[string][]float32{"e": nil}); err == nil || !strings.Contains(err.Error(), "dimensions") {
+		t.Errorf("SaveVectors of an empty vector: %v, want an error naming its dimensions", err)
 	}
 }
 

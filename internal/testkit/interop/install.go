@@ -48,6 +48,11 @@ func InstallAll(logf Logf) error {
 		return err
 	}
 	logf("TypeScript SDK %s: %s", TSSDKVersion, filepath.Join(sdk, "node_modules"))
+	tok, err := jsTiktokenDir(logf)
+	if err != nil {
+		return err
+	}
+	logf("js-tiktoken %s: %s", JSTiktokenVersion, filepath.Join(tok, "node_modules"))
 	for _, v := range ConformanceVersions {
 		dir, err := conformanceDir(v, logf)
 		if err != nil {
@@ -205,6 +210,17 @@ func tsSDKDir(logf Logf) (string, error) {
 		dir := filepath.Join(CacheDir(), "tssdk-"+TSSDKVersion)
 		check := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "client", "websocket.js")
 		if err := npmInstall(logf, dir, []string{"@modelcontextprotocol/sdk@" + TSSDKVersion}, check, nil); err != nil {
+			return "", err
+		}
+		return dir, nil
+	})
+}
+
+func jsTiktokenDir(logf Logf) (string, error) {
+	return installs.do("js-tiktoken", func() (string, error) {
+		dir := filepath.Join(CacheDir(), "js-tiktoken-"+JSTiktokenVersion)
+		check := filepath.Join(dir, "node_modules", "js-tiktoken", "package.json")
+		if err := npmInstall(logf, dir, []string{"js-tiktoken@" + JSTiktokenVersion}, check, nil); err != nil {
 			return "", err
 		}
 		return dir, nil

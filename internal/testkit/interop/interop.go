@@ -75,6 +75,10 @@ const (
 	// newest 1.x, which still ships client/websocket.js
 	// (WebSocketClientTransport, subprotocol "mcp").
 	TSSDKVersion = "1.32.2"
+	// JSTiktokenVersion pins js-tiktoken, a pure-JavaScript port of
+	// OpenAI's tiktoken with its BPE ranks bundled: the tokenizer that
+	// counts tokens offline (search mode's token figures, o200k_base).
+	JSTiktokenVersion = "1.0.21"
 )
 
 // ConformanceVersions lists the conformance suite versions [Conformance]
@@ -220,6 +224,18 @@ func Conformance(t testing.TB, version string) []string {
 func TSSDK(t testing.TB) string {
 	t.Helper()
 	dir, err := tsSDKDir(t.Logf)
+	if err != nil {
+		t.Fatalf("interop: %v", err)
+	}
+	return filepath.Join(dir, "node_modules")
+}
+
+// JSTiktoken returns the node_modules folder holding js-tiktoken at
+// [JSTiktokenVersion]; a script requires <dir>/js-tiktoken and calls
+// getEncoding("o200k_base").
+func JSTiktoken(t testing.TB) string {
+	t.Helper()
+	dir, err := jsTiktokenDir(t.Logf)
 	if err != nil {
 		t.Fatalf("interop: %v", err)
 	}

@@ -191,6 +191,7 @@ type config struct {
 	hugeLineNewline, streamForever       bool
 	tools, pageSize                      int
 	toolNames                            stringList
+	fileTools                            []*mcp.Tool
 	refCycle, badSchema                  bool
 	ignoreSigterm, ignoreStdinClose      bool
 	spawnGrandchild, printEnv            bool
@@ -251,6 +252,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.streamForever, "stream-forever", false, "on tools/call, write bytes without a newline forever")
 	fs.IntVar(&c.tools, "tools", 0, "register `N` extra tools t0001…")
 	fs.IntVar(&c.pageSize, "page-size", 100, "items per page of list results")
+	toolsFile := fs.String("tools-file", "", "register the tools of this `FILE` (JSON: {\"tools\": [tool, …]}, as internal/testkit/toolfixture's servers); each answers \"called NAME ARGUMENTS\"")
 	fs.Var(&c.toolNames, "tool-name", "register an extra tool with exactly this `NAME` (repeatable)")
 	fs.BoolVar(&c.refCycle, "ref-cycle", false, "add tool ref_cycle whose inputSchema has a $ref cycle")
 	fs.BoolVar(&c.badSchema, "bad-schema", false, "add tool bad_schema whose inputSchema does not compile")
@@ -301,6 +303,19 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if !json.Valid([]byte(t)) {
 			return nil, fmt.Errorf("-raw-tool %q: not JSON", t)
 		}
+	}
+	if *toolsFile != "" {
+		b, err := os.ReadFile(*toolsFile)
+		if err != nil {
+			return nil, fmt.Errorf("-tools-file: %w", err)
+		}
+		var f struct {
+			Tools []*mcp.Tool `json:"tools"`
+		}
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, fmt.Errorf("-tools-file %s: %w", *toolsFile, err)
+		}
+		c.fileTools = f.Tools
 	}
 	c.slowStart = time.Duration(*slowStart) * time.Millisecond
 	c.exitAfter = time.Duration(*exitAfter) * time.Millisecond

@@ -168,6 +168,9 @@ func newServer(c *config) *mcp.Server {
 	for _, name := range c.toolNames {
 		addNamedTool(s, name, "Extra tool named by -tool-name.")
 	}
+	for _, t := range c.fileTools {
+		s.AddTool(t, fileTool(t.Name))
+	}
 	// Raw schemas: the low-level AddTool only checks "type":"object", so
 	// these reach tools/list as written.
 	if c.refCycle {
@@ -227,6 +230,14 @@ func addNamedTool(s *mcp.Server, name, descFormat string, args ...any) {
 func named(name string) mcp.ToolHandler {
 	return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: text("called %s", name)}, nil
+	}
+}
+
+// fileTool answers a -tools-file tool: "called NAME ARGUMENTS", the
+// arguments as JSON.
+func fileTool(name string) mcp.ToolHandler {
+	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: text("called %s %s", name, req.Params.Arguments)}, nil
 	}
 }
 

@@ -147,6 +147,13 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool, endpoint str
 		return err
 	}
 	steps := e.agentSteps(cfg)
+	embedder, err := e.embedder(cfg, hostOpts)
+	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return err
+	}
 	r := &readiness{e: e, start: start, cfg: cfg}
 	agents := &workflowAgents{s: steps}
 	d, err := daemon.New(ctx, ln, &daemon.Options{
@@ -160,6 +167,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool, endpoint str
 		Store:        e.stateStore(cfg),
 		Socket:       socket,
 		Endpoint:     endpoint,
+		Embedder:     embedder,
 		OnHost: func(h *host.Host) {
 			steps.Host = h
 			r.follow(h)
