@@ -20,6 +20,7 @@ func TestLayering(t *testing.T) {
 		"secret":          {"*"},
 		"netguard":        {"*"},
 		"schema":          {"*"},
+		"codemode":        {"*"},
 		"transport":       {"*"},
 		"store":           {"*"},
 		"guard":           {"*"},
