@@ -25,6 +25,7 @@ func TestLayering(t *testing.T) {
 		"store":           {"*"},
 		"guard":           {"*"},
 		"toolsearch":      {"*"},
+		"toolmode":        {"*"},
 		"internal/decode": {"*"},
 		"config":          {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "cmd/switchboard/internal/cli"},
 		"llm":             {"host", "gateway", "daemon", "agent", "config", "store", "cmd/switchboard/internal/cli"},
