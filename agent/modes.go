@@ -206,13 +206,9 @@ func (r *run) runCode(ctx context.Context, step int, c llm.ToolCall, ts *toolset
 		return res, nil
 	}
 	res, err := codemode.Run(ctx, code, ts.code, call, r.o.Agent.CodeBudget)
-	text := ""
-	if res != nil {
-		text = codeOutput(res)
-	}
 	switch {
 	case err == nil:
-		return r.red.Redact(host.CleanText(text)), ""
+		return r.red.Redact(host.CleanText(codeOutput(res))), ""
 	case ctx.Err() != nil:
 		return r.red.Redact(err.Error()), CallFailed
 	}
@@ -221,8 +217,8 @@ func (r *run) runCode(ctx context.Context, step int, c llm.ToolCall, ts *toolset
 		ecode = CallCodeBudget
 	}
 	msg := err.Error()
-	if text != "" {
-		msg += "\n" + text
+	if res != nil && res.Console != "" {
+		msg += "\nconsole:\n" + res.Console
 	}
 	return r.red.Redact(host.CleanText(truncate(msg, MaxResultBytes))), ecode
 }
