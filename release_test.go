@@ -370,7 +370,11 @@ func TestDeadCodeElimination(t *testing.T) {
 	withUI, withoutUI := documentedSizes(t)
 	t.Run("noui", func(t *testing.T) {
 		path, size := reflectMethodPath(t, "-tags=noui")
-		if path != nil {
+		// goja, code mode's JavaScript engine (package codemode, which
+		// switchboard run's code mode uses: issue 27), reaches it from
+		// goja.New itself; no use of goja avoids it. Once it is linked,
+		// the size check below is the guard.
+		if path != nil && !strings.Contains(strings.Join(path, " "), "github.com/dop251/goja.") {
 			t.Errorf("the linker keeps every exported method of every type: %s calls reflect's Method or MethodByName, reached through\n\t%s",
 				path[len(path)-1], strings.Join(path, "\n\t"))
 		}
@@ -383,8 +387,8 @@ func TestDeadCodeElimination(t *testing.T) {
 			return
 		}
 		through := strings.Join(path, " ")
-		if !strings.Contains(through, "/switchboard/ui.") || !strings.Contains(through, "html/template.") {
-			t.Errorf("reflect's Method or MethodByName is reached other than through the web UI's html/template:\n\t%s", strings.Join(path, "\n\t"))
+		if !strings.Contains(through, "github.com/dop251/goja.") && (!strings.Contains(through, "/switchboard/ui.") || !strings.Contains(through, "html/template.")) {
+			t.Errorf("reflect's Method or MethodByName is reached other than through code mode's goja or the web UI's html/template:\n\t%s", strings.Join(path, "\n\t"))
 		}
 	})
 }
