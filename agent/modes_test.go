@@ -3,12 +3,16 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/codemode"
 	"github.com/switchboardmcp/switchboard/llm"
+	"github.com/switchboardmcp/switchboard/llm/llmtest"
 	"github.com/switchboardmcp/switchboard/toolmode"
 )
 
@@ -227,5 +231,37 @@ func TestParseToolModes(t *testing.T) {
 	}
 	if a.ToolMode != ToolModeCode || a.SearchAbove != 10 || a.CodeBudget != (codemode.Budget{CPUTime: time.Second, WallTime: time.Minute, MaxCalls: 3}) {
 		t.Errorf("Parse = %+v", a)
+	}
+}
+
+// TestStepsToolMode: a workflow's agent step runs its agent file's
+// tool_mode: here code, where the model gets search_tools and run_code
+// and its program reaches server a only through the step's tools.
+func TestStepsToolMode(t *testing.T) {
+	h, cfg, logs := twoServers(t)
+	file := filepath.Join(t.TempDir(), "coder.md")
+	if err := os.WriteFile(file, []byte("---\nmodel: fake:m\ntool_mode: code\n---\nHelp.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := llmtest.NewOpenAI(t)
+	s := &Steps{Config: cfg, Host: h, Provider: func(ctx context.Context, spec string) (llm.Provider, string, string, error) {
+		p, err := llm.New(f.Config())
+		return p, "fake", "m", err
+	}}
+	args, _ := json.Marshal(map[string]string{"code": `return await tools.a.echo({text: "hi"});`})
+	f.Script(llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "r1", Name: "run_code", Arguments: args}}}, llmtest.Turn{Text: "done"})
+	res, err := s.Run(context.Background(), file, "go", &Overrides{MCP: []string{"a"}})
+	if err != nil || res.Text != "done" {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	reqs := f.Requests()
+	if got := offered(t, reqs[0]); !slices.Equal(got, []string{"search_tools", "run_code"}) {
+		t.Errorf("the step's model was offered %q, want search_tools and run_code", got)
+	}
+	if b := string(reqs[1].Body); !strings.Contains(b, `\"hi\"`) {
+		t.Errorf("the program's value did not reach the model: %s", b)
+	}
+	if got := calls(t, logs["a"]); len(got) != 1 || !strings.HasPrefix(got[0], "echo") {
+		t.Errorf("server a's calls = %q, want the program's echo", got)
 	}
 }
