@@ -108,6 +108,9 @@ func newToolset(mode, prompt string, tools []host.Tool) *toolset {
 		}
 		note = fmt.Sprintf("\n\n%d of the %d tools are declared below, those that best match the task; %s finds the others.",
 			len(declared), len(ts.code), toolmode.SearchTools)
+		if len(declared) == 0 {
+			note = fmt.Sprintf("\n\nThere are %d tools, none declared here: find them with %s.", len(ts.code), toolmode.SearchTools)
+		}
 	}
 	ts.llm = []llm.Tool{llmTool(toolmode.SearchToolsDef, ""), llmTool(toolmode.RunCodeDef, note+"\n\n"+codemode.Declarations(declared))}
 	return ts

@@ -87,11 +87,37 @@ return {posted: posted.length > 0};`
 			fake.Script(llmtest.Turn{Text: answer})
 			direct, n := runTokens(t, cfg, prompt, "all", tc.mcp)
 			// Code mode: one program makes the chain.
-			fake.Script(llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "r1", Name: "run_code", Arguments: args}}}, llmtest.Turn{Text: answer})
+			// run_code's description declares the 20 tools that best
+			// match the prompt: Jira's and Slack's are among them, not
+			// get_issue, which the model finds with search_tools first.
+			fake.Script(
+				llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "s1", Name: "search_tools", Arguments: json.RawMessage(`{"query":"get a github issue","limit":3}`)}}},
+				llmtest.Turn{ToolCalls: []llm.ToolCall{{ID: "r1", Name: "run_code", Arguments: args}}},
+				llmtest.Turn{Text: answer})
+			before := len(fake.Requests())
 			code, _ := runTokens(t, cfg, prompt, "code", tc.mcp)
+			var req struct {
+				Tools []struct {
+					Function struct{ Name, Description string } `json:"function"`
+				} `json:"tools"`
+			}
+			fake.Requests()[before].Decode(&req)
+			for _, tl := range req.Tools {
+				if tl.Function.Name != "run_code" {
+					continue
+				}
+				for _, fn := range []string{"create_jira_issue(args", "post_message(args"} {
+					if !strings.Contains(tl.Function.Description, fn) {
+						t.Errorf("run_code's description does not declare %s…):\n%s", fn, tl.Function.Description)
+					}
+				}
+			}
 
 			saved := 1 - float64(code)/float64(direct)
-			t.Logf("three-tool chain over %d tools: mode all %d input tokens (4 model calls), code mode %d (2 model calls): %.1f %% fewer (js-tiktoken %s, o200k_base, over each request's body)",
+			if got := string(fake.Requests()[before+1].Body); !strings.Contains(got, `\"function\":\"tools.github.get_issue\"`) {
+				t.Errorf("search_tools(get a github issue) did not name tools.github.get_issue: %.3000s", got)
+			}
+			t.Logf("three-tool chain over %d tools: mode all %d input tokens (4 model calls), code mode %d (3 model calls: search_tools, run_code, the answer): %.1f %% fewer (js-tiktoken %s, o200k_base, over each request's body)",
 				n, direct, code, 100*saved, interop.JSTiktokenVersion)
 			if saved < 0.8 {
 				t.Errorf("code mode used %d input tokens against %d in mode all: %.1f %% fewer, want at least 80 %%", code, direct, 100*saved)
