@@ -173,7 +173,7 @@ func (ts *toolset) search(arguments json.RawMessage) (string, CallErrorCode) {
 	if err != nil {
 		return err.Error(), CallFailed
 	}
-	return text, ""
+	return truncate(text, MaxResultBytes), ""
 }
 
 // The reasons a run_code call fails, beside the tools' own.

@@ -455,10 +455,9 @@ func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, ts 
 	// What each call is: the call_tool of a search-mode model is the call
 	// of the tool it names, with its arguments.
 	type planned struct {
-		c       llm.ToolCall // the call as reported and made
-		via     string
-		bad     string // call_tool's arguments were unusable: this is the answer
-		outerID string
+		c   llm.ToolCall // the call as reported and made
+		via string
+		bad string // call_tool's arguments were unusable: this is the answer
 	}
 	plan := make([]planned, len(calls))
 	for i, c := range calls {
@@ -487,8 +486,7 @@ func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, ts 
 			switch {
 			case p.bad != "":
 				text, code = p.bad, CallInvalidArguments
-			case p.via == "" && ts.mode == ToolModeSearch && p.c.Name == toolmode.SearchTools,
-				p.via == "" && ts.mode == ToolModeCode && p.c.Name == toolmode.SearchTools:
+			case p.via == "" && ts.mode != ToolModeAll && p.c.Name == toolmode.SearchTools:
 				text, code = ts.search(p.c.Arguments)
 			case ts.mode == ToolModeCode && p.c.Name == toolmode.RunCode:
 				text, code = r.runCode(ctx, step, p.c, ts, sampling)
@@ -500,6 +498,8 @@ func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, ts 
 					how = "a " + toolmode.RunCode + " program"
 				}
 				text, code = fmt.Sprintf("there is no tool %q here: find tools with %s and call them with %s", p.c.Name, toolmode.SearchTools, how), CallUnknownTool
+			case p.via == toolmode.CallTool && !ts.offered[p.c.Name]:
+				text, code = fmt.Sprintf("there is no tool %q; call %s to find the tools you can call", p.c.Name, toolmode.SearchTools), CallUnknownTool
 			default:
 				_, text, code = r.callToolResult(ctx, p.c, ts.offered, sampling)
 			}
