@@ -11,7 +11,7 @@ type EventType string
 // The events of a run. A run emits run:started first and exactly one
 // terminal event last: run:completed, run:failed or run:cancelled.
 const (
-	EventRunStarted   EventType = "run:started"     // Agent, Model, Tools, FailedServers
+	EventRunStarted   EventType = "run:started"     // Agent, Model, Tools, ToolMode, FailedServers
 	EventToken        EventType = "agent:token"     // Step, Text: a delta of the model's answer as it streams
 	EventToolCall     EventType = "agent:tool_call" // Step, Call: ID, Tool, Arguments (secrets redacted)
 	EventToolResult   EventType = "agent:tool_result"
@@ -39,9 +39,12 @@ type Event struct {
 
 	Agent string   `json:"agent,omitempty"`
 	Model string   `json:"model,omitempty"`
-	Tools []string `json:"tools,omitempty"` // run:started: the tools the model sees
-	Step  int      `json:"step,omitempty"`  // the model call, from 1
-	Text  string   `json:"text,omitempty"`
+	Tools []string `json:"tools,omitempty"` // run:started: the tools the model may use (in search and code mode, through search_tools)
+	// ToolMode (run:started) is how the model is given them: all, search
+	// or code (tool_mode, with auto resolved).
+	ToolMode string `json:"tool_mode,omitempty"`
+	Step     int    `json:"step,omitempty"` // the model call, from 1
+	Text     string `json:"text,omitempty"`
 	// Server is the server whose sampling request used the tokens of an
 	// agent:usage event; "" for the step's own model call.
 	Server string `json:"server,omitempty"`
@@ -63,8 +66,12 @@ type Event struct {
 // Call describes a tool call (agent:tool_call) or its result
 // (agent:tool_result).
 type Call struct {
-	ID        string          `json:"id"`
-	Tool      string          `json:"tool"`                // the host's name for it
+	ID   string `json:"id"`
+	Tool string `json:"tool"` // the host's name for it (search_tools and run_code: their own)
+	// Via says how the model called Tool when not directly: "call_tool"
+	// (search mode) or "run_code" (a program's call, whose ID is the
+	// run_code call's followed by ".1", ".2", …).
+	Via       string          `json:"via,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"` // tool_call; secrets redacted
 	Success   *bool           `json:"success,omitempty"`   // tool_result
 	// ErrorCode says why a call did not succeed (tool_result).

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/switchboardmcp/switchboard/codemode"
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/internal/userfile"
@@ -25,6 +27,38 @@ const (
 )
 
 var builtinNames = []string{BuiltinMCPCall, BuiltinHTTPRequest, BuiltinReadFile, BuiltinListDirectory}
+
+// The tool modes of an agent (tool_mode): how the model is given the
+// run's tools.
+const (
+	// ToolModeAuto is search mode when the run has more than search_above
+	// tools, else all (the default).
+	ToolModeAuto = "auto"
+	// ToolModeAll gives the model every tool of the run.
+	ToolModeAll = config.ModeAll
+	// ToolModeSearch gives it search_tools and call_tool.
+	ToolModeSearch = config.ModeSearch
+	// ToolModeCode gives it search_tools and run_code.
+	ToolModeCode = config.ModeCode
+)
+
+var toolModes = []string{ToolModeAuto, ToolModeAll, ToolModeSearch, ToolModeCode}
+
+// DefaultSearchAbove is search_above's default: past 30 to 50 tools a
+// model's choice of tool degrades, and their definitions fill its context.
+const DefaultSearchAbove = 40
+
+// MaxSearchAbove bounds search_above: above it auto would give a model
+// thousands of definitions (write tool_mode: all to mean that).
+const MaxSearchAbove = 1000
+
+// ToolModeProblem is the problem with a tool mode, or "".
+func ToolModeProblem(m string) string {
+	if m == "" || slices.Contains(toolModes, m) {
+		return ""
+	}
+	return fmt.Sprintf("unknown tool mode %q: use %s", m, strings.Join(toolModes, ", "))
+}
 
 // Agent is one agent file, decoded and validated.
 type Agent struct {
@@ -56,6 +90,16 @@ type Agent struct {
 	MCPDiscovery bool
 	// MaxTools caps how many server tools reach the model; 0: no cap.
 	MaxTools int
+	// ToolMode is how the model is given the run's tools (tool_mode: auto,
+	// all, search, code; "" is auto): see RunOptions and the README.
+	ToolMode string
+	// SearchAbove is the number of tools above which auto is search mode;
+	// 0: DefaultSearchAbove.
+	SearchAbove int
+	// CodeBudget bounds each run_code program in code mode (code_budget:
+	// cpu_time, wall_time, max_calls); a zero field takes codemode's
+	// default.
+	CodeBudget codemode.Budget
 	// TokenBudget ends a run once this many tokens (input + output, over
 	// every step and every sampling request its tools made) have been
 	// used; 0: no budget. Sampling gets at most what is left of it.
@@ -129,6 +173,14 @@ var agentFields = decode.Table[Agent]{
 	decode.Bool("mcp_discovery", decode.YAML, func(a *Agent) *bool { return &a.MCPDiscovery }),
 	decode.Positive("max_tools", decode.YAML, func(a *Agent) *int { return &a.MaxTools }),
 	decode.Positive("token_budget", decode.YAML, func(a *Agent) *int { return &a.TokenBudget }),
+	decode.String("tool_mode", decode.YAML, func(a *Agent) *string { return &a.ToolMode }, ToolModeProblem),
+	decode.Value("search_above", decode.YAML, func(a *Agent) *int { return &a.SearchAbove }, (*decode.Decoder).Positive, func(n int) string {
+		if n > MaxSearchAbove {
+			return fmt.Sprintf("must be at most %d, not %d (write tool_mode: all to give the model every tool)", MaxSearchAbove, n)
+		}
+		return ""
+	}),
+	decode.Value("code_budget", decode.YAML, func(a *Agent) *codemode.Budget { return &a.CodeBudget }, readCodeBudget),
 	decode.String("system", decode.YAML, func(a *Agent) *string { return &a.System }),
 }
 
@@ -264,6 +316,31 @@ func frontMatter(data []byte) (yml []byte, body string, ok bool) {
 		i += j + 1
 	}
 	return nil, "", false
+}
+
+// codeBudgetFields are code_budget's: the budgets a person tunes; the
+// others (memory, output, stack depth) keep codemode's defaults.
+var codeBudgetFields = decode.Table[codemode.Budget]{
+	decode.Duration("cpu_time", decode.YAML, func(b *codemode.Budget) *time.Duration { return &b.CPUTime }, codemode.MaxCPUTime),
+	decode.Duration("wall_time", decode.YAML, func(b *codemode.Budget) *time.Duration { return &b.WallTime }, codemode.MaxWallTime),
+	decode.Value("max_calls", decode.YAML, func(b *codemode.Budget) *int { return &b.MaxCalls }, (*decode.Decoder).Positive, func(n int) string {
+		if n > codemode.MaxCalls {
+			return fmt.Sprintf("must be at most %d, not %d", codemode.MaxCalls, n)
+		}
+		return ""
+	}),
+}
+
+// readCodeBudget reads code_budget, a mapping of codeBudgetFields.
+func readCodeBudget(d *decode.Decoder, k string, v any) (codemode.Budget, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		d.Errorf(k, "must be a mapping (cpu_time, wall_time, max_calls), not %s", d.TypeName(v))
+		return codemode.Budget{}, false
+	}
+	var b codemode.Budget
+	codeBudgetFields.DecodeAndCheck(d, k, m, &b)
+	return b, true
 }
 
 // readTools reads tools: a list of host tool names, none (no tool) or

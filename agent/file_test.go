@@ -134,6 +134,21 @@ mcp_discovery: 1
 `, []string{
 			`h.yaml:6: mcp_servers[0].env.NODE_OPTIONS: NODE_OPTIONS gives node options such as --require and --import, which run the code they name, so a config that sets it can make the server run other code than its command says; if this server needs it, add allow_env: [NODE_OPTIONS]`,
 		}},
+		{"tool modes", "i.yaml", `tool_mode: fancy
+search_above: 5000
+code_budget: {cpu_time: 2h, wall: 1s, max_calls: 0}
+`, []string{
+			`i.yaml:1: tool_mode: unknown tool mode "fancy": use auto, all, search, code`,
+			`i.yaml:2: search_above: must be at most 1000, not 5000 (write tool_mode: all to give the model every tool)`,
+			`i.yaml:3: code_budget.cpu_time: must be at most 5m, not 2h`,
+			`i.yaml:3: code_budget.max_calls: must be a positive whole number, not 0`,
+			`i.yaml:3: code_budget.wall: unknown field "wall"`,
+		}},
+		{"code budget not a mapping", "j.yaml", "tool_mode: 3\nsearch_above: 0\ncode_budget: 2s\n", []string{
+			`j.yaml:1: tool_mode: must be a string, not an integer`,
+			`j.yaml:2: search_above: must be a positive whole number, not 0`,
+			`j.yaml:3: code_budget: must be a mapping (cpu_time, wall_time, max_calls), not a string`,
+		}},
 		{"bad yaml", "g.md", "---\nmodel: [a\n---\n", []string{"g.md:"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,7 +210,8 @@ http_allow: [1]
 // TestEveryAgentFieldDeclared: every field of Agent can be written in a
 // file.
 func TestEveryAgentFieldDeclared(t *testing.T) {
-	if u := decode.Undeclared(agentFields, "File"); len(u) > 0 {
+	// CodeBudget is code_budget, a mapping read by readCodeBudget.
+	if u := decode.Undeclared(agentFields, "File", "CodeBudget"); len(u) > 0 {
 		t.Errorf("Agent fields without a key: %v", u)
 	}
 }

@@ -65,3 +65,48 @@ func TestRunNoSecretReachesModelOrEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeModeNoSecretReachesModelOrEvents: a run_code program that calls
+// the careless server's tools and returns and prints what they answer
+// (text, a tool error, a protocol error) hands the model no secret, nor do
+// the run's events: each result is redacted (by the host, then by the
+// run, as a direct call's) before the program sees it.
+func TestCodeModeNoSecretReachesModelOrEvents(t *testing.T) {
+	canary := interop.NewCanary(t)
+	t.Setenv("SWITCHBOARD_SECRET_CANARY", canary)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := host.Start(ctx, []config.Server{{ID: "t", Command: interop.Build(t, fixturePkg), Args: []string{"-leak", "TOKEN"},
+		Env: map[string]string{"TOKEN": "{{secrets.canary}}"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	program, _ := json.Marshal(map[string]string{"code": `const out = {};
+out.leak = await tools.t.leak({});
+for (const f of ["leak_error", "leak_tool_error"]) {
+  try { await tools.t[f]({}); } catch (e) { out[f] = String(e); console.log(f, String(e)); }
+}
+console.log(JSON.stringify(out.leak));
+return out;`})
+	p := &scripted{turns: []func(context.Context, *llm.Request, func(string)) (*llm.Response, error){
+		ask("r1 run_code " + string(program)),
+		say("done"),
+	}}
+	evs := collect(t, ctx, &RunOptions{Agent: &Agent{ID: "a", ToolMode: ToolModeCode}, Host: h, Provider: p, Model: "m", Prompt: "go"})
+	out, err := json.Marshal(struct {
+		Events   []Event
+		Requests []*llm.Request
+	}{evs, p.requests()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range interop.Leaks(string(out), canary) {
+		t.Errorf("the run handed over %s", leak)
+	}
+	for _, want := range []string{"text [REDACTED]", "refused: [REDACTED]", "failed: [REDACTED]"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("nothing the run handed over holds %q: a path was not exercised", want)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/toolmode"
 )
 
 // RunOptions configures one run.
@@ -304,7 +305,8 @@ func (r *run) loop(ctx context.Context) {
 		names[i] = t.Name
 	}
 	r.failed = r.failedServers()
-	r.emit(Event{Type: EventRunStarted, Agent: a.ID, Model: r.modelSpec(), Tools: names, FailedServers: r.failed})
+	mode := toolMode(a, len(tools))
+	r.emit(Event{Type: EventRunStarted, Agent: a.ID, Model: r.modelSpec(), Tools: names, ToolMode: mode, FailedServers: r.failed})
 	if len(missing) > 0 {
 		r.fail(ErrNoTool, "the run's tools name %s, which no server offers", strings.Join(missing, ", "))
 		return
@@ -316,13 +318,7 @@ func (r *run) loop(ctx context.Context) {
 		}
 		r.o.Builtins.bind(r.o.Host, allowed)
 	}
-	offered := map[string]bool{}
-	llmTools := make([]llm.Tool, len(tools))
-	for i, t := range tools {
-		offered[t.Name] = true
-		params, _ := json.Marshal(t.Tool.InputSchema)
-		llmTools[i] = llm.Tool{Name: t.Name, Description: t.Tool.Description, Parameters: params}
-	}
+	ts := newToolset(mode, r.o.Prompt, tools)
 
 	maxSteps := a.MaxSteps
 	if maxSteps <= 0 {
@@ -331,7 +327,7 @@ func (r *run) loop(ctx context.Context) {
 	msgs := []llm.Message{{Role: llm.RoleUser, Text: r.o.Prompt}}
 	for step := 1; ; step++ {
 		if r.turn(ctx, step, func(ctx context.Context) bool {
-			req := &llm.Request{Model: r.model, System: a.System, Messages: slices.Clone(msgs), Tools: llmTools,
+			req := &llm.Request{Model: r.model, System: a.System, Messages: slices.Clone(msgs), Tools: ts.llm,
 				Temperature: a.Temperature, MaxTokens: a.MaxTokens}
 			resp, err := r.o.Provider.Complete(ctx, req, func(delta string) {
 				if delta != "" {
@@ -371,7 +367,7 @@ func (r *run) loop(ctx context.Context) {
 				r.fail(ErrTokenBudget, "the run used %d tokens, more than its token_budget of %d", r.used().Total(), a.TokenBudget)
 				return true
 			}
-			results := r.callTools(ctx, step, msg.ToolCalls, offered)
+			results := r.callTools(ctx, step, msg.ToolCalls, ts)
 			if ctx.Err() != nil {
 				r.cancelled()
 				return true
@@ -452,27 +448,68 @@ func (r *run) wake(chosen []host.Tool) {
 }
 
 // callTools calls the tools at once and returns their results in order.
-func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, offered map[string]bool) []llm.Message {
-	for _, c := range calls {
-		r.emit(Event{Type: EventToolCall, Step: step, Call: &Call{ID: c.ID, Tool: c.Name, Arguments: r.redactArgs(c.Arguments)}})
+// In search mode a call_tool is reported as the call of the tool it
+// names (Call.Via "call_tool"); search_tools and run_code as themselves.
+func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, ts *toolset) []llm.Message {
+	out := make([]llm.Message, len(calls))
+	// What each call is: the call_tool of a search-mode model is the call
+	// of the tool it names, with its arguments.
+	type planned struct {
+		c   llm.ToolCall // the call as reported and made
+		via string
+		bad string // call_tool's arguments were unusable: this is the answer
+	}
+	plan := make([]planned, len(calls))
+	for i, c := range calls {
+		p := planned{c: c}
+		if ts.mode == ToolModeSearch && c.Name == toolmode.CallTool {
+			if name, args, err := toolmode.ParseCall(c.Arguments); err != nil {
+				p.bad = err.Error()
+			} else {
+				p.c = llm.ToolCall{ID: c.ID, Name: name, Arguments: args}
+				p.via = toolmode.CallTool
+			}
+		}
+		plan[i] = p
+		r.emit(Event{Type: EventToolCall, Step: step, Call: &Call{ID: c.ID, Tool: p.c.Name, Via: p.via, Arguments: r.redactArgs(p.c.Arguments)}})
 	}
 	sampling := r.o.Sampling
 	if sampling == nil && r.o.Agent.AllowSampling {
 		sampling = r.sampler(step)
 	}
-	out := make([]llm.Message, len(calls))
 	var wg sync.WaitGroup
-	for i, c := range calls {
+	for i, p := range plan {
 		wg.Go(func() {
 			start := r.now()
-			text, code := r.callTool(ctx, c, offered, sampling)
-			out[i] = llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Text: text, IsError: code != ""}
+			var text string
+			var code CallErrorCode
+			switch {
+			case p.bad != "":
+				text, code = p.bad, CallInvalidArguments
+			case p.via == "" && ts.mode != ToolModeAll && p.c.Name == toolmode.SearchTools:
+				text, code = ts.search(p.c.Arguments)
+			case ts.mode == ToolModeCode && p.c.Name == toolmode.RunCode:
+				text, code = r.runCode(ctx, step, p.c, ts, sampling)
+			case p.via == "" && ts.mode != ToolModeAll:
+				// Only the mode's tools are given: a tool's own name is
+				// not, so that each call is made one way.
+				how := toolmode.CallTool
+				if ts.mode == ToolModeCode {
+					how = "a " + toolmode.RunCode + " program"
+				}
+				text, code = fmt.Sprintf("there is no tool %q here: find tools with %s and call them with %s", p.c.Name, toolmode.SearchTools, how), CallUnknownTool
+			case p.via == toolmode.CallTool && !ts.offered[p.c.Name]:
+				text, code = fmt.Sprintf("there is no tool %q; call %s to find the tools you can call", p.c.Name, toolmode.SearchTools), CallUnknownTool
+			default:
+				_, text, code = r.callToolResult(ctx, p.c, ts.offered, sampling)
+			}
+			out[i] = llm.Message{Role: llm.RoleTool, ToolCallID: calls[i].ID, Text: text, IsError: code != ""}
 			if ctx.Err() != nil {
 				return // cancelled: the run ends without this result
 			}
 			ok := code == ""
 			d := r.now().Sub(start).Milliseconds()
-			r.emit(Event{Type: EventToolResult, Step: step, Call: &Call{ID: c.ID, Tool: c.Name, Success: &ok, ErrorCode: code,
+			r.emit(Event{Type: EventToolResult, Step: step, Call: &Call{ID: p.c.ID, Tool: p.c.Name, Via: p.via, Success: &ok, ErrorCode: code,
 				Output: truncate(text, EventOutputBytes), DurationMS: &d}})
 		})
 	}
@@ -480,11 +517,14 @@ func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, off
 	return out
 }
 
-// callTool calls one tool and returns the text the model gets, and why it
+// callToolResult calls one of the run's tools, the path of every call a
+// model makes (directly, through call_tool, or from a run_code program).
+// It returns the result as a program may see it (nil when the call
+// failed before the tool answered), the text the model gets, and why it
 // failed ("" when it did not).
-func (r *run) callTool(ctx context.Context, c llm.ToolCall, offered map[string]bool, sampling host.SamplingHandler) (string, CallErrorCode) {
+func (r *run) callToolResult(ctx context.Context, c llm.ToolCall, offered map[string]bool, sampling host.SamplingHandler) (*mcp.CallToolResult, string, CallErrorCode) {
 	if !offered[c.Name] {
-		return fmt.Sprintf("there is no tool %q; use one of the tools you were given", c.Name), CallUnknownTool
+		return nil, fmt.Sprintf("there is no tool %q; use one of the tools you were given", c.Name), CallUnknownTool
 	}
 	args := c.Arguments
 	if len(bytes.TrimSpace(args)) == 0 {
@@ -506,7 +546,7 @@ func (r *run) callTool(ctx context.Context, c llm.ToolCall, offered map[string]b
 		// The message alone: the result is marked as an error (IsError),
 		// which each provider says in its own way (Anthropic's is_error,
 		// an "Error: " before the text for Chat Completions).
-		return r.red.Redact(err.Error()), code
+		return nil, r.red.Redact(err.Error()), code
 	}
 	// Cleaned as the host cleans what servers declare: escapes and
 	// invisible characters (tag characters spell instructions no person
@@ -514,9 +554,9 @@ func (r *run) callTool(ctx context.Context, c llm.ToolCall, offered map[string]b
 	// split by invisible characters is whole once they are gone.
 	text := r.red.Redact(host.CleanText(Summarize(res)))
 	if res.IsError {
-		return text, CallToolError
+		return r.cleanResult(res, text), text, CallToolError
 	}
-	return text, ""
+	return r.cleanResult(res, text), text, ""
 }
 
 // redactArgs redacts secrets in a tool call's arguments for an event; the

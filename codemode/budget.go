@@ -86,15 +86,15 @@ func (b Budget) Validate() error {
 	num := func(v int64) string { return fmt.Sprint(v) }
 	check("cpu_time", int64(b.CPUTime), int64(MaxCPUTime), dur)
 	check("wall_time", int64(b.WallTime), int64(MaxWallTime), dur)
-	check("memory_bytes", b.MemoryBytes, MaxMemoryBytes, bytesString)
-	check("output_bytes", int64(b.OutputBytes), MaxOutputBytes, bytesString)
+	check("memory_bytes", b.MemoryBytes, MaxMemoryBytes, BytesString)
+	check("output_bytes", int64(b.OutputBytes), MaxOutputBytes, BytesString)
 	check("max_calls", int64(b.MaxCalls), MaxCalls, num)
 	check("max_stack_depth", int64(b.MaxStackDepth), MaxMaxStackDepth, num)
 	return errors.Join(errs...)
 }
 
-// withDefaults fills the zero fields.
-func (b Budget) withDefaults() Budget {
+// WithDefaults fills the zero fields with DefaultBudget's.
+func (b Budget) WithDefaults() Budget {
 	d := DefaultBudget()
 	if b.CPUTime == 0 {
 		b.CPUTime = d.CPUTime
@@ -139,7 +139,8 @@ func (e *BudgetError) Error() string {
 // Is reports whether target is [ErrBudget].
 func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
 
-func bytesString(n int64) string {
+// BytesString shows a number of bytes as a budget's errors do ("64 MiB").
+func BytesString(n int64) string {
 	switch {
 	case n >= 1<<30 && n%(1<<30) == 0:
 		return fmt.Sprintf("%d GiB", n>>30)

@@ -1,11 +1,20 @@
-// Package codemode runs a JavaScript program a model wrote, in a sandbox
-// inside the daemon, where the tools the caller may use are async
-// functions: a model that chains three tools writes one short program
-// instead of reading three tool results into its context.
+// Package codemode is code mode: a JavaScript program a model wrote, run
+// in a sandbox inside the daemon, where the tools the caller may use are
+// async functions: a model that chains three tools writes one short
+// program instead of reading three tool results into its context. This
+// package is what is said about a program — its tools ([Tool]), how they
+// are declared to the model ([Declarations]), its [Budget] and its
+// errors — and codemode/sandbox runs it, in goja:
 //
 //	decl := codemode.Declarations(tools) // what the model reads
-//	res, err := codemode.Run(ctx, code, tools, call, codemode.Budget{})
+//	res, err := sandbox.Run(ctx, code, tools, call, codemode.Budget{})
 //	// res.Value: the JSON the program returned; res.Console: its console
+//
+// The two are apart because goja wraps Go values by reflection, which
+// keeps the linker from dropping unused methods (docs/size.md): a binary
+// that imports only this package (the agent runner's tool modes, the
+// configuration's budgets) does not pay for goja until it links
+// codemode/sandbox (a -tags noui build does not).
 //
 // # The program
 //
@@ -26,7 +35,7 @@
 // Calls a program makes together (Promise.all) run concurrently; the
 // runtime itself runs on one goroutine (goja is not goroutine-safe), and
 // each result is handed back to it in turn through goja's job queue, by a
-// small event loop of this package's own (there are no timers to run).
+// small event loop of the sandbox's own (there are no timers to run).
 //
 // # The sandbox
 //

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/codemode"
+	"github.com/switchboardmcp/switchboard/codemode/sandbox"
 )
 
 func ExampleRun() {
@@ -24,7 +25,7 @@ func ExampleRun() {
 		}
 		return &mcp.CallToolResult{StructuredContent: map[string]any{"city": in.City, "high": len(in.City) + 10}}, nil
 	}
-	res, err := codemode.Run(context.Background(), `
+	res, err := sandbox.Run(context.Background(), `
 		const cities = ["Oslo", "Lisbon", "Nairobi"];
 		const days = await Promise.all(cities.map(city => tools.weather.forecast({city})));
 		console.log("asked", days.length, "cities");

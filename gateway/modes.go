@@ -39,21 +39,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/toolmode"
 	"github.com/switchboardmcp/switchboard/toolsearch"
 )
 
-// The tools of search and code mode.
+// The tools of search and code mode (package toolmode, which the agent
+// runner shares).
 const (
-	SearchToolName = "search_tools"
-	CallToolName   = "call_tool"
-	RunCodeName    = "run_code"
+	SearchToolName = toolmode.SearchTools
+	CallToolName   = toolmode.CallTool
+	RunCodeName    = toolmode.RunCode
 )
 
-// Bounds of search_tools' limit: a few definitions are what a model
-// needs to choose; more would bring back the context search mode saves.
+// Bounds of search_tools' limit (package toolmode's).
 const (
-	DefaultSearchLimit = 8
-	MaxSearchLimit     = 50
+	DefaultSearchLimit = toolmode.DefaultSearchLimit
+	MaxSearchLimit     = toolmode.MaxSearchLimit
 )
 
 // ErrCodeModeUnavailable is run_code's answer when the gateway has no
@@ -103,7 +104,7 @@ type CodeToolDefiner interface {
 
 // A CodeNamer is a CodeRunner that says how a program calls a tool
 // (tools.github.search_issues): code mode's search_tools gives it with
-// each tool found, as "code", so a model writes the call it read.
+// each tool found, as "function", so a model writes the call it read.
 type CodeNamer interface {
 	CodeName(t OfferedTool) string
 }
@@ -174,46 +175,13 @@ func (ep *endpoint) indexTools(offered []OfferedTool) {
 // embedTimeout bounds computing a catalog's embeddings.
 const embedTimeout = 2 * time.Minute
 
-// The definitions of the mode's tools. They do not depend on the catalog:
-// a client lists them once.
+// The definitions of the mode's tools are package toolmode's: the agent
+// runner gives its model the same. They do not depend on the catalog: a
+// client lists them once.
 var (
-	searchToolDef = &mcp.Tool{
-		Name:  SearchToolName,
-		Title: "Search tools",
-		Description: "Find the tools for a task among the many this server offers (they are not listed). " +
-			"Describe what you want to do in a few words, e.g. \"create a GitHub issue\" or \"read a log file\"; " +
-			"the answer lists the best matches, each with its name, title, description and inputSchema (JSON Schema). " +
-			"Then call the one that fits with " + CallToolName + ", passing its exact name and arguments that match its inputSchema. " +
-			"If nothing fits, search again with other words. Results always reflect the current tools.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"query":{"type":"string","description":"What you want to do, in a few words"},` +
-			`"limit":{"type":"integer","minimum":1,"maximum":` + fmt.Sprint(MaxSearchLimit) + `,"description":"How many tools to return (default ` + fmt.Sprint(DefaultSearchLimit) + `)"}` +
-			`},"required":["query"],"additionalProperties":false}`),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-	}
-	callToolDef = &mcp.Tool{
-		Name:  CallToolName,
-		Title: "Call a tool",
-		Description: "Call a tool found with " + SearchToolName + ": name is the tool's exact name from the search results, " +
-			"arguments an object matching that tool's inputSchema. The answer is the tool's own result. " +
-			"Search first: tool names are not guessable.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"name":{"type":"string","description":"The tool's name, as ` + SearchToolName + ` gave it"},` +
-			`"arguments":{"type":"object","description":"The tool's arguments, matching its inputSchema"}` +
-			`},"required":["name"],"additionalProperties":false}`),
-	}
-	runCodeDef = &mcp.Tool{
-		Name:  RunCodeName,
-		Title: "Run code that calls tools",
-		Description: "Run a JavaScript program that calls this server's tools and combines their results, instead of calling them one by one. " +
-			"Find the tools with " + SearchToolName + " first. In the program each tool is an async function taking its arguments object, " +
-			"named by its server and its own name: `const r = await tools.github.search_issues({q: \"…\"})`. " +
-			"The program has no filesystem, network, timers or modules, and a time and memory budget. " +
-			"The answer is the program's return value and its console output.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"code":{"type":"string","description":"The JavaScript program; its last expression or return value is the result"}` +
-			`},"required":["code"],"additionalProperties":false}`),
-	}
+	searchToolDef = toolmode.SearchToolsDef
+	callToolDef   = toolmode.CallToolDef
+	runCodeDef    = toolmode.RunCodeDef
 )
 
 // modeTools are what the endpoint lists in its mode.
@@ -253,14 +221,11 @@ func (ep *endpoint) modeRewrite(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || method != "tools/call" || r.Params == nil || r.Params.Name != CallToolName || ctx.Value(innerCall{}) != nil {
 			return next(ctx, method, req)
 		}
-		var in struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
+		name, arguments, err := toolmode.ParseCall(r.Params.Arguments)
+		if err != nil {
+			return toolError("%v", err), nil
 		}
-		if err := json.Unmarshal(orEmpty(r.Params.Arguments), &in); err != nil || in.Name == "" {
-			return toolError("%s: arguments must be an object with name (a string, the tool's name from %s) and arguments (an object)", CallToolName, SearchToolName), nil
-		}
-		return ep.callInner(ctx, r, in.Name, in.Arguments)
+		return ep.callInner(ctx, r, name, arguments)
 	}
 }
 
@@ -330,34 +295,11 @@ func (ep *endpoint) granted(ctx context.Context, req mcp.Request) func(OfferedTo
 	return func(o OfferedTool) bool { return gr.Tool(o.Server, o.HostName) }
 }
 
-// A foundTool is one search_tools answer.
-type foundTool struct {
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	InputSchema any    `json:"inputSchema"`
-	// Code is how a code-mode program calls it (CodeNamer).
-	Code string `json:"code,omitempty"`
-}
-
 // searchTools answers search_tools.
 func (ep *endpoint) searchTools(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in struct {
-		Query string `json:"query"`
-		Limit *int   `json:"limit"`
-	}
-	if err := json.Unmarshal(orEmpty(r.Params.Arguments), &in); err != nil {
-		return toolError("%s: arguments must be an object with query (a string) and limit (a number): %v", SearchToolName, err), nil
-	}
-	if strings.TrimSpace(in.Query) == "" {
-		return toolError("%s: query is empty: say in a few words what you want to do", SearchToolName), nil
-	}
-	limit := DefaultSearchLimit
-	if in.Limit != nil {
-		if *in.Limit < 1 || *in.Limit > MaxSearchLimit {
-			return toolError("%s: limit must be between 1 and %d, not %d", SearchToolName, MaxSearchLimit, *in.Limit), nil
-		}
-		limit = *in.Limit
+	query, limit, err := toolmode.ParseSearch(r.Params.Arguments)
+	if err != nil {
+		return toolError("%v", err), nil
 	}
 	st := ep.search.Load()
 	if st == nil {
@@ -365,7 +307,7 @@ func (ep *endpoint) searchTools(ctx context.Context, r *mcp.CallToolRequest) (*m
 	}
 	allow := ep.granted(ctx, r)
 	keep := func(i int) bool { return allow == nil || allow(st.tools[i]) }
-	hits, err := st.ix.SearchContext(ctx, in.Query, limit, keep)
+	hits, err := st.ix.SearchContext(ctx, query, limit, keep)
 	if err != nil {
 		ep.g.log.Warn("search: the query's embedding failed; ranking lexically", "endpoint", ep.Name, "err", ep.g.red.Redact(err.Error()))
 	}
@@ -373,26 +315,19 @@ func (ep *endpoint) searchTools(ctx context.Context, r *mcp.CallToolRequest) (*m
 	if ep.Mode != config.ModeCode {
 		namer = nil
 	}
-	found := make([]foundTool, len(hits))
+	found := make([]toolmode.Found, len(hits))
 	for i, h := range hits {
 		t := st.tools[h.Index].Tool
-		found[i] = foundTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+		found[i] = toolmode.Found{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
 		if namer != nil {
-			found[i].Code = namer.CodeName(st.tools[h.Index])
+			found[i].Function = namer.CodeName(st.tools[h.Index])
 		}
 	}
-	out := struct {
-		Tools []foundTool `json:"tools"`
-	}{found}
-	b, err := json.Marshal(out)
+	text, structured, err := toolmode.Answer(query, found)
 	if err != nil {
 		return nil, err
 	}
-	text := string(b)
-	if len(found) == 0 {
-		text = fmt.Sprintf("No tool matches %q. Try other words: what the tool does, the service it works on.", in.Query)
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(b)}, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured}, nil
 }
 
 // runCode answers run_code through Options.CodeRunner.
@@ -401,11 +336,9 @@ func (ep *endpoint) runCode(ctx context.Context, r *mcp.CallToolRequest) (*mcp.C
 	if runner == nil {
 		return toolError("%v", ErrCodeModeUnavailable), nil
 	}
-	var in struct {
-		Code string `json:"code"`
-	}
-	if err := json.Unmarshal(orEmpty(r.Params.Arguments), &in); err != nil || strings.TrimSpace(in.Code) == "" {
-		return toolError("%s: arguments must be an object with code, the JavaScript program (a non-empty string)", RunCodeName), nil
+	code, err := toolmode.ParseRunCode(r.Params.Arguments)
+	if err != nil {
+		return toolError("%v", err), nil
 	}
 	var tools []OfferedTool
 	if st := ep.search.Load(); st != nil {
@@ -417,7 +350,7 @@ func (ep *endpoint) runCode(ctx context.Context, r *mcp.CallToolRequest) (*mcp.C
 		}
 	}
 	return runner.RunCode(ctx, CodeRequest{
-		Code:   in.Code,
+		Code:   code,
 		Tools:  tools,
 		Budget: ep.g.opts.Code,
 		Call: func(ctx context.Context, name string, arguments json.RawMessage) (*mcp.CallToolResult, error) {
@@ -451,13 +384,6 @@ func (ep *endpoint) quietToolsChanged(next mcp.MethodHandler) mcp.MethodHandler 
 		}
 		return next(ctx, method, req)
 	}
-}
-
-func orEmpty(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 || string(b) == "null" {
-		return json.RawMessage(`{}`)
-	}
-	return b
 }
 
 // toolError is a tool result with IsError, saying what went wrong.

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -227,35 +224,13 @@ func TestSearchModeTokens(t *testing.T) {
 	if counts[0] != len(fixtureTools) {
 		t.Fatalf("the endpoint in mode all lists %d tools, want the fixture's %d", counts[0], len(fixtureTools))
 	}
-	allTokens, searchTokens := countTokens(t, allJSON), countTokens(t, searchJSON)
+	allTokens, searchTokens := interop.CountTokens(t, allJSON), interop.CountTokens(t, searchJSON)
 	saved := 1 - float64(searchTokens)/float64(allTokens)
 	t.Logf("tools/list: mode all %d tools, %d tokens (%d bytes); mode search %d tools, %d tokens (%d bytes): %.1f %% fewer tokens (js-tiktoken %s, o200k_base)",
 		counts[0], allTokens, len(allJSON), counts[1], searchTokens, len(searchJSON), 100*saved, interop.JSTiktokenVersion)
 	if saved < 0.9 {
 		t.Errorf("search mode saves %.1f %% of tools/list's tokens, want at least 90 %%", 100*saved)
 	}
-}
-
-// countTokens counts text's tokens with js-tiktoken's o200k_base.
-func countTokens(t *testing.T, text []byte) int {
-	t.Helper()
-	dir := interop.JSTiktoken(t)
-	f := filepath.Join(t.TempDir(), "text.json")
-	if err := os.WriteFile(f, text, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script := `const {getEncoding} = require(process.argv[1] + "/js-tiktoken");
-const text = require("fs").readFileSync(process.argv[2], "utf8");
-console.log(getEncoding("o200k_base").encode(text).length);`
-	out, err := exec.Command(interop.Node(t), "-e", script, dir, f).CombinedOutput()
-	if err != nil {
-		t.Fatalf("js-tiktoken: %v: %s", err, out)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("js-tiktoken answered %q", out)
-	}
-	return n
 }
 
 // TestSearchModePolicy: an OAuth token whose policy grants github alone

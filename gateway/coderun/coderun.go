@@ -1,5 +1,5 @@
 // Package coderun is code mode's runner: it runs the gateway's run_code
-// programs (gateway.CodeRunner) in package codemode's sandbox.
+// programs (gateway.CodeRunner) in code mode's sandbox (codemode/sandbox).
 //
 // The gateway owns everything around a program — the run_code tool, the
 // tools its caller may use, and the path each call takes (policy,
@@ -27,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/codemode"
+	"github.com/switchboardmcp/switchboard/codemode/sandbox"
 	"github.com/switchboardmcp/switchboard/gateway"
 )
 
@@ -75,7 +76,7 @@ func (*Runner) RunCodeTool() *mcp.Tool {
 		Title: "Run code that calls tools",
 		Description: "Run a JavaScript program that calls this server's tools and combines their results, instead of calling them one by one " +
 			"(the intermediate results stay out of your context). Find the tools with " + gateway.SearchToolName +
-			" first: each result's \"code\" is the async function to call, e.g. `const r = await tools.github.search_issues({q: \"…\"})`, " +
+			" first: each result's \"function\" is the async function to call, e.g. `const r = await tools.github.search_issues({q: \"…\"})`, " +
 			"with arguments matching its inputSchema; a tool's result is its structured content, or its text. " +
 			"Tools may be called together with Promise.all. The program has no filesystem, network, timers, eval or modules, " +
 			"and budgets of CPU and wall time, memory, output and calls. The answer is the program's return value and its console output.\n\n" +
@@ -96,7 +97,7 @@ func (*Runner) RunCode(ctx context.Context, req gateway.CodeRequest) (*mcp.CallT
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	res, err := codemode.Run(ctx, req.Code, Tools(req.Tools), codemode.Caller(req.Call), b)
+	res, err := sandbox.Run(ctx, req.Code, Tools(req.Tools), codemode.Caller(req.Call), b)
 	switch {
 	case errors.Is(err, codemode.ErrBudget), errors.Is(err, codemode.ErrProgram):
 		text := err.Error()

@@ -32,7 +32,7 @@ func serve(t testing.TB, runner gateway.CodeRunner) string {
 		{ID: "fx", Transport: config.TransportStdio, Command: bin},
 		{ID: "gx", Transport: config.TransportStdio, Command: bin},
 	}, nil, &gateway.Options{
-		Endpoints: []gateway.Endpoint{{}, {Name: "code", Path: "/e/code/mcp", Mode: config.ModeCode, Servers: []string{"fx"}, Tools: []string{"fx_add", "fx_echo"}}},
+		Endpoints:  []gateway.Endpoint{{}, {Name: "code", Path: "/e/code/mcp", Mode: config.ModeCode, Servers: []string{"fx"}, Tools: []string{"fx_add", "fx_echo"}}},
 		CodeRunner: runner,
 		Code:       gateway.CodeBudget{CPUTime: 300 * time.Millisecond, WallTime: 5 * time.Second, Memory: 64 << 20, Output: 64 << 10},
 	})
@@ -88,7 +88,7 @@ func TestCodeMode(t *testing.T) {
 				t.Fatalf("tools/list = %+v; want this runner's run_code, then search_tools", lt.Tools)
 			}
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: gateway.SearchToolName, Arguments: map[string]any{"query": "add two numbers"}})
-			if err != nil || res.IsError || !strings.Contains(textOf(res), `"code":"tools.fx.add"`) {
+			if err != nil || res.IsError || !strings.Contains(textOf(res), `"function":"tools.fx.add"`) {
 				t.Fatalf("search_tools: %v %s; want fx's add with its code name", err, textOf(res))
 			}
 

@@ -82,6 +82,13 @@ type Fake struct {
 	// x-api-key for Anthropic); a request without it gets the provider's 401.
 	// Set it before the first request; "" accepts any request.
 	APIKey string
+	// InputTokens, when set, makes each answer's input-token usage what it
+	// returns for the request's body, in place of the scripted Usage's:
+	// a test counts the request the provider's SDK sent with a real
+	// tokenizer (internal/testkit/interop's Tokenizer), so a run's usage
+	// measures what its requests cost. An error fails the request with a
+	// 500. Set it before the first request.
+	InputTokens func(body []byte) (int, error)
 
 	typ   string
 	t     testing.TB
@@ -198,6 +205,14 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if turn.Usage == (llm.Usage{}) {
 		turn.Usage = llm.Usage{InputTokens: 10, OutputTokens: 5}
+	}
+	if f.InputTokens != nil {
+		n, err := f.InputTokens(body)
+		if err != nil {
+			f.writeError(w, Turn{Status: http.StatusInternalServerError, ErrorMessage: fmt.Sprintf("llmtest: counting the request's tokens: %v", err)})
+			return
+		}
+		turn.Usage.InputTokens = n
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

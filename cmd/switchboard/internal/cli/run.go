@@ -29,7 +29,7 @@ import (
 const maxPromptBytes = 1 << 20
 
 func (e *env) runCommand() *cobra.Command {
-	var prompt, model, mcpFlag, toolsFlag, workspace string
+	var prompt, model, mcpFlag, toolsFlag, workspace, toolMode string
 	cmd := &cobra.Command{
 		Use:   "run AGENT",
 		Short: "Run an agent: its model, with the tools of its MCP servers",
@@ -45,14 +45,17 @@ else stdin.
 
 Servers and tools are resolved in order: the configuration's servers, then
 the agent's mcp_servers and tools, then --mcp (ids, or none) and --tools
-(which can only narrow the agent's tools).
+(which can only narrow the agent's tools). --tool-mode overrides the
+agent's tool_mode: all gives the model every tool, search gives it
+search_tools and call_tool, code search_tools and run_code (a JavaScript
+program that calls the tools), auto is search above search_above tools.
 
 Exit codes: 0 the run completed, 1 it failed or was cancelled, 2 a usage or
 configuration error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return e.run(cmd.Context(), args[0], runFlags{prompt: prompt, model: model, mcp: mcpFlag, tools: toolsFlag,
-				workspace: workspace, promptSet: cmd.Flags().Changed("prompt"), mcpSet: cmd.Flags().Changed("mcp"), toolsSet: cmd.Flags().Changed("tools")})
+				workspace: workspace, toolMode: toolMode, promptSet: cmd.Flags().Changed("prompt"), mcpSet: cmd.Flags().Changed("mcp"), toolsSet: cmd.Flags().Changed("tools")})
 		},
 	}
 	f := cmd.Flags()
@@ -61,12 +64,13 @@ configuration error.`,
 	f.StringVar(&mcpFlag, "mcp", "", "the servers to use, by id (comma-separated), or none")
 	f.StringVar(&toolsFlag, "tools", "", "narrow the tools to these (comma-separated host names)")
 	f.StringVar(&workspace, "workspace", ".", "the folder read_file and list_directory may read")
+	f.StringVar(&toolMode, "tool-mode", "", "how the model is given the tools, overriding the agent's tool_mode: auto, all, search or code")
 	return cmd
 }
 
 type runFlags struct {
-	prompt, model, mcp, tools, workspace string
-	promptSet, mcpSet, toolsSet          bool
+	prompt, model, mcp, tools, workspace, toolMode string
+	promptSet, mcpSet, toolsSet                    bool
 }
 
 func splitList(s string) []string {
@@ -95,6 +99,12 @@ func (e *env) run(ctx context.Context, name string, fl runFlags) error {
 	}
 	if err != nil {
 		return &exitError{kind: daemon.KindConfig, err: fmt.Errorf("agent:\n%s", indent(err.Error())), details: problemDetails(err)}
+	}
+	if fl.toolMode != "" {
+		if p := agent.ToolModeProblem(fl.toolMode); p != "" {
+			return usageErr("--tool-mode: %s", p)
+		}
+		a.ToolMode = fl.toolMode
 	}
 	o := &agent.Overrides{}
 	if fl.mcpSet {

@@ -1,4 +1,4 @@
-package codemode_test
+package sandbox_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardmcp/switchboard/codemode"
+	"github.com/switchboardmcp/switchboard/codemode/sandbox"
 )
 
 // BenchmarkRunOneCall and BenchmarkCallDirect make the same tool call over
@@ -19,7 +20,7 @@ func BenchmarkRunOneCall(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := codemode.Run(ctx, `return await tools.github.search_issues({q: "x", limit: 1})`, f.tools, f.call, codemode.Budget{})
+		res, err := sandbox.Run(ctx, `return await tools.github.search_issues({q: "x", limit: 1})`, f.tools, f.call, codemode.Budget{})
 		if err != nil || string(res.Value) != `{"issues":[101]}` {
 			b.Fatal(res, err)
 		}
@@ -43,7 +44,7 @@ func BenchmarkCallDirect(b *testing.B) {
 func BenchmarkRunEmpty(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := codemode.Run(context.Background(), `return 1`, nil, nil, codemode.Budget{}); err != nil {
+		if _, err := sandbox.Run(context.Background(), `return 1`, nil, nil, codemode.Budget{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -62,7 +63,7 @@ func BenchmarkRunOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		if _, err := codemode.Run(ctx, `return await tools.github.search_issues({q: "x", limit: 1})`, f.tools, f.call, codemode.Budget{}); err != nil {
+		if _, err := sandbox.Run(ctx, `return await tools.github.search_issues({q: "x", limit: 1})`, f.tools, f.call, codemode.Budget{}); err != nil {
 			b.Fatal(err)
 		}
 		t2 := time.Now()

@@ -1,4 +1,4 @@
-package codemode
+package sandbox
 
 import (
 	"context"
@@ -18,66 +18,26 @@ import (
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/codemode"
 )
-
-// Tool is one tool a program may call, as tools.<Namespace>.<Function>.
-type Tool struct {
-	// Name is what the [Caller] is given for a call of this tool: the
-	// published MCP tool name, such as "mcp_github_search_issues".
-	Name string
-	// Namespace and Function name it in the program: "github" and
-	// "search_issues" give tools.github.search_issues(...). Each is made an
-	// identifier with [Identifier].
-	Namespace string
-	Function  string
-	// Description and InputSchema are rendered by [Declarations].
-	Description string
-	InputSchema json.RawMessage
-}
-
-// Caller makes one tool call for a program. It is the host's or the
-// gateway's own path for a call, so policy, validation, redaction, limits
-// and metrics apply to a program's calls as to direct ones. ctx ends with
-// the run's wall-time budget. Calls made together (Promise.all) run
-// concurrently, so a Caller must be safe for concurrent use.
-type Caller func(ctx context.Context, tool string, args json.RawMessage) (*mcp.CallToolResult, error)
-
-// Result is what a run gives back.
-type Result struct {
-	// Value is the JSON of what the program returned; nil when it returned
-	// nothing (undefined).
-	Value json.RawMessage
-	// Console is what the program wrote with console.log, info and debug
-	// (as is) and warn and error (prefixed "warn: ", "error: "), a line
-	// each.
-	Console string
-	// Calls is the number of tool calls the program made.
-	Calls int
-	// CPUTime is the time the program ran (wall time minus the time it
-	// waited for tool calls); WallTime is the whole run.
-	CPUTime, WallTime time.Duration
-}
-
-// ErrProgram is matched (errors.Is) by every [*ProgramError].
-var ErrProgram = errors.New("code mode: the program failed")
-
-// ProgramError is a program's own failure: a syntax error, an exception it
-// did not catch (a tool error among them), or a wait nothing can end.
-type ProgramError struct {
-	Message string
-}
-
-func (e *ProgramError) Error() string { return "code mode: " + e.Message }
-
-// Is reports whether target is [ErrProgram].
-func (e *ProgramError) Is(target error) bool { return target == ErrProgram }
 
 //go:embed prelude.js
 var prelude string
 
-// preludeProgram is compiled once; each run executes it in its own
-// runtime.
-var preludeProgram = goja.MustCompile("prelude.js", prelude, true)
+// preludeProgram is compiled once, by the first run; each run executes it
+// in its own runtime. Not at init: a binary that imports this package
+// without running a program (its types, Declarations) must not link goja's
+// compiler, whose reflection keeps every exported method (docs/size.md).
+func preludeProgram() *goja.Program {
+	preludeOnce.Do(func() { prelude1 = goja.MustCompile("prelude.js", prelude, true) })
+	return prelude1
+}
+
+var (
+	preludeOnce sync.Once
+	prelude1    *goja.Program
+)
 
 // stuckGrace is how long Run waits, once a budget is spent or ctx is
 // done, for a program stuck in a native built-in (one Interrupt cannot
@@ -96,26 +56,26 @@ const heapSample = 2 * time.Millisecond
 //
 // Every call goes through call. The run ends when the program's promise
 // settles and no call it made is under way (a call it did not await is
-// still made, and what awaits it runs), or with a [*BudgetError] when a
-// budget is spent, a [*ProgramError] when the program fails, or ctx's
-// error when ctx ends. Run returns a non-nil Result (console output,
+// still made, and what awaits it runs), or with a [*codemode.BudgetError] when a
+// budget is spent, a [*codemode.ProgramError] when the program fails, or ctx's
+// error when ctx ends. Run returns a non-nil codemode.Result (console output,
 // calls so far) with every error but a refused budget or tool list, and
 // but a program stuck in a built-in, whose output is left with it.
-func Run(ctx context.Context, code string, tools []Tool, call Caller, b Budget) (*Result, error) {
+func Run(ctx context.Context, code string, tools []codemode.Tool, call codemode.Caller, b codemode.Budget) (*codemode.Result, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	b = b.withDefaults()
+	b = b.WithDefaults()
 	tools = slices.Clone(tools) // the runtime may outlive Run (a stuck built-in)
 	specs, err := toolSpecs(tools)
 	if err != nil {
 		return nil, err
 	}
 	if call == nil && len(tools) > 0 {
-		return nil, errors.New("code mode: tools but no Caller to call them")
+		return nil, errors.New("code mode: tools but no codemode.Caller to call them")
 	}
 	start := time.Now()
-	r := &runner{b: b, tools: tools, call: call, parent: ctx, res: &Result{}, halt: make(chan struct{})}
+	r := &runner{b: b, tools: tools, call: call, parent: ctx, res: &codemode.Result{}, halt: make(chan struct{})}
 	prog, err := compile(code)
 	if err != nil {
 		return r.res, err
@@ -125,7 +85,7 @@ func Run(ctx context.Context, code string, tools []Tool, call Caller, b Budget) 
 	r.ctx, cancel = context.WithCancel(ctx)
 	defer cancel()
 	wall := time.AfterFunc(b.WallTime, func() {
-		r.stop(&BudgetError{Budget: "wall time", Limit: b.WallTime.String()})
+		r.stop(&codemode.BudgetError{Budget: "wall time", Limit: b.WallTime.String()})
 		cancel()
 	})
 	defer wall.Stop()
@@ -151,7 +111,7 @@ func Run(ctx context.Context, code string, tools []Tool, call Caller, b Budget) 
 		case err = <-done:
 		case <-time.After(stuckGrace):
 			err = r.stopErr()
-			return &Result{WallTime: time.Since(start)}, fmt.Errorf("%w (the program is stuck in a built-in that cannot be interrupted and is left to end on its own)", err)
+			return &codemode.Result{WallTime: time.Since(start)}, fmt.Errorf("%w (the program is stuck in a built-in that cannot be interrupted and is left to end on its own)", err)
 		}
 	}
 	r.res.Console = r.console.String()
@@ -161,11 +121,11 @@ func Run(ctx context.Context, code string, tools []Tool, call Caller, b Budget) 
 }
 
 // toolSpecs checks the tool list and gives the prelude each tool's place.
-func toolSpecs(tools []Tool) ([]map[string]string, error) {
+func toolSpecs(tools []codemode.Tool) ([]map[string]string, error) {
 	specs := make([]map[string]string, len(tools))
 	seen := map[string]string{}
 	for i, t := range tools {
-		ns, fn := Identifier(t.Namespace), Identifier(t.Function)
+		ns, fn := codemode.Identifier(t.Namespace), codemode.Identifier(t.Function)
 		if t.Name == "" {
 			return nil, fmt.Errorf("code mode: tools[%d] (tools.%s.%s) has no name", i, ns, fn)
 		}
@@ -186,28 +146,28 @@ func compile(code string) (*goja.Program, error) {
 	src := "(async function () {" + code + "\n})()"
 	file, err := parser.ParseFile(nil, "program.js", src, 0, parser.WithDisableSourceMaps)
 	if err != nil {
-		return nil, &ProgramError{Message: "syntax error: " + err.Error()}
+		return nil, &codemode.ProgramError{Message: "syntax error: " + err.Error()}
 	}
 	if len(file.Body) != 1 {
-		return nil, &ProgramError{Message: "syntax error: the program closes the function it is the body of"}
+		return nil, &codemode.ProgramError{Message: "syntax error: the program closes the function it is the body of"}
 	}
 	if _, ok := file.Body[0].(*ast.ExpressionStatement); !ok {
-		return nil, &ProgramError{Message: "syntax error: the program closes the function it is the body of"}
+		return nil, &codemode.ProgramError{Message: "syntax error: the program closes the function it is the body of"}
 	}
 	prog, err := goja.CompileAST(file, false)
 	if err != nil {
-		return nil, &ProgramError{Message: "syntax error: " + err.Error()}
+		return nil, &codemode.ProgramError{Message: "syntax error: " + err.Error()}
 	}
 	return prog, nil
 }
 
 type runner struct {
-	b      Budget
-	tools  []Tool
-	call   Caller
+	b      codemode.Budget
+	tools  []codemode.Tool
+	call   codemode.Caller
 	ctx    context.Context // the tool calls': ends with the wall-time budget
 	parent context.Context // Run's
-	res    *Result
+	res    *codemode.Result
 
 	vm        *goja.Runtime
 	stringify goja.Callable
@@ -252,7 +212,7 @@ func (r *runner) stopErr() error {
 		if r.parent.Err() != nil {
 			return fmt.Errorf("code mode: %w", context.Cause(r.parent))
 		}
-		return &BudgetError{Budget: "wall time", Limit: r.b.WallTime.String()}
+		return &codemode.BudgetError{Budget: "wall time", Limit: r.b.WallTime.String()}
 	}
 	return r.stopped
 }
@@ -271,7 +231,7 @@ func (r *runner) run(specs []map[string]string, prog *goja.Program) error {
 	}
 	var promise *goja.Promise
 	err := r.turn(func() error {
-		f, err := vm.RunProgram(preludeProgram)
+		f, err := vm.RunProgram(preludeProgram())
 		if err != nil {
 			return err
 		}
@@ -296,7 +256,7 @@ func (r *runner) run(specs []map[string]string, prog *goja.Program) error {
 		return err
 	}
 	if promise == nil {
-		return &ProgramError{Message: "the program did not run as an async function"}
+		return &codemode.ProgramError{Message: "the program did not run as an async function"}
 	}
 	for {
 		// A call the program made without awaiting it is still made
@@ -304,13 +264,13 @@ func (r *runner) run(specs []map[string]string, prog *goja.Program) error {
 		// as Node would before it exits: a model that writes
 		// tools.notes.write({...}); return "done" means the write.
 		if promise.State() == goja.PromiseStateRejected {
-			return &ProgramError{Message: "uncaught " + r.describe(promise.Result())}
+			return &codemode.ProgramError{Message: "uncaught " + r.describe(promise.Result())}
 		}
 		if len(r.pending) == 0 {
 			if promise.State() == goja.PromiseStateFulfilled {
 				return r.turn(func() error { return r.finish(promise.Result()) })
 			}
-			return &ProgramError{Message: "the program awaits a promise nothing can settle (there are no timers, and no tool call is under way)"}
+			return &codemode.ProgramError{Message: "the program awaits a promise nothing can settle (there are no timers, and no tool call is under way)"}
 		}
 		batch := r.pending
 		r.pending = nil
@@ -346,7 +306,7 @@ func (r *runner) run(specs []map[string]string, prog *goja.Program) error {
 // turns the runtime's uncatchable errors into the budget they spent.
 func (r *runner) turn(f func() error) error {
 	left := r.b.CPUTime - r.cpu
-	cpuErr := &BudgetError{Budget: "CPU time", Limit: r.b.CPUTime.String()}
+	cpuErr := &codemode.BudgetError{Budget: "CPU time", Limit: r.b.CPUTime.String()}
 	if left <= 0 {
 		return cpuErr
 	}
@@ -369,11 +329,11 @@ func (r *runner) turn(f func() error) error {
 		}
 		return r.stopErr()
 	case errors.As(err, &overflow):
-		return &BudgetError{Budget: "stack depth", Limit: fmt.Sprintf("%d calls", r.b.MaxStackDepth)}
+		return &codemode.BudgetError{Budget: "stack depth", Limit: fmt.Sprintf("%d calls", r.b.MaxStackDepth)}
 	}
 	var ex *goja.Exception
 	if errors.As(err, &ex) {
-		return &ProgramError{Message: "uncaught " + r.describe(ex.Value())}
+		return &codemode.ProgramError{Message: "uncaught " + r.describe(ex.Value())}
 	}
 	return err
 }
@@ -400,7 +360,7 @@ func (r *runner) finish(v goja.Value) error {
 		return err
 	}
 	if goja.IsUndefined(j) {
-		return &ProgramError{Message: "the program returned a value JSON cannot hold (a function or a symbol)"}
+		return &codemode.ProgramError{Message: "the program returned a value JSON cannot hold (a function or a symbol)"}
 	}
 	s := j.String()
 	if err := r.spend(len(s), "the returned value"); err != nil {
@@ -414,7 +374,7 @@ func (r *runner) finish(v goja.Value) error {
 func (r *runner) spend(n int, what string) error {
 	r.output += n
 	if r.output > r.b.OutputBytes {
-		return &BudgetError{Budget: "output", Limit: bytesString(int64(r.b.OutputBytes)), Detail: what}
+		return &codemode.BudgetError{Budget: "output", Limit: codemode.BytesString(int64(r.b.OutputBytes)), Detail: what}
 	}
 	return nil
 }
@@ -436,7 +396,7 @@ func (r *runner) emit(level, line string) {
 // about n bytes.
 func (r *runner) guard(n float64, what string) {
 	if n > float64(r.b.MemoryBytes) {
-		err := &BudgetError{Budget: "memory", Limit: bytesString(r.b.MemoryBytes), Detail: what + " of " + approxBytes(n)}
+		err := &codemode.BudgetError{Budget: "memory", Limit: codemode.BytesString(r.b.MemoryBytes), Detail: what + " of " + approxBytes(n)}
 		r.stop(err)
 		panic(r.vm.NewGoError(err))
 	}
@@ -452,13 +412,11 @@ func approxBytes(n float64) string {
 	return fmt.Sprintf("%.0f bytes", n)
 }
 
-var proxyType = reflect.TypeFor[goja.Proxy]()
-
 // isProxy tells the prelude a Proxy from what it stands for (Array.isArray
 // cannot).
 func isProxy(v goja.Value) bool {
 	o, ok := v.(*goja.Object)
-	return ok && o.ExportType() == proxyType
+	return ok && o.ExportType() == reflect.TypeFor[goja.Proxy]() // not a package variable: see preludeProgram
 }
 
 // isBuffer: an ArrayBuffer or a typed array, whose length is the memory it
@@ -491,9 +449,9 @@ func (r *runner) callTool(i int, args goja.Value) *goja.Promise {
 		panic(vm.NewTypeError("code mode: no such tool"))
 	}
 	t := r.tools[i]
-	where := "tools." + Identifier(t.Namespace) + "." + Identifier(t.Function)
+	where := "tools." + codemode.Identifier(t.Namespace) + "." + codemode.Identifier(t.Function)
 	if r.res.Calls >= r.b.MaxCalls {
-		err := &BudgetError{Budget: "tool calls", Limit: fmt.Sprint(r.b.MaxCalls), Detail: where}
+		err := &codemode.BudgetError{Budget: "tool calls", Limit: fmt.Sprint(r.b.MaxCalls), Detail: where}
 		r.stop(err)
 		panic(vm.NewGoError(err))
 	}
@@ -518,7 +476,7 @@ func (r *runner) callTool(i int, args goja.Value) *goja.Promise {
 	return p
 }
 
-// callSafely runs the Caller, turning its panic into an error.
+// callSafely runs the codemode.Caller, turning its panic into an error.
 func (r *runner) callSafely(p *pendingCall) (res *mcp.CallToolResult, err error) {
 	defer func() {
 		if x := recover(); x != nil {
@@ -536,7 +494,7 @@ func (r *runner) callSafely(p *pendingCall) (res *mcp.CallToolResult, err error)
 func (r *runner) settle(p *pendingCall, res *mcp.CallToolResult, err error) error {
 	vm := r.vm
 	t := r.tools[p.tool]
-	where := "tools." + Identifier(t.Namespace) + "." + Identifier(t.Function)
+	where := "tools." + codemode.Identifier(t.Namespace) + "." + codemode.Identifier(t.Function)
 	if err != nil {
 		return p.reject(vm.NewGoError(fmt.Errorf("%s: %v", where, err)))
 	}
@@ -615,7 +573,7 @@ func (r *runner) watchHeap(done <-chan struct{}) {
 		runtime.GC()
 		lastGC = time.Now()
 		if grown := read() - base; grown > r.b.MemoryBytes {
-			r.stop(&BudgetError{Budget: "memory", Limit: bytesString(r.b.MemoryBytes), Detail: "the heap grew by " + approxBytes(float64(grown))})
+			r.stop(&codemode.BudgetError{Budget: "memory", Limit: codemode.BytesString(r.b.MemoryBytes), Detail: "the heap grew by " + approxBytes(float64(grown))})
 			return
 		}
 	}

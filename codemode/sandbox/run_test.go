@@ -1,4 +1,4 @@
-package codemode_test
+package sandbox_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/codemode"
+	"github.com/switchboardmcp/switchboard/codemode/sandbox"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
@@ -125,7 +126,7 @@ func newFixture(t testing.TB) *fixture {
 
 func TestRunValueAndConsole(t *testing.T) {
 	f := newFixture(t)
-	res, err := codemode.Run(context.Background(), `
+	res, err := sandbox.Run(context.Background(), `
 		console.log("hello", {a: 1}, [2]);
 		console.warn("careful");
 		const r = await tools.github.search_issues({q: "bug", limit: 2});
@@ -146,7 +147,7 @@ func TestRunValueAndConsole(t *testing.T) {
 }
 
 func TestRunNoReturn(t *testing.T) {
-	res, err := codemode.Run(context.Background(), `1 + 1;`, nil, nil, codemode.Budget{})
+	res, err := sandbox.Run(context.Background(), `1 + 1;`, nil, nil, codemode.Budget{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestRunNoReturn(t *testing.T) {
 // them written; the fetches overlap.
 func TestRunChain(t *testing.T) {
 	f := newFixture(t)
-	res, err := codemode.Run(context.Background(), `
+	res, err := sandbox.Run(context.Background(), `
 		const found = await tools.github.search_issues({q: "crash"});
 		const issues = await Promise.all(found.issues.map(n => tools.github.get_issue({number: n})));
 		const saved = await tools.notes.write({text: issues.map(i => i.title).join("; ")});
@@ -181,7 +182,7 @@ func TestRunChain(t *testing.T) {
 
 func TestRunToolError(t *testing.T) {
 	f := newFixture(t)
-	res, err := codemode.Run(context.Background(), `
+	res, err := sandbox.Run(context.Background(), `
 		try {
 			await tools.notes.write({text: "forbidden"});
 		} catch (e) {
@@ -194,7 +195,7 @@ func TestRunToolError(t *testing.T) {
 	if got, want := string(res.Value), `"caught: tools.notes.write: notes refuses forbidden words"`; got != want {
 		t.Errorf("Value = %s, want %s", got, want)
 	}
-	_, err = codemode.Run(context.Background(), `await tools.notes.write({text: "forbidden"});`, f.tools, f.call, codemode.Budget{})
+	_, err = sandbox.Run(context.Background(), `await tools.notes.write({text: "forbidden"});`, f.tools, f.call, codemode.Budget{})
 	if !errors.Is(err, codemode.ErrProgram) || !strings.Contains(err.Error(), "notes refuses forbidden words") {
 		t.Errorf("an uncaught tool error: %v; want a program error with the tool's text", err)
 	}
@@ -202,7 +203,7 @@ func TestRunToolError(t *testing.T) {
 	deny := func(ctx context.Context, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, fmt.Errorf("policy denies %s", tool)
 	}
-	_, err = codemode.Run(context.Background(), `await tools.github.search_issues({q: "x"});`, f.tools, deny, codemode.Budget{})
+	_, err = sandbox.Run(context.Background(), `await tools.github.search_issues({q: "x"});`, f.tools, deny, codemode.Budget{})
 	if want := "tools.github.search_issues: policy denies mcp_github_search_issues"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a denied call: %v; want %q", err, want)
 	}
@@ -216,7 +217,7 @@ func TestRunArguments(t *testing.T) {
 		{`await tools.github.nope({})`, "there is no tool tools.github.nope; tools.github has: get_issue, search_issues"},
 		{`await tools.gitlab.search({})`, "there is no tool tools.gitlab; tools has: github, notes, slow"},
 	} {
-		_, err := codemode.Run(context.Background(), tc.code, f.tools, f.call, codemode.Budget{})
+		_, err := sandbox.Run(context.Background(), tc.code, f.tools, f.call, codemode.Budget{})
 		if !errors.Is(err, codemode.ErrProgram) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Run(%q) = %v, want a program error saying %q", tc.code, err, tc.want)
 		}
@@ -237,7 +238,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{code: "}); globalThis.escaped = 1; (async function () {", want: "code mode: syntax error: the program closes the function it is the body of"},
 		{code: "}})()", want: "code mode: syntax error"},
 	} {
-		_, err := codemode.Run(context.Background(), tc.code, tc.tools, nil, tc.budget)
+		_, err := sandbox.Run(context.Background(), tc.code, tc.tools, nil, tc.budget)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Run(%q) = %v, want %q", tc.code, err, tc.want)
 		}
@@ -338,7 +339,7 @@ func TestHostile(t *testing.T) {
 				b = *tc.b
 			}
 			start := time.Now()
-			_, err := codemode.Run(context.Background(), tc.code, f.tools, f.call, b)
+			_, err := sandbox.Run(context.Background(), tc.code, f.tools, f.call, b)
 			took := time.Since(start)
 			switch {
 			case tc.budget == nil:
@@ -382,9 +383,9 @@ func TestTampering(t *testing.T) {
 		`delete globalThis.tools; globalThis.tools = {}; return 1`,
 	} {
 		// The tampering run may fail; it must not break what follows.
-		res, err := codemode.Run(context.Background(), code, f.tools, f.call, hostile)
+		res, err := sandbox.Run(context.Background(), code, f.tools, f.call, hostile)
 		t.Logf("%s: %v %v", code, resValue(res), err)
-		res, err = codemode.Run(context.Background(), `
+		res, err = sandbox.Run(context.Background(), `
 			const r = await tools.github.search_issues({q: "x", limit: 2});
 			console.log([1, 2].map(x => x * 2));
 			return {r, s: 'ab'.repeat(2), j: JSON.parse('{"k":1}'), t: typeof Promise.prototype.then};
@@ -412,7 +413,7 @@ func TestRunContextCancelled(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := codemode.Run(ctx, `for (;;) {}`, f.tools, f.call, hostile)
+	_, err := sandbox.Run(ctx, `for (;;) {}`, f.tools, f.call, hostile)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Run with a cancelled context = %v, want context.Canceled", err)
 	}
@@ -425,7 +426,7 @@ func TestRunContextCancelled(t *testing.T) {
 func TestStuckBuiltin(t *testing.T) {
 	b := codemode.Budget{CPUTime: 200 * time.Millisecond, WallTime: time.Minute}
 	start := time.Now()
-	_, err := codemode.Run(context.Background(), `return /^(?=(a+)+$)/.test('a'.repeat(25) + 'b')`, nil, nil, b)
+	_, err := sandbox.Run(context.Background(), `return /^(?=(a+)+$)/.test('a'.repeat(25) + 'b')`, nil, nil, b)
 	took := time.Since(start)
 	if want := "code mode: CPU time budget of 200ms spent (the program is stuck in a built-in that cannot be interrupted"; !errors.Is(err, codemode.ErrBudget) || !strings.Contains(err.Error(), want) {
 		t.Errorf("a backtracking regular expression: %v, want %q", err, want)
@@ -439,7 +440,7 @@ func TestStuckBuiltin(t *testing.T) {
 // TestGuardedBuiltins: the built-ins the prelude wraps still do their
 // work on ordinary input.
 func TestGuardedBuiltins(t *testing.T) {
-	res, err := codemode.Run(context.Background(), `
+	res, err := sandbox.Run(context.Background(), `
 		const a = [3, 1, 2];
 		let n = 0;
 		for (const x of a) n += x;
@@ -476,7 +477,7 @@ func TestRunCallsNotAwaited(t *testing.T) {
 		made.Add(1)
 		return f.call(ctx, tool, args)
 	}
-	res, err := codemode.Run(context.Background(), `
+	res, err := sandbox.Run(context.Background(), `
 		tools.notes.write({text: "later"}).then(r => console.log(r));
 		return "done";
 	`, f.tools, call, codemode.Budget{})
@@ -501,7 +502,7 @@ func TestRunLeavesNoGoroutines(t *testing.T) {
 		`await Promise.all([tools.slow.wait({}), tools.github.get_issue({number: 1})])`,
 		`throw new Error("no")`,
 	} {
-		if _, err := codemode.Run(context.Background(), code, f.tools, f.call, b); err != nil {
+		if _, err := sandbox.Run(context.Background(), code, f.tools, f.call, b); err != nil {
 			t.Logf("%.60q: %v", code, err)
 		}
 	}
