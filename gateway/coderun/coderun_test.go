@@ -3,11 +3,13 @@ package coderun_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -15,6 +17,8 @@ import (
 	"github.com/switchboardmcp/switchboard/gateway/coderun"
 	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
+	"github.com/switchboardmcp/switchboard/internal/testkit/toolfixture"
 )
 
 const fixturePkg = "github.com/switchboardmcp/switchboard/internal/testkit/testserver"
@@ -149,4 +153,86 @@ func BenchmarkRunCodeOverhead(b *testing.B) {
 	b.ReportMetric(float64(dt.Microseconds())/float64(b.N)/1000, "direct-ms/op")
 	b.ReportMetric(float64(ct.Microseconds())/float64(b.N)/1000, "run_code-ms/op")
 	b.ReportMetric(float64((ct-dt).Microseconds())/float64(b.N)/1000, "extra-ms/op")
+}
+
+type bearer struct{ tok string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.tok)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestCodeModePolicy: a program's tools are what the caller's OAuth policy
+// lets it see: the owner's program posts to slack, while a program run
+// with a token limited to github's tools finds no tools.slack (and its
+// github calls work); both protocol generations.
+func TestCodeModePolicy(t *testing.T) {
+	as := testauth.Start(t, &testauth.Options{JWT: true})
+	const owner = "owner-token-3f1c"
+	bin := interop.Build(t, fixturePkg)
+	fx := func(id string) config.Server {
+		return config.Server{ID: id, Transport: config.TransportStdio, Command: bin, Args: []string{"-tools-file", toolfixture.File(id)}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g, err := gateway.Start(ctx, []config.Server{fx("github"), fx("slack")}, nil, &gateway.Options{
+		Endpoints: []gateway.Endpoint{{}, {Name: "c", Path: "/e/c/mcp", Mode: config.ModeCode,
+			Policy: []config.AuthPolicy{{Scope: "tools:github", Servers: []string{"github"}}}}},
+		CodeRunner: coderun.New(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	base := "http://" + ts.Listener.Addr().String()
+	ts.Config.Handler = g.Handler(&gateway.HTTPOptions{Guard: guard.Options{Loopback: true, AuthToken: owner,
+		OAuth: &guard.OAuthOptions{Issuer: as.Issuer, Resource: base + "/mcp", Scopes: []string{"mcp"}}}})
+	ts.Start()
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		g.Close()
+		ts.Close()
+	})
+	now := time.Now()
+	bob, err := as.Mint(jwt.MapClaims{"iss": as.Issuer, "aud": base + "/e/c/mcp", "sub": "bob", "scope": "mcp tools:github",
+		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const post = `return await tools.slack.post_message({channel: "C1", text: "hi"})`
+	const issue = `return await tools.github.get_issue({owner: "o", repo: "r", issue_number: 1})`
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		for _, who := range []struct {
+			name, tok string
+			slack     bool
+		}{{"owner", owner, true}, {"github-only token", bob, false}} {
+			t.Run(version+"/"+who.name, func(t *testing.T) {
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx,
+					&mcp.StreamableClientTransport{Endpoint: base + "/e/c/mcp", HTTPClient: &http.Client{Transport: bearer{who.tok}}},
+					&mcp.ClientSessionOptions{ProtocolVersion: version})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
+				run := func(code string) *mcp.CallToolResult {
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: gateway.RunCodeName, Arguments: map[string]any{"code": code}})
+					if err != nil {
+						t.Fatalf("run_code: %v", err)
+					}
+					return res
+				}
+				if res := run(issue); res.IsError || !strings.Contains(textOf(res), "called get_issue") {
+					t.Errorf("a program calling github's get_issue: %s", textOf(res))
+				}
+				res := run(post)
+				if posted := !res.IsError && strings.Contains(textOf(res), "called post_message"); posted != who.slack {
+					t.Errorf("a program posting to slack: %s (isError %v); want it posted: %v", textOf(res), res.IsError, who.slack)
+				}
+				if !who.slack && !strings.Contains(textOf(res), "tools.slack") {
+					t.Errorf("a denied program's error %q does not name tools.slack", textOf(res))
+				}
+			})
+		}
+	}
 }
