@@ -60,4 +60,3 @@ func (e *ProgramError) Error() string { return "code mode: " + e.Message }
 
 // Is reports whether target is [ErrProgram].
 func (e *ProgramError) Is(target error) bool { return target == ErrProgram }
-
