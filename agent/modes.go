@@ -177,6 +177,9 @@ func (ts *toolset) search(arguments json.RawMessage) (string, CallErrorCode) {
 		t := ts.tools[h.Index]
 		found[i] = toolmode.Found{Name: t.Name, Title: t.Tool.Title, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema,
 			Function: ts.function[t.Name]}
+		if found[i].Function != "" {
+			found[i].Declaration = codemode.Signature(ts.byName(t.Name))
+		}
 	}
 	text, _, err := toolmode.Answer(query, found)
 	if err != nil {

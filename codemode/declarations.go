@@ -68,20 +68,31 @@ func Declarations(tools []Tool) string {
 		slices.SortFunc(list, func(a, c Tool) int { return strings.Compare(Identifier(a.Function), Identifier(c.Function)) })
 		for _, t := range list {
 			writeComment(&b, "    ", t.Description)
-			var schema any
-			if len(t.InputSchema) > 0 && json.Unmarshal(t.InputSchema, &schema) != nil {
-				schema = nil
-			}
-			arg := "{}"
-			if schema != nil {
-				arg = tsType(schema, "    ", 0)
-			}
-			b.WriteString("    " + Identifier(t.Function) + "(args: " + arg + "): Promise<ToolResult>;\n")
+			b.WriteString("    " + Identifier(t.Function) + "(args: " + argType(t, "    ") + "): Promise<ToolResult>;\n")
 		}
 		b.WriteString("  };\n")
 	}
 	b.WriteString("};\n")
 	return b.String()
+}
+
+// Signature is one tool's call as a program writes it, typed as
+// [Declarations] types it: "tools.github.search_issues(args: { q: string;
+// limit?: number }): Promise<ToolResult>", on one line or more.
+func Signature(t Tool) string {
+	return "tools." + Identifier(t.Namespace) + "." + Identifier(t.Function) + "(args: " + argType(t, "") + "): Promise<ToolResult>"
+}
+
+// argType is t's argument object's type, from its input schema.
+func argType(t Tool, indent string) string {
+	var schema any
+	if len(t.InputSchema) > 0 && json.Unmarshal(t.InputSchema, &schema) != nil {
+		schema = nil
+	}
+	if schema == nil {
+		return "{}"
+	}
+	return tsType(schema, indent, 0)
 }
 
 func writeComment(b *strings.Builder, indent, text string) {

@@ -103,10 +103,11 @@ type CodeToolDefiner interface {
 }
 
 // A CodeNamer is a CodeRunner that says how a program calls a tool
-// (tools.github.search_issues): code mode's search_tools gives it with
-// each tool found, as "function", so a model writes the call it read.
+// (tools.github.search_issues), and that call typed from the tool's input
+// schema: code mode's search_tools gives them with each tool found, as
+// "function" and "declaration", so a model writes the call it read.
 type CodeNamer interface {
-	CodeName(t OfferedTool) string
+	CodeName(t OfferedTool) (function, declaration string)
 }
 
 // CodeRequest is one run_code call, as a CodeRunner gets it.
@@ -320,7 +321,7 @@ func (ep *endpoint) searchTools(ctx context.Context, r *mcp.CallToolRequest) (*m
 		t := st.tools[h.Index].Tool
 		found[i] = toolmode.Found{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
 		if namer != nil {
-			found[i].Function = namer.CodeName(st.tools[h.Index])
+			found[i].Function, found[i].Declaration = namer.CodeName(st.tools[h.Index])
 		}
 	}
 	text, structured, err := toolmode.Answer(query, found)

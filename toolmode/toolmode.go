@@ -11,6 +11,7 @@
 package toolmode
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -148,8 +149,11 @@ type Found struct {
 	Description string `json:"description,omitempty"`
 	InputSchema any    `json:"inputSchema"`
 	// Function is how a run_code program calls the tool
-	// ("tools.github.search_issues"); code mode sets it.
-	Function string `json:"function,omitempty"`
+	// ("tools.github.search_issues"), and Declaration that call typed
+	// from the input schema ("tools.github.search_issues(args: { q:
+	// string }): Promise<ToolResult>"); code mode sets them.
+	Function    string `json:"function,omitempty"`
+	Declaration string `json:"declaration,omitempty"`
 }
 
 // Answer is search_tools' answer for query: the text the model reads
@@ -159,12 +163,17 @@ func Answer(query string, found []Found) (text string, structured json.RawMessag
 	if found == nil {
 		found = []Found{}
 	}
-	b, err := json.Marshal(struct {
+	// Not escaped for HTML: a model reads "Promise<ToolResult>", not
+	// "Promise\u003cToolResult\u003e".
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(struct {
 		Tools []Found `json:"tools"`
-	}{found})
-	if err != nil {
+	}{found}); err != nil {
 		return "", nil, err
 	}
+	b := bytes.TrimRight(buf.Bytes(), "\n")
 	if len(found) == 0 {
 		return fmt.Sprintf("No tool matches %q. Try other words: what the tool does, the service it works on.", query), b, nil
 	}

@@ -63,9 +63,11 @@ func function(o gateway.OfferedTool) string {
 }
 
 // CodeName is how a program calls t: tools.<server>.<function>, as
-// identifiers (codemode.Identifier).
-func (*Runner) CodeName(t gateway.OfferedTool) string {
-	return "tools." + codemode.Identifier(t.Server) + "." + codemode.Identifier(function(t))
+// identifiers (codemode.Identifier), and that call typed from t's input
+// schema (codemode.Signature).
+func (*Runner) CodeName(t gateway.OfferedTool) (function, declaration string) {
+	ct := Tools([]gateway.OfferedTool{t})[0]
+	return "tools." + codemode.Identifier(ct.Namespace) + "." + codemode.Identifier(ct.Function), codemode.Signature(ct)
 }
 
 // RunCodeTool is run_code's definition: how to write a program for this
@@ -76,7 +78,7 @@ func (*Runner) RunCodeTool() *mcp.Tool {
 		Title: "Run code that calls tools",
 		Description: "Run a JavaScript program that calls this server's tools and combines their results, instead of calling them one by one " +
 			"(the intermediate results stay out of your context). Find the tools with " + gateway.SearchToolName +
-			" first: each result's \"function\" is the async function to call, e.g. `const r = await tools.github.search_issues({q: \"…\"})`, " +
+			" first: each result's \"function\" is the async function to call (\"declaration\" types its arguments), e.g. `const r = await tools.github.search_issues({q: \"…\"})`, " +
 			"with arguments matching its inputSchema; a tool's result is its structured content, or its text. " +
 			"Tools may be called together with Promise.all. The program has no filesystem, network, timers, eval or modules, " +
 			"and budgets of CPU and wall time, memory, output and calls. The answer is the program's return value and its console output.\n\n" +

@@ -92,7 +92,7 @@ func TestCodeMode(t *testing.T) {
 				t.Fatalf("tools/list = %+v; want this runner's run_code, then search_tools", lt.Tools)
 			}
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: gateway.SearchToolName, Arguments: map[string]any{"query": "add two numbers"}})
-			if err != nil || res.IsError || !strings.Contains(textOf(res), `"function":"tools.fx.add"`) {
+			if err != nil || res.IsError || !strings.Contains(textOf(res), `"function":"tools.fx.add","declaration":"tools.fx.add(args: { a: number; b: number }): Promise<ToolResult>"`) {
 				t.Fatalf("search_tools: %v %s; want fx's add with its code name", err, textOf(res))
 			}
 
