@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -32,6 +33,7 @@ type endpointJSON struct {
 	Tools        []string `json:"tools"`         // null: every tool of Servers
 	Workflows    []string `json:"workflows"`
 	Instructions string   `json:"instructions,omitempty"`
+	Mode         string   `json:"mode"`       // "all", "search" or "code"
 	Renamed      int      `json:"renamed"`    // tools offered under another name
 	Overridden   int      `json:"overridden"` // tools whose description or hints are changed
 	Auth         string   `json:"auth"`       // "token" (its own auth_token), "gateway" (the gateway's)
@@ -55,7 +57,7 @@ func toEndpointJSON(ep config.Endpoint, base string) endpointJSON {
 		url = base + mcp
 	}
 	return endpointJSON{Name: ep.Name, URL: url, Path: mcp, SSE: sse, WebSocket: ws, Servers: ep.Servers, Tools: ep.Tools,
-		Workflows: ep.Workflows, Instructions: ep.Instructions, Renamed: len(ep.Rename), Overridden: len(ep.Override),
+		Workflows: ep.Workflows, Instructions: ep.Instructions, Mode: cmp.Or(ep.Mode, config.ModeAll), Renamed: len(ep.Rename), Overridden: len(ep.Override),
 		Auth: endpointAuth(ep), Scopes: ep.Scopes, Source: ep.Source.String(), Origin: daemon.OriginConfig, State: "served"}
 }
 
@@ -137,7 +139,7 @@ through the running serve; export writes it as a table too.`,
 			}
 			var b strings.Builder
 			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tPATH\tSERVERS\tTOOLS\tAUTH\tORIGIN")
+			fmt.Fprintln(tw, "NAME\tPATH\tSERVERS\tTOOLS\tMODE\tAUTH\tORIGIN")
 			for _, j := range out {
 				auth := j.Auth
 				if len(j.Scopes) > 0 {
@@ -147,7 +149,7 @@ through the running serve; export writes it as a table too.`,
 				if j.State == "failed" {
 					origin += " (failed)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.Name, cmpOr(j.Path, "-"), listOrAll(j.Servers, "all"), listOrAll(j.Tools, "all"), cmpOr(auth, "-"), origin)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Name, cmpOr(j.Path, "-"), listOrAll(j.Servers, "all"), listOrAll(j.Tools, "all"), cmpOr(j.Mode, "-"), cmpOr(auth, "-"), origin)
 			}
 			tw.Flush()
 			for _, j := range out {
@@ -203,10 +205,10 @@ type skippedEndpointJS struct {
 }
 
 type endpointFlags struct {
-	path, instructions, authToken string
-	servers, tools, workflows     []string
-	scopes, rename                []string
-	dryRun                        bool
+	path, instructions, authToken, mode string
+	servers, tools, workflows           []string
+	scopes, rename                      []string
+	dryRun                              bool
 }
 
 // apply sets on ep what the flags given say.
@@ -233,6 +235,12 @@ func (f *endpointFlags) apply(cmd *cobra.Command, ep *config.Endpoint) error {
 	}
 	if changed("instructions") {
 		ep.Instructions = f.instructions
+	}
+	if changed("mode") {
+		ep.Mode = f.mode
+		if f.mode == config.ModeAll {
+			ep.Mode = "" // the default: not written
+		}
 	}
 	if changed("auth-token") {
 		ep.AuthToken = f.authToken
@@ -297,6 +305,7 @@ and the previous text saved as FILE.bak. --dry-run prints the table instead.`
 	fl.StringSliceVar(&f.servers, "servers", nil, "the servers it publishes, by id (default all)")
 	fl.StringSliceVar(&f.tools, "tools", nil, "tool name patterns, in order: * any run, ? one character, ! before one excludes (default all)")
 	fl.StringVar(&f.instructions, "instructions", "", "what its clients are told it is for (default the gateway's)")
+	fl.StringVar(&f.mode, "mode", "", "what it lists: all (every tool, the default), search (search_tools and call_tool) or code (search_tools and run_code)")
 	fl.StringSliceVar(&f.workflows, "workflow", nil, "a published workflow offered here (repeatable)")
 	fl.StringVar(&f.authToken, "auth-token", "", "its own bearer token, as a placeholder: '{{secrets.NAME}}' or '{{env.NAME}}'")
 	fl.StringSliceVar(&f.scopes, "scopes", nil, "OAuth scopes a token needs here")
