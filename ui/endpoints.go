@@ -46,6 +46,7 @@ type endpointRow struct {
 	Servers  []string // nil: all
 	Tools    []string // nil: all
 	Auth     string
+	Mode     string // "all", "search" or "code"
 	Endpoint config.Endpoint
 }
 
@@ -65,7 +66,7 @@ func endpointRowOf(m daemon.ManagedEndpoint) endpointRow {
 	}
 	if e, err := config.DecodeEndpoint(m.Config); err == nil {
 		r.Endpoint = e
-		r.Servers, r.Tools = e.Servers, e.Tools
+		r.Servers, r.Tools, r.Mode = e.Servers, e.Tools, cmp.Or(e.Mode, config.ModeAll)
 		r.Auth = "the gateway's"
 		if e.AuthToken != "" {
 			r.Auth = "its own token"
@@ -177,6 +178,7 @@ type toolChoice struct {
 func (u *UI) endpointFormOf(r *http.Request, edited *config.Endpoint, e config.Endpoint) (endpointForm, error) {
 	f := endpointForm{form: newForm()}
 	f.Values["name"] = e.Name
+	f.Values["mode"] = cmp.Or(e.Mode, config.ModeAll)
 	if edited != nil {
 		f.Edit, f.AllServers = edited.Name, edited.Servers == nil
 		for _, p := range edited.Tools {
@@ -222,6 +224,12 @@ func (u *UI) endpointOfForm(r *http.Request, base config.Endpoint) (config.Endpo
 	e := base
 	if e.Name == "" {
 		e.Name = strings.TrimSpace(r.PostFormValue("name"))
+	}
+	if m, ok := r.PostForm["mode"]; ok && len(m) > 0 {
+		e.Mode = m[0]
+		if e.Mode == config.ModeAll {
+			e.Mode = "" // the default: not written
+		}
 	}
 	e.Servers = nil
 	for _, s := range r.PostForm["server"] {

@@ -166,6 +166,21 @@ func TestEndpointAddEditDelete(t *testing.T) {
 	if got := listTools(t, s, "/e/x/mcp", ""); strings.Join(got, " ") != "mcp_b_echo" {
 		t.Errorf("a client of x lists %q", got)
 	}
+	// A mode chosen in the form: the endpoint lists search_tools and
+	// call_tool, and the pages say its mode.
+	if status, _, body := s.do("POST", "/endpoints", url.Values{"name": {"sx"}, "server": {"b"}, "mode": {"search"}}, csrf...); status != http.StatusSeeOther {
+		t.Fatalf("adding sx in search mode: %d\n%s", status, body)
+	}
+	if got := listTools(t, s, "/e/sx/mcp", ""); strings.Join(got, " ") != "call_tool search_tools" {
+		t.Errorf("a client of sx (search mode) lists %q", got)
+	}
+	if _, _, list := s.do("GET", "/endpoints", nil); !regexp.MustCompile(`(?s)data-endpoint="sx">.*?<td>search</td>`).MatchString(list) {
+		t.Errorf("the endpoints page does not say sx's mode\n%s", list)
+	}
+	if _, _, sx := s.do("GET", "/endpoints/sx", nil); !strings.Contains(sx, `id="endpoint-mode">search: clients list search_tools and call_tool`) ||
+		!strings.Contains(sx, `<option value="search" selected>`) {
+		t.Errorf("sx's page does not say its mode, or its form does not have it chosen\n%s", sx)
+	}
 	_, _, page := s.do("GET", "/endpoints/x", nil)
 	if !strings.Contains(page, `name="version" value="1"`) || !strings.Contains(page, `value="mcp_b_echo" checked`) || !strings.Contains(page, `data-tool="mcp_b_echo"`) {
 		t.Fatalf("x's page has no edit form of version 1 with echo checked\n%s", page)
