@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/codemode"
 	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/secret"
@@ -139,8 +140,8 @@ func (s Search) check() (field, msg string) {
 // default.
 //
 //	[code]
-//	cpu_time  = "5s"      # CPU time the program may use
-//	wall_time = "30s"     # from start to answer, tool calls included
+//	cpu_time  = "2s"      # CPU time the program may use
+//	wall_time = "60s"     # from start to answer, tool calls included
 //	memory    = 67108864  # bytes the program may allocate (64 MiB)
 //	output    = 65536     # bytes of console output and result kept (64 KiB)
 type Code struct {
@@ -153,20 +154,20 @@ type Code struct {
 	Source Position
 }
 
-// Code mode's default budgets and their ceilings: a program is a few
-// tool calls glued together, not a batch job; past the ceilings a budget
-// would not protect the daemon.
+// Code mode's default budgets and their ceilings are the sandbox's
+// (package codemode): one set, whether a program runs for a gateway's
+// client ([code]) or for an agent (code_budget).
 const (
-	DefaultCodeCPUTime  = 5 * time.Second
-	DefaultCodeWallTime = 30 * time.Second
-	DefaultCodeMemory   = 64 << 20
-	DefaultCodeOutput   = 64 << 10
-	MaxCodeCPUTime      = 5 * time.Minute
-	MaxCodeWallTime     = 30 * time.Minute
+	DefaultCodeCPUTime  = codemode.DefaultCPUTime
+	DefaultCodeWallTime = codemode.DefaultWallTime
+	DefaultCodeMemory   = codemode.DefaultMemoryBytes
+	DefaultCodeOutput   = codemode.DefaultOutputBytes
+	MaxCodeCPUTime      = codemode.MaxCPUTime
+	MaxCodeWallTime     = codemode.MaxWallTime
 	MinCodeMemory       = 1 << 20
-	MaxCodeMemory       = 1 << 30 // codemode.MaxMemoryBytes
+	MaxCodeMemory       = codemode.MaxMemoryBytes
 	MinCodeOutput       = 1 << 10
-	MaxCodeOutput       = 16 << 20
+	MaxCodeOutput       = codemode.MaxOutputBytes
 )
 
 // WithDefaults is c with each unset budget at its default.
