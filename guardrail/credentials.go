@@ -1,0 +1,132 @@
+package guardrail
+
+import (
+	"context"
+	"strings"
+
+	"github.com/switchboardmcp/switchboard/secret"
+)
+
+// Credentials finds credentials by their format: the tokens of the
+// services in [secret.TokenPrefixes] (AWS access keys, GitHub, GitLab and
+// Slack tokens, "sk-" API keys, …), JSON Web Tokens and PEM private key
+// blocks. The configured secrets are the host's redactor's: they never
+// reach a rule.
+type Credentials struct{}
+
+func (Credentials) Name() string { return "credentials" }
+
+// minTokenTail is the shortest run of token characters after a prefix that
+// makes a token: "sk-learn" is a word, sk- and twelve more a key.
+const minTokenTail = 12
+
+func (Credentials) Scan(_ context.Context, _ Call, _ Direction, parts []Part) ([]Finding, error) {
+	var fs []Finding
+	for i, p := range parts {
+		fs = append(fs, scanPEM(i, p.Text)...)
+		eachWord(p.Text, isTokenByte, func(start, end int) {
+			// A sentence's full stop or a closing slash is not the token's.
+			w := strings.TrimRight(p.Text[start:end], "./")
+			if kind := tokenKind(w); kind != "" {
+				fs = append(fs, Finding{Part: i, Start: start, End: start + len(w), Kind: kind})
+			}
+		})
+	}
+	return fs, nil
+}
+
+// scanPEM finds private key blocks, from BEGIN to END (or to the end of
+// the text when the block is cut).
+func scanPEM(part int, s string) []Finding {
+	var fs []Finding
+	for off := 0; ; {
+		i := strings.Index(s[off:], "-----BEGIN ")
+		if i < 0 {
+			return fs
+		}
+		start := off + i
+		eol := strings.Index(s[start:], "-----\n")
+		header := s[start:]
+		if eol >= 0 {
+			header = s[start : start+eol]
+		}
+		off = start + len("-----BEGIN ")
+		if !strings.HasSuffix(strings.TrimSuffix(header, "-----"), "PRIVATE KEY") && !strings.Contains(header, "PRIVATE KEY") {
+			continue
+		}
+		end := len(s)
+		if j := strings.Index(s[off:], "-----END "); j >= 0 {
+			end = off + j + len("-----END ")
+			if k := strings.Index(s[end:], "-----"); k >= 0 {
+				end += k + len("-----")
+			}
+		}
+		fs = append(fs, Finding{Part: part, Start: start, End: end, Kind: "private-key"})
+		off = end
+	}
+}
+
+// isTokenByte: the bytes of secret.TokenChars.
+func isTokenByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '=' || c == '+' || c == '/'
+}
+
+// eachWord calls fn with the bounds of each maximal run of bytes in.
+func eachWord(s string, in func(byte) bool, fn func(start, end int)) {
+	for i := 0; i < len(s); {
+		if !in(s[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(s) && in(s[j]) {
+			j++
+		}
+		fn(i, j)
+		i = j
+	}
+}
+
+// tokenKind names the credential w is ("github-token"), or "".
+func tokenKind(w string) string {
+	if len(w) < 16 {
+		return ""
+	}
+	if secret.IsJWT(w) && jwtParts(w) {
+		return "jwt"
+	}
+	for _, p := range secret.TokenPrefixes {
+		if !strings.HasPrefix(w, p.Prefix) {
+			continue
+		}
+		tail := w[len(p.Prefix):]
+		if len(tail) < minTokenTail || !strings.ContainsAny(tail, "0123456789") {
+			return "" // a word that starts like a token: "sk-learn-tutorial"
+		}
+		switch p.Prefix {
+		case "AKIA", "ASIA":
+			// 16 upper-case letters and digits, exactly.
+			if len(tail) != 16 || strings.IndexFunc(tail, func(r rune) bool { return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') }) >= 0 {
+				return ""
+			}
+		}
+		return kindOf(p.What)
+	}
+	return ""
+}
+
+// jwtParts checks a JWT's parts further: a header of at least 10
+// characters, a payload starting as a JSON object too ("eyJ"), a
+// signature (possibly empty for an unsigned token, "alg": "none").
+func jwtParts(w string) bool {
+	h, rest, _ := strings.Cut(w, ".")
+	payload, _, _ := strings.Cut(rest, ".")
+	return len(h) >= 10 && strings.HasPrefix(payload, "eyJ")
+}
+
+// kindOf turns "a GitHub token" into "github-token".
+func kindOf(what string) string {
+	what = strings.TrimPrefix(strings.TrimPrefix(what, "a "), "an ")
+	what = strings.NewReplacer("(", "", ")", "", " ", "-").Replace(strings.ToLower(what))
+	return strings.Trim(what, "-")
+}
