@@ -27,6 +27,10 @@ func (Credentials) Scan(_ context.Context, _ Call, _ Direction, parts []Part) ([
 		eachWord(p.Text, isTokenByte, func(start, end int) {
 			// A sentence's full stop or a closing slash is not the token's.
 			w := strings.TrimRight(p.Text[start:end], "./")
+			if i := strings.IndexByte(w, '='); i > 0 && i < len(w)-1 && w[i+1] != '=' && tokenKind(w) == "" {
+				// NAME=token, as in an environment's dump.
+				start, w = start+i+1, w[i+1:]
+			}
 			if kind := tokenKind(w); kind != "" {
 				fs = append(fs, Finding{Part: i, Start: start, End: start + len(w), Kind: kind})
 			}
