@@ -24,9 +24,15 @@ func (Credentials) Scan(_ context.Context, _ Call, _ Direction, parts []Part) ([
 	var fs []Finding
 	for i, p := range parts {
 		fs = append(fs, scanPEM(i, p.Text)...)
-		eachWord(p.Text, isTokenByte, func(start, end int) {
+		eachToken(p.Text, func(start, end int) {
+			if end-start < 16 {
+				return // shorter than any token: most words
+			}
 			// A sentence's full stop or a closing slash is not the token's.
-			w := strings.TrimRight(p.Text[start:end], "./")
+			for end > start && (p.Text[end-1] == '.' || p.Text[end-1] == '/') {
+				end--
+			}
+			w := p.Text[start:end]
 			if i := strings.IndexByte(w, '='); i > 0 && i < len(w)-1 && w[i+1] != '=' && tokenKind(w) == "" {
 				// NAME=token, as in an environment's dump.
 				start, w = start+i+1, w[i+1:]
@@ -70,20 +76,24 @@ func scanPEM(part int, s string) []Finding {
 	}
 }
 
-// isTokenByte: the bytes of secret.TokenChars.
-func isTokenByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '=' || c == '+' || c == '/'
-}
+// tokenBytes are the bytes of secret.TokenChars, as a table: the scan
+// reads every byte of every result, and a lookup is its cheapest test.
+var tokenBytes = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = secret.TokenChars(string(rune(c))) && c < 0x80
+	}
+	return t
+}()
 
-// eachWord calls fn with the bounds of each maximal run of bytes in.
-func eachWord(s string, in func(byte) bool, fn func(start, end int)) {
+// eachToken calls fn with the bounds of each maximal run of token bytes.
+func eachToken(s string, fn func(start, end int)) {
 	for i := 0; i < len(s); {
-		if !in(s[i]) {
+		if !tokenBytes[s[i]] {
 			i++
 			continue
 		}
 		j := i + 1
-		for j < len(s) && in(s[j]) {
+		for j < len(s) && tokenBytes[s[j]] {
 			j++
 		}
 		fn(i, j)

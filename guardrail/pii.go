@@ -58,14 +58,14 @@ func (f PII) Scan(_ context.Context, _ Call, _ Direction, parts []Part) ([]Findi
 			}
 		}
 		if f.want(KindCard) || f.want(KindPhone) {
-			for _, n := range numbers(s) {
+			numbers(s, func(n *number) {
 				switch {
 				case f.want(KindCard) && n.card():
 					fs = append(fs, Finding{Part: i, Start: n.start, End: n.end, Kind: KindCard})
 				case f.want(KindPhone) && n.phone():
 					fs = append(fs, Finding{Part: i, Start: n.start, End: n.end, Kind: KindPhone})
 				}
-			}
+			})
 		}
 	}
 	return fs, nil
@@ -172,19 +172,49 @@ func mod97(b []byte) bool {
 }
 
 // A number is a run of digits with single separators (space, '-', '.')
-// between them, and what comes before it.
+// between them, and what comes before it. Its arrays are fixed, so that
+// finding one allocates nothing: prose is full of short numbers.
 type number struct {
 	start, end int
-	digits     []byte
-	seps       []byte // the separators, in order
-	groups     []int  // the lengths of the digit groups
-	plus       bool   // preceded by '+'
-	paren      bool   // its first group is in parentheses: "(555) 123-4567"
+	digits     [20]byte // the first 20 digits
+	nd         int      // how many digits
+	seps       [8]byte  // the first separators, in order
+	ns         int
+	groups     [8]int // the lengths of the first digit groups
+	ng         int
+	plus       bool // preceded by '+'
+	paren      bool // its first group is in parentheses: "(555) 123-4567"
 }
 
-// numbers finds the runs of digits of s, not inside a word.
-func numbers(s string) []number {
-	var out []number
+func (n *number) digit(c byte) {
+	if n.nd < len(n.digits) {
+		n.digits[n.nd] = c
+	}
+	n.nd++
+}
+
+func (n *number) sep(c byte) {
+	if n.ns < len(n.seps) {
+		n.seps[n.ns] = c
+	}
+	n.ns++
+}
+
+func (n *number) group(g int) {
+	if n.ng < len(n.groups) {
+		n.groups[n.ng] = g
+	}
+	n.ng++
+}
+
+// minNumber is the fewest digits of any number PII looks for (a "+"
+// phone number's 8): shorter ones are passed over at once.
+const minNumber = 8
+
+// numbers calls fn with each run of digits of s, not inside a word, of at
+// least minNumber digits.
+func numbers(s string, fn func(n *number)) {
+	var n number
 	for i := 0; i < len(s); i++ {
 		if !isDigit(s[i]) && s[i] != '(' {
 			continue
@@ -195,16 +225,18 @@ func numbers(s string) []number {
 			}
 			continue
 		}
-		n := number{start: i}
+		n = number{start: i}
 		j := i
 		if s[j] == '(' {
 			if j+4 < len(s) && isDigit(s[j+1]) && isDigit(s[j+2]) && isDigit(s[j+3]) && s[j+4] == ')' {
 				n.paren = true
-				n.digits = append(n.digits, s[j+1:j+4]...)
-				n.groups = append(n.groups, 3)
+				n.digit(s[j+1])
+				n.digit(s[j+2])
+				n.digit(s[j+3])
+				n.group(3)
 				j += 5
 				if j < len(s) && s[j] == ' ' {
-					n.seps = append(n.seps, ' ')
+					n.sep(' ')
 					j++
 				}
 			} else {
@@ -214,17 +246,17 @@ func numbers(s string) []number {
 		for j < len(s) {
 			g := 0
 			for j < len(s) && isDigit(s[j]) {
-				n.digits = append(n.digits, s[j])
+				n.digit(s[j])
 				j++
 				g++
 			}
 			if g == 0 {
 				break
 			}
-			n.groups = append(n.groups, g)
+			n.group(g)
 			n.end = j
 			if j+1 < len(s) && (s[j] == ' ' || s[j] == '-' || s[j] == '.') && isDigit(s[j+1]) {
-				n.seps = append(n.seps, s[j])
+				n.sep(s[j])
 				j++
 				continue
 			}
@@ -233,32 +265,34 @@ func numbers(s string) []number {
 		if n.end == 0 {
 			continue
 		}
+		i = n.end - 1
 		if n.end < len(s) && (isAlnum(s[n.end]) || s[n.end] == '_') {
 			i = n.end
 			continue // part of a word: "4111…x"
+		}
+		if n.nd < minNumber {
+			continue
 		}
 		n.plus = n.start > 0 && s[n.start-1] == '+'
 		if n.plus {
 			n.start--
 		}
-		out = append(out, n)
-		i = n.end - 1
+		fn(&n)
 	}
-	return out
 }
 
 // card reports whether n is a payment card number: 13 to 19 digits, in
 // one run or in groups separated the same way, passing the Luhn check.
-func (n number) card() bool {
-	if n.plus || n.paren || len(n.digits) < 13 || len(n.digits) > 19 || n.digits[0] == '0' {
+func (n *number) card() bool {
+	if n.plus || n.paren || n.nd < 13 || n.nd > 19 || n.digits[0] == '0' || n.ns > len(n.seps) {
 		return false
 	}
-	for _, c := range n.seps {
+	for _, c := range n.seps[:n.ns] {
 		if c != n.seps[0] || c == '.' {
 			return false
 		}
 	}
-	return luhn(n.digits)
+	return luhn(n.digits[:n.nd])
 }
 
 // luhn is the Luhn (mod 10) check of a digit string.
@@ -279,15 +313,15 @@ func luhn(d []byte) bool {
 
 // phone reports whether n is a phone number, conservatively: "+" and 8 to
 // 15 digits; or 10 digits as (555) 123-4567, 555-123-4567 or 555.123.4567.
-func (n number) phone() bool {
+func (n *number) phone() bool {
 	if n.plus {
-		return len(n.digits) >= 8 && len(n.digits) <= 15
+		return n.nd >= 8 && n.nd <= 15
 	}
-	if len(n.digits) != 10 || !slices.Equal(n.groups, []int{3, 3, 4}) {
+	if n.nd != 10 || n.ng != 3 || n.groups[0] != 3 || n.groups[1] != 3 || n.groups[2] != 4 {
 		return false
 	}
 	if n.paren {
-		return len(n.seps) >= 1 && n.seps[len(n.seps)-1] == '-'
+		return n.ns >= 1 && n.seps[n.ns-1] == '-'
 	}
-	return len(n.seps) == 2 && n.seps[0] == n.seps[1] && n.seps[0] != ' '
+	return n.ns == 2 && n.seps[0] == n.seps[1] && n.seps[0] != ' '
 }
