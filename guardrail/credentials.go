@@ -55,13 +55,13 @@ func scanPEM(part int, s string) []Finding {
 			return fs
 		}
 		start := off + i
-		eol := strings.Index(s[start:], "-----\n")
-		header := s[start:]
-		if eol >= 0 {
-			header = s[start : start+eol]
+		// The header line alone: "-----BEGIN RSA PRIVATE KEY-----".
+		header := s[start:min(len(s), start+80)]
+		if nl := strings.IndexAny(header, "\r\n"); nl >= 0 {
+			header = header[:nl]
 		}
 		off = start + len("-----BEGIN ")
-		if !strings.HasSuffix(strings.TrimSuffix(header, "-----"), "PRIVATE KEY") && !strings.Contains(header, "PRIVATE KEY") {
+		if !strings.Contains(header, "PRIVATE KEY") {
 			continue
 		}
 		end := len(s)
@@ -118,6 +118,12 @@ func tokenKind(w string) string {
 			return "" // a word that starts like a token: "sk-learn-tutorial"
 		}
 		switch p.Prefix {
+		case "secret_":
+			// Notion's: 43 letters and digits. Identifiers such as
+			// secret_key_name_v2 are words joined by underscores.
+			if len(tail) < 30 || strings.ContainsAny(tail, "_-.") {
+				return ""
+			}
 		case "AKIA", "ASIA":
 			// 16 upper-case letters and digits, exactly.
 			if len(tail) != 16 || strings.IndexFunc(tail, func(r rune) bool { return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') }) >= 0 {

@@ -58,6 +58,10 @@ func TestCredentials(t *testing.T) {
 		{"eyJhbGciOi.notajwt.atall and eyJ.eyJ.x", nil},
 		{"-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----", nil},
 		{"a plain sentence about tokens and keys", nil},
+		{"config secret_access_key_for_backup_2024 and secret_key_v2_rotation_schedule_1", nil},
+		{"notion secret_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v", []string{"notion-token=secret_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v"}},
+		{"-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY----- then the words PRIVATE KEY", nil},
+		{"cut: -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB", []string{"private-key=-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB"}},
 	} {
 		if got := kinds(t, Credentials{}, tt.in); !cmp.Equal(got, tt.want) {
 			t.Errorf("Credentials(%q) = %q, want %q", tt.in, got, tt.want)
