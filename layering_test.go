@@ -24,18 +24,21 @@ func TestLayering(t *testing.T) {
 		// the sandbox runs what codemode describes, and knows nothing else.
 		"codemode/sandbox": {"config", "host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "workflow", "telemetry", "api", "ui", "oauth", "secret", "netguard", "guard", "toolsearch", "toolmode", "cmd/switchboard/internal/cli"},
 		"transport":        {"*"},
-		"store":            {"*"},
-		"guard":            {"*"},
-		"toolsearch":       {"*"},
-		"toolmode":         {"*"},
-		"internal/decode":  {"*"},
-		"config":           {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "cmd/switchboard/internal/cli"},
-		"llm":              {"host", "gateway", "daemon", "agent", "config", "store", "cmd/switchboard/internal/cli"},
-		"host":             {"gateway", "daemon", "agent", "llm", "store", "telemetry", "cmd/switchboard/internal/cli"},
-		"agent":            {"gateway", "daemon", "store", "cmd/switchboard/internal/cli"},
-		"gateway":          {"daemon", "agent", "llm", "store", "telemetry", "cmd/switchboard/internal/cli"},
-		"telemetry":        {"gateway", "daemon", "agent", "llm", "workflow", "cmd/switchboard/internal/cli", "api", "ui"},
-		"daemon":           {"agent", "llm", "cmd/switchboard/internal/cli", "api", "ui"},
+		// guardrail reuses the floor's credential shapes (secret) and
+		// guarded dialer (netguard), and knows no host, config or face.
+		"guardrail":       {"config", "host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "workflow", "telemetry", "api", "ui", "oauth", "guard", "toolsearch", "toolmode", "codemode", "cmd/switchboard/internal/cli"},
+		"store":           {"*"},
+		"guard":           {"*"},
+		"toolsearch":      {"*"},
+		"toolmode":        {"*"},
+		"internal/decode": {"*"},
+		"config":          {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "cmd/switchboard/internal/cli"},
+		"llm":             {"host", "gateway", "daemon", "agent", "config", "store", "cmd/switchboard/internal/cli"},
+		"host":            {"gateway", "daemon", "agent", "llm", "store", "telemetry", "cmd/switchboard/internal/cli"},
+		"agent":           {"gateway", "daemon", "store", "cmd/switchboard/internal/cli"},
+		"gateway":         {"daemon", "agent", "llm", "store", "telemetry", "cmd/switchboard/internal/cli"},
+		"telemetry":       {"gateway", "daemon", "agent", "llm", "workflow", "cmd/switchboard/internal/cli", "api", "ui"},
+		"daemon":          {"agent", "llm", "cmd/switchboard/internal/cli", "api", "ui"},
 		// api reaches gateway only through daemon, whose server
 		// operations it uses; it imports no face itself.
 		"api": {"cmd/switchboard/internal/cli", "ui"},

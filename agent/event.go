@@ -3,6 +3,10 @@ package agent
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/guardrail"
 )
 
 // EventType names an event.
@@ -80,6 +84,10 @@ type Call struct {
 	// EventOutputBytes for the event.
 	Output     string `json:"output,omitempty"`
 	DurationMS *int64 `json:"duration_ms,omitempty"` // tool_result
+	// Guardrails is what the host's guardrails did to the call
+	// (tool_result): rule, action, part and kind, never the matched text.
+	// A rejected call has ErrorCode "guardrail" instead.
+	Guardrails []guardrail.Record `json:"guardrails,omitempty"`
 }
 
 // CallErrorCode says why a tool call did not succeed. The model gets the
@@ -94,7 +102,18 @@ const (
 	CallUnknownTool      CallErrorCode = "unknown_tool"      // the model named a tool it was not given
 	CallUnavailable      CallErrorCode = "unavailable"       // the server is not connected
 	CallFailed           CallErrorCode = "call_failed"       // any other protocol or transport failure
+	CallGuardrail        CallErrorCode = "guardrail"         // a guardrail rule rejected the arguments (the server was not called) or the result
 )
+
+// guardrailRecords are the records of what the guardrails did to a call,
+// from its result's _meta (host: guardrail.MetaKey).
+func guardrailRecords(res *mcp.CallToolResult) []guardrail.Record {
+	if res == nil {
+		return nil
+	}
+	recs, _ := res.Meta[guardrail.MetaKey].([]guardrail.Record)
+	return recs
+}
 
 // Usage counts tokens.
 type Usage struct {

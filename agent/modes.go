@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/codemode"
+	"github.com/switchboardmcp/switchboard/guardrail"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/toolmode"
@@ -214,7 +215,7 @@ func (r *run) runCode(ctx context.Context, step int, c llm.ToolCall, ts *toolset
 		ok := ecode == ""
 		d := r.now().Sub(start).Milliseconds()
 		r.emit(Event{Type: EventToolResult, Step: step, Call: &Call{ID: inner.ID, Tool: name, Via: toolmode.RunCode, Success: &ok, ErrorCode: ecode,
-			Output: truncate(text, EventOutputBytes), DurationMS: &d}})
+			Output: truncate(text, EventOutputBytes), DurationMS: &d, Guardrails: guardrailRecords(res)}})
 		if res == nil {
 			return nil, errors.New(text)
 		}
@@ -263,6 +264,10 @@ func codeOutput(res *codemode.Result) string {
 // out when redaction leaves it unreadable).
 func (r *run) cleanResult(res *mcp.CallToolResult, text string) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	if recs, ok := res.Meta[guardrail.MetaKey]; ok {
+		// What the guardrails did, for the run's events: no matched text.
+		out.Meta = mcp.Meta{guardrail.MetaKey: recs}
+	}
 	if res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			s := r.red.Redact(host.CleanText(string(b)))

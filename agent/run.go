@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/guardrail"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/llm"
 	"github.com/switchboardmcp/switchboard/secret"
@@ -483,6 +484,7 @@ func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, ts 
 			start := r.now()
 			var text string
 			var code CallErrorCode
+			var recs []guardrail.Record
 			switch {
 			case p.bad != "":
 				text, code = p.bad, CallInvalidArguments
@@ -501,7 +503,9 @@ func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, ts 
 			case p.via == toolmode.CallTool && !ts.offered[p.c.Name]:
 				text, code = fmt.Sprintf("there is no tool %q; call %s to find the tools you can call", p.c.Name, toolmode.SearchTools), CallUnknownTool
 			default:
-				_, text, code = r.callToolResult(ctx, p.c, ts.offered, sampling)
+				var res *mcp.CallToolResult
+				res, text, code = r.callToolResult(ctx, p.c, ts.offered, sampling)
+				recs = guardrailRecords(res)
 			}
 			out[i] = llm.Message{Role: llm.RoleTool, ToolCallID: calls[i].ID, Text: text, IsError: code != ""}
 			if ctx.Err() != nil {
@@ -510,7 +514,7 @@ func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, ts 
 			ok := code == ""
 			d := r.now().Sub(start).Milliseconds()
 			r.emit(Event{Type: EventToolResult, Step: step, Call: &Call{ID: p.c.ID, Tool: p.c.Name, Via: p.via, Success: &ok, ErrorCode: code,
-				Output: truncate(text, EventOutputBytes), DurationMS: &d}})
+				Output: truncate(text, EventOutputBytes), DurationMS: &d, Guardrails: recs}})
 		})
 	}
 	wg.Wait()
@@ -542,6 +546,8 @@ func (r *run) callToolResult(ctx context.Context, c llm.ToolCall, offered map[st
 			code = CallUnknownTool
 		case errors.Is(err, host.ErrUnavailable):
 			code = CallUnavailable
+		case errors.Is(err, guardrail.ErrRejected):
+			code = CallGuardrail
 		}
 		// The message alone: the result is marked as an error (IsError),
 		// which each provider says in its own way (Anthropic's is_error,

@@ -156,6 +156,9 @@ type Config struct {
 	// declaration order; a later file's endpoint of the same name
 	// replaces an earlier one's whole, in its place.
 	Endpoints []Endpoint
+	// Guardrails are the [[guardrails]] tables (see [Guardrail]), every
+	// file's in order: the chain of filters on tool calls.
+	Guardrails Guardrails
 	// Workflows lists the workflow files named by the files' top-level
 	// workflows keys (relative paths resolved against the config file's
 	// folder), every file's in order, each once. The workflow package

@@ -22,6 +22,8 @@ type fileResult struct {
 	workflows []string // workflows = [...], resolved
 	providers map[string]Provider
 	endpoints []Endpoint // [[endpoints]], in order
+	// guardrails are the [[guardrails]], in order
+	guardrails []Guardrail
 	// tables are the key-by-key tables ([gateway], [network], …) the file
 	// has, by key.
 	tables map[string]fileTable

@@ -182,24 +182,6 @@ func plausible(v string) bool {
 	return true
 }
 
-// tokenPrefixes are the prefixes services give their tokens so that
-// scanners find them.
-var tokenPrefixes = []struct{ prefix, what string }{
-	{"github_pat_", "a GitHub token"}, {"ghp_", "a GitHub token"}, {"gho_", "a GitHub token"},
-	{"ghu_", "a GitHub token"}, {"ghs_", "a GitHub token"}, {"ghr_", "a GitHub token"},
-	{"glpat-", "a GitLab token"},
-	{"sk-ant-", "an Anthropic key"}, {"sk-proj-", "an OpenAI key"}, {"sk-", "an API key (sk-)"},
-	{"xoxb-", "a Slack token"}, {"xoxp-", "a Slack token"}, {"xoxa-", "a Slack token"}, {"xoxe-", "a Slack token"}, {"xapp-", "a Slack token"},
-	{"AKIA", "an AWS access key"}, {"ASIA", "an AWS access key"},
-	{"AIza", "a Google API key"}, {"ya29.", "a Google OAuth token"},
-	{"npm_", "an npm token"}, {"hf_", "a Hugging Face token"}, {"pypi-", "a PyPI token"},
-	{"sk_live_", "a Stripe key"}, {"sk_test_", "a Stripe key"}, {"rk_live_", "a Stripe key"}, {"rk_test_", "a Stripe key"}, {"whsec_", "a webhook secret"},
-	{"shpat_", "a Shopify token"}, {"shpss_", "a Shopify secret"},
-	{"dop_v1_", "a DigitalOcean token"}, {"xai-", "an xAI key"}, {"gsk_", "a Groq key"}, {"pplx-", "a Perplexity key"},
-	{"r8_", "a Replicate token"}, {"lin_api_", "a Linear key"}, {"ntn_", "a Notion token"}, {"secret_", "a Notion token"},
-	{"figd_", "a Figma token"}, {"sntrys_", "a Sentry token"}, {"glc_", "a Grafana token"}, {"SG.", "a SendGrid key"},
-}
-
 // shapeWhy says what credential v looks like by its shape alone, or "".
 // strict (for args and URLs, where a false alarm refuses the server)
 // calls a string random only when it mixes cases and digits at length.
@@ -213,9 +195,9 @@ func shapeWhy(v string, strict bool) string {
 	if strings.Contains(v, "://") {
 		return urlWhy(v)
 	}
-	for _, p := range tokenPrefixes {
-		if strings.HasPrefix(v, p.prefix) && len(v) >= len(p.prefix)+12 && tokenChars(v[len(p.prefix):]) {
-			return "it looks like " + p.what
+	for _, p := range secret.TokenPrefixes {
+		if strings.HasPrefix(v, p.Prefix) && len(v) >= len(p.Prefix)+12 && tokenChars(v[len(p.Prefix):]) {
+			return "it looks like " + p.What
 		}
 	}
 	if isJWT(v) {
@@ -255,16 +237,9 @@ func urlWhy(raw string) string {
 	return ""
 }
 
-func tokenChars(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool {
-		return !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-.=+/", r)))
-	}) < 0
-}
+func tokenChars(s string) bool { return secret.TokenChars(s) }
 
-func isJWT(v string) bool {
-	parts := strings.Split(v, ".")
-	return len(parts) == 3 && strings.HasPrefix(v, "eyJ") && len(v) >= 30 && tokenChars(v)
-}
+func isJWT(v string) bool { return secret.IsJWT(v) }
 
 // randomLooking reports whether v has the length and disorder of a
 // generated key: hexadecimal of at least 32 digits, or at least 20

@@ -177,6 +177,8 @@ func build(results []*fileResult) (*Config, error) {
 		for _, mt := range mergedTables {
 			mt.merge(c, r, v)
 		}
+		// Guardrails run in order: every file's, the first file's first.
+		c.Guardrails = append(c.Guardrails, r.guardrails...)
 		for _, e := range r.endpoints {
 			// A later file's endpoint replaces the earlier one whole, in
 			// its place.

@@ -17,6 +17,7 @@ var tomlTop = append(decode.Table[fileResult]{
 	decode.Func("providers", decode.TOML, (*fileResult).tomlProviders),
 	decode.Func("workflows", decode.TOML, (*fileResult).tomlWorkflows),
 	decode.Func("endpoints", decode.TOML, (*fileResult).tomlEndpoints),
+	decode.Func("guardrails", decode.TOML, (*fileResult).tomlGuardrails),
 }, mergedTopFields()...)
 
 func mergedTopFields() []decode.Field[fileResult] {

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/guardrail"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/schema"
 	"github.com/switchboardmcp/switchboard/store"
@@ -38,6 +39,7 @@ const (
 	KindConfig           Kind = "config"            // the configuration, an entry or an agent file has problems
 	KindUnknownTool      Kind = "unknown_tool"      // no server offers the tool
 	KindInvalidArguments Kind = "invalid_arguments" // the arguments fail the tool's input schema; the server was not called
+	KindGuardrail        Kind = "guardrail"         // a guardrail rule rejected the call's arguments or result
 	KindUnknownServer    Kind = "unknown_server"    // no server has the id
 	KindUnknownEndpoint  Kind = "unknown_endpoint"  // no endpoint has the name
 	KindUnknownPrompt    Kind = "unknown_prompt"    // no server has the prompt
@@ -77,6 +79,7 @@ var kinds = []kindRow{
 	{kind: KindUsage, status: 400, exit: 2, title: "bad request"},
 	{kind: KindUnknownTool, status: 404, exit: 2, title: "no such tool", is: []error{host.ErrUnknownTool}},
 	{kind: KindInvalidArguments, status: 422, exit: 2, title: "invalid arguments", field: "arguments", is: []error{host.ErrInvalidArguments}},
+	{kind: KindGuardrail, status: 422, exit: 1, title: "rejected by a guardrail", is: []error{guardrail.ErrRejected}},
 	{kind: KindUnknownEndpoint, status: 404, exit: 2, title: "no such endpoint", is: []error{ErrUnknownEndpoint}},
 	{kind: KindUnknownServer, status: 404, exit: 2, title: "no such server", is: []error{host.ErrUnknownServer, store.ErrNotFound}},
 	{kind: KindUnknownPrompt, status: 404, exit: 2, title: "no such prompt"},

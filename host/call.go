@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/guardrail"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/transport"
 )
@@ -164,6 +166,12 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	if err != nil {
 		return nil, cerr(&invalidArgs{err}, 0)
 	}
+	gcall := guardrail.Call{Server: s.cfg.ID, Tool: e.Tool.Tool.Name, Endpoint: guardrail.EndpointOf(ctx)}
+	value, grecs, err := h.opts.Guardrails.Arguments(ctx, gcall, value)
+	h.guardrailEvents(gcall, grecs)
+	if err != nil {
+		return nil, cerr(err, 0)
+	}
 	if err := s.brk.allow(time.Now()); err != nil {
 		return nil, cerr(err, 0)
 	}
@@ -246,7 +254,35 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		return nil, cerr(err, d)
 	}
 	s.recordCall(true)
-	return res, nil
+	res, rrecs, err := h.opts.Guardrails.Result(ctx, gcall, res)
+	h.guardrailEvents(gcall, rrecs)
+	if err != nil {
+		return nil, cerr(err, d)
+	}
+	return withGuardrailMeta(res, slices.Concat(grecs, rrecs)), nil
+}
+
+// guardrailEvents publishes one EventGuardrail per record.
+func (h *Host) guardrailEvents(c guardrail.Call, recs []guardrail.Record) {
+	for i := range recs {
+		h.events.publish(Event{Kind: EventGuardrail, Server: c.Server, Tool: c.Tool, Guardrail: &recs[i]})
+	}
+}
+
+// withGuardrailMeta is res with what the guardrails did to its call in its
+// _meta (guardrail.MetaKey), for the call's record: the caller's log, a
+// run's step. res is never changed: the records go in a copy.
+func withGuardrailMeta(res *mcp.CallToolResult, recs []guardrail.Record) *mcp.CallToolResult {
+	if len(recs) == 0 || res == nil {
+		return res
+	}
+	out := *res
+	out.Meta = maps.Clone(res.Meta)
+	if out.Meta == nil {
+		out.Meta = mcp.Meta{}
+	}
+	out.Meta[guardrail.MetaKey] = recs
+	return &out
 }
 
 // callFailure says why a request failed: the timeout, the caller's context,

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/switchboardmcp/switchboard/guardrail"
 )
 
 // ErrorJSON is an error of the host's in a form that crosses a process
@@ -43,6 +45,7 @@ type CallErrorJSON struct {
 var sentinels = []error{
 	ErrUnknownTool, ErrUnknownServer, ErrInvalidArguments, ErrTimeout, ErrUnavailable,
 	ErrClosed, ErrOlderGeneration, ErrCircuitOpen, context.Canceled, context.DeadlineExceeded,
+	guardrail.ErrRejected,
 }
 
 // NewErrorJSON is err's wire form; nil for nil.

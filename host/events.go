@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/guardrail"
 )
 
 // EventKind says what an [Event] reports.
@@ -37,6 +39,10 @@ const (
 	// last calls in a row, and calls to it fail at once ([ErrCircuitOpen])
 	// for a while.
 	EventCircuitOpen EventKind = "server:circuit-open"
+	// EventGuardrail: a guardrail rule acted on a tool call
+	// (Event.Guardrail says which rule, what it did, where; Event.Tool
+	// the tool, by its server's name). Never the matched text.
+	EventGuardrail EventKind = "guardrail:action"
 	// EventDropped: this watcher fell behind and lost Event.Dropped events
 	// before this one. A watcher that keeps derived state (a published
 	// catalog) should rebuild it.
@@ -46,14 +52,16 @@ const (
 // An Event is something that happened in the host. Events are redacted
 // like everything else the host hands out.
 type Event struct {
-	Kind     EventKind
-	Time     time.Time
-	Server   string                                 // the server it is about; "" for EventDropped
-	Status   ServerStatus                           // EventState
-	Change   ChangeKind                             // EventCatalog
-	Resource *mcp.ResourceUpdatedNotificationParams // EventResourceUpdated
-	Log      *mcp.LoggingMessageParams              // EventLog
-	Dropped  int                                    // EventDropped
+	Kind      EventKind
+	Time      time.Time
+	Server    string                                 // the server it is about; "" for EventDropped
+	Status    ServerStatus                           // EventState
+	Change    ChangeKind                             // EventCatalog
+	Resource  *mcp.ResourceUpdatedNotificationParams // EventResourceUpdated
+	Log       *mcp.LoggingMessageParams              // EventLog
+	Dropped   int                                    // EventDropped
+	Tool      string                                 // EventGuardrail
+	Guardrail *guardrail.Record                      // EventGuardrail
 }
 
 // DefaultWatchBuffer is a watcher's buffer unless Watch is told otherwise.

@@ -49,6 +49,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/guardrail"
 	"github.com/switchboardmcp/switchboard/internal/version"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/oauth"
@@ -154,6 +155,11 @@ type Options struct {
 	// command to run, and is not retried in the background.
 	OAuthLogin       auth.AuthorizationCodeFetcher
 	OAuthRedirectURL string
+
+	// Guardrails filter every tool call's arguments (after schema
+	// validation) and result (before anyone sees it): see
+	// guardrail.go. Nil filters nothing.
+	Guardrails *guardrail.Chain
 }
 
 // Change says what changed on a server.

@@ -11,7 +11,7 @@ import (
 )
 
 // Watch records what the host's events say (restarts, circuit-breaker
-// openings, upstream session durations), on a goroutine of its own until
+// openings, guardrail actions, upstream session durations), on a goroutine of its own until
 // the host or t is closed, and reports the host's servers by state and
 // its sessions open at each collection. Call it before the host starts
 // to see the start.
@@ -47,6 +47,11 @@ func (t *Telemetry) watch(ctx context.Context, h *host.Host, w *host.Watcher) {
 	open := map[string]session{}
 	for ev := range w.Events(ctx) {
 		switch ev.Kind {
+		case host.EventGuardrail:
+			if r := ev.Guardrail; r != nil {
+				t.in.guardrails.Add(ctx, int64(r.Count), metric.WithAttributes(keyServer.String(ev.Server),
+					keyGuardFilter.String(r.Filter), keyGuardAction.String(string(r.Action)), keyGuardDirection.String(r.Direction.String())))
+			}
 		case host.EventCircuitOpen:
 			t.in.breakerOpens.Add(ctx, 1, metric.WithAttributes(keyServer.String(ev.Server)))
 		case host.EventState:

@@ -34,6 +34,7 @@ type instruments struct {
 
 	restarts     metric.Int64Counter
 	breakerOpens metric.Int64Counter
+	guardrails   metric.Int64Counter
 	refused      metric.Int64Counter
 	runs         metric.Int64Counter
 	runDuration  metric.Float64Histogram
@@ -63,6 +64,10 @@ func (in *instruments) init(m metric.Meter, sources func() []source) error {
 	}
 	if in.restarts, err = m.Int64Counter("switchboard.server.restarts",
 		metric.WithDescription("Reconnections of a server after its first start."), metric.WithUnit("{restart}")); err != nil {
+		return err
+	}
+	if in.guardrails, err = m.Int64Counter("switchboard.guardrail.actions",
+		metric.WithDescription("Actions guardrail rules took on tool calls (mask, reject, flag; failed: a hook that failed open), by filter, direction and server."), metric.WithUnit("{action}")); err != nil {
 		return err
 	}
 	if in.breakerOpens, err = m.Int64Counter("switchboard.server.circuit_opens",

@@ -335,4 +335,9 @@ var (
 	keyStep     = attribute.Key("switchboard.workflow.step")
 	keyRunID    = attribute.Key("switchboard.run.id")
 	keySessHash = attribute.Key("switchboard.session.hash")
+	// The guardrail labels are bounded: five filters, four actions, two
+	// directions (never the rule's name, which the user writes).
+	keyGuardFilter    = attribute.Key("switchboard.guardrail.filter")
+	keyGuardAction    = attribute.Key("switchboard.guardrail.action")
+	keyGuardDirection = attribute.Key("switchboard.guardrail.direction")
 )

@@ -29,6 +29,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guardrail"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/version"
 	"github.com/switchboardmcp/switchboard/netguard"
@@ -386,7 +387,12 @@ func (e *env) hostOptions(cfg *config.Config) (*host.Options, error) {
 		// Only the servers that sign in need them: they fail, saying why.
 		tokens = &oauth.Tokens{Unavailable: err}
 	}
+	guardrails, err := e.guardrails(cfg, n)
+	if err != nil {
+		return nil, err
+	}
 	return &host.Options{
+		Guardrails:          guardrails,
 		Logger:              e.logger(),
 		ToolNameFormat:      cfg.ToolNameFormat,
 		Redactor:            e.red,
@@ -412,6 +418,23 @@ func (e *env) network(cfg *config.Config) (*netguard.Network, error) {
 		return nil, usageErr("%v", err)
 	}
 	return n, nil
+}
+
+// guardrails is cfg's [[guardrails]] chain, the hooks' tokens resolved
+// (and registered with the redactor).
+func (e *env) guardrails(cfg *config.Config, n *netguard.Network) (*guardrail.Chain, error) {
+	var store secret.Store = secret.EnvStore{LookupEnv: e.lookupEnv}
+	for _, g := range cfg.Guardrails {
+		if strings.Contains(g.Token, "{{secrets.") {
+			store = e.secretStore()
+			break
+		}
+	}
+	c, err := cfg.Guardrails.Chain(e.lookupEnv, store, e.red, n)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return c, nil
 }
 
 // toolCache is the state store (stateStore), or nil when it cannot be
