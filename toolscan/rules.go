@@ -23,7 +23,7 @@ func re(pattern string) func(string) string {
 	return func(s string) string { return x.FindString(s) }
 }
 
-// any returns the first match of any of fs.
+// anyOf returns the first match of any of fs.
 func anyOf(fs ...func(string) string) func(string) string {
 	return func(s string) string {
 		for _, f := range fs {
@@ -73,7 +73,7 @@ var rules = []rule{
 		id:     "sensitive-path",
 		idents: true,
 		about:  "names a file that holds secrets: ~/.ssh and SSH keys, .env, cloud and tool credentials, /etc/passwd and /etc/shadow, a client's MCP configuration",
-		match: re(`(~|\$home|%userprofile%|/home/\w+|/root)?/?\.ssh\b|\bid[_\s](rsa|dsa|ecdsa|ed25519)\b|(^|[\s'"(/~])\.env(\.local|\.production)?\b|/etc/(passwd|shadow|sudoers)\b|\.aws/(credentials|config)\b|\.(npmrc|netrc|pgpass|git-credentials|pypirc)\b|\.docker/config\.json|\.kube/config\b|\.gnupg\b|\bmcp\.json\b|claude_desktop_config\.json|\.cursor/|\bkeychain\b|wallet\.dat|\bseed\s+phrase|\bprivate\s+keys?\s+file|\b(ssh|rsa|ed25519)\s+(private\s+)?keys?\b`),
+		match:  re(`(~|\$home|%userprofile%|/home/\w+|/root)?/?\.ssh\b|\bid[_\s](rsa|dsa|ecdsa|ed25519)\b|(^|[\s'"(/~])\.env(\.local|\.production)?\b|/etc/(passwd|shadow|sudoers)\b|\.aws/(credentials|config)\b|\.(npmrc|netrc|pgpass|git-credentials|pypirc)\b|\.docker/config\.json|\.kube/config\b|\.gnupg\b|\bmcp\.json\b|claude_desktop_config\.json|\.cursor/|\bkeychain\b|wallet\.dat|\bseed\s+phrase|\bprivate\s+keys?\s+file|\b(ssh|rsa|ed25519)\s+(private\s+)?keys?\b`),
 	},
 	{
 		id:    "secret-request",
