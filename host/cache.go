@@ -126,6 +126,7 @@ func (s *server) startLazy() bool {
 		return false // the first run of a server always connects
 	}
 	compiled, notes := s.h.lim.compileTools(tools)
+	s.scanTools(tools, compiled)
 	s.mu.Lock()
 	s.tools, s.listed = compiled, true
 	s.mu.Unlock()
@@ -192,6 +193,7 @@ func (h *Host) ReloadCachedTools(id string) (bool, error) {
 		return false, nil
 	}
 	compiled, notes := h.lim.compileTools(tools)
+	s.scanTools(tools, compiled)
 	s.mu.Lock()
 	if s.state != StateLazy {
 		s.mu.Unlock()
