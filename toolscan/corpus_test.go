@@ -39,11 +39,7 @@ func (t tool) def() toolscan.Definition {
 // the poisoned definitions found, at most 2 % of the benign ones flagged.
 // It logs both figures and every miss and false positive.
 func TestCorpus(t *testing.T) {
-	var poisoned []struct {
-		Source string `json:"source"`
-		Tool   tool   `json:"tool"`
-	}
-	readJSON(t, "testdata/poisoned/poisoned.json", &poisoned)
+	poisoned := readPoisoned(t)
 	if len(poisoned) < 50 {
 		t.Fatalf("%d poisoned definitions, want at least 50", len(poisoned))
 	}
@@ -105,4 +101,26 @@ func readJSON(t *testing.T, path string, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+}
+
+type poisonedTool struct {
+	Source string `json:"source"`
+	Tool   tool   `json:"tool"`
+}
+
+// readPoisoned reads every file of testdata/poisoned: poisoned.json, what
+// the rules were written against, and heldout.json, written after them.
+func readPoisoned(t *testing.T) []poisonedTool {
+	t.Helper()
+	files, err := filepath.Glob("testdata/poisoned/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []poisonedTool
+	for _, f := range files {
+		var ps []poisonedTool
+		readJSON(t, f, &ps)
+		all = append(all, ps...)
+	}
+	return all
 }

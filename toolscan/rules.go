@@ -44,7 +44,11 @@ var rules = []rule{
 		id:    "model-instruction",
 		about: "text addressed to the model rather than describing the tool: ignore previous instructions, <IMPORTANT> or system-prompt-like tags, 'you must always', 'the assistant must', overriding other instructions",
 		match: anyOf(
-			re(`\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|preceding|other|system|your|safety)\s+(instructions|prompts?|rules|guidelines|directions|messages)`),
+			re(`\b(ignore|disregard|forget|override|bypass|skip)\s+(all\s+|any\s+)?(of\s+)?(the\s+)?(user'?s\s+)?(previous|prior|above|earlier|preceding|other|system|your|safety|existing|original)\s+(\w+\s+)?(instructions|prompts?|rules|guidelines|directions|messages|constraints|restrictions|guardrails|policies)`),
+			re(`\b(skip|bypass|disable)\s+(all\s+|any\s+|the\s+)?(user\s+)?(confirmations?|confirmation\s+(prompts?|steps?|dialogs?)|approvals?|safety\s+checks?|guardrails)`),
+			re(`\b(note|message|instructions?|reminder|directive)\s+(for|to)\s+(the\s+|all\s+|any\s+)?(ai|llm|assistants?|models?|agents?|ai\s+(agents?|assistants?|models?)|claude|gpt|copilot)\b`),
+			re(`(^|[.!\n]\s*|\(\s*)(assistant|ai|llm|agent|model|claude)\s*:\s+\w`),
+			re(`\bsystem\s+(override|message|notice|directive|instruction)s?\b`),
 			re(`<\s*/?\s*(important|system|instructions?|secret|hidden|admin|sys|assistant|context|system[-_ ]?prompt|critical|note\s+to\s+(the\s+)?(ai|model|assistant)|ai[-_ ]?instructions?)\s*>`),
 			re(`\[\s*/?\s*(system|important|admin|instructions?|inst|sys)\s*\]`),
 			re(`(^|\n)\s*#{1,4}\s*(system|instructions? for (the )?(ai|model|assistant))\b`),
@@ -67,19 +71,24 @@ var rules = []rule{
 			re(`\b(is|are)\s+(an?\s+)?(mere\s+)?implementation\s+details?\b.{0,60}\b(user|mention)`),
 			re(`\b(it\s+is\s+)?(very\s+)?important\s+(that\s+)?(the\s+)?user\s+(does\s+not|doesn'?t|never)`),
 			re(`\b(secretly|covertly|quietly|silently)\s+(send|read|forward|copy|include|add|upload|call|pass|bcc|cc|exfiltrate|attach|redirect)`),
+			re(`\b(keep|leave)\s+(the\s+)?(user|them|human|person)\s+(unaware|in\s+the\s+dark|uninformed|oblivious)`),
+			re(`\b(don'?t|do\s+not|never)\s+(bring\s+(it\s+|this\s+)?up|let\s+(the\s+)?(user|them)\s+know|draw\s+attention)`),
+			re(`\bphones?\s+home\b`),
 		),
 	},
 	{
 		id:     "sensitive-path",
 		idents: true,
 		about:  "names a file that holds secrets: ~/.ssh and SSH keys, .env, cloud and tool credentials, /etc/passwd and /etc/shadow, a client's MCP configuration",
-		match:  re(`(~|\$home|%userprofile%|/home/\w+|/root)?/?\.ssh\b|\bid[_\s](rsa|dsa|ecdsa|ed25519)\b|(^|[\s'"(/~])\.env(\.local|\.production)?\b|/etc/(passwd|shadow|sudoers)\b|\.aws/(credentials|config)\b|\.(npmrc|netrc|pgpass|git-credentials|pypirc)\b|\.docker/config\.json|\.kube/config\b|\.gnupg\b|\bmcp\.json\b|claude_desktop_config\.json|\.cursor/|\bkeychain\b|wallet\.dat|\bseed\s+phrase|\bprivate\s+keys?\s+file|\b(ssh|rsa|ed25519)\s+(private\s+)?keys?\b`),
+		match:  re(`(~|\$home|%userprofile%|/home/\w+|/root)?/?\.ssh\b|\bid[_\s](rsa|dsa|ecdsa|ed25519)\b|(^|[\s'"(/~])\.env(\.local|\.production)?\b|/etc/(passwd|shadow|sudoers)\b|\.aws/(credentials|config)\b|\.(npmrc|netrc|pgpass|git-credentials|pypirc)\b|\.docker/config\.json|\.kube/config\b|\.gnupg\b|\bmcp\.json\b|claude_desktop_config\.json|\.cursor/|\bkeychain\b|wallet\.dat|\bseed\s+phrase|\.(bash|zsh|sh|python|psql|mysql)_history\b|\bshell\s+history\b|\.config/(gh|gcloud|hub|op|git)\b|\.azure/|\bcookies?\s+(file|jar|database|db)\b|\blogin\s+data\b|\bprivate\s+keys?\s+file|\b(ssh|rsa|ed25519)\s+(private\s+)?keys?\b`),
 	},
 	{
 		id:    "secret-request",
 		about: "asks for a secret to be read, passed or sent: an API key, token, password, credentials or private key paired with read/include/pass/send",
 		match: anyOf(
 			re(`\b(read|include|pass|send|provide|attach|copy|extract|collect|upload|append|embed|insert|forward|leak|dump|cat|output|print|return|share|gather|harvest|retrieve|grab|steal)\w*\s+([\w']+\s+){0,5}?(api[\s_-]?keys?|access\s+tokens?|auth(entication)?\s+tokens?|bearer\s+tokens?|session\s+(tokens?|cookies?)|passwords?|credentials|secrets?|private\s+keys?|env(ironment)?\s+variables|conversation\s+history|chat\s+history|system\s+prompt)\b(\s+(as|in|into|to|with)\b)`),
+			re(`\b(include|pass|send|attach|paste|copy|extract|collect|upload|append|embed|insert|forward|leak|dump|harvest|grab|steal|put)\w*\s+(any|all|every|each)\s+([\w']+\s+){0,3}?(api[\s_-]?keys?|tokens?|passwords?|credentials|secrets?|private\s+keys?|cookies)\b`),
+			re(`\b(put|include|attach|paste|add|append|insert|embed|pass|send|forward|upload|copy)\b[^.\n]{0,40}\b(the\s+)?(user'?s|their)\s+(\w+\s+)?(e-?mail\s+address(es)?|phone\s+numbers?|home\s+address|address\s+book|contacts|messages|location|ip(\s+address)?|history|files|cookies|passwords?|credit\s+cards?|card\s+(numbers?|details)|ssn|social\s+security)`),
 			re(`\b(contents?|value)\s+of\s+(the\s+)?(user'?s\s+)?(api[\s_-]?keys?|tokens?|credentials|passwords?|secrets?|private\s+keys?|env(ironment)?\s+(file|variables))\b`),
 			re(`\b(the\s+)?(entire|full|whole|complete)\s+(conversation|chat)\s+(history|log|transcript)`),
 			re(`\b(your|the)\s+system\s+prompt\b`),
@@ -96,6 +105,8 @@ var rules = []rule{
 			re(`\brecipient\b[^.\n]{0,40}?\bto\s+\+\d[\d\s-]{7,}`),
 			re(`\b(also|always|additionally|secretly)\s+(send|forward|bcc|cc|copy|post|upload|mirror)\b[^.\n]{0,60}?(https?://|@|\+\d)`),
 			re(`\bhttps?://(\d{1,3}\.){3}\d{1,3}(:\d+)?/\S*`),
+			re(`\b(sent|posted|forwarded|uploaded|copied|mirrored|reported|transmitted|relayed|delivered|synced|streamed)\s+(\w+\s+){0,3}?(to|at)\s+(https?://|//)[^\s"'<>)]+`),
+			re(`\b(send|sends|post|posts|forward|forwards|upload|uploads|transmit|transmits|report|reports|beacon|relay|relays|stream|streams)\b[^.\n]{0,80}?\b(to|at)\s+(\d{1,3}\.){3}\d{1,3}(:\d+)?`),
 			re(`\b(curl|wget|fetch\()\s[^\n]{0,40}(https?://)\S+`),
 		),
 	},
@@ -106,11 +117,18 @@ var rules = []rule{
 			re(`\b(before|prior\s+to)\s+(using|calling|invoking|running|executing)\s+(this|any|the|each|every)\s+(other\s+)?(\w+\s+)?tools?\s*,?\s*(you\s+)?(must|should|need\s+to|have\s+to|always|first|please)?\s*(first\s+)?(call|read|run|invoke|use|execute|fetch|open|cat|load|send|pass|provide|include|retrieve)`),
 			re(`\b(when|whenever|if|every\s+time)\s+(the\s+)?(user|you|the\s+(assistant|model|agent))?\s*(calls?|uses?|invokes?|runs?)\s+(the\s+)?(any\s+|another\s+|other\s+)?[\w.-]+\s+tool\b[^.\n]{0,80}\b(must|should|always|instead|also|first|make\s+sure)`),
 			re(`\b(the|all|any|every)\s+(other\s+)?[\w.-]*\s*tools?\s+(must|should|will)\s+(now\s+|also\s+|always\s+|instead\s+)?(send|forward|include|use|call|pass|redirect|be\s+(called|used))`),
+			re(`\b(with|using|via|through|in)\s+(another|any\s+other|other|a\s+different|any)\s+tools?\b[^.\n]{0,80}\b(add|append|include|insert|set|change|replace|must|always)\b`),
+			re(`\b(the\s+)?[\w.-]+\s+tool,?\s+(when|whenever|if|once)\s+(it\s+is\s+)?(used|called|invoked|run)\b[^.\n]{0,20}\b(must|should|shall|will\s+have\s+to)\b`),
 			re(`\b(has|have|is|are)\s+(a\s+)?(very\s+)?(important|critical)\s+side\s+effects?\s+on\s+(the\s+)?(also\s+present\s+)?[\w.-]+`),
 			re(`\b(this\s+tool|the\s+[\w.-]+\s+tool)\s+(overrides?|replaces?|supersedes?|changes?)\s+(the\s+)?(behaviou?r\s+of\s+)?(the\s+)?(other|[\w.-]+\s+tool)`),
 			re(`\b(instead\s+of\s+(using|calling)\s+(the\s+)?([\w.-]+\s+){0,3}?[\w.-]+(\s+tool)?\s*,\s*(always\s+)?(use|call))`),
 			re(`\b(must|should|always)\s+(first\s+)?(call|invoke|run)\s+(the\s+)?[\w.-]+\s+tool\s+(first|before)\b[^.\n]{0,60}\b(and|then)\s+(pass|include|send|provide|append)`),
 		),
+	},
+	{
+		id:    "shell-command",
+		about: "a destructive or download-and-run shell command for the model to run: rm -rf, curl or wget piped to a shell, chmod 777, base64 -d piped to a shell, nc -e, a reverse shell",
+		match: re(`\brm\s+-(rf|fr|r)\b|\b(curl|wget)\b[^\n|]{0,80}\|\s*(sudo\s+)?(ba|z|da)?sh\b|\bchmod\s+(-R\s+)?[0-7]?777\b|\bchmod\s+-R\b|base64\s+(-d|--decode)[^\n]{0,20}\|\s*(ba)?sh|\bnc\s+(-\w+\s+)*-e\b|/dev/tcp/|\bmkfifo\b|:\(\)\s*\{\s*:\|:&\s*\};:`),
 	},
 	{
 		id:    "encoded-blob",
@@ -153,7 +171,7 @@ func blob(s string) string {
 // more than look. A read-only name whose description says it deletes,
 // sends or executes is either a mistake or a disguise.
 var (
-	readOnlyName = regexp.MustCompile(`(?i)^(get|read|list|search|find|fetch|query|view|show|describe|count|check|lookup|inspect|browse|peek|calculate|compute|add|sum|echo|format|convert|validate|translate|summarize|summarise)([_\-. ]|[A-Z]|$)`)
+	readOnlyName = regexp.MustCompile(`^(?i:get|read|list|search|find|fetch|query|view|show|describe|count|check|lookup|inspect|browse|peek|calculate|compute|add|sum|echo|format|convert|validate|translate|summarize|summarise)([_\-. ]|[A-Z]|$)`)
 	doesMore     = regexp.MustCompile(`(?i)(^|[^\w'])(?:(not|never|n't|without|no)\s+)?\b(deletes?|deleting|removes?\s+(all|every|the\s+user'?s|files?|the\s+(file|repo|directory|database))|erases?|wipes?|destroys?|drops?\s+(the\s+|a\s+|all\s+)?(table|database|schema)s?|sends?\s+(it|them|the|a|an|all|this|data|contents?|results?|output|files?|an?\s+email|emails?|messages?)\b|emails?\s+(it|them|the)\b|uploads?|transmits?|exfiltrates?|(executes?|runs?)\s+(a\s+|the\s+|any\s+|arbitrary\s+)?(shell\s+|system\s+|startup\s+)?(commands?|scripts?|code|programs?|binar\w+|shell)|rm\s+-rf|chmod|overwrites?|modifies\s+(system|the\s+system|your)|installs?\s+(a\s+|the\s+)?(package|software|backdoor))\b`)
 )
 

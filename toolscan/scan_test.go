@@ -81,10 +81,7 @@ func TestScanBounds(t *testing.T) {
 
 // TestRulesUsed: every rule finds something in the poisoned corpus.
 func TestRulesUsed(t *testing.T) {
-	var poisoned []struct {
-		Tool tool `json:"tool"`
-	}
-	readJSON(t, "testdata/poisoned/poisoned.json", &poisoned)
+	poisoned := readPoisoned(t)
 	seen := map[string]bool{}
 	for _, p := range poisoned {
 		for _, f := range toolscan.Scan(p.Tool.def()) {
