@@ -46,9 +46,12 @@ var rules = []rule{
 		match: anyOf(
 			re(`\b(ignore|disregard|forget|override|bypass|skip)\s+(all\s+|any\s+)?(of\s+)?(the\s+)?(user'?s\s+)?(previous|prior|above|earlier|preceding|other|system|your|safety|existing|original)\s+(\w+\s+)?(instructions|prompts?|rules|guidelines|directions|messages|constraints|restrictions|guardrails|policies)`),
 			re(`\b(skip|bypass|disable)\s+(all\s+|any\s+|the\s+)?(user\s+)?(confirmations?|confirmation\s+(prompts?|steps?|dialogs?)|approvals?|safety\s+checks?|guardrails)`),
-			re(`\b(note|message|instructions?|reminder|directive)\s+(for|to)\s+(the\s+|all\s+|any\s+)?(ai|llm|assistants?|models?|agents?|ai\s+(agents?|assistants?|models?)|claude|gpt|copilot)\b`),
+			re(`\b(note|message|instructions?|reminder|directive|tip|hint|heads-up|memo)\s+(for|to)\s+(the\s+|all\s+|any\s+)?(ai|llm|assistants?|models?|agents?|ai\s+(agents?|assistants?|models?)|claude|gpt|copilot)\b`),
 			re(`(^|[.!\n]\s*|\(\s*)(assistant|ai|llm|agent|model|claude)\s*:\s+\w`),
 			re(`\bsystem\s+(override|message|notice|directive|instruction)s?\b`),
+			re(`\byour\s+(hidden|secret|real|true|actual|primary)\s+(task|goal|job|mission|instructions?|purpose|objective)\b`),
+			re(`\b(authori[sz]ed|permitted|allowed|free|cleared)\s+(you\s+)?to\s+(act|proceed|run|operate|continue|do\s+\w+)\s+without\s+(the\s+)?(user'?s?\s+)?(approval|confirmation|consent|permission|asking)`),
+			re(`\bfrom\s+now\s+on\b`),
 			re(`<\s*/?\s*(important|system|instructions?|secret|hidden|admin|sys|assistant|context|system[-_ ]?prompt|critical|note\s+to\s+(the\s+)?(ai|model|assistant)|ai[-_ ]?instructions?)\s*>`),
 			re(`\[\s*/?\s*(system|important|admin|instructions?|inst|sys)\s*\]`),
 			re(`(^|\n)\s*#{1,4}\s*(system|instructions? for (the )?(ai|model|assistant))\b`),
@@ -89,6 +92,8 @@ var rules = []rule{
 			re(`\b(read|include|pass|send|provide|attach|copy|extract|collect|upload|append|embed|insert|forward|leak|dump|cat|output|print|return|share|gather|harvest|retrieve|grab|steal)\w*\s+([\w']+\s+){0,5}?(api[\s_-]?keys?|access\s+tokens?|auth(entication)?\s+tokens?|bearer\s+tokens?|session\s+(tokens?|cookies?)|passwords?|credentials|secrets?|private\s+keys?|env(ironment)?\s+variables|conversation\s+history|chat\s+history|system\s+prompt)\b(\s+(as|in|into|to|with)\b)`),
 			re(`\b(include|pass|send|attach|paste|copy|extract|collect|upload|append|embed|insert|forward|leak|dump|harvest|grab|steal|put)\w*\s+(any|all|every|each)\s+([\w']+\s+){0,3}?(api[\s_-]?keys?|tokens?|passwords?|credentials|secrets?|private\s+keys?|cookies)\b`),
 			re(`\b(put|include|attach|paste|add|append|insert|embed|pass|send|forward|upload|copy)\b[^.\n]{0,40}\b(the\s+)?(user'?s|their)\s+(\w+\s+)?(e-?mail\s+address(es)?|phone\s+numbers?|home\s+address|address\s+book|contacts|messages|location|ip(\s+address)?|history|files|cookies|passwords?|credit\s+cards?|card\s+(numbers?|details)|ssn|social\s+security)`),
+			re(`\b(passwords?|credentials?|tokens?|api\s+keys?|secrets?)\b[^.\n]{0,30}\b(store|save|record|log|copy|put|keep|send|pass)\s+(it|them)\s+(in|into|as|to)\b`),
+			secretVar,
 			re(`\b(contents?|value)\s+of\s+(the\s+)?(user'?s\s+)?(api[\s_-]?keys?|tokens?|credentials|passwords?|secrets?|private\s+keys?|env(ironment)?\s+(file|variables))\b`),
 			re(`\b(the\s+)?(entire|full|whole|complete)\s+(conversation|chat)\s+(history|log|transcript)`),
 			re(`\b(your|the)\s+system\s+prompt\b`),
@@ -118,6 +123,7 @@ var rules = []rule{
 			re(`\b(when|whenever|if|every\s+time)\s+(the\s+)?(user|you|the\s+(assistant|model|agent))?\s*(calls?|uses?|invokes?|runs?)\s+(the\s+)?(any\s+|another\s+|other\s+)?[\w.-]+\s+tool\b[^.\n]{0,80}\b(must|should|always|instead|also|first|make\s+sure)`),
 			re(`\b(the|all|any|every)\s+(other\s+)?[\w.-]*\s*tools?\s+(must|should|will)\s+(now\s+|also\s+|always\s+|instead\s+)?(send|forward|include|use|call|pass|redirect|be\s+(called|used))`),
 			re(`\b(with|using|via|through|in)\s+(another|any\s+other|other|a\s+different|any)\s+tools?\b[^.\n]{0,80}\b(add|append|include|insert|set|change|replace|must|always)\b`),
+			re(`\b(when|whenever|if|every\s+time|once)\s+(the\s+|a\s+|any\s+)?[\w.-]+\s+tool\b[^.\n]{0,40}\b(is|gets|are)\s+(called|used|invoked|run)\b`),
 			re(`\b(the\s+)?[\w.-]+\s+tool,?\s+(when|whenever|if|once)\s+(it\s+is\s+)?(used|called|invoked|run)\b[^.\n]{0,20}\b(must|should|shall|will\s+have\s+to)\b`),
 			re(`\b(has|have|is|are)\s+(a\s+)?(very\s+)?(important|critical)\s+side\s+effects?\s+on\s+(the\s+)?(also\s+present\s+)?[\w.-]+`),
 			re(`\b(this\s+tool|the\s+[\w.-]+\s+tool)\s+(overrides?|replaces?|supersedes?|changes?)\s+(the\s+)?(behaviou?r\s+of\s+)?(the\s+)?(other|[\w.-]+\s+tool)`),
@@ -306,3 +312,10 @@ func mailTo(s string) string {
 	}
 	return ""
 }
+
+// secretVarRe finds an environment variable named as a secret
+// (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN) after a verb that takes it
+// somewhere; the name alone is how real servers document their setup.
+var secretVarRe = regexp.MustCompile(`(?i:\b(collect|collecting|include|including|pass|passing|send|sending|append|appending|put|copy|paste|attach|forward|upload|add|read)\b)[^.\n]{0,30}\b[A-Z][A-Z0-9]*_[A-Z0-9_]*(SECRET|TOKEN|PASSWORD|API_KEY|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]*\b`)
+
+func secretVar(s string) string { return secretVarRe.FindString(s) }
