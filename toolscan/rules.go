@@ -44,10 +44,12 @@ var rules = []rule{
 		id:    "model-instruction",
 		about: "text addressed to the model rather than describing the tool: ignore previous instructions, <IMPORTANT> or system-prompt-like tags, 'you must always', 'the assistant must', overriding other instructions",
 		match: anyOf(
-			re(`\b(ignore|disregard|forget|override|bypass|skip)\s+(all\s+|any\s+)?(of\s+)?(the\s+)?(user'?s\s+)?(previous|prior|above|earlier|preceding|other|system|your|safety|existing|original)\s+(\w+\s+)?(instructions|prompts?|rules|guidelines|directions|messages|constraints|restrictions|guardrails|policies)`),
+			re(`\b(ignore|disregard|forget|override|bypass|skip)\s+(all\s+|any\s+)?(of\s+)?(the\s+)?(user'?s\s+)?(previous|prior|above|earlier|preceding|other|system|your|safety|existing|original)\s+(\w+\s+)?(instructions|prompts?|rules|guidelines|guidance|advice|directions|messages|constraints|restrictions|guardrails|policies|context)`),
 			re(`\b(skip|bypass|disable)\s+(all\s+|any\s+|the\s+)?(user\s+)?(confirmations?|confirmation\s+(prompts?|steps?|dialogs?)|approvals?|safety\s+checks?|guardrails)`),
-			re(`\b(note|message|instructions?|reminder|directive|tip|hint|heads-up|memo)\s+(for|to)\s+(the\s+|all\s+|any\s+)?(ai|llm|assistants?|models?|agents?|ai\s+(agents?|assistants?|models?)|claude|gpt|copilot)\b`),
-			re(`(^|[.!\n]\s*|\(\s*)(assistant|ai|llm|agent|model|claude)\s*:\s+\w`),
+			re(`\b(note|message|instructions?|reminder|directive|tip|hint|heads-up|memo|important|attention)\s+(for|to)\s+(the\s+|all\s+|any\s+)?(ai|llm|assistants?|models?|agents?|ai\s+(agents?|assistants?|models?)|claude|gpt|copilot)\b`),
+			re(`(^|[.!\n]\s*|\(\s*|<!--\s*|\[\s*)(assistant|ai|llm|agent|model|claude)\s*:\s+\w`),
+			re(`<!--[^>]{0,200}?\b(model|assistant|ai|agent|llm|include|ignore|send|read|call|must)\b`),
+			re(`\btreat\b[^.\n]{0,40}\bas\s+(trusted\s+|your\s+)?(commands|instructions|orders|directives)`),
 			re(`\bsystem\s+(override|message|notice|directive|instruction)s?\b`),
 			re(`\byour\s+(hidden|secret|real|true|actual|primary)\s+(task|goal|job|mission|instructions?|purpose|objective)\b`),
 			re(`\b(authori[sz]ed|permitted|allowed|free|cleared)\s+(you\s+)?to\s+(act|proceed|run|operate|continue|do\s+\w+)\s+without\s+(the\s+)?(user'?s?\s+)?(approval|confirmation|consent|permission|asking)`),
@@ -77,6 +79,8 @@ var rules = []rule{
 			re(`\b(keep|leave)\s+(the\s+)?(user|them|human|person)\s+(unaware|in\s+the\s+dark|uninformed|oblivious)`),
 			re(`\b(don'?t|do\s+not|never)\s+(bring\s+(it\s+|this\s+)?up|let\s+(the\s+)?(user|them)\s+know|draw\s+attention)`),
 			re(`\bphones?\s+home\b`),
+			re(`\b(do\s+not|don'?t|never)\s+(disclose|reveal|mention|expose)\s+(this|these|that|the|any)\s+(\w+\s+)?(behaviou?r|steps?|instructions?|part|fact|upload|requests?|calls?|side\s+effects?)`),
+			re(`\bif\s+(the\s+)?(user|human|they)\s+asks?\b[^.\n]{0,60}\b(say|tell|answer|reply|respond|claim|pretend)\b`),
 		),
 	},
 	{
@@ -91,7 +95,7 @@ var rules = []rule{
 		match: anyOf(
 			re(`\b(read|include|pass|send|provide|attach|copy|extract|collect|upload|append|embed|insert|forward|leak|dump|cat|output|print|return|share|gather|harvest|retrieve|grab|steal)\w*\s+([\w']+\s+){0,5}?(api[\s_-]?keys?|access\s+tokens?|auth(entication)?\s+tokens?|bearer\s+tokens?|session\s+(tokens?|cookies?)|passwords?|credentials|secrets?|private\s+keys?|env(ironment)?\s+variables|conversation\s+history|chat\s+history|system\s+prompt)\b(\s+(as|in|into|to|with)\b)`),
 			re(`\b(include|pass|send|attach|paste|copy|extract|collect|upload|append|embed|insert|forward|leak|dump|harvest|grab|steal|put)\w*\s+(any|all|every|each)\s+([\w']+\s+){0,3}?(api[\s_-]?keys?|tokens?|passwords?|credentials|secrets?|private\s+keys?|cookies)\b`),
-			re(`\b(put|include|attach|paste|add|append|insert|embed|pass|send|forward|upload|copy)\b[^.\n]{0,40}\b(the\s+)?(user'?s|their)\s+(\w+\s+)?(e-?mail\s+address(es)?|phone\s+numbers?|home\s+address|address\s+book|contacts|messages|location|ip(\s+address)?|history|files|cookies|passwords?|credit\s+cards?|card\s+(numbers?|details)|ssn|social\s+security)`),
+			re(`\b(put|include|attach|paste|add|append|insert|embed|pass|send|forward|upload|copy|share|give|disclose|leak)\b[^.\n]{0,40}\b(the\s+)?(user'?s|their)\s+(\w+\s+){0,2}?(e-?mail\s+address(es)?|phone\s+numbers?|home\s+address|address\s+book|contacts|messages|location|ip(\s+address)?|history|files|cookies|passwords?|credit\s+cards?|card\s+(numbers?|details)|ssn|social\s+security)`),
 			re(`\b(passwords?|credentials?|tokens?|api\s+keys?|secrets?)\b[^.\n]{0,30}\b(store|save|record|log|copy|put|keep|send|pass)\s+(it|them)\s+(in|into|as|to)\b`),
 			secretVar,
 			re(`\b(contents?|value)\s+of\s+(the\s+)?(user'?s\s+)?(api[\s_-]?keys?|tokens?|credentials|passwords?|secrets?|private\s+keys?|env(ironment)?\s+(file|variables))\b`),
@@ -125,6 +129,7 @@ var rules = []rule{
 			re(`\b(with|using|via|through|in)\s+(another|any\s+other|other|a\s+different|any)\s+tools?\b[^.\n]{0,80}\b(add|append|include|insert|set|change|replace|must|always)\b`),
 			re(`\b(when|whenever|if|every\s+time|once)\s+(the\s+|a\s+|any\s+)?[\w.-]+\s+tool\b[^.\n]{0,40}\b(is|gets|are)\s+(called|used|invoked|run)\b`),
 			re(`\b(the\s+)?[\w.-]+\s+tool,?\s+(when|whenever|if|once)\s+(it\s+is\s+)?(used|called|invoked|run)\b[^.\n]{0,20}\b(must|should|shall|will\s+have\s+to)\b`),
+			re(`\b(for|before|with)\s+(any|every|each|all)\s+(other\s+)?[\w.-]*\s*tools?\b[^.\n]{0,60}\b(first|must|should|always)\s+(call|use|invoke|run)\b`),
 			re(`\b(has|have|is|are)\s+(a\s+)?(very\s+)?(important|critical)\s+side\s+effects?\s+on\s+(the\s+)?(also\s+present\s+)?[\w.-]+`),
 			re(`\b(this\s+tool|the\s+[\w.-]+\s+tool)\s+(overrides?|replaces?|supersedes?|changes?)\s+(the\s+)?(behaviou?r\s+of\s+)?(the\s+)?(other|[\w.-]+\s+tool)`),
 			re(`\b(instead\s+of\s+(using|calling)\s+(the\s+)?([\w.-]+\s+){0,3}?[\w.-]+(\s+tool)?\s*,\s*(always\s+)?(use|call))`),
@@ -178,7 +183,7 @@ func blob(s string) string {
 // sends or executes is either a mistake or a disguise.
 var (
 	readOnlyName = regexp.MustCompile(`^(?i:get|read|list|search|find|fetch|query|view|show|describe|count|check|lookup|inspect|browse|peek|calculate|compute|add|sum|echo|format|convert|validate|translate|summarize|summarise)([_\-. ]|[A-Z]|$)`)
-	doesMore     = regexp.MustCompile(`(?i)(^|[^\w'])(?:(not|never|n't|without|no)\s+)?\b(deletes?|deleting|removes?\s+(all|every|the\s+user'?s|files?|the\s+(file|repo|directory|database))|erases?|wipes?|destroys?|drops?\s+(the\s+|a\s+|all\s+)?(table|database|schema)s?|sends?\s+(it|them|the|a|an|all|this|data|contents?|results?|output|files?|an?\s+email|emails?|messages?)\b|emails?\s+(it|them|the)\b|uploads?|transmits?|exfiltrates?|(executes?|runs?)\s+(a\s+|the\s+|any\s+|arbitrary\s+)?(shell\s+|system\s+|startup\s+)?(commands?|scripts?|code|programs?|binar\w+|shell)|rm\s+-rf|chmod|overwrites?|modifies\s+(system|the\s+system|your)|installs?\s+(a\s+|the\s+)?(package|software|backdoor))\b`)
+	doesMore     = regexp.MustCompile(`(?i)(^|[^\w'])(?:(not|never|n't|without|no)\s+)?\b(deletes?|deleting|removes?\s+(all|every|the\s+user'?s|files?|the\s+(file|repo|directory|database))|erases?|wipes?|destroys?|drops?\s+(the\s+|a\s+|all\s+)?(table|database|schema)s?|sends?\s+(it|them|the|a|an|all|this|data|contents?|results?|output|files?|an?\s+email|emails?|messages?)\b|emails?\s+(it|them|the)\b|uploads?|transmits?|exfiltrates?|(executes?|runs?)\s+(a\s+|the\s+|any\s+|arbitrary\s+)?(shell\s+|system\s+|startup\s+)?(commands?|scripts?|code|programs?|binar\w+|shell)|rm\s+-rf|chmod|overwrites?|modifies\s+(system|the\s+system|your)|installs?\s+(a\s+|the\s+)?(package|software|backdoor)|push(es)?\s+(a\s+)?commits?|adds?\s+(a\s+)?(deploy|ssh)\s+keys?|creates?\s+(a\s+)?(webhook|deploy\s+key|access\s+token)|grants?\s+(\w+\s+)?access|makes?\s+(it|them|\w+)\s+public)\b`)
 )
 
 func (s *scanner) nameMismatch(def Definition) {
@@ -298,7 +303,7 @@ func reveal(s string) string {
 	return b.String()
 }
 
-var mailToRe = regexp.MustCompile(`(?i)\b(send|sends|sending|forward|forwards|copy|cc|bcc|deliver|redirect|redirects|mirror|email|e-mail|mail|text)\b[^\n]{0,80}?\b(to|at)\s+[\w.+-]+@([\w-]+\.[\w.-]*\w)`)
+var mailToRe = regexp.MustCompile(`(?i)\b(send|sends|sending|forward|forwards|copy|cc|bcc|deliver|redirect|redirects|mirror|email|e-mail|mail|text|share|shares)\b[^\n]{0,80}?\b(to|at|with)\s+[\w.+-]+@([\w-]+\.[\w.-]*\w)`)
 
 // mailTo finds a send verb before a fixed e-mail address; the documentation
 // domains (example.com and the like) are examples, not recipients.
