@@ -124,3 +124,34 @@ func readPoisoned(t *testing.T) []poisonedTool {
 	}
 	return all
 }
+
+// BenchmarkScan scans the benign corpus: the cost per tool the host pays
+// when a server lists its tools (docs/performance.md).
+func BenchmarkScan(b *testing.B) {
+	files, _ := filepath.Glob("testdata/benign/*.json")
+	var defs []toolscan.Definition
+	for _, f := range files {
+		var srv struct {
+			Tools []tool `json:"tools"`
+		}
+		body, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := json.Unmarshal(body, &srv); err != nil {
+			b.Fatal(err)
+		}
+		for _, t := range srv.Tools {
+			d := t.def()
+			// as the host has them: decoded schemas.
+			var in any
+			json.Unmarshal(t.InputSchema, &in)
+			d.InputSchema = in
+			defs = append(defs, d)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		toolscan.Scan(defs[i%len(defs)])
+	}
+}

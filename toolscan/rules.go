@@ -14,20 +14,40 @@ type rule struct {
 	id, about string
 	// idents: the rule also reads names (the tool's, its properties').
 	idents bool
-	match  func(string) string // the matched text, "" if none
+	match  matcher // the matched text, "" if none
 }
 
-// re compiles a case-insensitive pattern; a match is the first one.
-func re(pattern string) func(string) string {
+// re compiles a case-insensitive pattern; a match is the first one. It
+// runs only on text that holds one of the literals every match needs
+// (prefilter.go); lower is the text lowercased.
+func re(pattern string) matcher {
 	x := regexp.MustCompile(`(?i)` + pattern)
-	return func(s string) string { return x.FindString(s) }
+	need := required(`(?i)` + pattern)
+	patterns = append(patterns, filtered{x, need})
+	return func(s, lower string) string {
+		if !mayMatch(lower, need) {
+			return ""
+		}
+		return x.FindString(s)
+	}
 }
+
+// patterns are every pattern re compiled, for the prefilter's test.
+var patterns []filtered
+
+type filtered struct {
+	x    *regexp.Regexp
+	need [][]string
+}
+
+// matcher returns the first match in s (lower: s lowercased), "" if none.
+type matcher func(s, lower string) string
 
 // anyOf returns the first match of any of fs.
-func anyOf(fs ...func(string) string) func(string) string {
-	return func(s string) string {
+func anyOf(fs ...matcher) matcher {
+	return func(s, lower string) string {
 		for _, f := range fs {
-			if m := f(s); m != "" {
+			if m := f(s, lower); m != "" {
 				return m
 			}
 		}
@@ -158,7 +178,7 @@ var rules = []rule{
 // word.
 var base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{48,}={0,2}`)
 
-func blob(s string) string {
+func blob(s, _ string) string {
 	for _, m := range base64Run.FindAllString(s, -1) {
 		var up, low, dig int
 		for _, r := range m {
@@ -307,7 +327,7 @@ var mailToRe = regexp.MustCompile(`(?i)\b(send|sends|sending|forward|forwards|co
 
 // mailTo finds a send verb before a fixed e-mail address; the documentation
 // domains (example.com and the like) are examples, not recipients.
-func mailTo(s string) string {
+func mailTo(s, _ string) string {
 	for _, m := range mailToRe.FindAllStringSubmatch(s, -1) {
 		d := strings.ToLower(m[3])
 		if strings.HasPrefix(d, "example.") || strings.HasSuffix(d, ".example") || d == "domain.com" || d == "company.com" {
@@ -323,4 +343,4 @@ func mailTo(s string) string {
 // somewhere; the name alone is how real servers document their setup.
 var secretVarRe = regexp.MustCompile(`(?i:\b(collect|collecting|include|including|pass|passing|send|sending|append|appending|put|copy|paste|attach|forward|upload|add|read)\b)[^.\n]{0,30}\b[A-Z][A-Z0-9]*_[A-Z0-9_]*(SECRET|TOKEN|PASSWORD|API_KEY|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]*\b`)
 
-func secretVar(s string) string { return secretVarRe.FindString(s) }
+func secretVar(s, _ string) string { return secretVarRe.FindString(s) }

@@ -149,11 +149,12 @@ func (s *scanner) text(field, t string, ident bool) {
 	if ident {
 		plain = strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(plain)
 	}
+	lower := strings.ToLower(plain)
 	for _, r := range rules {
 		if r.match == nil || (ident && !r.idents) {
 			continue
 		}
-		if m := r.match(plain); m != "" {
+		if m := r.match(plain, lower); m != "" {
 			s.add(r.id, field, m)
 		}
 	}
