@@ -30,6 +30,9 @@
 // least 50 poisoned definitions and at least 200 benign ones from real,
 // popular servers — to detect at least 90 % of the first while flagging at
 // most 2 % of the second (TestCorpus prints both figures and every miss).
+// On poisoned text written after the rules they find much less (the
+// held-out batches' first passes are in docs/security.md): a finding is a
+// reason to look, and no finding is no proof.
 //
 // Scan has no side effects and needs no setup; it is safe for concurrent
 // use. What to do with findings — warn, hold or drop the tool — is the
