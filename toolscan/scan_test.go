@@ -102,3 +102,12 @@ func tags(s string) string {
 	}
 	return b.String()
 }
+
+// TestShownEscapes: invisible characters are written as Go escapes that
+// read back as the character.
+func TestShownEscapes(t *testing.T) {
+	fs := toolscan.Scan(toolscan.Definition{Name: "x", Description: "a" + tags("A") + "\u200b\x1b"})
+	if len(fs) != 1 || fs[0].Text != `a\U000e0041\u200b\x1b` {
+		t.Errorf("Scan = %v, want the text a\\U000e0041\\u200b\\x1b", fs)
+	}
+}

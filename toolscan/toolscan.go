@@ -71,7 +71,7 @@ type Finding struct {
 	// or inputSchema.properties.mode.enum[2].
 	Field string `json:"field"`
 	// Text is the matched text, at most MaxText runes, with invisible and
-	// control characters written as escapes (\u200b, \x1b).
+	// control characters written as Go escapes (\u200b, \x1b, \U000e0041).
 	Text string `json:"text"`
 }
 
@@ -247,7 +247,9 @@ func shown(t string) string {
 			b.WriteByte(' ')
 		case invisible(r) || r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			e := fmt.Sprintf(`\u%04x`, r)
-			if r < 0x100 {
+			if r > 0xffff {
+				e = fmt.Sprintf(`\U%08x`, r)
+			} else if r < 0x100 {
 				e = fmt.Sprintf(`\x%02x`, r)
 			}
 			if n+len(e) > MaxText {
