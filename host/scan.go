@@ -43,12 +43,11 @@ type ToolFinding struct {
 const maxServerFindings = 100
 
 // scanTools scans each of tools (as listed, before cleaning), marks those
-// it holds or drops refused in out (same order), and records the findings
-// in the server's status, logging them when they differ from the last
-// listing's.
-func (s *server) scanTools(tools []*mcp.Tool, out []discovered) {
+// it holds or drops refused in out (same order), and returns the findings
+// for setFindings, once the list is taken.
+func (s *server) scanTools(tools []*mcp.Tool, out []discovered) []ToolFinding {
 	if s.cfg.Transport == TransportInProcess {
-		return
+		return nil
 	}
 	action := s.cfg.Scan
 	if action == "" {
@@ -86,6 +85,12 @@ func (s *server) scanTools(tools []*mcp.Tool, out []discovered) {
 			out[i].refused = fmt.Sprintf("held until approved (scan = %q; approvals are not built yet, so it is not offered): its definition shows signs of poisoning: %s", action, summary(fs))
 		}
 	}
+	return found
+}
+
+// setFindings records the findings of the server's latest tool list in its
+// status, logging them when they differ from the last list's.
+func (s *server) setFindings(found []ToolFinding) {
 	s.mu.Lock()
 	old := s.findings
 	s.findings = found
