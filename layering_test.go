@@ -31,6 +31,7 @@ func TestLayering(t *testing.T) {
 		"guard":           {"*"},
 		"toolsearch":      {"*"},
 		"toolmode":        {"*"},
+		"toolscan":        {"*"},
 		"internal/decode": {"*"},
 		"config":          {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "cmd/switchboard/internal/cli"},
 		"llm":             {"host", "gateway", "daemon", "agent", "config", "store", "cmd/switchboard/internal/cli"},

@@ -256,6 +256,7 @@ type serverJSON struct {
 	ReadySince  *time.Time      `json:"ready_since,omitempty"`
 	UptimeMS    int64           `json:"uptime_ms,omitempty"`
 	Warnings    []string        `json:"warnings,omitempty"`
+	Findings    []findingJSON   `json:"findings,omitempty"`
 }
 
 func toServerJSON(m daemon.ManagedServer) serverJSON {
@@ -263,6 +264,7 @@ func toServerJSON(m daemon.ManagedServer) serverJSON {
 	if st := m.Status; st != nil {
 		s.Transport, s.Description, s.State, s.Detail = string(st.Transport), st.Description, string(st.State), st.Detail
 		s.Tools, s.Restarts, s.Warnings = st.Tools, st.Restarts, st.Warnings
+		s.Findings = toFindingsJSON(st.Findings)
 		if st.Err != nil {
 			s.Error = st.Err.Error()
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/toolscan"
 )
 
 // stateJSON is what GET /api/v1/state answers.
@@ -38,6 +39,7 @@ type statusJSON struct {
 	Tools           int                 `json:"tools"`
 	Skipped         []skippedJSON       `json:"skipped,omitempty"`
 	Warnings        []string            `json:"warnings,omitempty"`
+	Findings        []findingJSON       `json:"findings,omitempty"`
 	Err             *host.ErrorJSON     `json:"error,omitempty"`
 	LastError       *host.ErrorJSON     `json:"last_error,omitempty"`
 	Restarts        int                 `json:"restarts"`
@@ -46,6 +48,24 @@ type statusJSON struct {
 	InFlight        int                 `json:"in_flight"`
 	PID             int                 `json:"pid,omitempty"`
 	Isolation       string              `json:"isolation,omitempty"`
+}
+
+// findingJSON is a host.ToolFinding: a sign of poisoning in a tool's
+// definition (the toolscan package), and what the host did.
+type findingJSON struct {
+	Tool   string `json:"tool"`
+	Rule   string `json:"rule"`
+	Field  string `json:"field"`
+	Text   string `json:"text"`
+	Action string `json:"action"`
+}
+
+func toFindingsJSON(fs []host.ToolFinding) []findingJSON {
+	var out []findingJSON
+	for _, f := range fs {
+		out = append(out, findingJSON{Tool: f.Tool, Rule: f.Rule, Field: f.Field, Text: f.Text, Action: f.Action})
+	}
+	return out
 }
 
 type skippedJSON struct {
@@ -61,6 +81,7 @@ func toStatusJSON(st host.ServerStatus) statusJSON {
 	for _, sk := range st.Skipped {
 		j.Skipped = append(j.Skipped, skippedJSON{Tool: sk.Tool, Reason: sk.Reason})
 	}
+	j.Findings = toFindingsJSON(st.Findings)
 	return j
 }
 
@@ -71,6 +92,9 @@ func (j statusJSON) status() host.ServerStatus {
 		LastHealthy: j.LastHealthy, ReadySince: j.ReadySince, InFlight: j.InFlight, PID: j.PID, Isolation: j.Isolation}
 	for _, sk := range j.Skipped {
 		st.Skipped = append(st.Skipped, host.Skipped{Tool: sk.Tool, Reason: sk.Reason})
+	}
+	for _, f := range j.Findings {
+		st.Findings = append(st.Findings, host.ToolFinding{Tool: f.Tool, Action: f.Action, Finding: toolscan.Finding{Rule: f.Rule, Field: f.Field, Text: f.Text}})
 	}
 	return st
 }

@@ -207,7 +207,11 @@ type Server struct {
 	OAuth *OAuth
 
 	// common.
-	ToolsAllowlist []string      // nil: every tool; empty but set: none
+	ToolsAllowlist []string // nil: every tool; empty but set: none
+	// Scan is what the host does with a tool whose definition the
+	// toolscan rules find signs of poisoning in: ScanWarn (the default,
+	// also ""), ScanHold or ScanDrop.
+	Scan           string
 	Timeout        time.Duration // per call
 	ConnectTimeout time.Duration
 	Optional       bool
@@ -231,6 +235,20 @@ type Server struct {
 	// Source is where the server was declared.
 	Source Position
 }
+
+// A server's scan actions (Server.Scan): what the host does with a tool
+// whose definition shows signs of poisoning (the toolscan package).
+const (
+	// ScanWarn offers the tool and logs a warning per finding; the
+	// default.
+	ScanWarn = "warn"
+	// ScanHold holds the tool back until a person approves it. Until
+	// approvals exist (issue 28, pinned definitions) a held tool is not
+	// offered at all, like a dropped one, and reported as held.
+	ScanHold = "hold"
+	// ScanDrop leaves the tool out of the catalog.
+	ScanDrop = "drop"
+)
 
 // Position is a place in a config file.
 type Position struct {

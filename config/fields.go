@@ -56,6 +56,7 @@ var serverFields = decode.Table[Server]{
 	decode.Value("oauth", every, func(s *Server) **OAuth { return &s.OAuth }, readOAuth).Only(forNetwork),
 	decode.Bool("allow_cross_origin_redirects", every, func(s *Server) *bool { return &s.AllowCrossOriginRedirects }).Only(forNetwork),
 	decode.StringList("tools_allowlist", every, func(s *Server) *[]string { return &s.ToolsAllowlist }, checkToolName),
+	decode.String("scan", every, func(s *Server) *string { return &s.Scan }, checkScan),
 	decode.Duration("timeout", native, func(s *Server) *time.Duration { return &s.Timeout }, MaxTimeout),
 	// Milliseconds, as in the clients that have this key, or a duration
 	// as in TOML; bounded by the check of the declaration above, which
@@ -89,6 +90,15 @@ var serverFields = decode.Table[Server]{
 func readEnvFile(d *decode.Decoder, field string, v any) (string, bool) {
 	d.Errorf(field, "Switchboard reads no .env file: set the variables in env, a secret as {{secrets.NAME}} (switchboard secrets set NAME)")
 	return "", false
+}
+
+// checkScan checks a server's scan action.
+func checkScan(s string) string {
+	switch s {
+	case "", ScanWarn, ScanHold, ScanDrop:
+		return ""
+	}
+	return fmt.Sprintf("invalid scan %q: want warn, hold or drop", s)
 }
 
 // noPlaceholder refuses a placeholder: they are resolved only where

@@ -48,7 +48,9 @@ func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]discov
 		return nil, err
 	}
 	out, notes := s.h.lim.compileTools(tools)
+	found := s.scanTools(tools, out)
 	s.setNotes("tools", notes)
+	s.setFindings(found)
 	s.saveCache(out, ttl)
 	return out, nil
 }

@@ -72,6 +72,9 @@ type server struct {
 	notes         map[string][]string // by listing; s.mu
 	stdoutSkipped atomic.Int64        // stdout lines that were not messages
 	refused       atomic.Int64        // messages refused (transport's RefusedMessage)
+	// findings are the signs of poisoning in its latest tool list
+	// (scan.go); s.mu.
+	findings []ToolFinding
 
 	// envKeys are the names of the stdio child's environment (stderr.go);
 	// read by explain, which runs with s.mu held.

@@ -4,6 +4,7 @@ package host
 // place a state changes and is announced.
 
 import (
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,6 +55,10 @@ type ServerStatus struct {
 	// server declared (a description cut, invisible characters removed; a
 	// listing's last word), lines on its stdout that were not messages.
 	Warnings []string
+	// Findings are the signs of poisoning the host found in the
+	// definitions of the server's tools (scan.go), and what it did: warned,
+	// held or dropped (the server's scan setting). At most 100.
+	Findings []ToolFinding
 	// Err is why the server failed, when it did.
 	Err error
 	// LastError is the last error the server had, kept after it recovered.
@@ -208,6 +213,7 @@ func (s *server) statusLocked() ServerStatus {
 		PID:         s.pid,
 		Isolation:   s.iso,
 		Warnings:    s.warningsLocked(),
+		Findings:    slices.Clone(s.findings),
 	}
 	if s.info != nil {
 		st.ServerInfo = s.info.ServerInfo

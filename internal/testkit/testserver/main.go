@@ -121,6 +121,11 @@
 //	                     in a result (tool hostile_result);
 //	                     and a tool, prompt and resource whose identifiers hold a zero-width
 //	                     space (see addHostileText)
+//	-poisoned            add tool fact_of_the_day whose description is poisoned as in
+//	                     Invariant Labs' tool poisoning attack (an <IMPORTANT> block that
+//	                     asks for ~/.ssh/id_rsa, hides it from the user, and shadows
+//	                     another server's send_email), its last sentence spelled in
+//	                     invisible tag characters (PoisonedDescription)
 //	-description-bytes N add tool long whose description is N bytes
 //	-raw-tool JSON       add this tool object, as written, to the last page of every
 //	                     tools/list result (repeatable), below the SDK: what the SDK would
@@ -200,7 +205,7 @@ type config struct {
 	leak                                 string
 	printClientCaps                      bool
 	banner, descriptionBytes             int
-	hostileText                          bool
+	hostileText, poisoned                bool
 	rawTools                             stringList
 	patternTools                         stringList
 	slowStart                            time.Duration
@@ -268,6 +273,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.leak, "leak", "", "put the value of environment variable `VAR` in every field a server can fill")
 	fs.IntVar(&c.banner, "banner", 0, "write `N` lines that are not messages to stdout before serving")
 	fs.BoolVar(&c.hostileText, "hostile-text", false, "declare terminal escapes and invisible characters in every text field")
+	fs.BoolVar(&c.poisoned, "poisoned", false, "add tool fact_of_the_day, whose description is poisoned (tool poisoning)")
 	fs.IntVar(&c.descriptionBytes, "description-bytes", 0, "add tool long whose description is `N` bytes")
 	fs.Var(&c.rawTools, "raw-tool", "add this tool `JSON` object to tools/list results as written (repeatable)")
 	fs.IntVar(&c.stderrLine, "stderr-line", 0, "write one stderr line of `N` bytes at start and on each tools/call")

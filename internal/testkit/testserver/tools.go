@@ -156,6 +156,9 @@ func newServer(c *config) *mcp.Server {
 				return &mcp.CallToolResult{Content: text("bad answered properly")}, nil
 			})
 	}
+	if c.poisoned {
+		s.AddTool(&mcp.Tool{Name: "fact_of_the_day", Description: PoisonedDescription, InputSchema: emptyObject}, named("fact_of_the_day"))
+	}
 	if c.descriptionBytes > 0 {
 		addLongDescription(s, c.descriptionBytes)
 	}

@@ -24,6 +24,7 @@ type serverJSON struct {
 	Optional        bool          `json:"optional"`
 	Tools           int           `json:"tools"`
 	Skipped         []skippedJSON `json:"skipped"`
+	Findings        []findingJSON `json:"findings,omitempty"`
 	Warnings        []string      `json:"warnings"`
 	Error           string        `json:"error,omitempty"`
 	ServerName      string        `json:"server_name,omitempty"`
@@ -40,6 +41,16 @@ type serverJSON struct {
 type skippedJSON struct {
 	Tool   string `json:"tool"`
 	Reason string `json:"reason"`
+}
+
+// findingJSON is a sign of poisoning in one of a server's tools
+// (host.ToolFinding).
+type findingJSON struct {
+	Tool   string `json:"tool"`
+	Rule   string `json:"rule"`
+	Field  string `json:"field"`
+	Text   string `json:"text"`
+	Action string `json:"action"`
 }
 
 func (e *env) serversCommand() *cobra.Command {
@@ -72,6 +83,9 @@ Exits 1 when a server that is not optional failed.`,
 					Tools: st.Tools, Skipped: []skippedJSON{}, Warnings: append([]string{}, st.Warnings...), ProtocolVersion: st.ProtocolVersion}
 				for _, sk := range st.Skipped {
 					j.Skipped = append(j.Skipped, skippedJSON{Tool: sk.Tool, Reason: sk.Reason})
+				}
+				for _, f := range st.Findings {
+					j.Findings = append(j.Findings, findingJSON{Tool: f.Tool, Rule: f.Rule, Field: f.Field, Text: f.Text, Action: f.Action})
 				}
 				if st.Err != nil {
 					j.Error = st.Err.Error()
@@ -107,6 +121,9 @@ Exits 1 when a server that is not optional failed.`,
 				for _, j := range out {
 					for _, sk := range j.Skipped {
 						fmt.Fprintf(&b, "%s: skipped %s: %s\n", j.ID, sk.Tool, sk.Reason)
+					}
+					for _, f := range j.Findings {
+						fmt.Fprintf(&b, "%s: finding (%s) %s: %s in %s: %q\n", j.ID, f.Action, f.Tool, f.Rule, f.Field, f.Text)
 					}
 					for _, w := range j.Warnings {
 						fmt.Fprintf(&b, "%s: warning: %s\n", j.ID, w)
