@@ -15,7 +15,6 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/guard"
-	"github.com/switchboardmcp/switchboard/guardrail"
 	"github.com/switchboardmcp/switchboard/host"
 )
 
@@ -286,11 +285,12 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 			ep.srv.AddReceivingMiddleware(mw...)
 		}
 	}
-	// The tool calls made for a request know its endpoint: guardrail
-	// rules scoped by endpoint apply to them.
+	// The tool calls made for a request know its endpoint (host.EndpointOf):
+	// guardrail rules scoped by endpoint apply to them, and their usage
+	// counts under its name.
 	ep.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			return next(guardrail.WithEndpoint(ctx, ep.Name), method, req)
+			return next(host.WithEndpoint(ctx, ep.Name), method, req)
 		}
 	})
 	// Outermost of all: call_tool becomes the call it makes before

@@ -166,7 +166,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	if err != nil {
 		return nil, cerr(&invalidArgs{err}, 0)
 	}
-	gcall := guardrail.Call{Server: s.cfg.ID, Tool: e.Tool.Tool.Name, Endpoint: guardrail.EndpointOf(ctx)}
+	gcall := guardrail.Call{Server: s.cfg.ID, Tool: e.Tool.Tool.Name, Endpoint: EndpointOf(ctx)}
 	value, grecs, err := h.opts.Guardrails.Arguments(ctx, gcall, value)
 	h.guardrailEvents(gcall, grecs)
 	if err != nil {

@@ -119,7 +119,7 @@ func TestCallToolGuardrails(t *testing.T) {
 	if err != nil || len(records(t, res)) != 0 {
 		t.Errorf("default endpoint: records %+v, err %v", records(t, res), err)
 	}
-	res, err = echo(guardrail.WithEndpoint(ctx, "support"), "internal note")
+	res, err = echo(host.WithEndpoint(ctx, "support"), "internal note")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,8 @@ func (t *Telemetry) ClientMiddleware(server string) mcp.Middleware {
 // gen_ai.tool.name (a client may send any string), at most
 // Options.MaxToolLabels of each server's. A named endpoint's metrics and
 // spans carry switchboard.endpoint, and the tool calls the host makes for
-// its requests count in the usage under its name; the default endpoint's
+// its requests count in the usage under its name (the gateway marks them,
+// host.WithEndpoint); the default endpoint's
 // carry none, as before there were named ones.
 func (t *Telemetry) ServerMiddleware(endpoint string, serverOf func(tool string) (server string, ok bool)) mcp.Middleware {
 	var epAttrs []attribute.KeyValue
@@ -165,9 +166,6 @@ func (t *Telemetry) ServerMiddleware(endpoint string, serverOf func(tool string)
 				if t.opts.RecordPayloads && args != nil {
 					span.SetAttributes(keyArguments.String(t.payload(args)))
 				}
-			}
-			if endpoint != "" {
-				ctx = context.WithValue(ctx, endpointKey{}, endpoint)
 			}
 			start := time.Now()
 			res, err := next(ctx, method, req)

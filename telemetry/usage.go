@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/store"
 )
 
@@ -134,15 +135,10 @@ func (t *Telemetry) usageRun(kind, name, outcome string, input, output int64, at
 }
 
 // usageCall counts a tool call in the usage, under the named endpoint
-// ctx's request came through (endpointKey).
+// ctx's request came through (host.EndpointOf: the gateway marks each
+// request, and the host's calls made for it carry the mark here).
 func (t *Telemetry) usageCall(ctx context.Context, server, tool string, d time.Duration, failed bool) {
 	if t.usage != nil {
-		endpoint, _ := ctx.Value(endpointKey{}).(string)
-		t.usage.call(endpoint, server, tool, d, failed)
+		t.usage.call(host.EndpointOf(ctx), server, tool, d, failed)
 	}
 }
-
-// endpointKey is the context key of the named endpoint a request came
-// through (ServerMiddleware sets it; the host's calls made for the
-// request carry it to ClientMiddleware, which counts them).
-type endpointKey struct{}
