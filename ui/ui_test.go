@@ -386,3 +386,20 @@ func TestServerButtonsCarryVersion(t *testing.T) {
 		t.Errorf("delete at the version shown: %d\n%s", status, body)
 	}
 }
+
+// TestServerFindings: a server's page lists what the tool description
+// scanner found in its tools (rule, field, the text escaped, the action);
+// a server with none shows no such section.
+func TestServerFindings(t *testing.T) {
+	bin := interop.Build(t, fixturePkg)
+	s := serveServers(t, config.Server{ID: "p", Transport: config.TransportStdio, Command: bin, Args: []string{"-poisoned"}},
+		config.Server{ID: "c", Transport: config.TransportStdio, Command: bin})
+	status, _, body := s.do("GET", "/servers/p", nil)
+	if status != http.StatusOK || !strings.Contains(body, `id="server-findings"`) ||
+		!regexp.MustCompile(`<tr data-finding="fact_of_the_day/[a-z-]+"><th scope="row">fact_of_the_day</th><td>[a-z-]+</td><td><code>[^<]+</code></td><td><code>[^<]*</code></td><td>warn</td></tr>`).MatchString(body) {
+		t.Errorf("p's page does not list fact_of_the_day's findings: %d\n%s", status, body)
+	}
+	if _, _, clean := s.do("GET", "/servers/c", nil); strings.Contains(clean, `id="server-findings"`) {
+		t.Errorf("c's page lists findings it does not have")
+	}
+}
