@@ -181,7 +181,12 @@ func (c *cluster) start(t testing.TB, name string) *replica {
 		cmd.Wait() // after the pipe is drained, as Wait requires
 		close(r.exited)
 	}()
-	t.Cleanup(func() { r.stop(t) })
+	t.Cleanup(func() {
+		r.stop(t)
+		if t.Failed() {
+			t.Logf("replica %s's output:\n%s", name, r.out)
+		}
+	})
 	var line string
 	select {
 	case line = <-first:

@@ -376,7 +376,9 @@ func follow(t *testing.T, base, run string, after int64, until func(event) bool)
 			return evs
 		}
 	}
-	t.Fatalf("the run's event stream ended (%v) before the awaited event; got %+v", sc.Err(), evs)
+	// Where the run is, as the replica sees it, for the failure to say.
+	_, state, _ := apiDo("GET", base+"/api/v1/runs/"+run, "")
+	t.Fatalf("the run's event stream ended (%v) before the awaited event; got %+v; the run on %s: %s", sc.Err(), evs, base, state)
 	return nil
 }
 
