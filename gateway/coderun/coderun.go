@@ -46,13 +46,22 @@ var (
 
 // Tools are the sandbox's tools for the gateway's: namespace the server,
 // function the tool's name less its mcp_<server>_ prefix, each called
-// under the name the endpoint's clients use.
+// under the name the endpoint's clients use. Of two tools whose names
+// make the same identifier (get-issue, get_issue), the first is kept: the
+// sandbox refuses a list with both, and one odd name must not take code
+// mode away from every other tool.
 func Tools(offered []gateway.OfferedTool) []codemode.Tool {
-	out := make([]codemode.Tool, len(offered))
-	for i, o := range offered {
+	out := make([]codemode.Tool, 0, len(offered))
+	seen := map[string]bool{}
+	for _, o := range offered {
+		key := codemode.Identifier(o.Server) + "." + codemode.Identifier(function(o))
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
 		schema, _ := json.Marshal(o.Tool.InputSchema)
-		out[i] = codemode.Tool{Name: o.Tool.Name, Namespace: o.Server, Function: function(o),
-			Description: o.Tool.Description, InputSchema: schema}
+		out = append(out, codemode.Tool{Name: o.Tool.Name, Namespace: o.Server, Function: function(o),
+			Description: o.Tool.Description, InputSchema: schema})
 	}
 	return out
 }

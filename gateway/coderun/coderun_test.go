@@ -236,3 +236,26 @@ func TestCodeModePolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsCollide: two tools whose names make one identifier do not take
+// code mode away from the others: the first is kept, and a program runs.
+func TestToolsCollide(t *testing.T) {
+	offered := []gateway.OfferedTool{
+		{Tool: &mcp.Tool{Name: "mcp_gh_get-issue", InputSchema: map[string]any{"type": "object"}}, Server: "gh"},
+		{Tool: &mcp.Tool{Name: "mcp_gh_get_issue", InputSchema: map[string]any{"type": "object"}}, Server: "gh"},
+		{Tool: &mcp.Tool{Name: "mcp_gh_list", InputSchema: map[string]any{"type": "object"}}, Server: "gh"},
+	}
+	tools := coderun.Tools(offered)
+	if len(tools) != 2 || tools[0].Name != "mcp_gh_get-issue" || tools[1].Name != "mcp_gh_list" {
+		t.Fatalf("Tools = %+v; want get-issue and list", tools)
+	}
+	res, err := coderun.New().RunCode(context.Background(), gateway.CodeRequest{
+		Code: `return await tools.gh.list({})`, Tools: offered,
+		Call: func(ctx context.Context, name string, _ json.RawMessage) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "called " + name}}}, nil
+		},
+	})
+	if err != nil || res.IsError || !strings.Contains(textOf(res), "called mcp_gh_list") {
+		t.Errorf("a program over the colliding tools: %v %s", err, textOf(res))
+	}
+}
