@@ -95,6 +95,10 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 	return b
 }
 
+// MaxQueryBytes bounds search_tools' query: a few words find a tool, and
+// ranking costs time with every word (a query comes from outside).
+const MaxQueryBytes = 1024
+
 // ParseSearch reads search_tools' arguments: the query, and the limit
 // (DefaultSearchLimit when absent).
 func ParseSearch(arguments json.RawMessage) (query string, limit int, err error) {
@@ -107,6 +111,9 @@ func ParseSearch(arguments json.RawMessage) (query string, limit int, err error)
 	}
 	if strings.TrimSpace(in.Query) == "" {
 		return "", 0, argErr("%s: query is empty: say in a few words what you want to do", SearchTools)
+	}
+	if len(in.Query) > MaxQueryBytes {
+		return "", 0, argErr("%s: query is %d bytes, more than %d: say in a few words what you want to do", SearchTools, len(in.Query), MaxQueryBytes)
 	}
 	limit = DefaultSearchLimit
 	if in.Limit != nil {
