@@ -167,6 +167,22 @@ var migrations = []string{
 		saved_at BIGINT NOT NULL,
 		PRIMARY KEY (model, digest)
 	);`,
+	// 9: pinned tool definitions (pins.go): per server and tool, the
+	// trusted definition (digest '' when none is yet) and the one held
+	// for approval (held_digest '' when none is).
+	`CREATE TABLE IF NOT EXISTS tool_pins (
+		server          TEXT   NOT NULL,
+		tool            TEXT   NOT NULL,
+		digest          TEXT   NOT NULL DEFAULT '',
+		definition      TEXT   NOT NULL DEFAULT '',
+		pinned_at       BIGINT NOT NULL DEFAULT 0,
+		pinned_by       TEXT   NOT NULL DEFAULT '',
+		held_digest     TEXT   NOT NULL DEFAULT '',
+		held_definition TEXT   NOT NULL DEFAULT '',
+		held_since      BIGINT NOT NULL DEFAULT 0,
+		held_reason     TEXT   NOT NULL DEFAULT '',
+		PRIMARY KEY (server, tool)
+	);`,
 }
 
 // SchemaVersion is the schema version this build writes.

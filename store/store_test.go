@@ -77,6 +77,7 @@ func TestBackends(t *testing.T) {
 		{"endpoints", testEndpoints},
 		{"tool_cache", testToolCache},
 		{"embeddings", testEmbeddings},
+		{"pins", testPins},
 		{"two_processes", testTwoProcesses},
 		{"watch", testWatch},
 		{"usage", testUsage},

@@ -30,6 +30,9 @@ const (
 	// ChangeEndpoint: a stored endpoint was added, updated or deleted;
 	// read it again (ErrNotFound: deleted).
 	ChangeEndpoint ChangeKind = "endpoint"
+	// ChangePins: tool pins were approved, imported or forgotten, of
+	// Server's tools ("" for any server's); look at the tools again.
+	ChangePins ChangeKind = "pins"
 	// ChangeAll: changes may have been missed (the connection to the
 	// database was lost and is back); read every server again.
 	ChangeAll ChangeKind = "all"
@@ -135,7 +138,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan Change, error) {
 				continue
 			}
 			switch c.Kind {
-			case ChangeServer, ChangeTools, ChangeEndpoint, ChangeAll:
+			case ChangeServer, ChangeTools, ChangeEndpoint, ChangePins, ChangeAll:
 			default:
 				c.Kind = ChangeAll // from a newer Switchboard: read everything
 			}
