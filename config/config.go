@@ -211,7 +211,11 @@ type Server struct {
 	// Scan is what the host does with a tool whose definition the
 	// toolscan rules find signs of poisoning in: ScanWarn (the default,
 	// also ""), ScanHold or ScanDrop.
-	Scan           string
+	Scan string
+	// Pin is how the host pins the server's tool definitions (the
+	// toolpin package): PinOff (the default, also ""), PinFirstUse or
+	// PinApprove.
+	Pin            string
 	Timeout        time.Duration // per call
 	ConnectTimeout time.Duration
 	Optional       bool
@@ -242,12 +246,26 @@ const (
 	// ScanWarn offers the tool and logs a warning per finding; the
 	// default.
 	ScanWarn = "warn"
-	// ScanHold holds the tool back until a person approves it. Until
-	// approvals exist (issue 28, pinned definitions) a held tool is not
-	// offered at all, like a dropped one, and reported as held.
+	// ScanHold holds the tool back until a person approves its
+	// definition (`switchboard tools approve`), which is then pinned: an
+	// approved definition is offered, findings and all, until it changes.
 	ScanHold = "hold"
 	// ScanDrop leaves the tool out of the catalog.
 	ScanDrop = "drop"
+)
+
+// A server's pin settings (Server.Pin): how the host pins its tools'
+// definitions, so that a definition that changes is held back until a
+// person approves it (the toolpin package).
+const (
+	// PinOff pins nothing; the default.
+	PinOff = "off"
+	// PinFirstUse trusts the first definition seen of each tool, and holds
+	// one that later differs from it.
+	PinFirstUse = "first-use"
+	// PinApprove offers no tool until a person approves its definition,
+	// and holds a changed one likewise.
+	PinApprove = "approve"
 )
 
 // Position is a place in a config file.

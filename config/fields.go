@@ -57,6 +57,7 @@ var serverFields = decode.Table[Server]{
 	decode.Bool("allow_cross_origin_redirects", every, func(s *Server) *bool { return &s.AllowCrossOriginRedirects }).Only(forNetwork),
 	decode.StringList("tools_allowlist", every, func(s *Server) *[]string { return &s.ToolsAllowlist }, checkToolName),
 	decode.String("scan", every, func(s *Server) *string { return &s.Scan }, checkScan),
+	decode.String("pin", every, func(s *Server) *string { return &s.Pin }, checkPin),
 	decode.Duration("timeout", native, func(s *Server) *time.Duration { return &s.Timeout }, MaxTimeout),
 	// Milliseconds, as in the clients that have this key, or a duration
 	// as in TOML; bounded by the check of the declaration above, which
@@ -99,6 +100,15 @@ func checkScan(s string) string {
 		return ""
 	}
 	return fmt.Sprintf("invalid scan %q: want warn, hold or drop", s)
+}
+
+// checkPin checks a server's pin setting.
+func checkPin(s string) string {
+	switch s {
+	case "", PinOff, PinFirstUse, PinApprove:
+		return ""
+	}
+	return fmt.Sprintf("invalid pin %q: want off, first-use or approve", s)
 }
 
 // noPlaceholder refuses a placeholder: they are resolved only where

@@ -34,6 +34,7 @@ func everyField() Server {
 		OAuth:                     &OAuth{ClientID: "cli \"1\"", ClientSecret: "{{secrets.gh_secret}}", Scopes: []string{"repo", "read:org"}, Grant: GrantClientCredentials, ClientMetadataURL: "https://example.com/client.json"},
 		ToolsAllowlist:            []string{},
 		Scan:                      ScanHold,
+		Pin:                       PinFirstUse,
 		Timeout:                   90 * time.Second,
 		ConnectTimeout:            150 * time.Second,
 		Optional:                  true,

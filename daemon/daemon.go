@@ -286,6 +286,9 @@ func New(ctx context.Context, ln net.Listener, opts *Options) (*Daemon, error) {
 	if d.opts.Host.ToolCache == nil {
 		d.opts.Host.ToolCache = d.store
 	}
+	if d.opts.Host.Pins == nil {
+		d.opts.Host.Pins = d.store
+	}
 	d.replica = newReplicaID()
 	{
 		ctx, cancel := context.WithTimeout(ctx, openTimeout)

@@ -78,6 +78,12 @@ func (d *Daemon) applyChange(ctx context.Context, h *host.Host, c store.Change) 
 				d.log.Warn("reloading the cached tools another process saved", "server", c.Server, "err", err)
 			}
 		}
+	case store.ChangePins:
+		// Pins approved, imported or forgotten elsewhere: this host looks
+		// at its servers' tools again.
+		if err := h.RecheckPins(c.Server); err != nil && ctx.Err() == nil && !errors.Is(err, host.ErrUnknownServer) {
+			d.log.Warn("looking at tools again after their pins changed", "server", c.Server, "err", err)
+		}
 	case store.ChangeAll:
 		d.opsMu.Lock()
 		defer d.opsMu.Unlock()
@@ -99,6 +105,9 @@ func (d *Daemon) applyChange(ctx context.Context, h *host.Host, c store.Change) 
 			}
 		}
 		d.reapplyEndpoints(ctx)
+		if err := h.RecheckPins(""); err != nil && ctx.Err() == nil {
+			d.log.Warn("looking at tools again after their pins changed", "err", err)
+		}
 	}
 }
 

@@ -125,13 +125,10 @@ func (s *server) startLazy() bool {
 	if !ok {
 		return false // the first run of a server always connects
 	}
-	compiled, notes := s.h.lim.compileTools(tools)
-	found := s.scanTools(tools, compiled)
+	compiled := s.discover(tools)
 	s.mu.Lock()
 	s.tools, s.listed = compiled, true
 	s.mu.Unlock()
-	s.setNotes("tools", notes)
-	s.setFindings(found)
 	s.offer(StateLazy)
 	s.log.Info("lazy: offering cached tools until a call needs the server", "tools", len(tools))
 	return true
@@ -193,8 +190,7 @@ func (h *Host) ReloadCachedTools(id string) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	compiled, notes := h.lim.compileTools(tools)
-	found := s.scanTools(tools, compiled)
+	compiled := s.discover(tools)
 	s.mu.Lock()
 	if s.state != StateLazy {
 		s.mu.Unlock()
@@ -202,8 +198,6 @@ func (h *Host) ReloadCachedTools(id string) (bool, error) {
 	}
 	s.tools, s.listed = compiled, true
 	s.mu.Unlock()
-	s.setNotes("tools", notes)
-	s.setFindings(found)
 	h.catalogMu.Lock()
 	h.rebuildCatalog()
 	h.catalogMu.Unlock()

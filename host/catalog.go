@@ -42,6 +42,9 @@ type catalog struct {
 	counts   map[string]int
 	skipped  map[string][]Skipped
 	warnings map[string][]string
+	// held are the tools held until approved, by the host name they
+	// would be offered under (pin.go): a call to one is told why.
+	held map[string]heldEntry
 }
 
 // Tools returns the tools the host offers, in declaration order (servers in
@@ -97,6 +100,7 @@ func (h *Host) rebuildCatalog() {
 		counts:   map[string]int{},
 		skipped:  map[string][]Skipped{},
 		warnings: map[string][]string{},
+		held:     map[string]heldEntry{},
 	}
 	for _, s := range h.list() {
 		s.mu.Lock()
@@ -141,6 +145,13 @@ func (h *Host) rebuildCatalog() {
 			name := ToolName(h.opts.ToolNameFormat, id, t.Name)
 			if s.ownNames {
 				name = ToolName("{tool}", id, t.Name)
+			}
+			if d.held != "" {
+				skip(d.held)
+				if _, dup := cat.byName[name]; !dup {
+					cat.held[name] = heldEntry{server: id, reason: d.held}
+				}
+				continue
 			}
 			if prev, dup := cat.byName[name]; dup {
 				skip(fmt.Sprintf("name %q collides with tool %q of server %q, declared earlier", name, prev.Tool.Tool.Name, prev.Server))

@@ -43,6 +43,12 @@ const (
 	// (Event.Guardrail says which rule, what it did, where; Event.Tool
 	// the tool, by its server's name). Never the matched text.
 	EventGuardrail EventKind = "guardrail:action"
+	// EventToolHeld: a tool's definition is held until a person approves
+	// it (pin.go): it changed from its pin, it is new under pin =
+	// "approve", or its findings hold it under scan = "hold". Event.Tool
+	// is the tool, by its server's name; Event.Held says why. Published
+	// once per held definition, not at each listing.
+	EventToolHeld EventKind = "tool:held"
 	// EventDropped: this watcher fell behind and lost Event.Dropped events
 	// before this one. A watcher that keeps derived state (a published
 	// catalog) should rebuild it.
@@ -60,8 +66,9 @@ type Event struct {
 	Resource  *mcp.ResourceUpdatedNotificationParams // EventResourceUpdated
 	Log       *mcp.LoggingMessageParams              // EventLog
 	Dropped   int                                    // EventDropped
-	Tool      string                                 // EventGuardrail
+	Tool      string                                 // EventGuardrail, EventToolHeld
 	Guardrail *guardrail.Record                      // EventGuardrail
+	Held      string                                 // EventToolHeld
 }
 
 // DefaultWatchBuffer is a watcher's buffer unless Watch is told otherwise.

@@ -106,6 +106,12 @@ type Options struct {
 	// needs it. Nil: no cache, and lazy servers start like the others.
 	ToolCache ToolCache
 
+	// Pins, when set, keeps pinned tool definitions (a *store.Store): a
+	// server's pin setting and scan = "hold" need it (see RecheckPins).
+	// Nil: first-use pins nothing, and tools that need an approval are
+	// held with nowhere to approve them.
+	Pins PinStore
+
 	// ClientInfo is what Switchboard calls itself in initialize.
 	ClientInfo *mcp.Implementation
 

@@ -47,12 +47,20 @@ func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]discov
 	if err != nil {
 		return nil, err
 	}
-	out, notes := s.h.lim.compileTools(tools)
-	found := s.scanTools(tools, out)
-	s.setNotes("tools", notes)
-	s.setFindings(found)
+	out := s.discover(tools)
 	s.saveCache(out, ttl)
 	return out, nil
+}
+
+// discover compiles, scans and pins the tools a server listed (or its
+// cache holds), and records what that found in its status.
+func (s *server) discover(tools []*mcp.Tool) []discovered {
+	out, notes := s.h.lim.compileTools(tools)
+	found := s.scanTools(tools, out)
+	s.pinTools(out)
+	s.setNotes("tools", notes)
+	s.setFindings(found)
+	return out
 }
 
 // paginate collects every page of a list, within the host's bounds.

@@ -19,10 +19,9 @@ import (
 //   - warn (the default): the tool is offered; each finding is logged and
 //     shown in the server's status (ServerStatus.Findings);
 //   - drop: the tool is not offered (ServerStatus.Skipped says why);
-//   - hold: the tool is held back until a person approves it. Approvals
-//     come with pinned definitions (issue 28, §1), which are not built
-//     yet: until then a held tool is not offered, like a dropped one, and
-//     its reason says it is held.
+//   - hold: the tool is held back until a person approves its definition,
+//     as a changed pinned definition is (pin.go); an approved definition
+//     is offered, findings and all, until it changes.
 //
 // A lazy server's cached list is the cleaned one: scanned again when it is
 // offered from the cache, it shows the phrase findings but not the hidden
@@ -43,7 +42,8 @@ type ToolFinding struct {
 const maxServerFindings = 100
 
 // scanTools scans each of tools (as listed, before cleaning), marks those
-// it holds or drops refused in out (same order), and returns the findings
+// it drops refused and those it holds flagged in out (same order), and
+// returns the findings
 // for setFindings, once the list is taken.
 func (s *server) scanTools(tools []*mcp.Tool, out []discovered) []ToolFinding {
 	if s.cfg.Transport == TransportInProcess {
@@ -82,7 +82,8 @@ func (s *server) scanTools(tools []*mcp.Tool, out []discovered) []ToolFinding {
 		case config.ScanDrop:
 			out[i].refused = fmt.Sprintf("dropped (scan = %q): its definition shows signs of poisoning: %s", action, summary(fs))
 		case config.ScanHold:
-			out[i].refused = fmt.Sprintf("held until approved (scan = %q; approvals are not built yet, so it is not offered): its definition shows signs of poisoning: %s", action, summary(fs))
+			// Held unless a person approved this definition (pinTools).
+			out[i].flagged = summary(fs)
 		}
 	}
 	return found

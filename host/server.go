@@ -119,6 +119,12 @@ type discovered struct {
 	schema  *schema.Schema
 	err     error  // why the schema did not compile
 	refused string // why else the tool cannot be offered
+	// flagged summarises the scanner's findings when the server's scan
+	// is hold: the tool is held unless its definition is approved.
+	flagged string
+	// held says why the tool is held until a person approves its
+	// definition (pin.go); "" when it is not.
+	held string
 }
 
 func newServer(h *Host, cfg config.Server) *server {

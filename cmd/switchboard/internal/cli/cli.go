@@ -399,6 +399,7 @@ func (e *env) hostOptions(cfg *config.Config) (*host.Options, error) {
 		Secrets:             e.secretStore(),
 		LookupEnv:           e.lookupEnv,
 		ToolCache:           e.toolCache(cfg),
+		Pins:                e.pinStore(cfg),
 		Network:             n,
 		MaxDescriptionBytes: cfg.Limits.MaxDescriptionBytes,
 		MaxNameBytes:        cfg.Limits.MaxNameBytes,
@@ -440,6 +441,15 @@ func (e *env) guardrails(cfg *config.Config, n *netguard.Network) (*guardrail.Ch
 // toolCache is the state store (stateStore), or nil when it cannot be
 // opened: the cache only saves time, so no command fails for want of it.
 func (e *env) toolCache(cfg *config.Config) host.ToolCache {
+	if st := e.stateStore(cfg); st != nil {
+		return st
+	}
+	return nil
+}
+
+// pinStore is the state store, which keeps the pinned tool definitions;
+// nil (not a nil *store.Store) when there is none.
+func (e *env) pinStore(cfg *config.Config) host.PinStore {
 	if st := e.stateStore(cfg); st != nil {
 		return st
 	}
