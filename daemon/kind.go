@@ -40,6 +40,9 @@ const (
 	KindUnknownTool      Kind = "unknown_tool"      // no server offers the tool
 	KindInvalidArguments Kind = "invalid_arguments" // the arguments fail the tool's input schema; the server was not called
 	KindGuardrail        Kind = "guardrail"         // a guardrail rule rejected the call's arguments or result
+	KindToolHeld         Kind = "tool_held"         // the tool's definition is held until a person approves it
+	KindNotHeld          Kind = "not_held"          // no definition of the tool is held for approval
+	KindHeldChanged      Kind = "held_changed"      // the held definition changed since it was shown
 	KindUnknownServer    Kind = "unknown_server"    // no server has the id
 	KindUnknownEndpoint  Kind = "unknown_endpoint"  // no endpoint has the name
 	KindUnknownPrompt    Kind = "unknown_prompt"    // no server has the prompt
@@ -80,6 +83,9 @@ var kinds = []kindRow{
 	{kind: KindUnknownTool, status: 404, exit: 2, title: "no such tool", is: []error{host.ErrUnknownTool}},
 	{kind: KindInvalidArguments, status: 422, exit: 2, title: "invalid arguments", field: "arguments", is: []error{host.ErrInvalidArguments}},
 	{kind: KindGuardrail, status: 422, exit: 1, title: "rejected by a guardrail", is: []error{guardrail.ErrRejected}},
+	{kind: KindToolHeld, status: 409, exit: 2, title: "held until approved", is: []error{host.ErrToolHeld}},
+	{kind: KindNotHeld, status: 404, exit: 2, title: "nothing held for approval", is: []error{ErrNotHeld}},
+	{kind: KindHeldChanged, status: 409, exit: 2, title: "the held definition changed since it was shown", field: "digest", is: []error{ErrHeldChanged}},
 	{kind: KindUnknownEndpoint, status: 404, exit: 2, title: "no such endpoint", is: []error{ErrUnknownEndpoint}},
 	{kind: KindUnknownServer, status: 404, exit: 2, title: "no such server", is: []error{host.ErrUnknownServer, store.ErrNotFound}},
 	{kind: KindUnknownPrompt, status: 404, exit: 2, title: "no such prompt"},

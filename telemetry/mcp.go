@@ -325,6 +325,7 @@ var hostErrorKinds = []struct {
 	{host.ErrTimeout, "timeout"},
 	{host.ErrUnavailable, "unavailable"},
 	{host.ErrUnknownTool, "unknown_tool"},
+	{host.ErrToolHeld, "tool_held"},
 }
 
 // hostErrorKind is the kind of the host's error a tool result the gateway
@@ -350,7 +351,7 @@ func refusal(res mcp.Result) string {
 		return ""
 	}
 	switch k := hostErrorKind(r); k {
-	case "invalid_arguments", "circuit_open", "unknown_tool":
+	case "invalid_arguments", "circuit_open", "unknown_tool", "tool_held":
 		return k
 	}
 	return ""
