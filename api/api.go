@@ -127,6 +127,10 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	a.handle("GET "+p+"/tools", a.listTools)
 	a.handle("GET "+p+"/tools/{name}", a.getTool)
 	a.handle("POST "+p+"/tools/{name}/call", a.callTool)
+	a.handle("GET "+p+"/tool-changes", a.listToolChanges)
+	a.handle("POST "+p+"/tool-changes/approve", a.approveTool)
+	a.handle("GET "+p+"/tool-pins", a.exportPins)
+	a.handle("POST "+p+"/tool-pins", a.importPins)
 	a.handle("GET "+p+"/resources", a.listResources)
 	a.handle("GET "+p+"/resources/templates", a.listTemplates)
 	a.handle("POST "+p+"/resources/read", a.readResource)
@@ -611,6 +615,10 @@ func (a *API) callTool(w http.ResponseWriter, r *http.Request) error {
 	}
 	name := r.PathValue("name")
 	if t, ok := h.Tool(name); !ok || !a.d.Grant(r.Context()).Tool(t.Server, t.Name) {
+		if server, _, held := h.HeldTool(name); held && a.d.Grant(r.Context()).Tool(server, name) {
+			_, err := h.CallTool(r.Context(), name, c.Arguments, nil) // refused, naming the change
+			return err
+		}
 		return daemon.KindUnknownTool.Errorf("no tool %q", name)
 	}
 	res, err := h.CallTool(r.Context(), name, c.Arguments, nil)
@@ -682,6 +690,8 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 			data = map[string]any{"type": ev.Kind, "time": ev.Time, "server": ev.Server, "change": ev.Change}
 		case host.EventRemoved:
 			data = map[string]any{"type": ev.Kind, "time": ev.Time, "server": ev.Server}
+		case host.EventToolHeld:
+			data = map[string]any{"type": ev.Kind, "time": ev.Time, "server": ev.Server, "tool": ev.Tool, "reason": ev.Held}
 		case host.EventDropped:
 			data = map[string]any{"type": ev.Kind, "time": ev.Time, "dropped": ev.Dropped}
 		default:

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
 	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/toolpin"
 )
@@ -169,4 +171,14 @@ func (d *Daemon) recheckPins(server string) {
 	if err := h.RecheckPins(server); err != nil {
 		d.log.Warn("looking at tools again after their pins changed", "server", server, "err", err)
 	}
+}
+
+// Approver names who approves a definition through a face, for the pin's
+// record: the subject of the caller's OAuth token when there is one, else
+// the face ("api", "web UI").
+func Approver(ctx context.Context, face string) string {
+	if ti := auth.TokenInfoFromContext(ctx); ti != nil && ti.UserID != "" {
+		return ti.UserID + " (" + face + ")"
+	}
+	return face
 }
