@@ -615,7 +615,7 @@ func (a *API) callTool(w http.ResponseWriter, r *http.Request) error {
 	}
 	name := r.PathValue("name")
 	if t, ok := h.Tool(name); !ok || !a.d.Grant(r.Context()).Tool(t.Server, t.Name) {
-		if server, _, held := h.HeldTool(name); held && a.d.Grant(r.Context()).Tool(server, name) {
+		if server, _, _, held := h.HeldTool(name); held && a.d.Grant(r.Context()).Tool(server, name) {
 			_, err := h.CallTool(r.Context(), name, c.Arguments, nil) // refused, naming the change
 			return err
 		}

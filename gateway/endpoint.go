@@ -271,7 +271,7 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 	// one that does not exist does, then fails the same way.
 	// The mode's tools answered outside awaitStart and the policy, which
 	// they apply themselves, inside what labels and redacts requests.
-	ep.srv.AddReceivingMiddleware(olderGenerationDiscover, g.loggingMiddleware, ownIdentity, ep.modeMiddleware, ep.awaitStart, ep.policyMiddleware)
+	ep.srv.AddReceivingMiddleware(olderGenerationDiscover, g.loggingMiddleware, ownIdentity, ep.modeMiddleware, ep.awaitStart, ep.policyMiddleware, ep.heldTools)
 	// Everything a request does runs on its context (see Shutdown).
 	ep.srv.AddReceivingMiddleware(g.requestMiddleware)
 	// Last, so outermost: nothing leaves unredacted (redact.go).

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
 )
 
 // A Grant is what a caller may see of the servers and their tools,
@@ -212,6 +213,27 @@ func (ep *endpoint) filterList(gr Grant, res mcp.Result) mcp.Result {
 		return &c
 	}
 	return res
+}
+
+// heldTools answers a call to a tool the endpoint would offer but whose
+// definition is held until a person approves it (host/pin.go) with the
+// host's error naming the change, rather than the SDK's "unknown tool":
+// the client, and its user, learn why the tool went away. Inside the
+// policy: a tool hidden from the caller stays unknown.
+func (ep *endpoint) heldTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		r, ok := req.(*mcp.CallToolRequest)
+		if !ok || r.Params == nil || ep.published(req) {
+			return next(ctx, method, req)
+		}
+		name := ep.hostName(r.Params.Name)
+		server, tool, _, held := ep.g.h.HeldTool(name)
+		if !held || !ep.offers(host.Tool{Name: name, Server: server, Tool: &mcp.Tool{Name: tool}}) {
+			return next(ctx, method, req)
+		}
+		_, err := ep.g.h.CallTool(ctx, name, nil, nil) // refused, naming the change
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
 }
 
 // tokenInfo is the token a request came with: the request's own (Streamable

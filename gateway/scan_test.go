@@ -2,10 +2,18 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
+	"github.com/switchboardmcp/switchboard/store"
 )
 
 // TestScanThroughGateway: a poisoned tool (testserver -poisoned) reaches
@@ -35,4 +43,76 @@ func TestScanThroughGateway(t *testing.T) {
 			t.Errorf("tools/list has %s: %v, want %v (%v)", name, got, want, names)
 		}
 	}
+}
+
+// TestPinThroughGateway: the rug pull over a live session. A client lists
+// weather, the server changes its description (testserver -rug-pull); the
+// session is told its tools changed, no longer finds weather, and its
+// call is refused naming the change — the changed text never reaches it.
+// Once a person approves, weather is back with its new description.
+func TestPinThroughGateway(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rp := fixture(t, "rp", "-rug-pull")
+	rp.Pin = config.PinFirstUse
+	g, base := serve(t, []config.Server{rp}, &host.Options{Pins: st}, nil)
+	changed := make(chan struct{}, 16)
+	cs := connect(t, base, clientOpts{opts: &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}}})
+	weather := func() *mcp.Tool {
+		t.Helper()
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range res.Tools {
+			if tl.Name == "mcp_rp_weather" {
+				return tl
+			}
+		}
+		return nil
+	}
+	if w := weather(); w == nil || w.Description != "Returns today's weather for a city." {
+		t.Fatalf("weather before the change: %+v", w)
+	}
+	// Through the host: on its one connection to the server (a client's
+	// call may go out on a connection of its own, to a process of its
+	// own, whose change the server's other sessions never see).
+	if _, err := g.Host().CallTool(context.Background(), "mcp_rp_rug_pull", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "weather withdrawn from the session", func() (string, bool) {
+		select {
+		case <-changed:
+		default:
+		}
+		ht, ok := g.Host().Tool("mcp_rp_weather")
+		st, _ := g.Host().Status("rp")
+		return fmt.Sprintf("host has it: %v (%v); skipped %v", ok, ht.Tool, st.Skipped), weather() == nil
+	})
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_rp_weather", Arguments: map[string]any{}})
+	if err == nil || !strings.Contains(err.Error(), `held until approved: changed from its pin (description)`) {
+		t.Errorf("call of the held tool: %v, want the change named", err)
+	}
+	p, err := st.Pin(context.Background(), "rp", "weather")
+	if err != nil || p.Held == nil {
+		t.Fatalf("nothing held: %v %+v", err, p)
+	}
+	if _, err := st.Approve(context.Background(), "rp", "weather", p.Held.Digest, "tester"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Host().RecheckPins("rp"); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "weather back, as changed", func() (string, bool) {
+		w := weather()
+		if w == nil {
+			return "absent", false
+		}
+		return w.Description, strings.Contains(w.Description, "~/.aws/credentials")
+	})
 }

@@ -151,8 +151,8 @@ type callKey struct{}
 func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*mcp.CallToolResult, error) {
 	e, ok := h.lookup(name)
 	if !ok {
-		if server, reason, held := h.HeldTool(name); held {
-			return nil, heldError(name, heldEntry{server, reason})
+		if server, tool, reason, held := h.HeldTool(name); held {
+			return nil, heldError(name, heldEntry{server, tool, reason})
 		}
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}

@@ -149,7 +149,7 @@ func (h *Host) rebuildCatalog() {
 			if d.held != "" {
 				skip(d.held)
 				if _, dup := cat.byName[name]; !dup {
-					cat.held[name] = heldEntry{server: id, reason: d.held}
+					cat.held[name] = heldEntry{server: id, tool: t.Name, reason: d.held}
 				}
 				continue
 			}

@@ -229,20 +229,21 @@ func (h *Host) RecheckPins(id string) error {
 }
 
 // HeldTool reports whether name (a host name, as a tool would be offered
-// under) is a tool held until approved, with its server and why.
-func (h *Host) HeldTool(name string) (server, reason string, ok bool) {
+// under) is a tool held until approved, with its server, the server's own
+// name for it, and why.
+func (h *Host) HeldTool(name string) (server, tool, reason string, ok bool) {
 	h.mu.RLock()
 	cat := h.catalog
 	h.mu.RUnlock()
 	if cat == nil {
-		return "", "", false
+		return "", "", "", false
 	}
 	e, ok := cat.held[name]
-	return e.server, e.reason, ok
+	return e.server, e.tool, e.reason, ok
 }
 
 // heldEntry is a held tool in the catalog's record of them.
-type heldEntry struct{ server, reason string }
+type heldEntry struct{ server, tool, reason string }
 
 // heldError is the error of a call to a held tool.
 func heldError(name string, e heldEntry) error {
