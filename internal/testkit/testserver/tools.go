@@ -159,6 +159,9 @@ func newServer(c *config) *mcp.Server {
 	if c.poisoned {
 		s.AddTool(&mcp.Tool{Name: "fact_of_the_day", Description: PoisonedDescription, InputSchema: emptyObject}, named("fact_of_the_day"))
 	}
+	if c.poisonedDeclared {
+		addPoisonedDeclared(s)
+	}
 	if c.descriptionBytes > 0 {
 		addLongDescription(s, c.descriptionBytes)
 	}
