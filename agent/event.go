@@ -17,7 +17,7 @@ type EventType string
 const (
 	EventRunStarted   EventType = "run:started"     // Agent, Model, Tools, ToolMode, FailedServers
 	EventToken        EventType = "agent:token"     // Step, Text: a delta of the model's answer as it streams
-	EventToolCall     EventType = "agent:tool_call" // Step, Call: ID, Tool, Arguments (secrets redacted)
+	EventToolCall     EventType = "agent:tool_call" // Step, Call: ID, Tool, Arguments (as the server is sent them: guardrails applied, secrets redacted)
 	EventToolResult   EventType = "agent:tool_result"
 	EventMessage      EventType = "agent:message" // Step, Text: the model's whole message of one step
 	EventUsage        EventType = "agent:usage"   // Step, Usage: the tokens of one step's model call, or (Server set) of a server's sampling request during the step's tool calls
@@ -75,9 +75,16 @@ type Call struct {
 	// Via says how the model called Tool when not directly: "call_tool"
 	// (search mode) or "run_code" (a program's call, whose ID is the
 	// run_code call's followed by ".1", ".2", …).
-	Via       string          `json:"via,omitempty"`
-	Arguments json.RawMessage `json:"arguments,omitempty"` // tool_call; secrets redacted
-	Success   *bool           `json:"success,omitempty"`   // tool_result
+	Via string `json:"via,omitempty"`
+	// Arguments (tool_call) are those the server is sent: as the host's
+	// argument guardrails left them (masked), secrets redacted; reported
+	// when the host has them, just before the call goes out. A call the
+	// host refused before (invalid arguments, a guardrail's reject) has
+	// none: the model's own may hold what a guardrail is there to mask.
+	// A call no server is sent (search_tools, run_code's program, a tool
+	// not offered) has the model's, secrets redacted.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Success   *bool           `json:"success,omitempty"` // tool_result
 	// ErrorCode says why a call did not succeed (tool_result).
 	ErrorCode CallErrorCode `json:"error_code,omitempty"`
 	// Output is what the model was given (tool_result), cut to

@@ -209,9 +209,11 @@ func (r *run) runCode(ctx context.Context, step int, c llm.ToolCall, ts *toolset
 	var n atomic.Int64
 	call := func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 		inner := llm.ToolCall{ID: fmt.Sprintf("%s.%d", c.ID, n.Add(1)), Name: name, Arguments: args}
-		r.emit(Event{Type: EventToolCall, Step: step, Call: &Call{ID: inner.ID, Tool: name, Via: toolmode.RunCode, Arguments: r.redactArgs(args)}})
+		announce := func(args json.RawMessage) {
+			r.emit(Event{Type: EventToolCall, Step: step, Call: &Call{ID: inner.ID, Tool: name, Via: toolmode.RunCode, Arguments: args}})
+		}
 		start := r.now()
-		res, text, ecode := r.callToolResult(ctx, inner, ts.offered, sampling)
+		res, text, ecode := r.callToolResult(ctx, inner, ts.offered, sampling, announce)
 		ok := ecode == ""
 		d := r.now().Sub(start).Milliseconds()
 		r.emit(Event{Type: EventToolResult, Step: step, Call: &Call{ID: inner.ID, Tool: name, Via: toolmode.RunCode, Success: &ok, ErrorCode: ecode,

@@ -453,58 +453,75 @@ func (r *run) wake(chosen []host.Tool) {
 // names (Call.Via "call_tool"); search_tools and run_code as themselves.
 func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, ts *toolset) []llm.Message {
 	out := make([]llm.Message, len(calls))
+	sampling := r.o.Sampling
+	if sampling == nil && r.o.Agent.AllowSampling {
+		sampling = r.sampler(step)
+	}
 	// What each call is: the call_tool of a search-mode model is the call
 	// of the tool it names, with its arguments.
 	type planned struct {
 		c   llm.ToolCall // the call as reported and made
 		via string
-		bad string // call_tool's arguments were unusable: this is the answer
+		// answer answers a call that no server is sent (search_tools,
+		// run_code, a call the mode does not allow or whose call_tool
+		// arguments were unusable); nil for a call of the host's tools.
+		answer func() (string, CallErrorCode)
 	}
 	plan := make([]planned, len(calls))
 	for i, c := range calls {
 		p := planned{c: c}
 		if ts.mode == ToolModeSearch && c.Name == toolmode.CallTool {
 			if name, args, err := toolmode.ParseCall(c.Arguments); err != nil {
-				p.bad = err.Error()
+				p.answer = func() (string, CallErrorCode) { return err.Error(), CallInvalidArguments }
 			} else {
 				p.c = llm.ToolCall{ID: c.ID, Name: name, Arguments: args}
 				p.via = toolmode.CallTool
 			}
 		}
+		switch {
+		case p.answer != nil:
+		case p.via == "" && ts.mode != ToolModeAll && p.c.Name == toolmode.SearchTools:
+			p.answer = func() (string, CallErrorCode) { return ts.search(p.c.Arguments) }
+		case ts.mode == ToolModeCode && p.c.Name == toolmode.RunCode:
+			p.answer = func() (string, CallErrorCode) { return r.runCode(ctx, step, p.c, ts, sampling) }
+		case p.via == "" && ts.mode != ToolModeAll:
+			// Only the mode's tools are given: a tool's own name is
+			// not, so that each call is made one way.
+			how := toolmode.CallTool
+			if ts.mode == ToolModeCode {
+				how = "a " + toolmode.RunCode + " program"
+			}
+			p.answer = func() (string, CallErrorCode) {
+				return fmt.Sprintf("there is no tool %q here: find tools with %s and call them with %s", p.c.Name, toolmode.SearchTools, how), CallUnknownTool
+			}
+		case p.via == toolmode.CallTool && !ts.offered[p.c.Name]:
+			p.answer = func() (string, CallErrorCode) {
+				return fmt.Sprintf("there is no tool %q; call %s to find the tools you can call", p.c.Name, toolmode.SearchTools), CallUnknownTool
+			}
+		}
 		plan[i] = p
-		r.emit(Event{Type: EventToolCall, Step: step, Call: &Call{ID: c.ID, Tool: p.c.Name, Via: p.via, Arguments: r.redactArgs(p.c.Arguments)}})
-	}
-	sampling := r.o.Sampling
-	if sampling == nil && r.o.Agent.AllowSampling {
-		sampling = r.sampler(step)
 	}
 	var wg sync.WaitGroup
 	for i, p := range plan {
+		announce := func(args json.RawMessage) {
+			r.emit(Event{Type: EventToolCall, Step: step, Call: &Call{ID: p.c.ID, Tool: p.c.Name, Via: p.via, Arguments: args}})
+		}
+		// A call of the host's tools is reported once the host has its
+		// arguments as its guardrails leave them (callToolResult); one
+		// that no server is sent, now, as the model wrote it.
+		if p.answer != nil {
+			announce(r.redactArgs(p.c.Arguments))
+		}
 		wg.Go(func() {
 			start := r.now()
 			var text string
 			var code CallErrorCode
 			var recs []guardrail.Record
-			switch {
-			case p.bad != "":
-				text, code = p.bad, CallInvalidArguments
-			case p.via == "" && ts.mode != ToolModeAll && p.c.Name == toolmode.SearchTools:
-				text, code = ts.search(p.c.Arguments)
-			case ts.mode == ToolModeCode && p.c.Name == toolmode.RunCode:
-				text, code = r.runCode(ctx, step, p.c, ts, sampling)
-			case p.via == "" && ts.mode != ToolModeAll:
-				// Only the mode's tools are given: a tool's own name is
-				// not, so that each call is made one way.
-				how := toolmode.CallTool
-				if ts.mode == ToolModeCode {
-					how = "a " + toolmode.RunCode + " program"
-				}
-				text, code = fmt.Sprintf("there is no tool %q here: find tools with %s and call them with %s", p.c.Name, toolmode.SearchTools, how), CallUnknownTool
-			case p.via == toolmode.CallTool && !ts.offered[p.c.Name]:
-				text, code = fmt.Sprintf("there is no tool %q; call %s to find the tools you can call", p.c.Name, toolmode.SearchTools), CallUnknownTool
-			default:
+			if p.answer != nil {
+				text, code = p.answer()
+			} else {
 				var res *mcp.CallToolResult
-				res, text, code = r.callToolResult(ctx, p.c, ts.offered, sampling)
+				res, text, code = r.callToolResult(ctx, p.c, ts.offered, sampling, announce)
 				recs = guardrailRecords(res)
 			}
 			out[i] = llm.Message{Role: llm.RoleTool, ToolCallID: calls[i].ID, Text: text, IsError: code != ""}
@@ -526,15 +543,37 @@ func (r *run) callTools(ctx context.Context, step int, calls []llm.ToolCall, ts 
 // It returns the result as a program may see it (nil when the call
 // failed before the tool answered), the text the model gets, and why it
 // failed ("" when it did not).
-func (r *run) callToolResult(ctx context.Context, c llm.ToolCall, offered map[string]bool, sampling host.SamplingHandler) (*mcp.CallToolResult, string, CallErrorCode) {
+//
+// announce reports the call (its tool_call event) once, before its
+// result: with the arguments the server is sent — as the host's argument
+// guardrails left them (host.CallOptions.OnArguments), redacted; a tool
+// not offered, which no server is sent, with the model's, redacted; a
+// call the host refused before its guardrails had left the arguments
+// (invalid arguments, a guardrail's reject) with none: those are the
+// model's own, which a guardrail may have been there to mask.
+func (r *run) callToolResult(ctx context.Context, c llm.ToolCall, offered map[string]bool, sampling host.SamplingHandler, announce func(json.RawMessage)) (*mcp.CallToolResult, string, CallErrorCode) {
 	if !offered[c.Name] {
+		announce(r.redactArgs(c.Arguments))
 		return nil, fmt.Sprintf("there is no tool %q; use one of the tools you were given", c.Name), CallUnknownTool
 	}
+	announced := false
+	defer func() {
+		if !announced {
+			announce(nil)
+		}
+	}()
 	args := c.Arguments
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = nil
 	}
-	res, err := r.o.Host.CallTool(ctx, c.Name, args, &host.CallOptions{Elicitation: r.o.Elicit, Sampling: sampling})
+	// OnArguments is called on this goroutine, within CallTool.
+	onArgs := func(sent json.RawMessage) {
+		if !announced {
+			announced = true
+			announce(r.redactArgs(sent))
+		}
+	}
+	res, err := r.o.Host.CallTool(ctx, c.Name, args, &host.CallOptions{Elicitation: r.o.Elicit, Sampling: sampling, OnArguments: onArgs})
 	if err != nil {
 		code := CallFailed
 		switch {

@@ -42,7 +42,25 @@ func TestScanFindings(t *testing.T) {
 	if _, _, body := a.do("GET", "/api/v1/tools?server=p", ""); strings.Contains(string(body), "fact_of_the_day") {
 		t.Errorf("the dropped tool is listed: %s", body)
 	}
-	if _, _, body := a.do("GET", "/api/v1/state", ""); !strings.Contains(string(body), `"findings":[{"tool":"fact_of_the_day"`) {
+	if _, _, body := a.do("GET", "/api/v1/state", ""); !strings.Contains(string(body), `"findings":[{"kind":"tool","tool":"fact_of_the_day"`) {
 		t.Errorf("GET state lacks the findings: %s", body)
+	}
+
+	// A poisoned prompt: not listed, and once listing has scanned it, its
+	// findings are the server's, of kind prompt.
+	code, _, body = a.do("POST", "/api/v1/servers", `{"id":"q","command":`+string(bin)+`,"args":["-poisoned-declared"],"scan":"drop"}`)
+	if code != 201 {
+		t.Fatalf("POST servers: %d %s", code, body)
+	}
+	wait.For(t, "q's prompts", func() (string, bool) {
+		_, _, body = a.do("GET", "/api/v1/prompts?server=q", "")
+		return string(body), strings.Contains(string(body), `"greet"`)
+	})
+	if strings.Contains(string(body), "daily_quote") {
+		t.Errorf("the dropped prompt is listed: %s", body)
+	}
+	_, _, body = a.do("GET", "/api/v1/servers/q", "")
+	if !strings.Contains(string(body), `{"kind":"prompt","tool":"daily_quote","rule":"model-instruction","field":"description","text":"\u003cIMPORTANT\u003e","action":"drop"}`) {
+		t.Errorf("GET servers/q lacks the prompt's findings: %s", body)
 	}
 }

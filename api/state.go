@@ -51,9 +51,11 @@ type statusJSON struct {
 }
 
 // findingJSON is a host.ToolFinding: a sign of poisoning in a tool's
-// definition (the toolscan package), and what the host did.
+// definition, or a prompt's, resource's or template's (the toolscan
+// package), and what the host did.
 type findingJSON struct {
-	Tool   string `json:"tool"`
+	Kind   string `json:"kind"` // tool, prompt, resource, template
+	Tool   string `json:"tool"` // its name; a resource's URI, a template's URI template
 	Rule   string `json:"rule"`
 	Field  string `json:"field"`
 	Text   string `json:"text"`
@@ -63,7 +65,11 @@ type findingJSON struct {
 func toFindingsJSON(fs []host.ToolFinding) []findingJSON {
 	var out []findingJSON
 	for _, f := range fs {
-		out = append(out, findingJSON{Tool: f.Tool, Rule: f.Rule, Field: f.Field, Text: f.Text, Action: f.Action})
+		kind := f.Kind
+		if kind == "" {
+			kind = host.FindingTool
+		}
+		out = append(out, findingJSON{Kind: kind, Tool: f.Tool, Rule: f.Rule, Field: f.Field, Text: f.Text, Action: f.Action})
 	}
 	return out
 }
@@ -94,7 +100,7 @@ func (j statusJSON) status() host.ServerStatus {
 		st.Skipped = append(st.Skipped, host.Skipped{Tool: sk.Tool, Reason: sk.Reason})
 	}
 	for _, f := range j.Findings {
-		st.Findings = append(st.Findings, host.ToolFinding{Tool: f.Tool, Action: f.Action, Finding: toolscan.Finding{Rule: f.Rule, Field: f.Field, Text: f.Text}})
+		st.Findings = append(st.Findings, host.ToolFinding{Kind: f.Kind, Tool: f.Tool, Action: f.Action, Finding: toolscan.Finding{Rule: f.Rule, Field: f.Field, Text: f.Text}})
 	}
 	return st
 }

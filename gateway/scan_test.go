@@ -116,3 +116,58 @@ func TestPinThroughGateway(t *testing.T) {
 		return w.Description, strings.Contains(w.Description, "~/.aws/credentials")
 	})
 }
+
+// TestScanDeclaredThroughGateway: a poisoned prompt, resource and resource
+// template (testserver -poisoned-declared) reach the gateway's clients
+// under scan = "warn" and not under drop, where asking for the prompt by
+// name fails; the clean ones do in both cases.
+func TestScanDeclaredThroughGateway(t *testing.T) {
+	for _, action := range []string{config.ScanWarn, config.ScanDrop} {
+		t.Run(action, func(t *testing.T) {
+			s := fixture(t, "s", "-poisoned-declared")
+			s.Scan = action
+			_, base := serve(t, []config.Server{s}, nil, nil)
+			cs := connect(t, base, clientOpts{})
+			ctx := context.Background()
+			listed := map[string]bool{}
+			ps, err := cs.ListPrompts(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ps.Prompts {
+				listed["prompt "+p.Name] = true
+			}
+			rs, err := cs.ListResources(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rs.Resources {
+				listed["resource "+r.URI] = true
+			}
+			ts, err := cs.ListResourceTemplates(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range ts.ResourceTemplates {
+				listed["template "+x.URITemplate] = true
+			}
+			warn := action == config.ScanWarn
+			for what, want := range map[string]bool{
+				"prompt mcp_s_daily_quote": warn, "resource test://poisoned/notes": warn, "template test://poisoned/{id}": warn,
+				"prompt mcp_s_greet": true, "resource test://static/1": true, "template test://item/{id}": true,
+			} {
+				if listed[what] != want {
+					t.Errorf("listed %s: %v, want %v (%v)", what, listed[what], want, listed)
+				}
+			}
+			_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp_s_daily_quote"})
+			if warn != (err == nil) {
+				t.Errorf("prompts/get mcp_s_daily_quote: %v, want an answer only under warn", err)
+			}
+			_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://poisoned/notes"})
+			if warn != (err == nil) {
+				t.Errorf("resources/read test://poisoned/notes: %v, want an answer only under warn", err)
+			}
+		})
+	}
+}

@@ -78,6 +78,15 @@ type CallOptions struct {
 	// MetaKeyIdempotencyKey: a key one client chose means nothing to a
 	// server that cannot tell that client from another.
 	IdempotencyKey string
+	// OnArguments, when set, is called once, on the caller's goroutine
+	// within CallTool, before the call goes out (and before waiting for
+	// the server), with the arguments as the server will be sent them: validated, and
+	// as the argument guardrails left them (masked), not yet redacted of
+	// configured secrets. A caller that reports its calls (an agent's
+	// tool_call event) reports these rather than what it was given. It is
+	// not called for a call refused before (an unknown tool, invalid
+	// arguments, a guardrail's reject).
+	OnArguments func(json.RawMessage)
 
 	// RequestOptions: the options every request takes, such as a
 	// 2026-07-28 call's input responses. The progress token in _meta is
@@ -175,6 +184,9 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	if err != nil {
 		return nil, cerr(err, 0)
 	}
+	if opts != nil && opts.OnArguments != nil {
+		opts.OnArguments(sentArguments(value))
+	}
 	if err := s.brk.allow(time.Now()); err != nil {
 		return nil, cerr(err, 0)
 	}
@@ -263,6 +275,19 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		return nil, cerr(err, d)
 	}
 	return withGuardrailMeta(res, slices.Concat(grecs, rrecs)), nil
+}
+
+// sentArguments is value, the arguments a call sends, as JSON for
+// CallOptions.OnArguments; nil for none.
+func sentArguments(value map[string]any) json.RawMessage {
+	if value == nil {
+		return nil
+	}
+	b, err := json.Marshal(value)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // guardrailEvents publishes one EventGuardrail per record.

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/toolscan"
 )
 
 // What the host cleaned in what a server declared (clean.go), and what it
@@ -107,28 +109,40 @@ func (s *server) stdoutLine(line []byte) {
 	}
 }
 
-// cleanedPrompts cleans a listing of a server's prompts, leaving out those
-// that cannot be offered, and records what changed.
+// cleanedPrompts scans and cleans a listing of a server's prompts (scanned
+// as listed, scan.go), leaving out those that cannot be offered, and
+// records what changed and what the scan found.
 func (s *server) cleanedPrompts(ps []*mcp.Prompt) []*mcp.Prompt {
-	return cleanListing(s, "prompts", "prompt", ps, s.h.lim.cleanPrompt, func(p *mcp.Prompt) string { return p.Name })
+	return cleanListing(s, "prompts", FindingPrompt, "prompt", ps, s.h.lim.cleanPrompt,
+		func(p *mcp.Prompt) string { return p.Name }, func(p *mcp.Prompt) string { return shownName(p.Name, s.h.lim) }, promptTexts)
 }
 
 func (s *server) cleanedResources(rs []*mcp.Resource) []*mcp.Resource {
-	return cleanListing(s, "resources", "resource", rs, s.h.lim.cleanResource, func(r *mcp.Resource) string { return r.URI })
+	return cleanListing(s, "resources", FindingResource, "resource", rs, s.h.lim.cleanResource,
+		func(r *mcp.Resource) string { return r.URI }, func(r *mcp.Resource) string { return shown(r.URI) }, resourceTexts)
 }
 
 func (s *server) cleanedTemplates(ts []*mcp.ResourceTemplate) []*mcp.ResourceTemplate {
-	return cleanListing(s, "resource templates", "resource template", ts, s.h.lim.cleanTemplate, func(t *mcp.ResourceTemplate) string { return t.URITemplate })
+	return cleanListing(s, "resource templates", FindingTemplate, "resource template", ts, s.h.lim.cleanTemplate,
+		func(t *mcp.ResourceTemplate) string { return t.URITemplate }, func(t *mcp.ResourceTemplate) string { return shown(t.URITemplate) }, templateTexts)
 }
 
-func cleanListing[T any](s *server, kind, one string, items []*T, clean func(*T) (*T, string, string), id func(*T) string) []*T {
+func cleanListing[T any](s *server, kind, findingKind, one string, items []*T, clean func(*T) (*T, string, string),
+	id, shownID func(*T) string, texts func(*T) []toolscan.Text) []*T {
 	out := items[:0:0]
 	var notes []string
+	sc := declScan{kind: findingKind}
 	for _, it := range items {
 		if it == nil {
 			continue
 		}
+		// Scanned before cleaning, which deletes what hides an
+		// instruction.
+		held := s.scanDeclared(&sc, id(it), shownID(it), texts(it))
 		c, note, refused := clean(it)
+		if refused == "" {
+			refused = held
+		}
 		if refused != "" {
 			notes = append(notes, fmt.Sprintf(`%s "%s" not offered: %s`, one, shown(id(it)), refused))
 			continue
@@ -139,6 +153,7 @@ func cleanListing[T any](s *server, kind, one string, items []*T, clean func(*T)
 		out = append(out, c)
 	}
 	s.setNotes(kind, notes)
+	s.setDeclScan(sc)
 	return out
 }
 

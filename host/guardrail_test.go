@@ -130,3 +130,30 @@ func TestCallToolGuardrails(t *testing.T) {
 		t.Errorf("a flag changed the result: %q", got)
 	}
 }
+
+// TestCallOnArguments: CallOptions.OnArguments gets, once, the arguments
+// the server is sent — personal data masked by the argument rule — and is
+// not called for a call refused before (invalid arguments).
+func TestCallOnArguments(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.Start(ctx, []config.Server{fixture(t, "fx")}, &host.Options{Guardrails: guardChain(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var got []string
+	opts := &host.CallOptions{OnArguments: func(args json.RawMessage) { got = append(got, string(args)) }}
+	if _, err := h.CallTool(ctx, "mcp_fx_echo", json.RawMessage(`{"text":"mail bob@example.org"}`), opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != `{"text":"mail [masked:email]"}` {
+		t.Errorf("OnArguments got %q, want the masked arguments once", got)
+	}
+	got = nil
+	if _, err := h.CallTool(ctx, "mcp_fx_add", json.RawMessage(`{"a":"bob@example.org","b":1}`), opts); !errors.Is(err, host.ErrInvalidArguments) {
+		t.Fatalf("add with a string: %v, want invalid arguments", err)
+	}
+	if got != nil {
+		t.Errorf("OnArguments got %q for a call refused before, want no call", got)
+	}
+}

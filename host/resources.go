@@ -42,7 +42,9 @@ func (h *Host) Resources(ctx context.Context) ([]Resource, error) {
 				}
 				return res.Resources, res.NextCursor, nil
 			})
-			rs = s.cleanedResources(rs)
+			if err == nil { // a failed listing keeps what the last one found
+				rs = s.cleanedResources(rs)
+			}
 			out := make([]Resource, len(rs))
 			for i, r := range rs {
 				out[i] = Resource{Server: s.cfg.ID, Resource: r}
@@ -65,7 +67,9 @@ func (h *Host) ResourceTemplates(ctx context.Context) ([]ResourceTemplate, error
 				}
 				return res.ResourceTemplates, res.NextCursor, nil
 			})
-			ts = s.cleanedTemplates(ts)
+			if err == nil { // a failed listing keeps what the last one found
+				ts = s.cleanedTemplates(ts)
+			}
 			out := make([]ResourceTemplate, len(ts))
 			for i, t := range ts {
 				out[i] = ResourceTemplate{Server: s.cfg.ID, Template: t}
@@ -86,7 +90,9 @@ func (h *Host) Prompts(ctx context.Context) ([]Prompt, error) {
 				}
 				return res.Prompts, res.NextCursor, nil
 			})
-			ps = s.cleanedPrompts(ps)
+			if err == nil { // a failed listing keeps what the last one found
+				ps = s.cleanedPrompts(ps)
+			}
 			out := make([]Prompt, len(ps))
 			for i, p := range ps {
 				out[i] = Prompt{Server: s.cfg.ID, Prompt: p}
@@ -99,11 +105,28 @@ func (h *Host) Prompts(ctx context.Context) ([]Prompt, error) {
 // timeout. opts may be nil.
 func (h *Host) ReadResource(ctx context.Context, serverID, uri string, opts *RequestOptions) (*mcp.ReadResourceResult, error) {
 	o := orNone(opts)
+	if err := h.heldBack(serverID, "resources/read", FindingResource, uri); err != nil {
+		return nil, err
+	}
 	return requestAs(h, ctx, serverID, "resources/read", uri, o.InputRequired, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
 		p := &mcp.ReadResourceParams{URI: uri, InputResponses: o.InputResponses, RequestState: o.RequestState}
 		p.Meta = maps.Clone(o.Meta)
 		return cs.ReadResource(ctx, p)
 	})
+}
+
+// heldBack refuses a prompt or resource that the server's scan setting
+// holds back or drops (scan.go), saying why; nil for any other, or an
+// unknown server (which the request reports).
+func (h *Host) heldBack(serverID, method, kind, id string) error {
+	s, err := h.server(serverID)
+	if err != nil {
+		return nil
+	}
+	if why := s.heldDeclared(kind, id); why != "" {
+		return &CallError{Server: serverID, Method: method, Target: shown(id), Err: fmt.Errorf("not offered: %s", why)}
+	}
+	return nil
 }
 
 func orNone(opts *RequestOptions) RequestOptions {
@@ -137,6 +160,9 @@ func (h *Host) GetPrompt(ctx context.Context, serverID, name string, args map[st
 		default:
 			return nil, fmt.Errorf("prompt %q is offered by several servers (%s): name one", name, strings.Join(owners, ", "))
 		}
+	}
+	if err := h.heldBack(serverID, "prompts/get", FindingPrompt, name); err != nil {
+		return nil, err
 	}
 	return requestAs(h, ctx, serverID, "prompts/get", name, o.InputRequired, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
 		p := &mcp.GetPromptParams{Name: name, Arguments: args, InputResponses: o.InputResponses, RequestState: o.RequestState}

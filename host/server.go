@@ -75,6 +75,9 @@ type server struct {
 	// findings are the signs of poisoning in its latest tool list
 	// (scan.go); s.mu.
 	findings []ToolFinding
+	// declScans are the scans of its latest prompt, resource and template
+	// listings, by kind (scan.go); s.mu.
+	declScans map[string]declScan
 
 	// envKeys are the names of the stdio child's environment (stderr.go);
 	// read by explain, which runs with s.mu held.

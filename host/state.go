@@ -4,7 +4,6 @@ package host
 // place a state changes and is announced.
 
 import (
-	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,7 +55,8 @@ type ServerStatus struct {
 	// listing's last word), lines on its stdout that were not messages.
 	Warnings []string
 	// Findings are the signs of poisoning the host found in the
-	// definitions of the server's tools (scan.go), and what it did: warned,
+	// definitions of the server's tools, and of the prompts, resources and
+	// resource templates it last listed (scan.go), and what it did: warned,
 	// held or dropped (the server's scan setting). At most 100.
 	Findings []ToolFinding
 	// Err is why the server failed, when it did.
@@ -213,7 +213,7 @@ func (s *server) statusLocked() ServerStatus {
 		PID:         s.pid,
 		Isolation:   s.iso,
 		Warnings:    s.warningsLocked(),
-		Findings:    slices.Clone(s.findings),
+		Findings:    s.findingsLocked(),
 	}
 	if s.info != nil {
 		st.ServerInfo = s.info.ServerInfo

@@ -34,9 +34,15 @@
 // held-out batches' first passes are in docs/security.md): a finding is a
 // reason to look, and no finding is no proof.
 //
-// Scan has no side effects and needs no setup; it is safe for concurrent
-// use. What to do with findings — warn, hold or drop the tool — is the
-// caller's choice (the host's per-server scan setting).
+// What else a server declares reaches the model too — a prompt's name,
+// title, description and arguments, a resource's or template's name, title
+// and description. [ScanTexts] applies the same rules to such texts, each a
+// [Text] named by its field and read as prose, a name or an address.
+//
+// Scan and ScanTexts have no side effects and need no setup; they are safe
+// for concurrent use. What to do with findings — warn, hold or drop the
+// tool, prompt or resource — is the caller's choice (the host's per-server
+// scan setting).
 package toolscan
 
 import (
@@ -118,6 +124,53 @@ func Scan(def Definition) []Finding {
 	s.schema("inputSchema", def.InputSchema)
 	s.schema("outputSchema", def.OutputSchema)
 	s.nameMismatch(def)
+	if len(s.out) > maxFindings {
+		s.out = s.out[:maxFindings]
+	}
+	return s.out
+}
+
+// Text is one text of something a server declares other than a tool — a
+// prompt, a resource — for ScanTexts.
+type Text struct {
+	// Field names where the text is, as Finding.Field: name, description,
+	// arguments[0].description.
+	Field string
+	Text  string
+	Kind  TextKind
+}
+
+// TextKind says how ScanTexts reads a Text.
+type TextKind int
+
+const (
+	// Prose is read by every rule, as a tool's title and description.
+	Prose TextKind = iota
+	// Name is an identifier, read as a tool's name: with its separators
+	// as spaces, by the rules that read names.
+	Name
+	// Address is a URI, a URI template or a resource's name: only a need
+	// for cleaning (hidden-characters) is a finding. What it names is
+	// what the resource is — a filesystem server's ~/.ssh/config — not
+	// something the model is asked to do.
+	Address
+)
+
+// ScanTexts returns the signs of poisoning in texts, in their order, then
+// by rule; nil when they have none. It applies Scan's rules (but
+// name-mismatch, which reads a tool's name against its description) and
+// Scan's bounds: at most 32 findings.
+func ScanTexts(texts []Text) []Finding {
+	s := &scanner{seen: map[[2]string]bool{}}
+	for _, t := range texts {
+		if t.Kind == Address {
+			if h, ok := hidden(t.Text); ok {
+				s.add("hidden-characters", t.Field, h)
+			}
+			continue
+		}
+		s.text(t.Field, t.Text, t.Kind == Name)
+	}
 	if len(s.out) > maxFindings {
 		s.out = s.out[:maxFindings]
 	}

@@ -375,6 +375,13 @@ func (u *UI) serverData(r *http.Request, id string) (serverPageData, error) {
 			}
 		}
 	}
+	// Listing scanned the prompts and resources: their findings, and
+	// those it left out, are in the status now.
+	if st, err := h.Status(id); err == nil {
+		cp := *p.Status
+		cp.Findings, cp.Warnings = st.Findings, st.Warnings
+		p.Status = &cp
+	}
 	return p, nil
 }
 

@@ -387,17 +387,24 @@ func TestServerButtonsCarryVersion(t *testing.T) {
 	}
 }
 
-// TestServerFindings: a server's page lists what the tool description
-// scanner found in its tools (rule, field, the text escaped, the action);
-// a server with none shows no such section.
+// TestServerFindings: a server's page lists what the description scanner
+// found in its tools, and in the prompts and resources the page lists (the
+// name, its kind, rule, field, the text escaped, the action), from the
+// first view; a server with none shows no such section.
 func TestServerFindings(t *testing.T) {
 	bin := interop.Build(t, fixturePkg)
-	s := serveServers(t, config.Server{ID: "p", Transport: config.TransportStdio, Command: bin, Args: []string{"-poisoned"}},
+	s := serveServers(t, config.Server{ID: "p", Transport: config.TransportStdio, Command: bin, Args: []string{"-poisoned", "-poisoned-declared"}},
 		config.Server{ID: "c", Transport: config.TransportStdio, Command: bin})
 	status, _, body := s.do("GET", "/servers/p", nil)
-	if status != http.StatusOK || !strings.Contains(body, `id="server-findings"`) ||
-		!regexp.MustCompile(`<tr data-finding="fact_of_the_day/[a-z-]+"><th scope="row">fact_of_the_day</th><td>[a-z-]+</td><td><code>[^<]+</code></td><td><code>[^<]*</code></td><td>warn</td></tr>`).MatchString(body) {
-		t.Errorf("p's page does not list fact_of_the_day's findings: %d\n%s", status, body)
+	if status != http.StatusOK || !strings.Contains(body, `id="server-findings"`) {
+		t.Fatalf("p's page lists no findings: %d\n%s", status, body)
+	}
+	for _, want := range []struct{ kind, name string }{{"tool", "fact_of_the_day"}, {"prompt", "daily_quote"}, {"resource", "test://poisoned/notes"}} {
+		row := `<tr data-finding="` + want.kind + `/` + regexp.QuoteMeta(want.name) + `/[a-z-]+"><th scope="row">` + regexp.QuoteMeta(want.name) +
+			`</th><td>` + want.kind + `</td><td>[a-z-]+</td><td><code>[^<]+</code></td><td><code>[^<]*</code></td><td>warn</td></tr>`
+		if !regexp.MustCompile(row).MatchString(body) {
+			t.Errorf("p's page does not list %s %s's findings:\n%s", want.kind, want.name, body)
+		}
 	}
 	if _, _, clean := s.do("GET", "/servers/c", nil); strings.Contains(clean, `id="server-findings"`) {
 		t.Errorf("c's page lists findings it does not have")

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/switchboardmcp/switchboard/guardrail"
 )
 
 // EventType names an event of a run.
@@ -14,8 +16,8 @@ type EventType string
 const (
 	EventRunStarted    EventType = "run:started"    // Workflow, Digest, Inputs, FailedServers
 	EventStepStarted   EventType = "step:started"   // Step, Attempt, Item (for_each)
-	EventStepCompleted EventType = "step:completed" // Step, Result, DurationMS; Skipped for a step whose if was false, or resolved with skip
-	EventStepFailed    EventType = "step:failed"    // Step, Error, Attempt; Continued when on_error continue took it
+	EventStepCompleted EventType = "step:completed" // Step, Result, DurationMS, Guardrails; Skipped for a step whose if was false, or resolved with skip
+	EventStepFailed    EventType = "step:failed"    // Step, Error, Attempt, Guardrails; Continued when on_error continue took it
 	EventGateWaiting   EventType = "gate:waiting"   // Step (the gate's id), Text (the message), Schema, Deadline
 	EventGateAnswered  EventType = "gate:answered"  // Step, Action (accept, decline, timeout), Result
 	// A step that is not idempotent was in flight when its process
@@ -62,6 +64,11 @@ type Event struct {
 	Deadline  *time.Time      `json:"deadline,omitempty"`
 	Action    string          `json:"action,omitempty"`
 	Error     *RunError       `json:"error,omitempty"`
+	// Guardrails (step:completed, step:failed of a tool step) is what the
+	// host's guardrails did to the step's call: rule, filter, action,
+	// direction, part and kind, never the matched text. A call a rule
+	// rejected has none: its error names the rule.
+	Guardrails []guardrail.Record `json:"guardrails,omitempty"`
 	// FailedServers (run:started) are the servers of the host running
 	// the run that had failed to start when it started (see
 	// host.ServerStatus.FailedToStart): its steps go without their tools.

@@ -14,6 +14,7 @@ import (
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/guardrail"
 	"github.com/switchboardmcp/switchboard/host"
 )
 
@@ -66,6 +67,9 @@ type outcome struct {
 	Action     string    `json:"action,omitempty"` // a gate's: accept, decline, timeout; a resolution's: retry, skip, fail
 	Attempt    int       `json:"attempt,omitempty"`
 	DurationMS int64     `json:"duration_ms,omitempty"`
+	// Guardrails is what the host's guardrails did to a tool step's call
+	// (its result's _meta), for the step's event: never the matched text.
+	Guardrails []guardrail.Record `json:"guardrails,omitempty"`
 	// Skipped: a person resolved the interrupted step with skip (set by
 	// the scheduler, never recorded).
 	Skipped bool `json:"-"`
@@ -697,7 +701,8 @@ func (r *run) goStep(ctx dbos.Context, t task, name string, do func(ctx context.
 				}
 				return res, rerr
 			}
-			r.emit(fmt.Sprintf("step:failed/%s#%d", t.key(), a), Event{Type: EventStepFailed, Step: t.owner.ID, Item: t.itemPtr(), Attempt: a, Error: r.redactErr(rerr)})
+			r.emit(fmt.Sprintf("step:failed/%s#%d", t.key(), a), Event{Type: EventStepFailed, Step: t.owner.ID, Item: t.itemPtr(), Attempt: a, Error: r.redactErr(rerr),
+				Guardrails: guardedRecords(res)})
 			select {
 			case <-time.After(delay):
 			case <-sctx.Done():
@@ -722,7 +727,11 @@ func (r *run) goRaw(ctx dbos.Context, t task, name string, fn func(context.Conte
 	ch, err := dbos.Go(ctx, func(sctx context.Context) (outcome, error) {
 		start := time.Now()
 		res, rerr := fn(sctx)
-		o := outcome{Step: t.owner.ID, Item: t.item, Result: res, Error: rerr, Attempt: t.firstAttempt(), DurationMS: time.Since(start).Milliseconds()}
+		var recs []guardrail.Record
+		if g, ok := res.(guarded); ok {
+			res, recs = g.value, g.recs
+		}
+		o := outcome{Step: t.owner.ID, Item: t.item, Result: res, Error: rerr, Attempt: t.firstAttempt(), DurationMS: time.Since(start).Milliseconds(), Guardrails: recs}
 		if rerr != nil && rerr.attempt > 0 {
 			o.Attempt = rerr.attempt
 		}
@@ -806,6 +815,7 @@ func (r *run) settle(t task, o outcome) (result any, rerr *RunError, skipRest bo
 	if o.Error != nil {
 		e := ev(EventStepFailed)
 		e.Error = r.redactErr(o.Error)
+		e.Guardrails = o.Guardrails
 		if t.owner.OnError == OnErrorContinue || (t.item >= 0 && s.OnError == OnErrorContinue) {
 			e.Continued = true
 			r.emit("step:failed/"+t.key(), e)
@@ -822,6 +832,7 @@ func (r *run) settle(t task, o outcome) (result any, rerr *RunError, skipRest bo
 	e := ev(EventStepCompleted)
 	e.Skipped = o.Skipped
 	e.Result = r.e.events.value(o.Result)
+	e.Guardrails = o.Guardrails
 	d := o.DurationMS
 	e.DurationMS = &d
 	r.emit("step:completed/"+t.key(), e)
@@ -960,8 +971,24 @@ func (r *run) resolved(ctx dbos.Context, t task, o outcome) (*flight, outcome, *
 		Message: fmt.Sprintf("step %s: attempt %d was interrupted, and a person chose to fail the run", t.key(), t.resolve)}
 }
 
+// guarded is a tool step attempt's value (nil when it failed) with what
+// the host's guardrails did to its call (its result's _meta,
+// guardrail.MetaKey), for the step's events; goRaw puts them apart in the
+// step's outcome.
+type guarded struct {
+	value any
+	recs  []guardrail.Record
+}
+
+// guardedRecords are the records of an attempt's guarded value, if any.
+func guardedRecords(v any) []guardrail.Record {
+	g, _ := v.(guarded)
+	return g.recs
+}
+
 // callTool runs a tool step through the host; its call carries key
-// (host.MetaKeyIdempotencyKey) and the run's depth (MetaKeyDepth).
+// (host.MetaKeyIdempotencyKey) and the run's depth (MetaKeyDepth). The
+// value is guarded when the host's guardrails acted on the call.
 func (r *run) callTool(ctx context.Context, s *Step, args json.RawMessage, key string) (any, *RunError) {
 	h, _ := r.e.hostRedactor()
 	if h == nil {
@@ -976,6 +1003,16 @@ func (r *run) callTool(ctx context.Context, s *Step, args json.RawMessage, key s
 		}
 		return nil, &RunError{Code: code, Message: err.Error()}
 	}
+	v, rerr := toolValue(s, res)
+	if recs, _ := res.Meta[guardrail.MetaKey].([]guardrail.Record); len(recs) > 0 {
+		return guarded{v, recs}, rerr
+	}
+	return v, rerr
+}
+
+// toolValue is a tool step's value: the result's structured content, else
+// its text; a result with isError fails the step.
+func toolValue(s *Step, res *mcp.CallToolResult) (any, *RunError) {
 	if res.IsError {
 		return nil, &RunError{Code: ErrToolError, Message: fmt.Sprintf("tool %s: %s", s.Tool, resultText(res))}
 	}

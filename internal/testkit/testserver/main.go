@@ -129,6 +129,10 @@
 //	-rug-pull            add tool weather (WeatherDescription) and tool rug_pull, whose call
 //	                     gives weather WeatherPoisoned as its description and so announces
 //	                     tools/list_changed: the rug pull of a pinned definition
+//	-poisoned-declared   add prompt daily_quote, resource test://poisoned/notes and resource
+//	                     template test://poisoned/{id}, each with a poisoned description
+//	                     (see addPoisonedDeclared), beside the clean greet, test://static/1
+//	                     and test://item/{id}
 //	-description-bytes N add tool long whose description is N bytes
 //	-raw-tool JSON       add this tool object, as written, to the last page of every
 //	                     tools/list result (repeatable), below the SDK: what the SDK would
@@ -209,6 +213,7 @@ type config struct {
 	printClientCaps                      bool
 	banner, descriptionBytes             int
 	hostileText, poisoned, rugPull       bool
+	poisonedDeclared                     bool
 	rawTools                             stringList
 	patternTools                         stringList
 	slowStart                            time.Duration
@@ -278,6 +283,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.hostileText, "hostile-text", false, "declare terminal escapes and invisible characters in every text field")
 	fs.BoolVar(&c.poisoned, "poisoned", false, "add tool fact_of_the_day, whose description is poisoned (tool poisoning)")
 	fs.BoolVar(&c.rugPull, "rug-pull", false, "add tools weather and rug_pull, whose call changes weather's description (a rug pull)")
+	fs.BoolVar(&c.poisonedDeclared, "poisoned-declared", false, "add prompt daily_quote, resource test://poisoned/notes and template test://poisoned/{id}, whose descriptions are poisoned")
 	fs.IntVar(&c.descriptionBytes, "description-bytes", 0, "add tool long whose description is `N` bytes")
 	fs.Var(&c.rawTools, "raw-tool", "add this tool `JSON` object to tools/list results as written (repeatable)")
 	fs.IntVar(&c.stderrLine, "stderr-line", 0, "write one stderr line of `N` bytes at start and on each tools/call")

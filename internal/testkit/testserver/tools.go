@@ -167,6 +167,9 @@ func newServer(c *config) *mcp.Server {
 				return &mcp.CallToolResult{Content: text("weather changed")}, nil
 			})
 	}
+	if c.poisonedDeclared {
+		addPoisonedDeclared(s)
+	}
 	if c.descriptionBytes > 0 {
 		addLongDescription(s, c.descriptionBytes)
 	}

@@ -43,10 +43,11 @@ type skippedJSON struct {
 	Reason string `json:"reason"`
 }
 
-// findingJSON is a sign of poisoning in one of a server's tools
-// (host.ToolFinding).
+// findingJSON is a sign of poisoning in one of a server's tools, prompts,
+// resources or resource templates (host.ToolFinding).
 type findingJSON struct {
-	Tool   string `json:"tool"`
+	Kind   string `json:"kind"` // tool, prompt, resource, template
+	Tool   string `json:"tool"` // its name; a resource's URI, a template's URI template
 	Rule   string `json:"rule"`
 	Field  string `json:"field"`
 	Text   string `json:"text"`
@@ -85,7 +86,11 @@ Exits 1 when a server that is not optional failed.`,
 					j.Skipped = append(j.Skipped, skippedJSON{Tool: sk.Tool, Reason: sk.Reason})
 				}
 				for _, f := range st.Findings {
-					j.Findings = append(j.Findings, findingJSON{Tool: f.Tool, Rule: f.Rule, Field: f.Field, Text: f.Text, Action: f.Action})
+					kind := f.Kind
+					if kind == "" {
+						kind = host.FindingTool
+					}
+					j.Findings = append(j.Findings, findingJSON{Kind: kind, Tool: f.Tool, Rule: f.Rule, Field: f.Field, Text: f.Text, Action: f.Action})
 				}
 				if st.Err != nil {
 					j.Error = st.Err.Error()
@@ -123,7 +128,7 @@ Exits 1 when a server that is not optional failed.`,
 						fmt.Fprintf(&b, "%s: skipped %s: %s\n", j.ID, sk.Tool, sk.Reason)
 					}
 					for _, f := range j.Findings {
-						fmt.Fprintf(&b, "%s: finding (%s) %s: %s in %s: %q\n", j.ID, f.Action, f.Tool, f.Rule, f.Field, f.Text)
+						fmt.Fprintf(&b, "%s: finding (%s) %s %s: %s in %s: %q\n", j.ID, f.Action, f.Kind, f.Tool, f.Rule, f.Field, f.Text)
 					}
 					for _, w := range j.Warnings {
 						fmt.Fprintf(&b, "%s: warning: %s\n", j.ID, w)
