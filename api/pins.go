@@ -6,7 +6,9 @@ package api
 // and approves only the tools of the servers its grant covers.
 
 import (
+	"context"
 	"net/http"
+	"net/url"
 
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/toolpin"
@@ -101,4 +103,47 @@ func (a *API) importPins(w http.ResponseWriter, r *http.Request) error {
 		return &problem{Status: http.StatusUnprocessableEntity, Title: "invalid tool pins", Detail: err.Error()}
 	}
 	return a.writeJSON(w, http.StatusOK, map[string]int{"imported": len(e.Pins)})
+}
+
+// ToolChanges lists the tool definitions held for approval, of server's
+// tools or every server's ("") (daemon.Daemon.ToolChanges).
+func (c *Client) ToolChanges(ctx context.Context, server string) ([]daemon.ToolChange, error) {
+	path := "tool-changes"
+	all, err := list(ctx, c, path, func(tc daemon.ToolChange) daemon.ToolChange { return tc })
+	if err != nil || server == "" {
+		return all, err
+	}
+	out := []daemon.ToolChange{}
+	for _, tc := range all {
+		if tc.Server == server {
+			out = append(out, tc)
+		}
+	}
+	return out, nil
+}
+
+// ApproveTool trusts the definition held for server's tool if its digest
+// is digest (daemon.Daemon.ApproveTool); its errors are of the daemon's
+// kinds (not_held, held_changed).
+func (c *Client) ApproveTool(ctx context.Context, server, tool, digest string) (toolpin.Pin, error) {
+	var p toolpin.Pin
+	err := c.do(ctx, http.MethodPost, "tool-changes/approve", approveJSON{Server: server, Tool: tool, Digest: digest}, &p)
+	return p, err
+}
+
+// ExportPins returns the trusted definitions, of server's tools or every
+// server's ("").
+func (c *Client) ExportPins(ctx context.Context, server string) (toolpin.Export, error) {
+	path := "tool-pins"
+	if server != "" {
+		path += "?server=" + url.QueryEscape(server)
+	}
+	var e toolpin.Export
+	err := c.do(ctx, http.MethodGet, path, nil, &e)
+	return e, err
+}
+
+// ImportPins trusts the pins of e, all or none.
+func (c *Client) ImportPins(ctx context.Context, e toolpin.Export) error {
+	return c.do(ctx, http.MethodPost, "tool-pins", e, nil)
 }

@@ -243,10 +243,15 @@ const maxDiffLines = 2000
 
 // Diff returns a line diff from a to b of their indented encodings, each
 // line prefixed "  " (both), "- " (a only) or "+ " (b only); "" when they
-// are equal. Definitions longer than 2,000 lines are shown whole, removed
+// are equal. A zero a (no name) stands for no definition: every line of
+// b is added. Definitions longer than 2,000 lines are shown whole, removed
 // then added.
 func Diff(a, b Definition) string {
-	la, lb := lines(a), lines(b)
+	var la []string
+	if a.Name != "" {
+		la = lines(a)
+	}
+	lb := lines(b)
 	if strings.Join(la, "\n") == strings.Join(lb, "\n") {
 		return ""
 	}

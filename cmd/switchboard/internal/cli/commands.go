@@ -193,6 +193,7 @@ func (e *env) toolsCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&only, "server", "", "only this server's tools (connects to it alone)")
+	cmd.AddCommand(e.toolsChangesCommand(), e.toolsApproveCommand(), e.toolsPinsCommand())
 	return cmd
 }
 
@@ -245,6 +246,9 @@ tool or arguments its schema refuses.`,
 			defer h.Close()
 			t, ok := h.Tool(name)
 			if !ok {
+				if err := heldTool(cmd.Context(), h, name); err != nil {
+					return failed(err)
+				}
 				return failed(fmt.Errorf("%w %q; run 'switchboard tools' to list them%s", host.ErrUnknownTool, name, didYouMean(name, toolCandidates(h.Tools()))))
 			}
 			args, err := buildArgs(argsJSON, kvs, t.Tool.InputSchema)
