@@ -55,7 +55,8 @@ func row(id string) string { return fmt.Sprintf(`tr[data-server=%q]`, id) }
 // the login page's stylesheet and script load), first with scripts off (a
 // plain form post) and then with them; add a server
 // (by keyboard), see it connect and its tools appear, try a tool and see
-// its result, remove the server; start a workflow, answer its gate and
+// its result, approve a held tool definition (by keyboard), remove the
+// server; start a workflow, answer its gate and
 // see the run complete; see a crashing server's state change on
 // the open page, with no reload; and read every page at a desktop's and a
 // phone's width without a horizontal scroll.
@@ -78,6 +79,8 @@ func TestBrowser(t *testing.T) {
 	},
 		config.Server{ID: "a", Transport: config.TransportStdio, Command: bin},
 		config.Server{ID: "c", Transport: config.TransportStdio, Command: crashing, Args: []string{"-crash-on-call"}},
+		// r's tools are held until approved: Tool changes lists them.
+		config.Server{ID: "r", Transport: config.TransportStdio, Command: bin, Args: []string{"-rug-pull"}, Pin: config.PinApprove},
 	)
 	ctx := testbrowser.New(t, 1280, 800)
 	do(t, ctx, "a desktop's window", chromedp.EmulateViewport(1280, 800))
@@ -154,6 +157,19 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(`nav a[href="/usage"]`), chromedp.WaitVisible(`#usage-calls`))
 	poll(t, ctx, "b's echo call is counted", `document.querySelector('tr[data-usage="b/echo"] td:nth-of-type(2)')?.textContent === '1'`)
 
+	// Tool changes, from the menu: r's weather is held; approve it by
+	// keyboard, and it leaves the list and is offered.
+	do(t, ctx, "open Tool changes from the menu", chromedp.Navigate(s.url+"/tools"), chromedp.WaitVisible(`nav a[href="/tools/changes"]`),
+		chromedp.Click(`nav a[href="/tools/changes"]`), chromedp.WaitVisible(`#changes`))
+	weather := `[data-change="r/weather"]`
+	poll(t, ctx, "r's weather is held, its definition shown added", `[...document.querySelectorAll('`+weather+` pre.diff ins')].some(l => l.textContent.includes("today's weather"))`)
+	shoot(t, ctx, "ui-tool-changes.png")
+	do(t, ctx, "approve r's weather by keyboard", chromedp.Focus(weather+` button[type="submit"]`), chromedp.KeyEvent("\r"))
+	poll(t, ctx, "approved: it leaves the list", `document.querySelector('`+weather+`') === null && document.querySelector('#flash').textContent.includes('Approved weather of server r')`)
+	if _, ok := s.d.Host().Tool("mcp_r_weather"); !ok {
+		t.Error("r's weather approved in the browser is not offered")
+	}
+
 	// Remove b.
 	do(t, ctx, "remove b", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(row("b")),
 		chromedp.Click(row("b")+` button.danger`))
@@ -183,7 +199,7 @@ func TestBrowser(t *testing.T) {
 	// Readable at a desktop's and a phone's width: nothing wider than the
 	// window.
 	for _, vp := range []struct{ w, h int64 }{{1280, 800}, {390, 844}} {
-		for _, p := range []string{"/servers", "/servers/a", "/tools", "/tools/mcp_a_add", "/runs", "/workflows/gated", "/agents", "/usage"} {
+		for _, p := range []string{"/servers", "/servers/a", "/tools", "/tools/changes", "/tools/mcp_a_add", "/runs", "/workflows/gated", "/agents", "/usage"} {
 			do(t, ctx, "open "+p, chromedp.EmulateViewport(vp.w, vp.h), chromedp.Navigate(s.url+p), chromedp.WaitVisible(`main`))
 			w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 			if err != nil {

@@ -337,6 +337,7 @@ type serverPageData struct {
 	Prompts   []host.Prompt
 	Form      form // the edit form of a run-time server
 	Saved     string
+	Held      int // its tool definitions held for approval
 }
 
 func (u *UI) serverData(r *http.Request, id string) (serverPageData, error) {
@@ -348,6 +349,7 @@ func (u *UI) serverData(r *http.Request, id string) (serverPageData, error) {
 	if m.Config != nil {
 		p.Form = formOfEntry(id, m.Config)
 	}
+	p.Held = u.heldCount(r.Context(), id)
 	h := u.d.Host()
 	if h == nil || m.Status == nil {
 		return p, nil

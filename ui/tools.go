@@ -29,6 +29,7 @@ type toolsPageData struct {
 	Q, Server string
 	Servers   []string
 	Tools     []host.Tool
+	Held      int // tool definitions held for approval (/tools/changes)
 }
 
 func (u *UI) toolsPage(w http.ResponseWriter, r *http.Request) {
@@ -51,6 +52,7 @@ func (u *UI) toolsPage(w http.ResponseWriter, r *http.Request) {
 		tools = agent.SearchTools(p.Q, tools)
 	}
 	p.Tools = tools
+	p.Held = u.heldCount(r.Context(), "")
 	u.render(w, http.StatusOK, "tools", "layout", p)
 }
 

@@ -26,6 +26,13 @@
 //     with each validation error next to its field and the result
 //     rendered (text, JSON, images, audio, resource links and embedded
 //     resources).
+//   - /tools/changes: the tool definitions held for approval (a pinned
+//     definition that changed, a new one under pin = "approve", one the
+//     scanner held), each with why, since when and its diff, and an
+//     Approve button that trusts the definition shown (its digest): one
+//     that changed again since the page was drawn is refused. ?server=
+//     shows one server's; the Tools page links here, and a server's page
+//     when it has held tools.
 //   - /usage: calls, errors and latency per server and tool, runs and
 //     tokens per agent and workflow, over the last hour or day.
 //
@@ -111,7 +118,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	} else {
 		u.log = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range []string{"servers", "server", "endpoints", "endpoint", "tools", "tool", "runs", "run", "workflow", "agents", "agent-run", "login", "usage"} {
+	for _, p := range []string{"servers", "server", "endpoints", "endpoint", "tools", "tool", "changes", "runs", "run", "workflow", "agents", "agent-run", "login", "usage"} {
 		u.pages[p] = template.Must(template.New("").Funcs(funcs).Funcs(template.FuncMap{"tokenRequired": d.TokenRequired}).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+p+".html"))
 	}
 	static, err := fs.Sub(staticFS, "static")
@@ -125,6 +132,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	u.serverRoutes()
 	u.endpointRoutes()
 	u.toolRoutes()
+	u.changeRoutes()
 	u.runRoutes()
 	u.agentRoutes()
 	u.loginRoutes()

@@ -170,7 +170,7 @@ var attrRef = regexp.MustCompile(`\s(src|href|action|hx-get|hx-post|poster|srcse
 // image a tool returned): the page works on a machine with no internet.
 func TestPagesAreLocal(t *testing.T) {
 	s := serve(t, map[string][]string{"a": nil})
-	pages := []string{"/servers", "/servers/a", "/tools", "/tools?q=echo", "/tools/mcp_a_echo", "/tools/mcp_a_content", "/runs", "/agents", "/login"}
+	pages := []string{"/servers", "/servers/a", "/tools", "/tools?q=echo", "/tools/changes", "/tools/mcp_a_echo", "/tools/mcp_a_content", "/runs", "/agents", "/login"}
 	for _, p := range pages {
 		status, hdr, body := s.do("GET", p, nil)
 		if status != http.StatusOK {
