@@ -86,9 +86,9 @@ func canonical(v any) json.RawMessage {
 	if v == nil {
 		return nil
 	}
-	raw, err := json.Marshal(v)
+	raw, err := encode(v)
 	if err != nil {
-		raw, _ = json.Marshal(map[string]string{"unencodable": err.Error()})
+		raw, _ = encode(map[string]string{"unencodable": err.Error()})
 		return raw
 	}
 	if bytes.Equal(raw, []byte("null")) {
@@ -102,16 +102,28 @@ func canonical(v any) json.RawMessage {
 	if err := dec.Decode(&generic); err != nil {
 		return raw
 	}
-	out, err := json.Marshal(generic)
+	out, err := encode(generic)
 	if err != nil {
 		return raw
 	}
 	return out
 }
 
+// encode is json.Marshal without HTML escaping: <, > and & stay as they
+// are, so that a definition reads in a diff as the server wrote it.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
 // JSON returns d's canonical encoding, the text its digest is taken of.
 func (d Definition) JSON() json.RawMessage {
-	raw, _ := json.Marshal(d) // strings and canonical raw JSON: cannot fail
+	raw, _ := encode(d) // strings and canonical raw JSON: cannot fail
 	return raw
 }
 

@@ -191,7 +191,7 @@ func diffLines(diff string) []diffLine {
 				text = l[2:]
 			}
 		}
-		all = append(all, diffLine{Op: op, Text: unescapeJSONHTML(text)})
+		all = append(all, diffLine{Op: op, Text: text})
 	}
 	// Keep an unchanged line within diffContext lines of a change.
 	keep := make([]bool, len(all))
@@ -224,52 +224,11 @@ func diffLines(diff string) []diffLine {
 	return out
 }
 
-// unescapeJSONHTML reads back the escapes encoding/json writes for <, >
-// and & (\u003c, \u003e, \u0026), where the backslash is not itself
-// escaped.
-func unescapeJSONHTML(s string) string {
-	if !strings.Contains(s, `\u00`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' {
-			b.WriteByte(s[i])
-			continue
-		}
-		// s[i] starts an escape: the backslashes before it were pairs.
-		if i+6 <= len(s) {
-			switch s[i : i+6] {
-			case `\u003c`:
-				b.WriteByte('<')
-				i += 5
-				continue
-			case `\u003e`:
-				b.WriteByte('>')
-				i += 5
-				continue
-			case `\u0026`:
-				b.WriteByte('&')
-				i += 5
-				continue
-			}
-		}
-		// Another escape: copied whole, its second character too (a
-		// backslash there is escaped, not an escape).
-		b.WriteByte(s[i])
-		if i+1 < len(s) {
-			b.WriteByte(s[i+1])
-			i++
-		}
-	}
-	return b.String()
-}
-
 // definitionText is a held definition, indented, for the page.
 func definitionText(raw json.RawMessage) string {
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, raw, "", "  "); err != nil {
 		return string(raw)
 	}
-	return unescapeJSONHTML(buf.String())
+	return buf.String()
 }
