@@ -173,6 +173,49 @@ func TestReplicas(t *testing.T) {
 		}
 	})
 
+	t.Run("pin approved on one", func(t *testing.T) {
+		// Each replica runs its own child of a server under pin =
+		// "first-use": both trust the first definitions (one first use
+		// in the database). The rug pull in each child holds weather on
+		// each replica; approved on A, B hears it (NOTIFY) and offers it.
+		a, b := c.replicas[0], c.replicas[1]
+		body := fmt.Sprintf(`{"id":"rp","command":%q,"args":["-rug-pull"],"pin":"first-use"}`, c.fixture)
+		if status, answer := apiCall(t, "POST", a.url+"/api/v1/servers", body); status != http.StatusCreated {
+			t.Fatalf("POST /api/v1/servers on %s: %d %s", a.name, status, answer)
+		}
+		for _, r := range c.replicas {
+			wait.For(t, "weather offered by "+r.name, func() (string, bool) {
+				status, answer, err := apiDo("GET", r.url+"/api/v1/tools/mcp_rp_weather", "")
+				return fmt.Sprint(status, " ", string(answer), err), status == http.StatusOK
+			})
+			if status, answer := apiCall(t, "POST", r.url+"/api/v1/tools/mcp_rp_rug_pull/call", `{}`); status != http.StatusOK {
+				t.Fatalf("rug_pull on %s: %d %s", r.name, status, answer)
+			}
+		}
+		var digest string
+		for _, r := range c.replicas {
+			wait.For(t, "weather held on "+r.name, func() (string, bool) {
+				status, answer := apiCall(t, "POST", r.url+"/api/v1/tools/mcp_rp_weather/call", `{}`)
+				return fmt.Sprint(status, " ", string(answer)), status == http.StatusConflict && strings.Contains(string(answer), "tool_held")
+			})
+		}
+		_, answer := apiCall(t, "GET", b.url+"/api/v1/tool-changes?server=rp", "")
+		var changes struct {
+			Items []struct{ Tool, Digest string } `json:"items"`
+		}
+		if err := json.Unmarshal(answer, &changes); err != nil || len(changes.Items) != 1 || changes.Items[0].Tool != "weather" {
+			t.Fatalf("tool changes on %s: %v %s", b.name, err, answer)
+		}
+		digest = changes.Items[0].Digest
+		if status, answer := apiCall(t, "POST", a.url+"/api/v1/tool-changes/approve", fmt.Sprintf(`{"server":"rp","tool":"weather","digest":%q}`, digest)); status != http.StatusOK {
+			t.Fatalf("approve on %s: %d %s", a.name, status, answer)
+		}
+		wait.For(t, fmt.Sprintf("weather approved on %s offered by %s", a.name, b.name), func() (string, bool) {
+			status, answer := apiCall(t, "GET", b.url+"/api/v1/tools/mcp_rp_weather", "")
+			return fmt.Sprintf("%d %s; %s's output:\n%s", status, answer, b.name, b.out), status == http.StatusOK && strings.Contains(string(answer), "aws/credentials")
+		})
+	})
+
 	t.Run("session of a dead replica", func(t *testing.T) {
 		rec := newRecorder()
 		cs := connect(t, lb.URL, "2025-11-25", rec)
