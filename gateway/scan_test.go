@@ -98,6 +98,25 @@ func TestPinThroughGateway(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `held until approved: changed from its pin (description)`) {
 		t.Errorf("call of the held tool: %v, want the change named", err)
 	}
+	// The other transports see the same: no weather, its call refused
+	// naming the change.
+	for _, kind := range []string{"sse", "ws"} {
+		other, err := connectAs(t, base, kind, "")
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		res, err := other.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatalf("%s tools/list: %v", kind, err)
+		}
+		if slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == "mcp_rp_weather" }) {
+			t.Errorf("%s lists the held tool", kind)
+		}
+		_, err = other.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_rp_weather", Arguments: map[string]any{}})
+		if err == nil || !strings.Contains(err.Error(), `held until approved: changed from its pin (description)`) {
+			t.Errorf("%s call of the held tool: %v, want the change named", kind, err)
+		}
+	}
 	p, err := st.Pin(context.Background(), "rp", "weather")
 	if err != nil || p.Held == nil {
 		t.Fatalf("nothing held: %v %+v", err, p)
