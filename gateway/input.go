@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -256,6 +257,11 @@ func inputOptions(responses mcp.InputResponseMap, state string, meta map[string]
 // clientMeta is what of a 2026-07-28 request's _meta describes the client
 // and goes upstream with it: its capabilities, so that the upstream asks it
 // only what it can answer, and the log level it wants for this request.
+//
+// The tasks extension is left out of the capabilities: the host has no
+// use for an upstream's task handle yet, and an upstream that saw it
+// declared could answer with one, which would reach the client as an
+// empty result.
 func clientMeta(m map[string]any) mcp.Meta {
 	var out mcp.Meta
 	for _, k := range []string{mcp.MetaKeyClientCapabilities, mcp.MetaKeyLogLevel} {
@@ -263,9 +269,36 @@ func clientMeta(m map[string]any) mcp.Meta {
 			if out == nil {
 				out = mcp.Meta{}
 			}
+			if k == mcp.MetaKeyClientCapabilities {
+				v = withoutExtension(v, TasksExtension)
+			}
 			out[k] = v
 		}
 	}
+	return out
+}
+
+// TasksExtension is the MCP tasks extension's identifier (SEP-2663).
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// withoutExtension is client capabilities caps (as a request's _meta
+// holds them) without extension ext; caps itself is not changed.
+func withoutExtension(caps any, ext string) any {
+	c, ok := caps.(map[string]any)
+	if !ok {
+		return caps
+	}
+	exts, ok := c["extensions"].(map[string]any)
+	if !ok {
+		return caps
+	}
+	if _, ok := exts[ext]; !ok {
+		return caps
+	}
+	out := maps.Clone(c)
+	exts = maps.Clone(exts)
+	delete(exts, ext)
+	out["extensions"] = exts
 	return out
 }
 
