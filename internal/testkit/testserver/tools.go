@@ -128,6 +128,9 @@ func newServer(c *config) *mcp.Server {
 	s.AddTool(&mcp.Tool{Name: "roots", Description: "Lists the client's roots.", InputSchema: emptyObject}, roots)
 	s.AddTool(&mcp.Tool{Name: "content", Description: "Returns one block of each content kind, structuredContent and _meta.", InputSchema: emptyObject}, content)
 
+	if c.taskFixtures {
+		addTaskFixtures(s)
+	}
 	if c.counter {
 		var calls atomic.Int64
 		s.AddTool(&mcp.Tool{Name: "count", Description: "Counts its calls in this process.", InputSchema: emptyObject},
