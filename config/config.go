@@ -236,6 +236,14 @@ type Server struct {
 	MaxConcurrency int
 	MaxRestarts    int
 
+	// Task is whether a call to the server's tools through the gateway
+	// may become a task (the MCP tasks extension) for a 2026-07-28 client
+	// that declares it: TaskNever, TaskAuto (the default, also ""),
+	// TaskAlways or TaskRequired. ToolTasks overrides it per tool, by the
+	// server's own tool name. See [Server.TaskMode].
+	Task      string
+	ToolTasks map[string]string
+
 	// Source is where the server was declared.
 	Source Position
 }
@@ -267,6 +275,36 @@ const (
 	// and holds a changed one likewise.
 	PinApprove = "approve"
 )
+
+// A server's task modes (Server.Task, Server.ToolTasks): whether the
+// gateway may answer a call with a task (the MCP tasks extension,
+// SEP-2663) to a 2026-07-28 client that declares the extension on its
+// request. Every other client is answered with the call's result, as
+// without tasks.
+const (
+	// TaskNever: never a task.
+	TaskNever = "never"
+	// TaskAuto: a call still running after [gateway] task_wait becomes a
+	// task; one that ends sooner is answered with its result. The default.
+	TaskAuto = "auto"
+	// TaskAlways: a task from the start.
+	TaskAlways = "always"
+	// TaskRequired: as TaskAuto, and a 2026-07-28 client that does not
+	// declare the extension is refused (-32021) rather than kept waiting.
+	TaskRequired = "required"
+)
+
+// TaskMode is the task mode of the server's tool tool (its own name):
+// ToolTasks[tool], else Task, else TaskAuto.
+func (s Server) TaskMode(tool string) string {
+	if m := s.ToolTasks[tool]; m != "" {
+		return m
+	}
+	if s.Task != "" {
+		return s.Task
+	}
+	return TaskAuto
+}
 
 // Position is a place in a config file.
 type Position struct {

@@ -72,6 +72,8 @@ var serverFields = decode.Table[Server]{
 	decode.Interval("health_interval", every, func(s *Server) *time.Duration { return &s.HealthInterval }, HealthOff, MaxHealthInterval),
 	decode.Count("max_concurrency", every, func(s *Server) *int { return &s.MaxConcurrency }),
 	decode.Count("max_restarts", every, func(s *Server) *int { return &s.MaxRestarts }),
+	decode.String("task", every, func(s *Server) *string { return &s.Task }, checkTask),
+	decode.StringMap("tool_tasks", every, func(s *Server) *map[string]string { return &s.ToolTasks }, checkToolTask),
 	// Read before the others: a disabled entry is skipped unread.
 	decode.Func("disabled", decode.JSON, func(*Server, string, any) {}),
 	decode.Value[Server]("alwaysAllow", decode.JSON, nil, (*decode.Decoder).StringList),
@@ -100,6 +102,31 @@ func checkScan(s string) string {
 		return ""
 	}
 	return fmt.Sprintf("invalid scan %q: want warn, hold or drop", s)
+}
+
+// checkTask checks a server's task mode.
+func checkTask(s string) string {
+	switch s {
+	case "", TaskNever, TaskAuto, TaskAlways, TaskRequired:
+		return ""
+	}
+	return fmt.Sprintf("invalid task mode %q: want never, auto, always or required", s)
+}
+
+// checkToolTask checks one entry of a server's tool_tasks: a tool name
+// and its task mode.
+func checkToolTask(tool, mode string) []string {
+	var msgs []string
+	if msg := checkToolName([]string{tool}, 0); msg != "" {
+		msgs = append(msgs, msg)
+	}
+	if mode == "" {
+		return append(msgs, "empty task mode: want never, auto, always or required")
+	}
+	if msg := checkTask(mode); msg != "" {
+		msgs = append(msgs, msg)
+	}
+	return msgs
 }
 
 // checkPin checks a server's pin setting.

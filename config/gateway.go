@@ -39,6 +39,9 @@ const DefaultGatewayListen = "127.0.0.1:7300"
 //	workflows        = ["triage"]                 # workflows published as tools (ids); default none
 //	workflow_tool_format = "workflow_{id}"        # their tool names; {id} is the workflow's id
 //	mode             = "search"                   # /mcp lists "all" tools (default), or "search" or "code" tools
+//	task_wait        = "1s"                       # a call still running after this becomes a task (tasks extension)
+//	task_ttl         = "1h"                       # a task is kept this long after it was made
+//	task_poll_interval = "1s"                     # how often clients are told to poll a task
 //
 //	[gateway.auth]                                # OAuth: see GatewayAuth
 //
@@ -108,6 +111,18 @@ type Gateway struct {
 	// WorkflowToolFormat names a published workflow's tool: {id} is
 	// replaced by its id. "" means [DefaultWorkflowToolFormat].
 	WorkflowToolFormat string
+	// TaskWait is how long a call that may become a task (Server.Task
+	// auto or required) runs before it does: one that ends sooner is
+	// answered with its result, and no task is made. 0 means
+	// [DefaultTaskWait].
+	TaskWait time.Duration
+	// TaskTTL is how long a task, and its result, is kept after it was
+	// made; then it is removed (and a task still running is cancelled).
+	// 0 means [DefaultTaskTTL].
+	TaskTTL time.Duration
+	// TaskPollInterval is the interval at which clients are asked to poll
+	// a task (pollIntervalMs). 0 means [DefaultTaskPollInterval].
+	TaskPollInterval time.Duration
 	// Auth, when set, makes the gateway an OAuth protected resource
 	// ([gateway.auth]): clients bring JWT access tokens of its issuer.
 	// With AuthToken as well, a request bearing AuthToken is the owner's
@@ -127,6 +142,17 @@ const (
 	DefaultGatewayMaxRequests       = 1024
 	DefaultGatewayShutdownGrace     = 5 * time.Second
 	DefaultWorkflowToolFormat       = "workflow_{id}"
+	DefaultTaskWait                 = time.Second
+	DefaultTaskTTL                  = time.Hour
+	DefaultTaskPollInterval         = time.Second
+)
+
+// The bounds of the [gateway] task keys: a task_wait is a request held
+// open, a task_ttl rows kept.
+const (
+	MaxTaskWait         = time.Minute
+	MaxTaskTTL          = 7 * 24 * time.Hour
+	MaxTaskPollInterval = time.Minute
 )
 
 // maxToolNameBytes bounds a published workflow's tool name: clients such as
@@ -213,6 +239,9 @@ var gatewayTable = mergedTable[Gateway]{
 		decode.String("workflow_tool_format", decode.TOML, func(g *Gateway) *string { return &g.WorkflowToolFormat }, checkWorkflowToolFormat),
 		decode.Value("auth", decode.TOML, func(g *Gateway) **GatewayAuth { return &g.Auth }, readGatewayAuth),
 		decode.String("mode", decode.TOML, func(g *Gateway) *string { return &g.Mode }, checkMode),
+		decode.Duration("task_wait", decode.TOML, func(g *Gateway) *time.Duration { return &g.TaskWait }, MaxTaskWait),
+		decode.Duration("task_ttl", decode.TOML, func(g *Gateway) *time.Duration { return &g.TaskTTL }, MaxTaskTTL),
+		decode.Duration("task_poll_interval", decode.TOML, func(g *Gateway) *time.Duration { return &g.TaskPollInterval }, MaxTaskPollInterval),
 	},
 	config: func(c *Config) *Gateway { return &c.Gateway },
 	source: func(g *Gateway) *Position { return &g.Source },

@@ -44,6 +44,8 @@ func everyField() Server {
 		HealthInterval:            HealthOff,
 		MaxConcurrency:            4,
 		MaxRestarts:               9,
+		Task:                      TaskAlways,
+		ToolTasks:                 map[string]string{"greet": TaskNever, "long": TaskRequired},
 	}
 }
 
