@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -30,7 +31,7 @@ import (
 //     request or a WebSocket connection, anonymous on loopback).
 
 // callerOf names who req comes from (see above).
-func callerOf(ctx context.Context, req *mcp.CallToolRequest) string {
+func callerOf(ctx context.Context, req mcp.Request) string {
 	if ti := tokenInfo(ctx, req); ti != nil && ti.UserID != "" {
 		c := "oauth:" + ti.UserID
 		claims, _ := ti.Extra["claims"].(map[string]any)
@@ -49,8 +50,8 @@ func callerOf(ctx context.Context, req *mcp.CallToolRequest) string {
 	if name, ok := guard.EndpointOf(ctx); ok {
 		return "endpoint:" + name
 	}
-	if req.Session != nil {
-		if id := req.Session.ID(); id != "" {
+	if ss := req.GetSession(); ss != nil && !reflect.ValueOf(ss).IsNil() {
+		if id := ss.ID(); id != "" {
 			return "session:" + id
 		}
 	}

@@ -265,13 +265,15 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
 			Logging:     &mcp.LoggingCapabilities{},
 			Completions: &mcp.CompletionCapabilities{},
+			Extensions:  g.extensions(),
 		},
 	})
+	ep.addTaskMethods()
 	// The policy inside awaitStart: a hidden tool waits for the start as
 	// one that does not exist does, then fails the same way.
 	// The mode's tools answered outside awaitStart and the policy, which
 	// they apply themselves, inside what labels and redacts requests.
-	ep.srv.AddReceivingMiddleware(olderGenerationDiscover, g.loggingMiddleware, ownIdentity, ep.modeMiddleware, ep.awaitStart, ep.policyMiddleware, ep.heldTools)
+	ep.srv.AddReceivingMiddleware(olderGenerationDiscover, g.loggingMiddleware, ownIdentity, ep.modeMiddleware, ep.awaitStart, ep.policyMiddleware, ep.heldTools, ep.taskMiddleware)
 	// Everything a request does runs on its context (see Shutdown).
 	ep.srv.AddReceivingMiddleware(g.requestMiddleware)
 	// Last, so outermost: nothing leaves unredacted (redact.go).

@@ -143,6 +143,19 @@ type Options struct {
 	// Code bounds each run_code program; `serve` passes [code]
 	// (config.Code.WithDefaults).
 	Code CodeBudget
+	// Tasks keeps the tasks of the MCP tasks extension (tasks.go), durably:
+	// `serve` passes its state database. Nil: the extension is not
+	// offered, and every call is answered with its result.
+	Tasks TaskStore
+	// TaskWait, TaskTTL and TaskPollInterval are [gateway] task_wait,
+	// task_ttl and task_poll_interval; 0 means config.DefaultTaskWait,
+	// DefaultTaskTTL and DefaultTaskPollInterval.
+	TaskWait, TaskTTL, TaskPollInterval time.Duration
+	// MaxTasksPerCaller bounds the tasks one caller has in flight on this
+	// replica; beyond it (or beyond MaxRequests tasks in all) a call goes
+	// on as a call, answered with its result. Default
+	// [DefaultMaxTasksPerCaller].
+	MaxTasksPerCaller int
 }
 
 // Gateway is an MCP server over a host's servers. Its methods are safe for
@@ -157,18 +170,20 @@ type Gateway struct {
 	ctx    context.Context // the gateway's lifetime
 	cancel context.CancelFunc
 
-	mu        sync.Mutex
-	logLevel  mcp.LoggingLevel         // the most verbose level set upstream
-	pending   map[string]*pendingCall  // 2026-07-28 calls awaiting input
-	waiting   int                      // of them, those that have asked (Options.MaxWaitingCalls)
-	syncing   map[host.ChangeKind]bool // a resync is running
-	dirty     map[host.ChangeKind]bool // another resync is wanted
-	synced    []chan struct{}          // closed when no resync runs (Sync)
-	required  chan struct{}            // closed once every required server is up (awaitStart)
-	reqOnce   sync.Once                // for required
-	wg        sync.WaitGroup
-	closeOnce sync.Once
-	ownsHost  bool // made by Start: Close closes the host too
+	mu          sync.Mutex
+	logLevel    mcp.LoggingLevel         // the most verbose level set upstream
+	pending     map[string]*pendingCall  // 2026-07-28 calls awaiting input
+	tasks       map[string]*taskRun      // the tasks this replica runs (tasks.go)
+	taskCallers map[string]int           // of them, how many each caller has
+	waiting     int                      // of them, those that have asked (Options.MaxWaitingCalls)
+	syncing     map[host.ChangeKind]bool // a resync is running
+	dirty       map[host.ChangeKind]bool // another resync is wanted
+	synced      []chan struct{}          // closed when no resync runs (Sync)
+	required    chan struct{}            // closed once every required server is up (awaitStart)
+	reqOnce     sync.Once                // for required
+	wg          sync.WaitGroup
+	closeOnce   sync.Once
+	ownsHost    bool // made by Start: Close closes the host too
 
 	// Upstream resource subscriptions, by the downstream sessions that
 	// hold them, and what each session holds (resources.go); g.mu.
@@ -277,14 +292,16 @@ func HostOptions(o *host.Options, opts *Options) *host.Options {
 // changes) from then on. Closing the gateway does not close h.
 func New(h *host.Host, opts *Options) (*Gateway, error) {
 	g := &Gateway{
-		h:        h,
-		red:      h.Redactor(), // the face keeps from its clients the secrets the host resolved
-		subs:     map[subKey]map[*mcp.ServerSession]bool{},
-		sessSubs: map[*mcp.ServerSession]map[subKey]bool{},
-		pending:  map[string]*pendingCall{},
-		syncing:  map[host.ChangeKind]bool{},
-		dirty:    map[host.ChangeKind]bool{},
-		required: make(chan struct{}),
+		h:           h,
+		red:         h.Redactor(), // the face keeps from its clients the secrets the host resolved
+		subs:        map[subKey]map[*mcp.ServerSession]bool{},
+		sessSubs:    map[*mcp.ServerSession]map[subKey]bool{},
+		pending:     map[string]*pendingCall{},
+		tasks:       map[string]*taskRun{},
+		taskCallers: map[string]int{},
+		syncing:     map[host.ChangeKind]bool{},
+		dirty:       map[host.ChangeKind]bool{},
+		required:    make(chan struct{}),
 	}
 	if opts != nil {
 		g.opts = *opts
@@ -307,6 +324,18 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 	}
 	if g.opts.MaxRequests <= 0 {
 		g.opts.MaxRequests = DefaultMaxRequests
+	}
+	if g.opts.TaskWait <= 0 {
+		g.opts.TaskWait = config.DefaultTaskWait
+	}
+	if g.opts.TaskTTL <= 0 {
+		g.opts.TaskTTL = config.DefaultTaskTTL
+	}
+	if g.opts.TaskPollInterval <= 0 {
+		g.opts.TaskPollInterval = config.DefaultTaskPollInterval
+	}
+	if g.opts.MaxTasksPerCaller <= 0 {
+		g.opts.MaxTasksPerCaller = DefaultMaxTasksPerCaller
 	}
 	if len(g.opts.StateKey) == 0 {
 		g.opts.StateKey = make([]byte, 32)
@@ -351,6 +380,13 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 		defer g.wg.Done()
 		g.follow(w)
 	}()
+	if g.opts.Tasks != nil {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.pruneTasks()
+		}()
+	}
 	return g, nil
 }
 

@@ -597,6 +597,13 @@ func (b *byGeneration) serveSessionless(w http.ResponseWriter, r *http.Request) 
 			return
 		}
 	}
+	if r.Method == http.MethodPost && b.g.opts.Tasks != nil && slices.Contains(taskMethods, r.Header.Get("Mcp-Method")) {
+		// Mcp-Name must name the task (the SDK does not check it), and
+		// an update or cancel goes to the replica running the task.
+		if b.g.routeTask(w, r, b.maxBody) {
+			return
+		}
+	}
 	if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "subscriptions/listen" {
 		client := clientOf(r)
 		if err := b.limits.reserve(client); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/host"
 )
 
@@ -94,12 +95,16 @@ type answer struct {
 // upstream is bridged by a pendingCall.
 func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	state := req.Params.RequestState
-	if state == "" {
+	tc := taskCallOf(ctx)
+	if state == "" && tc == nil {
+		// A call that may become a task is always bridged (tasks.go): its
+		// upstream asks during the call, whatever its generation.
+
 		res, err := g.forwardInputRequired(ctx, req)
 		if !errors.Is(err, host.ErrOlderGeneration) {
 			return res, err
 		}
-	} else {
+	} else if state != "" {
 		st, ours := g.openState(state)
 		if !ours {
 			// Not the gateway's: the upstream's own requestState (a forged
@@ -131,7 +136,7 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 			}
 		}
 		p.mu.Unlock()
-		return g.await(ctx, p)
+		return g.await(ctx, p, tc)
 	}
 
 	caps := req.ClientCapabilities()
@@ -218,6 +223,10 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 			return r, nil
 		},
 	}
+	if tc != nil {
+		// A task outlives the server's per-call timeout: its TTL bounds it.
+		opts.Timeout = g.opts.TaskTTL
+	}
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -238,7 +247,7 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 		}
 		g.drop(p)
 	}()
-	return g.await(ctx, p)
+	return g.await(ctx, p, tc)
 }
 
 // forwardInputRequired makes a 2026-07-28 client's call on the upstream's
@@ -304,8 +313,45 @@ func withoutExtension(caps any, ext string) any {
 
 // await ends this round: with the call's result, or with the questions the
 // upstream has asked so far.
-func (g *Gateway) await(ctx context.Context, p *pendingCall) (*mcp.CallToolResult, error) {
+//
+// A call that may become a task (tc not nil) becomes one at once (task
+// mode always), or when it has neither ended nor asked within
+// Options.TaskWait; then the answer is errBecameTask, and tc says what
+// the task is.
+func (g *Gateway) await(ctx context.Context, p *pendingCall, tc *taskCall) (*mcp.CallToolResult, error) {
+	var wait <-chan time.Time
+	if tc != nil {
+		if tc.mode == config.TaskAlways {
+			if g.becomeTask(ctx, p, tc) {
+				return nil, errBecameTask
+			}
+		} else {
+			t := time.NewTimer(g.opts.TaskWait)
+			defer t.Stop()
+			wait = t.C
+		}
+	}
+	for {
+		res, err := g.awaitRound(ctx, p, wait)
+		if err != errWaitOver {
+			return res, err
+		}
+		if g.becomeTask(ctx, p, tc) {
+			return nil, errBecameTask
+		}
+		wait = nil // beyond the bounds: it goes on as a call
+	}
+}
+
+// errWaitOver: a call that may become a task ran Options.TaskWait.
+var errWaitOver = errors.New("task_wait is over")
+
+// awaitRound is await's wait for this round's end; it returns
+// errWaitOver when wait fires first.
+func (g *Gateway) awaitRound(ctx context.Context, p *pendingCall, wait <-chan time.Time) (*mcp.CallToolResult, error) {
 	select {
+	case <-wait:
+		return nil, errWaitOver
 	case <-p.done:
 		g.drop(p)
 		return p.res, p.err

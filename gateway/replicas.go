@@ -146,7 +146,16 @@ func (g *Gateway) forwardRetry(w http.ResponseWriter, r *http.Request, maxBody i
 	}
 	// No round of a bridged call outlasts InputTimeout: the call is ended
 	// that long after it began.
-	ctx, cancel := context.WithTimeout(r.Context(), g.opts.InputTimeout)
+	g.proxy(w, r, st.Replica, addr, g.opts.InputTimeout, func() {
+		refuse("requestState belongs to a call held by gateway replica %q, which does not answer at %s; call the tool again", st.Replica, addr)
+	})
+	return true
+}
+
+// proxy sends r, as it came, to replica at addr, and its answer back,
+// within timeout; refuse answers when the replica does not.
+func (g *Gateway) proxy(w http.ResponseWriter, r *http.Request, replica, addr string, timeout time.Duration, refuse func()) {
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -155,7 +164,7 @@ func (g *Gateway) forwardRetry(w http.ResponseWriter, r *http.Request, maxBody i
 			// The client's Host, as the balancer sent it: the replica
 			// checks Host and Origin as this one did.
 			pr.Out.Host = pr.In.Host
-			pr.Out.Header.Set(forwardedHeader, st.Replica)
+			pr.Out.Header.Set(forwardedHeader, replica)
 			// The client's credential, which this replica's guard took
 			// off the request: the other checks it again.
 			if c, ok := guard.Credential(pr.In.Context()); ok {
@@ -169,13 +178,12 @@ func (g *Gateway) forwardRetry(w http.ResponseWriter, r *http.Request, maxBody i
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
-			g.log.Warn("forwarding a retry to its replica failed", "replica", st.Replica, "address", addr, "err", err)
-			refuse("requestState belongs to a call held by gateway replica %q, which does not answer at %s; call the tool again", st.Replica, addr)
+			g.log.Warn("forwarding a request to its replica failed", "replica", replica, "address", addr, "err", err)
+			refuse()
 		},
 		ErrorLog: slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
 	}
 	rp.ServeHTTP(w, r.WithContext(ctx))
-	return true
 }
 
 // cappedBody fails a read beyond left bytes.

@@ -1,0 +1,519 @@
+package gateway_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
+	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
+)
+
+// memTasks is a gateway.TaskStore in memory, as the daemon's state
+// database keeps tasks (store/tasks.go has the SQL one).
+type memTasks struct {
+	mu    sync.Mutex
+	tasks map[string]gateway.TaskRecord
+}
+
+func newMemTasks() *memTasks { return &memTasks{tasks: map[string]gateway.TaskRecord{}} }
+
+func (m *memTasks) CreateTask(_ context.Context, t gateway.TaskRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tasks[t.ID] = t
+	return nil
+}
+
+func (m *memTasks) Task(_ context.Context, id string) (gateway.TaskRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.tasks[id]
+	if !ok {
+		return t, gateway.ErrTaskNotFound
+	}
+	return t, nil
+}
+
+func (m *memTasks) UpdateTask(_ context.Context, t gateway.TaskRecord) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.tasks[t.ID]
+	if !ok || gateway.TaskTerminal(cur.Status) {
+		return false, nil
+	}
+	cur.Status, cur.StatusMessage, cur.InputRequests, cur.Result, cur.Error, cur.Updated = t.Status, t.StatusMessage, t.InputRequests, t.Result, t.Error, t.Updated
+	m.tasks[t.ID] = cur
+	return true, nil
+}
+
+func (m *memTasks) PruneTasks(_ context.Context, now time.Time) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id, t := range m.tasks {
+		if t.Created.Add(t.TTL).Before(now) {
+			delete(m.tasks, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// tasksCaps are client capabilities declaring the tasks extension.
+var tasksCaps = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{gateway.TasksExtension: map[string]any{}}}
+
+// rpcAnswer is a JSON-RPC answer to a raw POST.
+type rpcAnswer struct {
+	status int
+	Result map[string]any `json:"result"`
+	Error  *struct {
+		Code    int64           `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+// rpc POSTs one 2026-07-28 request, statelessly, with caps as the
+// request's client capabilities (nil: none declared), and the headers
+// given as name, value pairs (a header set to "" is left out).
+func rpc(t *testing.T, url, method string, params map[string]any, caps map[string]any, header ...string) rpcAnswer {
+	t.Helper()
+	if params == nil {
+		params = map[string]any{}
+	}
+	meta := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+		"io.modelcontextprotocol/clientInfo": map[string]any{"name": "raw", "version": "1"}}
+	if caps != nil {
+		meta["io.modelcontextprotocol/clientCapabilities"] = caps
+	} else {
+		meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{}
+	}
+	params["_meta"] = meta
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	switch method {
+	case "tools/call":
+		req.Header.Set("Mcp-Name", params["name"].(string))
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		req.Header.Set("Mcp-Name", params["taskId"].(string))
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] == "" {
+			req.Header.Del(header[i])
+		} else {
+			req.Header.Set(header[i], header[i+1])
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var data []byte
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, `"id"`) {
+				data = []byte(d)
+			}
+		}
+	} else {
+		var buf bytes.Buffer
+		buf.ReadFrom(resp.Body)
+		data = buf.Bytes()
+	}
+	a := rpcAnswer{status: resp.StatusCode}
+	if err := json.Unmarshal(data, &a); err != nil {
+		t.Fatalf("%s: status %d, answer %q: %v", method, resp.StatusCode, data, err)
+	}
+	return a
+}
+
+func (a rpcAnswer) text(t *testing.T) string {
+	t.Helper()
+	return contentText(t, a.Result)
+}
+
+// contentText is the text of a tool result's first content block.
+func contentText(t *testing.T, res map[string]any) string {
+	t.Helper()
+	content, _ := res["content"].([]any)
+	if len(content) == 0 {
+		t.Fatalf("no content in %v", res)
+	}
+	s, _ := content[0].(map[string]any)["text"].(string)
+	return s
+}
+
+// tasksGateway serves a gateway keeping tasks in opts.Tasks (a new one
+// when nil) over the tasks fixture (server "tk"), at /mcp and at /e/b/mcp
+// unless opts names endpoints, with task_wait 200ms.
+func tasksGateway(t *testing.T, opts *gateway.Options, hopts *gateway.HTTPOptions) (*gateway.Gateway, string) {
+	t.Helper()
+	srv := fixture(t, "tk", "-tasks-fixtures")
+	srv.ToolTasks = map[string]string{"greet": config.TaskNever, "confirm_delete": config.TaskAlways, "multi_input": config.TaskAlways,
+		"failing_job": config.TaskRequired, "test_tool_with_task": config.TaskRequired}
+	o := gateway.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Tasks == nil {
+		o.Tasks = newMemTasks()
+	}
+	if o.Endpoints == nil {
+		o.Endpoints = []gateway.Endpoint{gateway.DefaultEndpoint, namedEndpoint("b", nil)}
+	}
+	o.TaskWait = 200 * time.Millisecond
+	return serveWith(t, []config.Server{srv}, nil, &o, hopts)
+}
+
+// createTask calls tool, which must become a task, and returns its id.
+func createTask(t *testing.T, url, tool string, args map[string]any, header ...string) string {
+	t.Helper()
+	a := rpc(t, url, "tools/call", map[string]any{"name": tool, "arguments": args}, tasksCaps, header...)
+	if a.Error != nil || a.Result["resultType"] != "task" {
+		t.Fatalf("%s: %+v %v, want a task", tool, a.Error, a.Result)
+	}
+	for _, k := range []string{"task", "result", "error", "inputRequests", "requestState", "ttl", "pollInterval"} {
+		if _, ok := a.Result[k]; ok {
+			t.Errorf("%s: CreateTaskResult has %q: %v", tool, k, a.Result)
+		}
+	}
+	if ttl, ok := a.Result["ttlMs"].(float64); !ok || ttl <= 0 {
+		t.Errorf("%s: ttlMs = %v, want a positive number", tool, a.Result["ttlMs"])
+	}
+	id, _ := a.Result["taskId"].(string)
+	if id == "" || a.Result["status"] != "working" {
+		t.Fatalf("%s: CreateTaskResult %v", tool, a.Result)
+	}
+	return id
+}
+
+// awaitTask polls task id until cond holds of its tasks/get answer.
+func awaitTask(t *testing.T, url, id string, what string, cond func(map[string]any) bool, header ...string) map[string]any {
+	t.Helper()
+	var last map[string]any
+	return wait.Within(t, 20*time.Second, what, func() (map[string]any, bool) {
+		a := rpc(t, url, "tasks/get", map[string]any{"taskId": id}, tasksCaps, header...)
+		if a.Error != nil {
+			t.Fatalf("tasks/get %s: %+v", id, a.Error)
+		}
+		last = a.Result
+		return last, cond(last)
+	})
+}
+
+func terminal(res map[string]any) bool {
+	return gateway.TaskTerminal(res["status"].(string))
+}
+
+// TestTaskLifecycle: a 2026-07-28 client that declares the tasks
+// extension, over Streamable HTTP: a call that takes longer than
+// task_wait becomes a task, polled to its result; a tool error completes
+// it, a protocol error fails it; tasks/cancel cancels it (and acks the
+// same once it has ended); a quick call and a "never" tool are answered
+// with their results.
+func TestTaskLifecycle(t *testing.T) {
+	_, base := tasksGateway(t, nil, nil)
+	url := base + "/mcp"
+
+	// The extension is advertised.
+	d := rpc(t, url, "server/discover", nil, tasksCaps)
+	caps, _ := d.Result["capabilities"].(map[string]any)
+	exts, _ := caps["extensions"].(map[string]any)
+	if _, ok := exts[gateway.TasksExtension]; !ok || caps["tasks"] != nil {
+		t.Errorf("discover capabilities = %v, want extensions[%s] and no tasks", caps, gateway.TasksExtension)
+	}
+
+	// greet is "never"; slow_compute{0} ends within task_wait.
+	if a := rpc(t, url, "tools/call", map[string]any{"name": "mcp_tk_greet", "arguments": map[string]any{"name": "World"}}, tasksCaps); a.Result["resultType"] != "complete" || a.text(t) != "Hello, World!" {
+		t.Errorf("greet = %+v %v", a.Error, a.Result)
+	}
+	if a := rpc(t, url, "tools/call", map[string]any{"name": "mcp_tk_slow_compute", "arguments": map[string]any{"seconds": 0, "label": "now"}}, tasksCaps); a.Result["resultType"] != "complete" {
+		t.Errorf("slow_compute{0} = %+v %v, want its result", a.Error, a.Result)
+	}
+
+	id := createTask(t, url, "mcp_tk_slow_compute", map[string]any{"seconds": 1, "label": "one"})
+	a := rpc(t, url, "tasks/get", map[string]any{"taskId": id}, tasksCaps)
+	if a.Result["resultType"] != "complete" || a.Result["taskId"] != id || a.Result["status"] != "working" {
+		t.Errorf("tasks/get at once = %+v %v, want working", a.Error, a.Result)
+	}
+	if _, ok := a.Result["requestState"]; ok {
+		t.Errorf("tasks/get has requestState: %v", a.Result)
+	}
+	res := awaitTask(t, url, id, "slow_compute's task to end", terminal)
+	result, _ := res["result"].(map[string]any)
+	if res["status"] != "completed" || result == nil || contentText(t, result) != "computed one after 1s" {
+		t.Errorf("slow_compute task = %v", res)
+	}
+
+	// A tool error completes the task; a protocol error fails it.
+	id = createTask(t, url, "mcp_tk_failing_job", map[string]any{})
+	res = awaitTask(t, url, id, "failing_job's task to end", terminal)
+	if result, _ := res["result"].(map[string]any); res["status"] != "completed" || result["isError"] != true {
+		t.Errorf("failing_job task = %v, want completed with isError", res)
+	}
+	id = createTask(t, url, "mcp_tk_protocol_error_job", map[string]any{})
+	res = awaitTask(t, url, id, "protocol_error_job's task to end", terminal)
+	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || e["code"] == nil || !strings.Contains(e["message"].(string), "the job broke") || res["result"] != nil {
+		t.Errorf("protocol_error_job task = %v, want failed with the upstream's error", res)
+	}
+
+	// Cancel: acked empty, the task ends cancelled, and its upstream call
+	// is cancelled (the fixture's call returns at once).
+	id = createTask(t, url, "mcp_tk_slow_compute", map[string]any{"seconds": 60})
+	a = rpc(t, url, "tasks/cancel", map[string]any{"taskId": id}, tasksCaps)
+	delete(a.Result, "_meta")
+	if a.Error != nil || a.Result["resultType"] != "complete" || len(a.Result) != 1 {
+		t.Errorf("tasks/cancel = %+v %v, want {resultType: complete}", a.Error, a.Result)
+	}
+	res = awaitTask(t, url, id, "the cancelled task", terminal)
+	if res["status"] != "cancelled" {
+		t.Errorf("cancelled task = %v", res)
+	}
+	if a := rpc(t, url, "tasks/cancel", map[string]any{"taskId": id}, tasksCaps); a.Error != nil || a.Result["resultType"] != "complete" {
+		t.Errorf("tasks/cancel of an ended task = %+v %v, want the same ack", a.Error, a.Result)
+	}
+	waitGoroutines(t, "gateway.(*Gateway).superviseTask", "the tasks' goroutines")
+
+	// tasks/result and tasks/list do not exist.
+	for _, m := range []string{"tasks/result", "tasks/list"} {
+		if a := rpc(t, url, m, map[string]any{"taskId": id}, tasksCaps); a.Error == nil || a.Error.Code != -32601 {
+			t.Errorf("%s = %+v, want -32601", m, a.Error)
+		}
+	}
+	// An id the gateway did not issue is refused without a read.
+	if a := rpc(t, url, "tasks/get", map[string]any{"taskId": "tasks-conformance-nonexistent-12345"}, tasksCaps); a.Error == nil || a.Error.Code != -32602 {
+		t.Errorf("tasks/get of an unknown id = %+v, want -32602", a.Error)
+	}
+}
+
+// TestTaskInput: a task whose upstream asks its client during the call is
+// input_required, its questions listed under keys the gateway minted;
+// tasks/update answers some (the next tasks/get lists only the rest), an
+// answer to an unknown key is acked and ignored, and the task completes
+// once all are in. A question before the task exists is an input-required
+// result, as without tasks, and the retry becomes the task.
+func TestTaskInput(t *testing.T) {
+	_, base := tasksGateway(t, nil, nil)
+	url := base + "/mcp"
+	inputs := func(n int) func(map[string]any) bool {
+		return func(res map[string]any) bool {
+			reqs, _ := res["inputRequests"].(map[string]any)
+			return res["status"] == "input_required" && len(reqs) >= n || terminal(res)
+		}
+	}
+
+	id := createTask(t, url, "mcp_tk_confirm_delete", map[string]any{"filename": "a.txt"})
+	res := awaitTask(t, url, id, "confirm_delete to ask", inputs(1))
+	reqs, _ := res["inputRequests"].(map[string]any)
+	var key string
+	for k, v := range reqs {
+		key = k
+		if m, _ := v.(map[string]any); m["method"] != "elicitation/create" {
+			t.Errorf("inputRequests[%s] = %v, want an elicitation/create", k, v)
+		}
+	}
+	if res["status"] != "input_required" || key == "" {
+		t.Fatalf("confirm_delete task = %v", res)
+	}
+	a := rpc(t, url, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
+		key: map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}, "unknown-key": map[string]any{"ignored": true}}}, tasksCaps)
+	if a.Error != nil || a.Result["resultType"] != "complete" {
+		t.Fatalf("tasks/update = %+v %v", a.Error, a.Result)
+	}
+	res = awaitTask(t, url, id, "confirm_delete to end", terminal)
+	if result, _ := res["result"].(map[string]any); res["status"] != "completed" || contentText(t, result) != "deleted a.txt" {
+		t.Errorf("confirm_delete task = %v", res)
+	}
+
+	id = createTask(t, url, "mcp_tk_multi_input", map[string]any{})
+	res = awaitTask(t, url, id, "multi_input to ask twice", inputs(2))
+	var keys []string
+	for k := range res["inputRequests"].(map[string]any) {
+		keys = append(keys, k)
+	}
+	if len(keys) != 2 {
+		t.Fatalf("multi_input task = %v, want two questions", res)
+	}
+	answer := func(key, name string) {
+		a := rpc(t, url, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
+			key: map[string]any{"action": "accept", "content": map[string]any{"name": name}}}}, tasksCaps)
+		if a.Error != nil {
+			t.Fatalf("tasks/update: %+v", a.Error)
+		}
+	}
+	answer(keys[0], "first")
+	a = rpc(t, url, "tasks/get", map[string]any{"taskId": id}, tasksCaps)
+	left, _ := a.Result["inputRequests"].(map[string]any)
+	if _, ok := left[keys[1]]; a.Result["status"] != "input_required" || !ok || left[keys[0]] != nil {
+		t.Errorf("after a partial update, tasks/get = %v, want input_required with only %s", a.Result, keys[1])
+	}
+	answer(keys[1], "second")
+	res = awaitTask(t, url, id, "multi_input to end", terminal)
+	if result, _ := res["result"].(map[string]any); res["status"] != "completed" || !strings.Contains(contentText(t, result), "first") || !strings.Contains(contentText(t, result), "second") {
+		t.Errorf("multi_input task = %v", res)
+	}
+
+	// MRTR before the task: round 1 asks, round 2 becomes the task.
+	a = rpc(t, url, "tools/call", map[string]any{"name": "mcp_tk_test_tool_with_task", "arguments": map[string]any{}}, tasksCaps)
+	if a.Result["resultType"] != "input_required" || a.Result["taskId"] != nil {
+		t.Fatalf("test_tool_with_task round 1 = %+v %v, want input_required", a.Error, a.Result)
+	}
+	var k string
+	for k = range a.Result["inputRequests"].(map[string]any) {
+	}
+	a = rpc(t, url, "tools/call", map[string]any{"name": "mcp_tk_test_tool_with_task", "arguments": map[string]any{},
+		"inputResponses": map[string]any{k: map[string]any{"action": "accept", "content": map[string]any{"name": "Alice"}}},
+		"requestState":   a.Result["requestState"]}, tasksCaps)
+	id, _ = a.Result["taskId"].(string)
+	if a.Result["resultType"] != "task" || id == "" || a.Result["requestState"] != nil || a.Result["inputRequests"] != nil {
+		t.Fatalf("test_tool_with_task round 2 = %+v %v, want a task", a.Error, a.Result)
+	}
+	res = awaitTask(t, url, id, "test_tool_with_task to end", terminal)
+	if result, _ := res["result"].(map[string]any); res["status"] != "completed" || !strings.Contains(contentText(t, result), "Alice") {
+		t.Errorf("test_tool_with_task task = %v", res)
+	}
+}
+
+// TestTaskOnlyForDeclaringClients: a client that does not declare the
+// extension gets exactly what it got without tasks: a plain result, from
+// a 2026-07-28 client (stateless) and a 2025-11-25 one (a session); a tool
+// whose task mode is "required" refuses a 2026-07-28 client that does not
+// declare it, with -32021 and the capability it needs; and tasks/* from
+// such a client are refused likewise, before the id is looked at.
+func TestTaskOnlyForDeclaringClients(t *testing.T) {
+	_, base := tasksGateway(t, nil, nil)
+	url := base + "/mcp"
+	plain := map[string]any{"elicitation": map[string]any{}}
+
+	a := rpc(t, url, "tools/call", map[string]any{"name": "mcp_tk_slow_compute", "arguments": map[string]any{"seconds": 0.5, "label": "plain"}}, plain)
+	if a.Error != nil || a.Result["resultType"] != "complete" || a.text(t) != "computed plain after 0.5s" {
+		t.Errorf("slow_compute for a non-declaring client = %+v %v, want its result", a.Error, a.Result)
+	}
+	a = rpc(t, url, "tools/call", map[string]any{"name": "mcp_tk_failing_job", "arguments": map[string]any{}}, plain)
+	if a.Error == nil || a.Error.Code != -32021 || a.status != http.StatusBadRequest {
+		t.Fatalf("failing_job (required) for a non-declaring client = %d %+v, want 400 -32021", a.status, a.Error)
+	}
+	var data mcp.MissingRequiredClientCapabilityData
+	if err := json.Unmarshal(a.Error.Data, &data); err != nil || data.RequiredCapabilities == nil || data.RequiredCapabilities.Extensions[gateway.TasksExtension] == nil {
+		t.Errorf("-32021 data = %s, want requiredCapabilities.extensions[%s]", a.Error.Data, gateway.TasksExtension)
+	}
+	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		if a := rpc(t, url, m, map[string]any{"taskId": "gate-test", "inputResponses": map[string]any{}}, plain); a.Error == nil || a.Error.Code != -32021 {
+			t.Errorf("%s from a non-declaring client = %+v, want -32021", m, a.Error)
+		}
+	}
+
+	// A 2025-11-25 session: the call's result, the tool's error as it is.
+	cs := connect(t, base, clientOpts{version: "2025-11-25"})
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_tk_failing_job", Arguments: map[string]any{}})
+	if err != nil || !r.IsError || textOf(r) != "the job failed" {
+		t.Errorf("failing_job over 2025-11-25 = %v, %v; want its isError result", r, err)
+	}
+	r, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_tk_slow_compute", Arguments: map[string]any{"seconds": 0.5, "label": "old"}})
+	if err != nil || textOf(r) != "computed old after 0.5s" {
+		t.Errorf("slow_compute over 2025-11-25 = %v, %v", r, err)
+	}
+}
+
+// TestTaskVisibility: a task is its caller's, on its endpoint: another
+// caller (the owner's token on the endpoint whose own token made it), or
+// the same id on another endpoint, is told it does not exist; a task id
+// altered by a byte is refused; an Mcp-Name header that does not name the
+// task is refused with HTTP 400 and -32020, one left out is accepted.
+func TestTaskVisibility(t *testing.T) {
+	const owner, bToken = "owner-token-5e2a", "b-token-88c1"
+	b := namedEndpoint("b", nil)
+	b.AuthToken = bToken
+	_, base := tasksGateway(t, &gateway.Options{Endpoints: []gateway.Endpoint{gateway.DefaultEndpoint, b}}, &gateway.HTTPOptions{Guard: guard.Options{AuthToken: owner}})
+	bURL := base + "/e/b/mcp"
+	asB, asOwner := []string{"Authorization", "Bearer " + bToken}, []string{"Authorization", "Bearer " + owner}
+
+	id := createTask(t, bURL, "mcp_tk_slow_compute", map[string]any{"seconds": 60}, asB...)
+	if a := rpc(t, bURL, "tasks/get", map[string]any{"taskId": id}, tasksCaps, asB...); a.Error != nil || a.Result["status"] != "working" {
+		t.Errorf("tasks/get by its caller = %+v %v", a.Error, a.Result)
+	}
+	for name, c := range map[string]struct {
+		url    string
+		header []string
+	}{
+		"another caller":   {bURL, asOwner},
+		"another endpoint": {base + "/mcp", asOwner},
+	} {
+		for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+			if a := rpc(t, c.url, m, map[string]any{"taskId": id, "inputResponses": map[string]any{}}, tasksCaps, c.header...); a.Error == nil || a.Error.Code != -32602 {
+				t.Errorf("%s by %s = %+v %v, want -32602", m, name, a.Error, a.Result)
+			}
+		}
+	}
+	altered := id[:len(id)-1] + string("AB"[strings.IndexByte("AB", id[len(id)-1])+1&1])
+	if a := rpc(t, bURL, "tasks/get", map[string]any{"taskId": altered}, tasksCaps, asB...); a.Error == nil || a.Error.Code != -32602 {
+		t.Errorf("tasks/get of an altered id = %+v, want -32602", a.Error)
+	}
+
+	a := rpc(t, bURL, "tasks/get", map[string]any{"taskId": id}, tasksCaps, append(asB, "Mcp-Name", "sep-2663-wrong-task-id")...)
+	if a.status != http.StatusBadRequest || a.Error == nil || a.Error.Code != -32020 {
+		t.Errorf("tasks/get with a mismatched Mcp-Name = %d %+v, want 400 -32020", a.status, a.Error)
+	}
+	if a := rpc(t, bURL, "tasks/cancel", map[string]any{"taskId": id}, tasksCaps, append(asB, "Mcp-Name", "")...); a.Error != nil {
+		t.Errorf("tasks/cancel without Mcp-Name = %+v, want it accepted", a.Error)
+	}
+	if res := awaitTask(t, bURL, id, "the cancelled task", terminal, asB...); res["status"] != "cancelled" {
+		t.Errorf("task = %v, want cancelled", res)
+	}
+}
+
+// TestTaskInterrupted: a task still working whose replica is gone (here:
+// a gateway that stopped, and another reading the same store) is reported
+// failed, interrupted, and never run again; a task that finished is read
+// as it ended. Expired tasks are pruned.
+func TestTaskInterrupted(t *testing.T) {
+	// Replicas share the store and the key that signs task ids.
+	store, key := newMemTasks(), []byte("a key every replica of the test has")
+	g1, base1 := tasksGateway(t, &gateway.Options{Tasks: store, StateKey: key, Replica: "one"}, nil)
+	id := createTask(t, base1+"/mcp", "mcp_tk_slow_compute", map[string]any{"seconds": 60})
+	done := createTask(t, base1+"/mcp", "mcp_tk_slow_compute", map[string]any{"seconds": 0.3, "label": "kept"})
+	awaitTask(t, base1+"/mcp", done, "the short task to end", terminal)
+	// g1 stops without a word: its task's row still says working.
+	g1.Close()
+	if rec, _ := store.Task(context.Background(), id); rec.Status != "working" {
+		t.Fatalf("after the stop, the row says %q", rec.Status)
+	}
+
+	_, base2 := tasksGateway(t, &gateway.Options{Tasks: store, StateKey: key, Replica: "two"}, nil)
+	a := rpc(t, base2+"/mcp", "tasks/get", map[string]any{"taskId": id}, tasksCaps)
+	e, _ := a.Result["error"].(map[string]any)
+	data, _ := e["data"].(map[string]any)
+	if a.Result["status"] != "failed" || e["code"] != float64(-32603) || data["switchboard/interrupted"] != true || !strings.Contains(e["message"].(string), "not repeated") {
+		t.Errorf("interrupted task = %+v %v", a.Error, a.Result)
+	}
+	a = rpc(t, base2+"/mcp", "tasks/get", map[string]any{"taskId": done}, tasksCaps)
+	if result, _ := a.Result["result"].(map[string]any); a.Result["status"] != "completed" || contentText(t, result) != "computed kept after 0.3s" {
+		t.Errorf("finished task read by another gateway = %v", a.Result)
+	}
+
+	n, err := store.PruneTasks(context.Background(), time.Now().Add(2*time.Hour))
+	if err != nil || n != 2 {
+		t.Errorf("PruneTasks(in 2h) = %d, %v; want both tasks", n, err)
+	}
+	if a := rpc(t, base2+"/mcp", "tasks/get", map[string]any{"taskId": done}, tasksCaps); a.Error == nil || a.Error.Code != -32602 {
+		t.Errorf("a pruned task = %+v, want -32602", a.Error)
+	}
+}
