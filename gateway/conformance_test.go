@@ -147,6 +147,9 @@ func TestGatewayConformance(t *testing.T) {
 			if len(lost) > 0 {
 				t.Logf("suite output through the gateway:\n%s", g.output)
 			}
+			if run.named {
+				checkTaskScenarios(t, scenarios, map[string]suiteRun{"the gateway": g, "a named endpoint": n})
+			}
 			for _, s := range lostNamed {
 				t.Errorf("scenario %s passes directly but fails through a named endpoint: %s\n%s", s, n.verdict(s).why, n.report(s))
 			}
@@ -281,14 +284,53 @@ func freeLoopbackPort() (int, error) {
 // returns its Streamable HTTP endpoints: the default one, and a named one
 // choosing every tool by glob. Closing it is checked for leaked
 // goroutines (see serve).
+//
+// Beside it, the gateway serves the tools of the tasks scenarios (the
+// testserver's -tasks-fixtures, plain tools) with the task modes those
+// scenarios expect, and keeps tasks in memory: the tasks are the
+// gateway's own (gateway/tasks.go).
 func serveConformanceGateway(t *testing.T, bin string) (def, named string) {
 	t.Helper()
+	tasks := fixture(t, "tasks", "-tasks-fixtures")
+	tasks.ToolsAllowlist = taskFixtureTools
+	tasks.ToolTasks = map[string]string{"greet": config.TaskNever, "confirm_delete": config.TaskAlways, "multi_input": config.TaskAlways,
+		"failing_job": config.TaskRequired, "test_tool_with_task": config.TaskRequired}
 	_, base := serveWith(t,
-		[]config.Server{{ID: "everything", Transport: config.TransportStdio, Command: bin}},
+		[]config.Server{{ID: "everything", Transport: config.TransportStdio, Command: bin}, tasks},
 		&host.Options{ToolNameFormat: "{tool}"},
-		&gateway.Options{Endpoints: []gateway.Endpoint{{}, {Name: "conformance", Path: "/e/conformance/mcp", Tools: []string{"*"}}}},
+		&gateway.Options{Endpoints: []gateway.Endpoint{{}, {Name: "conformance", Path: "/e/conformance/mcp", Tools: []string{"*"}}},
+			Tasks: newMemTasks(), TaskWait: 300 * time.Millisecond},
 		&gateway.HTTPOptions{Guard: guard.Options{Loopback: true}})
 	return base + "/mcp", base + "/e/conformance/mcp"
+}
+
+// taskFixtureTools are the tools the tasks scenarios call.
+var taskFixtureTools = []string{"greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input", "test_tool_with_task"}
+
+// checkTaskScenarios: through the gateway and a named endpoint, every
+// tasks-* scenario passes but tasks-status-notifications, which can only
+// skip (its one check is SKIPPED whatever the server does).
+func checkTaskScenarios(t *testing.T, scenarios []string, runs map[string]suiteRun) {
+	t.Helper()
+	n := 0
+	for _, s := range scenarios {
+		if !strings.HasPrefix(s, "tasks-") {
+			continue
+		}
+		n++
+		want := pass
+		if s == "tasks-status-notifications" {
+			want = skip
+		}
+		for label, r := range runs {
+			if v := r.verdict(s); v.outcome != want {
+				t.Errorf("scenario %s through %s: %s (%s), want %s\n%s", s, label, v.outcome, v.why, want, r.report(s))
+			}
+		}
+	}
+	if n != 10 {
+		t.Errorf("the suite lists %d tasks-* scenarios, want 10", n)
+	}
 }
 
 // listServerScenarios asks the suite for its server scenarios (`list
