@@ -183,6 +183,26 @@ var migrations = []string{
 		held_reason     TEXT   NOT NULL DEFAULT '',
 		PRIMARY KEY (server, tool)
 	);`,
+	// 10: the gateway's tasks (tasks.go, the MCP tasks extension): one
+	// row per task, its status and outcome; the JSON columns are '' when
+	// empty.
+	`CREATE TABLE IF NOT EXISTS switchboard_tasks (
+		id             TEXT   PRIMARY KEY,
+		caller         TEXT   NOT NULL,
+		endpoint       TEXT   NOT NULL,
+		server         TEXT   NOT NULL,
+		tool           TEXT   NOT NULL,
+		status         TEXT   NOT NULL,
+		status_message TEXT   NOT NULL DEFAULT '',
+		input_requests TEXT   NOT NULL DEFAULT '',
+		result         TEXT   NOT NULL DEFAULT '',
+		error          TEXT   NOT NULL DEFAULT '',
+		created_at     BIGINT NOT NULL,
+		updated_at     BIGINT NOT NULL,
+		ttl_ms         BIGINT NOT NULL,
+		owner          TEXT   NOT NULL
+	);
+	CREATE INDEX IF NOT EXISTS switchboard_tasks_created ON switchboard_tasks (created_at);`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -87,6 +87,7 @@ func TestBackends(t *testing.T) {
 		{"workflow_tables", testWorkflowTables},
 		{"secrets", testSecrets},
 		{"locks", testLocks},
+		{"tasks", testTasks},
 	}
 	t.Run("sqlite", func(t *testing.T) {
 		for _, c := range tests {

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Tasks of the MCP tasks extension, as the gateway runs them
+// (gateway.TaskStore; the daemon adapts): one row per task in
+// switchboard_tasks, written when the task is made and at each change of
+// its status, read by tasks/get on any replica. A terminal row (completed,
+// failed, cancelled) is never written again; every row goes when its
+// TTL from its creation is over (PruneTasks).
+
+// A Task is one row of switchboard_tasks.
+type Task struct {
+	ID, Caller, Endpoint, Server, Tool string
+	Status, StatusMessage              string
+	// InputRequests, Result and Error are JSON, nil when empty.
+	InputRequests, Result, Error []byte
+	Created, Updated             time.Time
+	TTL                          time.Duration
+	// Owner is the replica that runs the task's call.
+	Owner string
+}
+
+// taskTerminal are the statuses a task ends in.
+const taskTerminal = `('completed', 'failed', 'cancelled')`
+
+// CreateTask stores a new task.
+func (s *Store) CreateTask(ctx context.Context, t Task) error {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO switchboard_tasks
+		(id, caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		t.ID, t.Caller, t.Endpoint, t.Server, t.Tool, t.Status, t.StatusMessage, string(t.InputRequests), string(t.Result), string(t.Error),
+		millis(t.Created), millis(t.Updated), t.TTL.Milliseconds(), t.Owner); err != nil {
+		return s.errf(err, "storing task of tool %q of server %q", t.Tool, t.Server)
+	}
+	return nil
+}
+
+// Task returns task id, or ErrNotFound.
+func (s *Store) Task(ctx context.Context, id string) (Task, error) {
+	t := Task{ID: id}
+	var inputs, result, terr string
+	var created, updated, ttl int64
+	err := s.db.QueryRowContext(ctx, `SELECT caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner
+		FROM switchboard_tasks WHERE id = $1`, id).Scan(&t.Caller, &t.Endpoint, &t.Server, &t.Tool, &t.Status, &t.StatusMessage,
+		&inputs, &result, &terr, &created, &updated, &ttl, &t.Owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Task{}, fmt.Errorf("task: %w", ErrNotFound)
+	}
+	if err != nil {
+		return Task{}, s.errf(err, "reading a task")
+	}
+	t.InputRequests, t.Result, t.Error = nonEmpty(inputs), nonEmpty(result), nonEmpty(terr)
+	t.Created, t.Updated, t.TTL = fromMillis(created), fromMillis(updated), time.Duration(ttl)*time.Millisecond
+	return t, nil
+}
+
+func nonEmpty(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
+}
+
+// UpdateTask writes t's status, status message, input requests, result,
+// error and updated time to task t.ID, unless the task has ended already;
+// it reports whether it wrote.
+func (s *Store) UpdateTask(ctx context.Context, t Task) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE switchboard_tasks SET status = $1, status_message = $2, input_requests = $3, result = $4, error = $5, updated_at = $6
+		WHERE id = $7 AND status NOT IN `+taskTerminal,
+		t.Status, t.StatusMessage, string(t.InputRequests), string(t.Result), string(t.Error), millis(t.Updated), t.ID)
+	if err != nil {
+		return false, s.errf(err, "writing a task")
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, s.errf(err, "writing a task")
+	}
+	return n > 0, nil
+}
+
+// PruneTasks removes the tasks whose TTL from their creation is over at
+// now, and returns how many it removed.
+func (s *Store) PruneTasks(ctx context.Context, now time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM switchboard_tasks WHERE created_at + ttl_ms < $1`, millis(now))
+	if err != nil {
+		return 0, s.errf(err, "removing expired tasks")
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, s.errf(err, "removing expired tasks")
+	}
+	return int(n), nil
+}
