@@ -664,6 +664,10 @@ func (d *Daemon) gatewayOptions() (*gateway.Options, error) {
 	o.Code = gateway.CodeBudget{CPUTime: cd.CPUTime, WallTime: cd.WallTime, Memory: cd.Memory, Output: cd.Output}
 	o.Embeddings = d.embeddings()
 	o.CodeRunner = d.opts.CodeRunner
+	// Tasks (the MCP tasks extension) live in the state database.
+	gw := d.opts.Config.Gateway
+	o.Tasks = taskStore{d.store}
+	o.TaskWait, o.TaskTTL, o.TaskPollInterval = gw.TaskWait, gw.TaskTTL, gw.TaskPollInterval
 	return o, nil
 }
 
