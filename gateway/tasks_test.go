@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -515,5 +516,51 @@ func TestTaskInterrupted(t *testing.T) {
 	}
 	if a := rpc(t, base2+"/mcp", "tasks/get", map[string]any{"taskId": done}, tasksCaps); a.Error == nil || a.Error.Code != -32602 {
 		t.Errorf("a pruned task = %+v, want -32602", a.Error)
+	}
+}
+
+// TestTaskAcrossReplicas: two replicas on one store. A task made through
+// A is polled through B (from the row), and cancelled through B: the
+// cancel is forwarded to A, which runs the call, and cancels it there.
+// Once A is gone, B reports A's next task interrupted.
+func TestTaskAcrossReplicas(t *testing.T) {
+	store, key := newMemTasks(), []byte("a key every replica of the test has")
+	var mu sync.Mutex
+	addrs := map[string]string{}
+	peers := func(_ context.Context, replica string) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if a, ok := addrs[replica]; ok {
+			return a, nil
+		}
+		return "", errors.New("it has stopped")
+	}
+	ga, baseA := tasksGateway(t, &gateway.Options{Tasks: store, StateKey: key, Replica: "a", Peers: peers}, nil)
+	_, baseB := tasksGateway(t, &gateway.Options{Tasks: store, StateKey: key, Replica: "b", Peers: peers}, nil)
+	mu.Lock()
+	addrs["a"], addrs["b"] = strings.TrimPrefix(baseA, "http://"), strings.TrimPrefix(baseB, "http://")
+	mu.Unlock()
+
+	id := createTask(t, baseA+"/mcp", "mcp_tk_slow_compute", map[string]any{"seconds": 60})
+	if a := rpc(t, baseB+"/mcp", "tasks/get", map[string]any{"taskId": id}, tasksCaps); a.Error != nil || a.Result["status"] != "working" {
+		t.Errorf("tasks/get through B = %+v %v, want working", a.Error, a.Result)
+	}
+	if a := rpc(t, baseB+"/mcp", "tasks/cancel", map[string]any{"taskId": id}, tasksCaps); a.Error != nil || a.Result["resultType"] != "complete" {
+		t.Fatalf("tasks/cancel through B = %+v %v", a.Error, a.Result)
+	}
+	if res := awaitTask(t, baseB+"/mcp", id, "the task cancelled through B", terminal); res["status"] != "cancelled" {
+		t.Errorf("task = %v, want cancelled", res)
+	}
+	// A's call was cancelled: A holds no task.
+	waitGoroutines(t, "gateway.(*Gateway).superviseTask", "A's task")
+
+	id = createTask(t, baseA+"/mcp", "mcp_tk_slow_compute", map[string]any{"seconds": 60})
+	mu.Lock()
+	delete(addrs, "a")
+	mu.Unlock()
+	ga.Close()
+	res := awaitTask(t, baseB+"/mcp", id, "A's task to be reported", terminal)
+	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || !strings.Contains(e["message"].(string), `replica "a" is gone`) {
+		t.Errorf("A's task after A stopped = %v, want failed, interrupted", res)
 	}
 }
