@@ -224,8 +224,9 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 		},
 	}
 	if tc != nil {
-		// A task outlives the server's per-call timeout: its TTL bounds it.
-		opts.Timeout = g.opts.TaskTTL
+		// A task outlives the server's per-call timeout: its TTL bounds it
+		// (tasks.go cancels the call then), this only in case.
+		opts.Timeout = g.opts.TaskTTL + time.Minute
 	}
 	g.wg.Add(1)
 	go func() {

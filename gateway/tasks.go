@@ -57,6 +57,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -194,9 +195,10 @@ func (g *Gateway) open(prefix, s string, v any) bool {
 
 // taskRun is a task whose call this replica runs.
 type taskRun struct {
-	p      *pendingCall
-	caller string
-	expire *time.Timer // cancels the call at the task's TTL
+	p       *pendingCall
+	caller  string
+	expire  *time.Timer // cancels the call at the task's TTL
+	expired atomic.Bool // it did
 
 	mu          sync.Mutex
 	rec         TaskRecord      // as last written
@@ -401,7 +403,10 @@ func (g *Gateway) becomeTask(ctx context.Context, p *pendingCall, tc *taskCall) 
 	// The call is the task's now: no client round waits for it, and it
 	// ends with the task's TTL rather than InputTimeout.
 	g.drop(p)
-	tr.expire = time.AfterFunc(rec.TTL, p.cancel)
+	tr.expire = time.AfterFunc(rec.TTL, func() {
+		tr.expired.Store(true)
+		p.cancel()
+	})
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -506,6 +511,11 @@ func (g *Gateway) finishTask(tr *taskRun, res *mcp.CallToolResult, err error) {
 	switch {
 	case err == nil:
 		rec.Status, rec.Result = TaskCompleted, b
+	case tr.expired.Load():
+		je := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
+			"the task's time to live (%s, [gateway] task_ttl) ended before its call did; the call was cancelled", rec.TTL)}
+		rec.Status, rec.StatusMessage = TaskFailed, je.Message
+		rec.Error, _ = json.Marshal(je)
 	case g.requests.Err() != nil:
 		// The shutdown's grace ended the call.
 		rec = interrupted(rec, "its gateway replica shut down")

@@ -181,6 +181,9 @@ func tasksGateway(t *testing.T, opts *gateway.Options, hopts *gateway.HTTPOption
 		o.Endpoints = []gateway.Endpoint{gateway.DefaultEndpoint, namedEndpoint("b", nil)}
 	}
 	o.TaskWait = 200 * time.Millisecond
+	if o.TaskTTL == 0 {
+		o.TaskTTL = time.Hour
+	}
 	return serveWith(t, []config.Server{srv}, nil, &o, hopts)
 }
 
@@ -562,5 +565,24 @@ func TestTaskAcrossReplicas(t *testing.T) {
 	res := awaitTask(t, baseB+"/mcp", id, "A's task to be reported", terminal)
 	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || !strings.Contains(e["message"].(string), `replica "a" is gone`) {
 		t.Errorf("A's task after A stopped = %v, want failed, interrupted", res)
+	}
+}
+
+// TestTaskTTL: a task whose call outlives its TTL has the call cancelled
+// and is written failed, saying so; past its TTL it is gone for clients
+// (-32602) until pruned.
+func TestTaskTTL(t *testing.T) {
+	store := newMemTasks()
+	_, base := tasksGateway(t, &gateway.Options{Tasks: store, TaskTTL: 700 * time.Millisecond}, nil)
+	id := createTask(t, base+"/mcp", "mcp_tk_slow_compute", map[string]any{"seconds": 60})
+	rec := wait.Within(t, 20*time.Second, "the task to end at its TTL", func() (gateway.TaskRecord, bool) {
+		rec, err := store.Task(context.Background(), id)
+		return rec, err == nil && gateway.TaskTerminal(rec.Status)
+	})
+	if rec.Status != "failed" || !strings.Contains(rec.StatusMessage, "time to live") {
+		t.Errorf("task at its TTL = %s %q, want failed, naming task_ttl", rec.Status, rec.StatusMessage)
+	}
+	if a := rpc(t, base+"/mcp", "tasks/get", map[string]any{"taskId": id}, tasksCaps); a.Error == nil || a.Error.Code != -32602 || !strings.Contains(a.Error.Message, "expired") {
+		t.Errorf("tasks/get past the TTL = %+v, want -32602 expired", a.Error)
 	}
 }
