@@ -273,7 +273,9 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	params.SetProgressToken(token)
 	start := time.Now()
 	res, err := session.CallTool(context.WithValue(cctx, callKey{}, c), params)
-	if err == nil && asTask {
+	if err == nil {
+		// A task, asked for or not (a server may not make one unasked,
+		// but its caller wants the result all the same).
 		if t := createdTask(res); t != nil {
 			res, err = s.followTask(cctx, session, c, token, t)
 		}

@@ -95,25 +95,34 @@ func TestTaskCall(t *testing.T) {
 }
 
 // TestTaskElicitation: the question a task asks while it waits for input
-// (delivered while tasks/result waits) reaches the call's handler, and the
-// answer continues the task.
+// (delivered while tasks/result waits, on its event stream over
+// Streamable HTTP) reaches the call's handler, and the answer continues
+// the task.
 func TestTaskElicitation(t *testing.T) {
-	h, _ := start(t, []config.Server{everything(t, "everything")}, nil)
-	var asked string
-	res, err := h.CallTool(context.Background(), researchTool, []byte(`{"topic":"python","ambiguous":true}`), &host.CallOptions{
-		Elicitation: func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			asked = server + ": " + p.Message
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "snake"}}, nil
-		},
-	})
-	if err != nil {
-		t.Fatalf("CallTool(%s): %v", researchTool, err)
-	}
-	if !strings.HasPrefix(asked, `everything: The research query "python"`) {
-		t.Errorf("handler asked %q, want the server's question", asked)
-	}
-	if got := text(res); !strings.Contains(got, "# Research Report: python (snake)") {
-		t.Errorf("result = %q, want the report with the answer", got)
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			s := everything(t, "everything")
+			if transport == "http" {
+				s = config.Server{ID: "everything", Transport: config.TransportHTTP, URL: interop.StartEverythingHTTP(t, "streamableHttp"), AllowLocalEndpoint: true}
+			}
+			h, _ := start(t, []config.Server{s}, nil)
+			var asked string
+			res, err := h.CallTool(context.Background(), researchTool, []byte(`{"topic":"python","ambiguous":true}`), &host.CallOptions{
+				Elicitation: func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+					asked = server + ": " + p.Message
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "snake"}}, nil
+				},
+			})
+			if err != nil {
+				t.Fatalf("CallTool(%s): %v", researchTool, err)
+			}
+			if !strings.HasPrefix(asked, `everything: The research query "python"`) {
+				t.Errorf("handler asked %q, want the server's question", asked)
+			}
+			if got := text(res); !strings.Contains(got, "# Research Report: python (snake)") {
+				t.Errorf("result = %q, want the report with the answer", got)
+			}
+		})
 	}
 }
 
