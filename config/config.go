@@ -222,6 +222,13 @@ type Server struct {
 	// ProgressResetsTimeout lets a progress notification restart the call
 	// timeout, for long-running tools.
 	ProgressResetsTimeout bool
+	// UpstreamTask is when the host calls the server's tools as tasks
+	// (the server's own tasks, protocol 2025-11-25): UpstreamTaskAuto
+	// (the default, also ""), UpstreamTaskAlways or UpstreamTaskNever.
+	// UpstreamTaskTimeout bounds such a call instead of Timeout; 0 means
+	// DefaultUpstreamTaskTimeout. See upstream_task.go.
+	UpstreamTask        string
+	UpstreamTaskTimeout time.Duration
 	// Roots are the roots offered to the server (file:// URIs); none by default.
 	Roots []string
 

@@ -67,6 +67,8 @@ var serverFields = decode.Table[Server]{
 	decode.Duration("install_timeout", every, func(s *Server) *time.Duration { return &s.InstallTimeout }, MaxInstallTimeout).Only(forStdio),
 	decode.Bool("optional", every, func(s *Server) *bool { return &s.Optional }),
 	decode.Bool("progress_resets_timeout", every, func(s *Server) *bool { return &s.ProgressResetsTimeout }),
+	decode.String("upstream_task", every, func(s *Server) *string { return &s.UpstreamTask }, checkUpstreamTask),
+	decode.Duration("upstream_task_timeout", every, func(s *Server) *time.Duration { return &s.UpstreamTaskTimeout }, MaxTimeout),
 	decode.StringList("roots", every, func(s *Server) *[]string { return &s.Roots }, checkRootEntry),
 	decode.Bool("lazy", every, func(s *Server) *bool { return &s.Lazy }),
 	decode.Interval("health_interval", every, func(s *Server) *time.Duration { return &s.HealthInterval }, HealthOff, MaxHealthInterval),

@@ -39,6 +39,8 @@ func everyField() Server {
 		ConnectTimeout:            150 * time.Second,
 		Optional:                  true,
 		ProgressResetsTimeout:     true,
+		UpstreamTask:              UpstreamTaskAlways,
+		UpstreamTaskTimeout:       2 * time.Hour,
 		Roots:                     []string{"file:///home/me/project"},
 		Lazy:                      true,
 		HealthInterval:            HealthOff,

@@ -51,8 +51,9 @@ type CallOptions struct {
 	// connection's goroutine: it must not block.
 	Log func(server string, p *mcp.LoggingMessageParams)
 	// Timeout, when positive, bounds this call instead of its server's
-	// timeout: longer for a call the caller knows to be long, shorter for
-	// one it cannot wait for. Like the server's, it covers waiting for a
+	// timeout (or, for a call made as a task, its upstream_task_timeout):
+	// longer for a call the caller knows to be long, shorter for one it
+	// cannot wait for. Like the server's, it covers waiting for a
 	// restarting server and for a place under max_concurrency, and a
 	// progress notification restarts it when the server has
 	// progress_resets_timeout.
@@ -87,6 +88,12 @@ type CallOptions struct {
 	// not called for a call refused before (an unknown tool, invalid
 	// arguments, a guardrail's reject).
 	OnArguments func(json.RawMessage)
+	// OnTask, when set, is told of the task the server runs this call as
+	// (see task.go: a tool that requires a task, or a server with
+	// upstream_task = "always"), when it is made and at each change of
+	// its status the host learns of, on the caller's goroutine within
+	// CallTool. Each change also reaches Progress, as its message.
+	OnTask func(server string, t UpstreamTask)
 
 	// RequestOptions: the options every request takes, such as a
 	// 2026-07-28 call's input responses. The progress token in _meta is
@@ -115,6 +122,7 @@ const MetaKeyIdempotencyKey = "switchboard/idempotency_key"
 // server.
 func callerMeta(m mcp.Meta, inProcess bool, o *CallOptions) mcp.Meta {
 	delete(m, MetaKeyCaller)
+	delete(m, metaKeyTask) // the host's alone to set (task.go)
 	if !inProcess {
 		return m
 	}
@@ -137,6 +145,9 @@ type call struct {
 	reset func() // restarts the timeout; nil unless progress resets it
 
 	mu sync.Mutex
+	// task is the id of the server's task this call runs as, once made
+	// (task.go): a request of the server's that names it is this call's.
+	task string
 	// unanswered says why a question of the server's that can be answered
 	// another way (MetaKeyAnswerElsewhere) went unanswered, and that way:
 	// set, the call's failure is that, not the server's.
@@ -167,6 +178,12 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	}
 	s := e.srv
 	timeout := s.cfg.Timeout
+	// A tool that runs as a task (task.go) is bounded by the task's
+	// timeout: outliving a call's timeout is what a task is for.
+	asTask := s.asTask(e.Tool.Tool)
+	if asTask {
+		timeout = s.taskTimeout()
+	}
 	if opts != nil && opts.Timeout > 0 {
 		timeout = opts.Timeout
 	}
@@ -246,9 +263,23 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		params.RequestState = c.opts.RequestState
 	}
 	params.Meta = callerMeta(maps.Clone(c.opts.Meta), s.cfg.Transport == TransportInProcess, &c.opts)
+	if asTask {
+		// The tap sends it as params.task (task.go).
+		if params.Meta == nil {
+			params.Meta = mcp.Meta{}
+		}
+		params.Meta[metaKeyTask] = map[string]any{"ttl": timeout.Milliseconds()}
+	}
 	params.SetProgressToken(token)
 	start := time.Now()
 	res, err := session.CallTool(context.WithValue(cctx, callKey{}, c), params)
+	if err == nil {
+		// A task, asked for or not (a server may not make one unasked,
+		// but its caller wants the result all the same).
+		if t := createdTask(res); t != nil {
+			res, err = s.followTask(cctx, session, c, token, t)
+		}
+	}
 	d := time.Since(start)
 	if err != nil && ctx.Err() == nil {
 		if u := c.unansweredWhy(); u != "" {

@@ -202,6 +202,7 @@ func (s *server) newClient(inputRequired bool) *mcp.Client {
 		o.ToolListChangedHandler, o.ResourceListChangedHandler, o.PromptListChangedHandler = nil, nil, nil
 	}
 	c := mcp.NewClient(s.h.opts.ClientInfo, o)
+	addTaskMethods(c)
 	// Redaction runs first on what arrives (the outermost middleware):
 	// nothing a server sends is seen unredacted (redact.go).
 	c.AddReceivingMiddleware(s.callMiddleware)

@@ -4,7 +4,9 @@ package host
 // the guarded dialer, redirect policy and bounded bodies.
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -98,20 +100,72 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // progressTransport routes the progress notifications of event streams
-// (sseProgressTap); it wraps the checks, so that it reads only what they
-// let through.
+// (sseProgressTap), and rewrites what the go-sdk cannot say or would drop
+// of tasks (task.go) in the messages it sends and in the bodies it reads,
+// JSON and event streams; it wraps the checks, so that it reads only what
+// they let through.
 type progressTransport struct {
 	rt http.RoundTripper
 	h  *Host
 }
 
 func (t *progressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && req.Body != nil && req.Body != http.NoBody {
+		// The host's own message, as the SDK encoded it.
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if b, ok := taskOutgoingBytes(body); ok {
+			body = b
+		}
+		req = req.Clone(req.Context())
+		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
 	resp, err := t.rt.RoundTrip(req)
-	if err == nil && resp.Body != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	switch ct := resp.Header.Get("Content-Type"); {
+	case strings.HasPrefix(ct, "text/event-stream"):
 		resp.Body = &sseProgressTap{rc: resp.Body, h: t.h}
+	case strings.HasPrefix(ct, "application/json"):
+		resp.Body = &taskJSONBody{rc: resp.Body}
+		resp.ContentLength = -1
+		resp.Header.Del("Content-Length")
 	}
 	return resp, err
 }
+
+// taskJSONBody is a JSON response body with what the go-sdk would drop of
+// tasks rewritten (task.go): read whole (the checks it wraps bound it) at
+// the first Read.
+type taskJSONBody struct {
+	rc   io.ReadCloser
+	r    *bytes.Reader
+	err  error
+	read bool
+}
+
+func (b *taskJSONBody) Read(p []byte) (int, error) {
+	if !b.read {
+		b.read = true
+		data, err := io.ReadAll(b.rc)
+		if out, ok := taskIncomingBytes(bytes.TrimSpace(data)); ok && err == nil {
+			data = out
+		}
+		b.r, b.err = bytes.NewReader(data), err
+	}
+	n, err := b.r.Read(p)
+	if err == io.EOF && b.err != nil {
+		err = b.err
+	}
+	return n, err
+}
+
+func (b *taskJSONBody) Close() error { return b.rc.Close() }
 
 // CloseIdleConnections forwards to the wrapped RoundTripper.
 func (t *progressTransport) CloseIdleConnections() {

@@ -124,7 +124,7 @@ func (s *server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !ok || r.Params == nil {
 				break
 			}
-			if c := s.route(ctx, func(c *call) bool { return c.opts.Elicitation != nil }); c != nil && c.opts.PassThrough {
+			if c := s.routeAsk(ctx, r.Params.Meta, func(c *call) bool { return c.opts.Elicitation != nil }); c != nil && c.opts.PassThrough {
 				res, err := c.opts.Elicitation(ctx, s.cfg.ID, r.Params)
 				if err != nil {
 					s.noteUnanswered(ctx, c, r.Params, err)
@@ -162,6 +162,15 @@ func (s *server) route(ctx context.Context, has func(*call) bool) *call {
 	return found
 }
 
+// routeAsk finds the call a server's question belongs to: the call whose
+// task it names (task.go), else as route does.
+func (s *server) routeAsk(ctx context.Context, meta mcp.Meta, has func(*call) bool) *call {
+	if c := s.byTask(meta, has); c != nil {
+		return c
+	}
+	return s.route(ctx, has)
+}
+
 // received redacts and cleans a question the go-sdk hands a handler. A
 // 2025-11-25 server's request has passed the receiving middleware already
 // (doing it again changes nothing); a 2026-07-28 server's input requests,
@@ -180,7 +189,11 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 		cp.Params = p
 		req = &cp
 	}
-	c := s.route(ctx, func(c *call) bool { return c.opts.Elicitation != nil })
+	var meta mcp.Meta
+	if req.Params != nil {
+		meta = req.Params.Meta
+	}
+	c := s.routeAsk(ctx, meta, func(c *call) bool { return c.opts.Elicitation != nil })
 	var res *mcp.ElicitResult
 	var err error
 	switch {
@@ -264,7 +277,11 @@ func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mc
 		cp.Params = p
 		req = &cp
 	}
-	if c := s.route(ctx, func(c *call) bool { return c.opts.Sampling != nil }); c != nil {
+	var meta mcp.Meta
+	if req.Params != nil {
+		meta = req.Params.Meta
+	}
+	if c := s.routeAsk(ctx, meta, func(c *call) bool { return c.opts.Sampling != nil }); c != nil {
 		return c.opts.Sampling(ctx, s.cfg.ID, req.Params)
 	}
 	return s.h.opts.Sampling(ctx, s.cfg.ID, req.Params)

@@ -39,6 +39,11 @@ type progressConn struct {
 	s *server
 }
 
+// Write sends msg, a tools/call to be made a task as one (task.go).
+func (c *progressConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	return c.Connection.Write(ctx, taskOutgoing(msg))
+}
+
 func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
@@ -46,7 +51,11 @@ func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, err
 		}
 		req, ok := msg.(*jsonrpc.Request)
-		if !ok || req.IsCall() {
+		if !ok {
+			// A result: what the go-sdk would drop of tasks kept (task.go).
+			return taskIncoming(msg), nil
+		}
+		if req.IsCall() {
 			return msg, nil
 		}
 		switch req.Method {
@@ -73,53 +82,103 @@ func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // sseProgressTap routes the progress notifications of a Streamable HTTP
 // event stream as the SDK reads the bytes, so that they are handled before
-// the response that follows them in the stream. It looks only at "data:"
-// lines that mention notifications/progress; everything passes through
-// unchanged. A line longer than the SDK's own event bound is skipped.
+// the response that follows them in the stream, and rewrites what the
+// go-sdk would drop of tasks in the stream's results (task.go). It holds
+// each line until its end (the SDK acts on an event only at the blank
+// line after it), up to the host's message bound, the SDK's own bound of
+// an event; a longer line passes through as read, unlooked at. Every
+// other byte passes through unchanged.
 type sseProgressTap struct {
 	rc   io.ReadCloser
 	h    *Host
-	line []byte
-	skip bool // the current line is too long to hold
+	line []byte // the current line, held until its end
+	pass bool   // the current line is too long to hold: it passes as read
+	out  []byte // what is ready to be read, from off on
+	off  int
+	err  error // the body's, once it has one
 }
 
-// maxTapLine bounds the bytes the tap holds for one line.
-const maxTapLine = 64 << 10
+// maxTapLine is the longest line the tap holds: the host's message bound.
+func (t *sseProgressTap) maxTapLine() int {
+	if t.h.opts.MaxMessageBytes > 0 {
+		return t.h.opts.MaxMessageBytes
+	}
+	return DefaultMaxMessageBytes
+}
 
 func (t *sseProgressTap) Read(p []byte) (int, error) {
-	n, err := t.rc.Read(p)
-	for _, b := range p[:n] {
-		if b == '\n' {
-			if !t.skip {
-				t.scan(t.line)
-			}
-			t.line, t.skip = t.line[:0], false
-			continue
+	for t.off == len(t.out) && t.err == nil && len(p) > 0 {
+		t.out, t.off = t.out[:0], 0
+		n, err := t.rc.Read(p) // p is scratch until the copy below
+		t.feed(p[:n])
+		if err != nil {
+			// A last line without its end passes as it came.
+			t.out = append(t.out, t.line...)
+			t.line, t.err = t.line[:0], err
 		}
-		if t.skip {
-			continue
-		}
-		if len(t.line) >= maxTapLine {
-			t.skip = true
-			continue
-		}
-		t.line = append(t.line, b)
 	}
-	return n, err
+	if t.off < len(t.out) {
+		n := copy(p, t.out[t.off:])
+		t.off += n
+		return n, nil
+	}
+	return 0, t.err
 }
 
-func (t *sseProgressTap) scan(line []byte) {
+// feed takes bytes read from the body.
+func (t *sseProgressTap) feed(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		seg := b
+		if i >= 0 {
+			seg = b[:i]
+		}
+		switch {
+		case t.pass:
+			t.out = append(t.out, seg...)
+		case len(t.line)+len(seg) > t.maxTapLine():
+			t.out = append(append(t.out, t.line...), seg...)
+			t.line, t.pass = t.line[:0], true
+		default:
+			t.line = append(t.line, seg...)
+		}
+		if i < 0 {
+			return
+		}
+		if !t.pass {
+			t.out = append(t.out, t.scan(t.line)...)
+		}
+		t.out = append(t.out, '\n')
+		t.line, t.pass = t.line[:0], false
+		b = b[i+1:]
+	}
+}
+
+// scan routes a line's progress notification and returns the line, or
+// what replaces it (task.go).
+func (t *sseProgressTap) scan(line []byte) []byte {
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
-	if !ok || !bytes.Contains(data, []byte("notifications/progress")) {
-		return
+	if !ok {
+		return line
 	}
-	var msg struct {
-		Method string                         `json:"method"`
-		Params mcp.ProgressNotificationParams `json:"params"`
+	if bytes.Contains(data, []byte("notifications/progress")) {
+		var msg struct {
+			Method string                         `json:"method"`
+			Params mcp.ProgressNotificationParams `json:"params"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(data), &msg) == nil && msg.Method == "notifications/progress" {
+			t.h.progress(secret.RedactValue(t.h.red, &msg.Params))
+		}
+		return line
 	}
-	if json.Unmarshal(bytes.TrimSpace(data), &msg) == nil && msg.Method == "notifications/progress" {
-		t.h.progress(secret.RedactValue(t.h.red, &msg.Params))
+	if b, ok := taskIncomingBytes(bytes.TrimSpace(data)); ok {
+		out := append([]byte("data: "), b...)
+		if bytes.HasSuffix(line, []byte("\r")) {
+			out = append(out, '\r')
+		}
+		return out
 	}
+	return line
 }
 
 func (t *sseProgressTap) Close() error { return t.rc.Close() }

@@ -156,6 +156,7 @@ type toolJSON struct {
 	InputSchema  any                  `json:"input_schema"`
 	OutputSchema any                  `json:"output_schema,omitempty"` // the shape of structuredContent, when the tool declares one
 	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`   // the server's hints (readOnlyHint, destructiveHint, …), as it sent them
+	TaskSupport  string               `json:"task_support,omitempty"`  // the server's execution.taskSupport: "required" tools are called as its tasks
 }
 
 func (e *env) toolsCommand() *cobra.Command {
@@ -176,7 +177,7 @@ func (e *env) toolsCommand() *cobra.Command {
 				for i, t := range tools {
 					out[i] = toolJSON{Name: t.Name, Server: t.Server, OriginalName: t.Tool.Name, Title: t.Tool.Title,
 						Description: t.Tool.Description, InputSchema: t.Tool.InputSchema, OutputSchema: t.Tool.OutputSchema,
-						Annotations: t.Tool.Annotations}
+						Annotations: t.Tool.Annotations, TaskSupport: host.TaskSupport(t.Tool)}
 				}
 				return e.printJSON(map[string]any{"tools": out})
 			}

@@ -1,0 +1,41 @@
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// A server's upstream task settings (Server.UpstreamTask): when the host
+// calls the server's tools as tasks of the server's own (the tasks of
+// protocol 2025-11-25, which server-everything and the TypeScript SDK
+// speak): the server runs the call on, the host polls it, and the call's
+// caller gets its result as from any call. These are the server's tasks,
+// the host a client of them; the gateway's own tasks (Task, ToolTasks)
+// are another thing.
+const (
+	// UpstreamTaskAuto calls a tool as a task when the server says the
+	// tool requires one (execution.taskSupport "required"), which it
+	// cannot be called without. The default.
+	UpstreamTaskAuto = "auto"
+	// UpstreamTaskAlways calls every tool that may run as a task
+	// (taskSupport "optional" or "required") as one: for tools known to
+	// run longer than a call's timeout.
+	UpstreamTaskAlways = "always"
+	// UpstreamTaskNever calls no tool as a task: a tool that requires one
+	// fails as the server says.
+	UpstreamTaskNever = "never"
+)
+
+// DefaultUpstreamTaskTimeout bounds a call made as a task when the server
+// sets no upstream_task_timeout: an hour. A task is for what outlives a
+// call's timeout, so it is not bounded by that.
+const DefaultUpstreamTaskTimeout = time.Hour
+
+// checkUpstreamTask checks a server's upstream_task.
+func checkUpstreamTask(s string) string {
+	switch s {
+	case "", UpstreamTaskAuto, UpstreamTaskAlways, UpstreamTaskNever:
+		return ""
+	}
+	return fmt.Sprintf("invalid upstream_task %q: want auto, always or never", s)
+}

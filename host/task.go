@@ -1,0 +1,659 @@
+package host
+
+// Upstream tasks: a tool a server runs as a task (the tasks of protocol
+// 2025-11-25, which server-everything and the TypeScript SDK speak) is
+// called as one, and the call's caller gets the tool's result as from any
+// call. A tool that requires a task cannot be called otherwise; a tool
+// that runs longer than a call's timeout can be, as a task, bounded by
+// the server's upstream_task_timeout instead.
+//
+// The go-sdk (v1.8.0) knows no tasks: its decoder drops a tool's
+// execution.taskSupport and a CreateTaskResult's task, and its
+// CallToolParams cannot carry params.task. So the bytes are touched, here
+// and nowhere else, by the taps every message passes on its way (the
+// progressConn of stdio, SSE, WebSocket and in-process connections; the
+// progressTransport of Streamable HTTP, request and response bodies):
+//
+//   - a tools/list result's tool that has execution.taskSupport gets it in
+//     its _meta, under MetaKeyTaskSupport (and a server's own value there
+//     is dropped): the host's tool keeps it, the cache, the CLI and the
+//     REST API show it;
+//   - a tools/call whose _meta holds metaKeyTask (CallTool sets it, and
+//     drops a caller's) has it moved to params.task;
+//   - a result {"task": {...}} without content (a CreateTaskResult) becomes
+//     a CallToolResult without content whose _meta holds the task under
+//     metaKeyTask (and a server's own value there is dropped).
+//
+// The rest is the go-sdk's: tasks/get, tasks/result and tasks/cancel are
+// custom methods (mcp.AddSendingCustomMethod), their answers bounded by
+// the connection's message bound like any other; the questions a server
+// asks within a task (delivered while tasks/result waits, tagged with the
+// task's id) are answered by the call's own handlers, like those of a plain
+// call.
+//
+// Tasks of the 2026-07-28 extension (io.modelcontextprotocol/tasks) differ:
+// the client declares the extension in each request's _meta instead of
+// sending params.task, the server alone decides, its answer is a flat
+// {"resultType": "task", "taskId", …}, input requests come in tasks/get's
+// inputRequests and are answered with tasks/update, and there is no
+// tasks/result (tasks/get carries the result) nor execution.taskSupport.
+// The host does not offer the extension yet: a 2026-07-28 server answers
+// it with plain results (gateway: clientMeta strips it).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/secret"
+)
+
+// MetaKeyTaskSupport is the _meta key of a host's tool (Tool.Tool.Meta)
+// under which the host keeps its server's execution.taskSupport:
+// TaskRequired, TaskOptional or TaskForbidden; absent when the server
+// says nothing (forbidden, for the protocol).
+const MetaKeyTaskSupport = "switchboard/task_support"
+
+// A tool's task support, as a server declares it.
+const (
+	TaskRequired  = "required"
+	TaskOptional  = "optional"
+	TaskForbidden = "forbidden"
+)
+
+// metaKeyTask carries a task between CallTool and the taps: in a
+// tools/call's _meta, the params.task to send; in a result's _meta, the
+// task a CreateTaskResult made.
+const metaKeyTask = "switchboard/task"
+
+// metaKeyRelatedTask is the protocol's _meta key naming the task a
+// message belongs to.
+const metaKeyRelatedTask = "io.modelcontextprotocol/related-task"
+
+// The statuses of a task.
+const (
+	TaskWorking       = "working"
+	TaskInputRequired = "input_required"
+	TaskCompleted     = "completed"
+	TaskFailed        = "failed"
+	TaskCancelled     = "cancelled"
+)
+
+// UpstreamTask is a task a server runs for a call, as the server last
+// described it.
+type UpstreamTask struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt,omitempty"`
+	LastUpdatedAt string `json:"lastUpdatedAt,omitempty"`
+	// TTL is how long, in milliseconds from its creation, the server keeps
+	// the task; nil: as long as it likes.
+	TTL *int64 `json:"ttl,omitempty"`
+	// PollInterval is how often, in milliseconds, the server would have
+	// the task polled; 0: it does not say.
+	PollInterval int64 `json:"pollInterval,omitempty"`
+}
+
+// terminal reports whether the task has ended.
+func (t *UpstreamTask) terminal() bool {
+	switch t.Status {
+	case TaskCompleted, TaskFailed, TaskCancelled:
+		return true
+	}
+	return false
+}
+
+// taskParams are the params of tasks/get, tasks/result and tasks/cancel.
+type taskParams struct {
+	mcp.ParamsBase
+	TaskID string `json:"taskId"`
+}
+
+// taskResult is the result of tasks/get and tasks/cancel: the task.
+type taskResult struct {
+	mcp.ResultBase
+	UpstreamTask
+}
+
+// addTaskMethods lets c send the task methods.
+func addTaskMethods(c *mcp.Client) {
+	// Errors only for a standard method's name, which these are not.
+	_ = mcp.AddSendingCustomMethod[*taskParams, *taskResult](c, "tasks/get")
+	_ = mcp.AddSendingCustomMethod[*taskParams, *taskResult](c, "tasks/cancel")
+	_ = mcp.AddSendingCustomMethod[*taskParams, *mcp.CallToolResult](c, "tasks/result")
+}
+
+// TaskSupport returns a tool's task support as its server declared it
+// (MetaKeyTaskSupport); "" when it declared none.
+func TaskSupport(t *mcp.Tool) string {
+	if t == nil {
+		return ""
+	}
+	s, _ := t.Meta[MetaKeyTaskSupport].(string)
+	return s
+}
+
+// asTask reports whether a call of t goes as a task (the server's
+// upstream_task, the tool's task support).
+func (s *server) asTask(t *mcp.Tool) bool {
+	support := TaskSupport(t)
+	switch s.cfg.UpstreamTask {
+	case config.UpstreamTaskNever:
+		return false
+	case config.UpstreamTaskAlways:
+		return support == TaskRequired || support == TaskOptional
+	}
+	return support == TaskRequired
+}
+
+// taskTimeout bounds a call made as a task.
+func (s *server) taskTimeout() time.Duration {
+	if s.cfg.UpstreamTaskTimeout > 0 {
+		return s.cfg.UpstreamTaskTimeout
+	}
+	return config.DefaultUpstreamTaskTimeout
+}
+
+// The host's polling of a task: the wait before a poll is a tenth of the
+// time the task has run, at least the server's pollInterval (clamped to
+// [minTaskPoll, maxTaskPollInterval]; defaultTaskPoll when it gives none)
+// and at most maxTaskPoll (or that interval, if longer). A short task is
+// polled as its server asks, and its end seen within an interval; a long
+// one is seen to end within a tenth of its time, or maxTaskPoll. A task
+// of the longest timeout (a day) is polled under 9,000 times, and a
+// server that asks to be polled often is not polled more often than
+// every minTaskPoll.
+const (
+	defaultTaskPoll     = time.Second
+	minTaskPoll         = 100 * time.Millisecond
+	maxTaskPoll         = 10 * time.Second
+	maxTaskPollInterval = time.Minute
+	// taskCancelTimeout bounds the tasks/cancel sent when a call ends
+	// before its task: the caller has gone, and does not wait long.
+	taskCancelTimeout = 10 * time.Second
+)
+
+// taskPoll is the wait before the next poll of a task that has run for
+// ran, whose server asks for intervalMs between polls.
+func taskPoll(intervalMs int64, ran time.Duration) time.Duration {
+	base := defaultTaskPoll
+	if intervalMs > 0 {
+		base = time.Duration(intervalMs) * time.Millisecond
+	}
+	base = min(max(base, minTaskPoll), maxTaskPollInterval)
+	return min(max(base, ran/10), max(base, maxTaskPoll))
+}
+
+// createdTask returns the task a CreateTaskResult made (the tap put it in
+// the result's _meta), or nil.
+func createdTask(res *mcp.CallToolResult) *UpstreamTask {
+	if res == nil || res.Meta == nil {
+		return nil
+	}
+	v, ok := res.Meta[metaKeyTask]
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var t UpstreamTask
+	if json.Unmarshal(b, &t) != nil || t.TaskID == "" {
+		return nil
+	}
+	return &t
+}
+
+// followTask follows the task t a call made to its end and returns the
+// tool's result: it polls tasks/get (each poll bounded by the server's
+// timeout), reports each new status as progress and to CallOptions.OnTask,
+// and fetches the result with tasks/result once the task has ended or
+// waits for input (the server's questions, delivered while tasks/result
+// waits, reach the call's handlers; status polls go on meanwhile). ctx is
+// the call's, bounded by its timeout: when it ends first, or following
+// fails, the task is cancelled upstream (tasks/cancel).
+func (s *server) followTask(ctx context.Context, cs *mcp.ClientSession, c *call, token string, t *UpstreamTask) (res *mcp.CallToolResult, err error) {
+	c.mu.Lock()
+	c.task = t.TaskID
+	c.mu.Unlock()
+	type fetched struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	var result chan fetched // set while tasks/result is asked
+	fctx, fcancel := context.WithCancel(ctx)
+	fetch := func() {
+		result = make(chan fetched, 1)
+		go func() {
+			r, err := mcp.CallCustomMethod[*taskParams, *mcp.CallToolResult](fctx, cs, "tasks/result", &taskParams{TaskID: t.TaskID})
+			result <- fetched{r, err}
+		}()
+	}
+	defer func() {
+		fcancel()
+		if result != nil {
+			<-result // withdrawn: it ends at once
+		}
+		if err != nil && !t.terminal() {
+			s.cancelTask(ctx, cs, t.TaskID)
+		}
+	}()
+	seq := 0
+	s.taskStatus(c, token, t, &seq)
+	began := time.Now()
+	timer := time.NewTimer(taskPoll(t.PollInterval, 0))
+	defer timer.Stop()
+	for {
+		if result == nil && (t.terminal() || t.Status == TaskInputRequired) {
+			if t.Status == TaskCancelled {
+				return nil, fmt.Errorf("the server cancelled the tool's task %s%s", t.TaskID, statusSuffix(t))
+			}
+			fetch()
+		}
+		select {
+		case f := <-result:
+			result = nil
+			if f.err != nil {
+				if ctx.Err() != nil {
+					return nil, f.err
+				}
+				var je *jsonrpc.Error
+				if t.Status == TaskFailed && errors.As(f.err, &je) {
+					return nil, fmt.Errorf("the tool's task %s failed%s", t.TaskID, statusSuffix(t))
+				}
+				return nil, fmt.Errorf("tasks/result: %w", f.err)
+			}
+			t.Status = TaskCompleted // the result is final, whatever the last poll said
+			return withoutTaskMeta(f.res), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+		if t.terminal() {
+			// Only the result is awaited now.
+			timer.Reset(maxTaskPollInterval)
+			continue
+		}
+		nt, err := s.getTask(ctx, cs, t.TaskID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("tasks/get %s: %w", t.TaskID, err)
+		}
+		if nt.TaskID == "" {
+			nt.TaskID = t.TaskID
+		}
+		if nt.Status != t.Status || nt.StatusMessage != t.StatusMessage {
+			*t = *nt
+			s.taskStatus(c, token, t, &seq)
+		} else {
+			*t = *nt
+		}
+		timer.Reset(taskPoll(t.PollInterval, time.Since(began)))
+	}
+}
+
+// statusSuffix is ": " and the task's status message, or "".
+func statusSuffix(t *UpstreamTask) string {
+	if t.StatusMessage == "" {
+		return ""
+	}
+	return ": " + t.StatusMessage
+}
+
+// getTask asks the server for its task id, bounded by the server's
+// timeout.
+func (s *server) getTask(ctx context.Context, cs *mcp.ClientSession, id string) (*UpstreamTask, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.Timeout, ErrTimeout)
+	defer cancel()
+	r, err := mcp.CallCustomMethod[*taskParams, *taskResult](ctx, cs, "tasks/get", &taskParams{TaskID: id})
+	if err != nil {
+		if errors.Is(context.Cause(ctx), ErrTimeout) {
+			return nil, fmt.Errorf("%w: no answer within %s", ErrTimeout, s.cfg.Timeout)
+		}
+		return nil, err
+	}
+	return &r.UpstreamTask, nil
+}
+
+// cancelTask asks the server to cancel its task id, for a call that
+// ended (ctx may have ended): bounded by taskCancelTimeout, and logged,
+// not returned, when it fails.
+func (s *server) cancelTask(ctx context.Context, cs *mcp.ClientSession, id string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(taskCancelTimeout, s.cfg.Timeout))
+	defer cancel()
+	stop := context.AfterFunc(s.life, cancel) // a closing host does not wait
+	defer stop()
+	r, err := mcp.CallCustomMethod[*taskParams, *taskResult](cctx, cs, "tasks/cancel", &taskParams{TaskID: id})
+	if err != nil {
+		s.log.Info("could not cancel the server's task", "task", id, "error", s.h.redact(err.Error()))
+		return
+	}
+	s.log.Debug("cancelled the server's task", "task", id, "status", r.Status)
+}
+
+// taskStatus tells the call a task's new status: CallOptions.OnTask, and
+// CallOptions.Progress (through the host's progress routing, which also
+// restarts a timeout that progress resets) with the status message.
+func (s *server) taskStatus(c *call, token string, t *UpstreamTask, seq *int) {
+	t = secret.RedactValue(s.h.red, t)
+	if c.opts.OnTask != nil {
+		c.opts.OnTask(s.cfg.ID, *t)
+	}
+	*seq++
+	msg := t.StatusMessage
+	switch {
+	case msg == "":
+		msg = t.Status
+	case t.Status != TaskWorking:
+		msg = t.Status + ": " + msg
+	}
+	s.h.progress(&mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(*seq), Message: msg})
+}
+
+// withoutTaskMeta is a task's result without the task's id in its _meta:
+// the result of the call, as of a plain one.
+func withoutTaskMeta(res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res == nil {
+		return &mcp.CallToolResult{Content: []mcp.Content{}}
+	}
+	if _, ok := res.Meta[metaKeyRelatedTask]; !ok {
+		return res
+	}
+	out := *res
+	out.Meta = maps.Clone(res.Meta)
+	delete(out.Meta, metaKeyRelatedTask)
+	if len(out.Meta) == 0 {
+		out.Meta = nil
+	}
+	return &out
+}
+
+// UpstreamTask asks the named server for its task id (tasks/get), bounded
+// by the server's timeout: a task a call made (CallOptions.OnTask).
+func (h *Host) UpstreamTask(ctx context.Context, serverID, id string) (*UpstreamTask, error) {
+	return request(h, ctx, serverID, "tasks/get", id, func(ctx context.Context, cs *mcp.ClientSession) (*UpstreamTask, error) {
+		r, err := mcp.CallCustomMethod[*taskParams, *taskResult](ctx, cs, "tasks/get", &taskParams{TaskID: id})
+		if err != nil {
+			return nil, err
+		}
+		return secret.RedactValue(h.red, &r.UpstreamTask), nil
+	})
+}
+
+// byTask is the call in flight whose task a server's request names (its
+// _meta's related-task) and that has, or nil.
+func (s *server) byTask(meta map[string]any, has func(*call) bool) *call {
+	rt, ok := meta[metaKeyRelatedTask].(map[string]any)
+	if !ok {
+		return nil
+	}
+	id, _ := rt["taskId"].(string)
+	if id == "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.inflight {
+		c.mu.Lock()
+		mine := c.task == id
+		c.mu.Unlock()
+		if mine && has(c) {
+			return c
+		}
+	}
+	return nil
+}
+
+// The taps' part (see the top of this file). Each looks for its key in
+// the bytes before decoding anything: most messages pass untouched, and
+// unparsed.
+
+var (
+	keyExecution   = []byte(`"execution"`)
+	keyTaskSupport = []byte(`"` + MetaKeyTaskSupport + `"`)
+	keyTask        = []byte(`"task"`)
+	keyMetaTask    = []byte(`"` + metaKeyTask + `"`)
+)
+
+// taskOutgoing is msg, a message the host sends, or a copy of it: a
+// tools/call with metaKeyTask in its _meta has it moved to params.task.
+func taskOutgoing(msg jsonrpc.Message) jsonrpc.Message {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "tools/call" || !bytes.Contains(req.Params, keyMetaTask) {
+		return msg
+	}
+	var p map[string]json.RawMessage
+	if json.Unmarshal(req.Params, &p) != nil {
+		return msg
+	}
+	meta, task, ok := cutMeta(p["_meta"], metaKeyTask)
+	if !ok {
+		return msg
+	}
+	setRaw(p, "_meta", meta)
+	p["task"] = task
+	b, err := marshalRaw(p)
+	if err != nil {
+		return msg
+	}
+	cp := *req
+	cp.Params = b
+	return &cp
+}
+
+// taskIncoming is msg, a message the host reads, or a copy of it: a
+// tools/list result's execution.taskSupport copied to each tool's _meta,
+// a CreateTaskResult made a CallToolResult, and a server's own values
+// under the host's keys dropped.
+func taskIncoming(msg jsonrpc.Message) jsonrpc.Message {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.Error != nil || len(resp.Result) == 0 {
+		return msg
+	}
+	r := resp.Result
+	tools := bytes.Contains(r, keyExecution) || bytes.Contains(r, keyTaskSupport)
+	task := bytes.Contains(r, keyTask) || bytes.Contains(r, keyMetaTask)
+	if !tools && !task {
+		return msg
+	}
+	var res map[string]json.RawMessage
+	if json.Unmarshal(r, &res) != nil {
+		return msg
+	}
+	changed := false
+	if tools {
+		changed = toolsTaskSupport(res)
+	}
+	if task {
+		changed = createTaskResult(res) || changed
+	}
+	if !changed {
+		return msg
+	}
+	b, err := marshalRaw(res)
+	if err != nil {
+		return msg
+	}
+	cp := *resp
+	cp.Result = b
+	return &cp
+}
+
+// taskIncomingBytes is taskIncoming of one encoded message, for the
+// Streamable HTTP tap: the message re-encoded, and true, when it changed.
+func taskIncomingBytes(data []byte) ([]byte, bool) {
+	if !mayHoldTask(data) {
+		return nil, false
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return nil, false
+	}
+	out := taskIncoming(msg)
+	if out == msg {
+		return nil, false
+	}
+	b, err := jsonrpc.EncodeMessage(out)
+	return b, err == nil
+}
+
+// taskOutgoingBytes is taskOutgoing of one encoded message, for the
+// Streamable HTTP tap: the message re-encoded, and true, when it changed.
+func taskOutgoingBytes(data []byte) ([]byte, bool) {
+	if !bytes.Contains(data, keyMetaTask) {
+		return nil, false
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return nil, false
+	}
+	out := taskOutgoing(msg)
+	if out == msg {
+		return nil, false
+	}
+	b, err := jsonrpc.EncodeMessage(out)
+	return b, err == nil
+}
+
+// mayHoldTask reports whether b holds any key the taps look for.
+func mayHoldTask(b []byte) bool {
+	return bytes.Contains(b, keyExecution) || bytes.Contains(b, keyTaskSupport) || bytes.Contains(b, keyTask) || bytes.Contains(b, keyMetaTask)
+}
+
+// toolsTaskSupport copies each listed tool's execution.taskSupport into
+// its _meta (res is a tools/list result; anything else has no tools
+// array), and reports whether it changed anything.
+func toolsTaskSupport(res map[string]json.RawMessage) bool {
+	var tools []map[string]json.RawMessage
+	if raw, ok := res["tools"]; !ok || json.Unmarshal(raw, &tools) != nil {
+		return false
+	}
+	changed := false
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		meta, _, had := cutMeta(t["_meta"], MetaKeyTaskSupport)
+		var exec struct {
+			TaskSupport string `json:"taskSupport"`
+		}
+		if raw, ok := t["execution"]; ok && json.Unmarshal(raw, &exec) == nil && knownTaskSupport(exec.TaskSupport) {
+			m := map[string]json.RawMessage{}
+			if len(meta) > 0 {
+				if json.Unmarshal(meta, &m) != nil {
+					continue
+				}
+			}
+			m[MetaKeyTaskSupport], _ = json.Marshal(exec.TaskSupport)
+			meta, _ = marshalRaw(m)
+		} else if !had {
+			continue
+		}
+		setRaw(t, "_meta", meta)
+		changed = true
+	}
+	if !changed {
+		return false
+	}
+	b, err := marshalRaw(tools)
+	if err != nil {
+		return false
+	}
+	res["tools"] = b
+	return true
+}
+
+func knownTaskSupport(s string) bool {
+	return s == TaskRequired || s == TaskOptional || s == TaskForbidden
+}
+
+// createTaskResult makes res, a CreateTaskResult ({"task": {"taskId": …}}
+// and no content), a CallToolResult without content that has the task in
+// its _meta; it drops a server's own metaKeyTask from any other result.
+// It reports whether it changed anything.
+func createTaskResult(res map[string]json.RawMessage) bool {
+	meta, _, had := cutMeta(res["_meta"], metaKeyTask)
+	var task struct {
+		TaskID string `json:"taskId"`
+	}
+	_, content := res["content"]
+	raw, ok := res["task"]
+	if !ok || content || json.Unmarshal(raw, &task) != nil || task.TaskID == "" {
+		if had {
+			setRaw(res, "_meta", meta)
+		}
+		return had
+	}
+	m := map[string]json.RawMessage{}
+	if len(meta) > 0 && json.Unmarshal(meta, &m) != nil {
+		return false
+	}
+	m[metaKeyTask] = raw
+	b, err := marshalRaw(m)
+	if err != nil {
+		return false
+	}
+	delete(res, "task")
+	res["_meta"] = b
+	res["content"] = json.RawMessage(`[]`)
+	return true
+}
+
+// cutMeta returns the _meta object raw without key, and key's value.
+// ok is false when raw holds no key (or is not an object); then meta is
+// raw. An object left empty is returned as nil.
+func cutMeta(raw json.RawMessage, key string) (meta, value json.RawMessage, ok bool) {
+	if len(raw) == 0 || !bytes.Contains(raw, []byte(`"`+key+`"`)) {
+		return raw, nil, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return raw, nil, false
+	}
+	value, ok = m[key]
+	if !ok {
+		return raw, nil, false
+	}
+	delete(m, key)
+	if len(m) == 0 {
+		return nil, value, true
+	}
+	meta, err := marshalRaw(m)
+	if err != nil {
+		return raw, nil, false
+	}
+	return meta, value, true
+}
+
+// setRaw sets m[key] to v, or deletes it when v is empty.
+func setRaw(m map[string]json.RawMessage, key string, v json.RawMessage) {
+	if len(v) == 0 {
+		delete(m, key)
+		return
+	}
+	m[key] = v
+}
+
+// marshalRaw encodes v without escaping HTML characters: the bytes
+// re-encoded stay those the server sent.
+func marshalRaw(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
