@@ -668,6 +668,10 @@ func (d *Daemon) gatewayOptions() (*gateway.Options, error) {
 	gw := d.opts.Config.Gateway
 	o.Tasks = taskStore{d.store}
 	o.TaskWait, o.TaskTTL, o.TaskPollInterval = gw.TaskWait, gw.TaskTTL, gw.TaskPollInterval
+	if d.wf != nil && len(gw.Workflows) > 0 {
+		// A published workflow's call is a task backed by its run.
+		o.Runs = runTasks{d.wf.Engine}
+	}
 	return o, nil
 }
 

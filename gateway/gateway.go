@@ -151,6 +151,11 @@ type Options struct {
 	// task_ttl and task_poll_interval; 0 means config.DefaultTaskWait,
 	// DefaultTaskTTL and DefaultTaskPollInterval.
 	TaskWait, TaskTTL, TaskPollInterval time.Duration
+	// Runs are the durable runs behind the tools of one in-process server
+	// (`serve`: its published workflows): with Tasks, a declaring client's
+	// call of one of its tools is a task backed by the run it starts
+	// (runtasks.go). Nil: those calls are tasks as any other's.
+	Runs RunTasks
 	// MaxTasksPerCaller bounds the tasks one caller has in flight on this
 	// replica; beyond it (or beyond MaxRequests tasks in all) a call goes
 	// on as a call, answered with its result. Default

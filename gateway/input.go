@@ -96,6 +96,9 @@ type answer struct {
 func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	state := req.Params.RequestState
 	tc := taskCallOf(ctx)
+	if tc != nil && tc.run {
+		return g.startRunTask(ctx, req, tc)
+	}
 	if state == "" && tc == nil {
 		// A call that may become a task is always bridged (tasks.go): its
 		// upstream asks during the call, whatever its generation.

@@ -214,6 +214,9 @@ type taskCall struct {
 	req     *mcp.CallToolRequest
 	server  string
 	tool    string
+	// run: the tool's call is a durable run of its own (Options.Runs),
+	// and its task is that run's (runtasks.go).
+	run     bool
 	created *createTaskResult
 }
 
@@ -243,7 +246,7 @@ type taskFields struct {
 	StatusMessage  string `json:"statusMessage,omitempty"`
 	CreatedAt      string `json:"createdAt"`
 	LastUpdatedAt  string `json:"lastUpdatedAt"`
-	TTLMs          int64  `json:"ttlMs"`
+	TTLMs          *int64 `json:"ttlMs"` // nil: unlimited (null)
 	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
 }
 
@@ -276,10 +279,11 @@ type taskParams struct {
 var taskMethods = []string{"tasks/get", "tasks/update", "tasks/cancel"}
 
 func (g *Gateway) fields(rec TaskRecord) taskFields {
+	ttl := rec.TTL.Milliseconds()
 	return taskFields{
 		TaskID: rec.ID, Status: rec.Status, StatusMessage: rec.StatusMessage,
 		CreatedAt: rec.Created.UTC().Format(time.RFC3339Nano), LastUpdatedAt: rec.Updated.UTC().Format(time.RFC3339Nano),
-		TTLMs: rec.TTL.Milliseconds(), PollIntervalMs: g.opts.TaskPollInterval.Milliseconds(),
+		TTLMs: &ttl, PollIntervalMs: g.opts.TaskPollInterval.Milliseconds(),
 	}
 }
 
@@ -361,6 +365,7 @@ func (ep *endpoint) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		tc := &taskCall{mode: mode, ep: ep, req: r, server: t.Server, tool: t.Tool.Name}
+		tc.run = g.opts.Runs != nil && t.Server == g.opts.Runs.Server()
 		res, err := next(context.WithValue(ctx, taskCallKey{}, tc), method, req)
 		if tc.created != nil {
 			return tc.created, nil
@@ -554,6 +559,9 @@ func (ep *endpoint) taskMethod(ctx context.Context, method string, r *mcp.Server
 		return nil, errTasksRequired(method)
 	}
 	id := r.Params.TaskID
+	if strings.HasPrefix(id, runTaskPrefix) {
+		return ep.runTaskMethod(ctx, method, r)
+	}
 	body, ok := g.openTaskID(id)
 	if !ok {
 		return nil, errNoTask("Task not found")

@@ -79,6 +79,15 @@ type CallOptions struct {
 	// MetaKeyIdempotencyKey: a key one client chose means nothing to a
 	// server that cannot tell that client from another.
 	IdempotencyKey string
+	// Detach asks an in-process server that runs each call as a durable
+	// run of its own (a published workflow) to start the run and answer at
+	// once, naming the run in the result's _meta under MetaKeyRun, rather
+	// than follow it: the caller takes the run's outcome later, elsewhere
+	// (the gateway's task of the call). Like Caller, it reaches in-process
+	// servers only, under MetaKeyDetach, set from this field alone; any
+	// other server never learns of it, and one that knows no runs ignores
+	// it.
+	Detach bool
 	// OnArguments, when set, is called once, on the caller's goroutine
 	// within CallTool, before the call goes out (and before waiting for
 	// the server), with the arguments as the server will be sent them: validated, and
@@ -117,14 +126,30 @@ const CallerAnonymous = "anonymous"
 // (a published workflow's run: docs/workflows.md).
 const MetaKeyIdempotencyKey = "switchboard/idempotency_key"
 
+// MetaKeyDetach is the _meta key of a tools/call under which an
+// in-process server finds CallOptions.Detach (true). The host sets it on a
+// detached call to an in-process server and removes it from every other.
+const MetaKeyDetach = "switchboard/detach"
+
+// MetaKeyRun is the _meta key of a detached call's result under which an
+// in-process server names the run it started (CallOptions.Detach).
+const MetaKeyRun = "switchboard/run"
+
 // callerMeta is a call's _meta m with what an in-process server learns of
-// its caller (o.Caller, o.IdempotencyKey), and no caller for any other
-// server.
+// its caller (o.Caller, o.IdempotencyKey) and whether the call is
+// detached (o.Detach), and none of that for any other server.
 func callerMeta(m mcp.Meta, inProcess bool, o *CallOptions) mcp.Meta {
 	delete(m, MetaKeyCaller)
+	delete(m, MetaKeyDetach)
 	delete(m, metaKeyTask) // the host's alone to set (task.go)
 	if !inProcess {
 		return m
+	}
+	if o.Detach {
+		if m == nil {
+			m = mcp.Meta{}
+		}
+		m[MetaKeyDetach] = true
 	}
 	for k, v := range map[string]string{MetaKeyCaller: o.Caller, MetaKeyIdempotencyKey: o.IdempotencyKey} {
 		if v == "" {

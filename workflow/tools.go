@@ -35,7 +35,9 @@ const DefaultToolFormat = "workflow_{id}"
 // again with the answer); the caller's retry answers the gate and the call
 // goes on, unless another answer won the gate (an error says so). A client
 // that cannot answer gets an error and the run keeps waiting. Cancelling
-// the call cancels the run.
+// the call cancels the run. A detached call (host.CallOptions.Detach: the
+// gateway's task of a call) starts the run and answers at once, naming it
+// under host.MetaKeyRun; its caller follows it with ToolTask.
 //
 // A run's id is random, never taken from the call (a progress token is the
 // host's counter, which starts again in every process). A caller that
@@ -152,6 +154,12 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 				return toolError("%v", err), nil
 			}
 		}
+		if detach, _ := meta[host.MetaKeyDetach].(bool); detach {
+			// The caller follows the run elsewhere (the gateway's task of
+			// this call: ToolTask): it lives on the engine from here.
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("workflow %s: run %s started", wf.ID, id)}},
+				Meta: mcp.Meta{host.MetaKeyRun: id}}, nil
+		}
 		var n float64
 		var stuck *mcp.CallToolResult
 		err := e.Follow(ctx, id, 0, func(ev Event) error {
@@ -185,10 +193,6 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 				stuck = toolError("workflow %s: the client of this call cannot answer (it has no elicitation): %s", wf.ID, answerHint(id, gate))
 				return errStop
 			}
-			sch := ev.Schema
-			if len(sch) == 0 {
-				sch = json.RawMessage(`{"type":"object","properties":{}}`)
-			}
 			state, err := e.signState(ctx, gateState{Run: id, Gate: gate, Expires: time.Now().Add(stateTTL).Unix(), Caller: caller})
 			if err != nil {
 				return err
@@ -197,9 +201,7 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 			// older protocol by elicitation and calls again with its answer.
 			// Its _meta tells the host that a client unable to answer must
 			// not decline for the person (see host.MetaKeyAnswerElsewhere).
-			stuck = &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"gate": &mcp.ElicitParams{Message: ev.Text, RequestedSchema: sch,
-				Meta: mcp.Meta{host.MetaKeyAnswerElsewhere: answerHint(id, gate)}}},
-				RequestState: state}
+			stuck = &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"gate": gateRequest(id, gate, &ev)}, RequestState: state}
 			return errStop
 		})
 		switch {
@@ -219,15 +221,21 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 		if err != nil {
 			return toolError("workflow %s: run %s: %v", wf.ID, id, err), nil
 		}
-		if st.State != RunCompleted {
-			if st.Error != nil {
-				return toolError("workflow %s: run %s %s: %v", wf.ID, id, st.State, st.Error), nil
-			}
-			return toolError("workflow %s: run %s %s", wf.ID, id, st.State), nil
-		}
-		b, _ := json.Marshal(st.Outputs)
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: st.Outputs}, nil
+		return toolResult(wf.ID, st), nil
 	}
+}
+
+// toolResult is what a call of workflow wf's tool returns of its run st,
+// ended: its outputs, or an error naming how it ended.
+func toolResult(wf string, st *RunStatus) *mcp.CallToolResult {
+	if st.State != RunCompleted {
+		if st.Error != nil {
+			return toolError("workflow %s: run %s %s: %v", wf, st.ID, st.State, st.Error)
+		}
+		return toolError("workflow %s: run %s %s", wf, st.ID, st.State)
+	}
+	b, _ := json.Marshal(st.Outputs)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: st.Outputs}
 }
 
 // maxIdempotencyKey bounds an idempotency key: a UUID is 36 bytes, and a
@@ -292,6 +300,18 @@ func progressMessage(ev Event) string {
 		return "gate " + step + " " + ev.Action
 	}
 	return ""
+}
+
+// gateRequest is the question of gate (ev, its gate:waiting event) of
+// run: the gate's text and schema. Its _meta tells the host that a client
+// unable to answer must not decline for the person (see
+// host.MetaKeyAnswerElsewhere).
+func gateRequest(run, gate string, ev *Event) *mcp.ElicitParams {
+	sch := ev.Schema
+	if len(sch) == 0 {
+		sch = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return &mcp.ElicitParams{Message: ev.Text, RequestedSchema: sch, Meta: mcp.Meta{host.MetaKeyAnswerElsewhere: answerHint(run, gate)}}
 }
 
 // answerHint names the way to answer a gate without the calling client.
