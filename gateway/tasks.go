@@ -209,11 +209,11 @@ type taskRun struct {
 // taskCall marks the context of a tools/call that may become a task; the
 // call sets created when it does.
 type taskCall struct {
-	mode    string
-	ep      *endpoint
-	req     *mcp.CallToolRequest
-	server  string
-	tool    string
+	mode   string
+	ep     *endpoint
+	req    *mcp.CallToolRequest
+	server string
+	tool   string
 	// run: the tool's call is a durable run of its own (Options.Runs),
 	// and its task is that run's (runtasks.go).
 	run     bool
