@@ -14,8 +14,8 @@ import (
 	"github.com/switchboardmcp/switchboard/host"
 )
 
-// TestCallerReachesInProcessOnly: a call's Caller and IdempotencyKey
-// reach an in-process server in _meta, set by the host from CallOptions
+// TestCallerReachesInProcessOnly: a call's Caller, IdempotencyKey and
+// Detach reach an in-process server in _meta, set by the host from CallOptions
 // alone (a caller named in CallOptions.Meta is replaced, or removed when
 // the call names none), and never a server of another process.
 func TestCallerReachesInProcessOnly(t *testing.T) {
@@ -27,6 +27,9 @@ func TestCallerReachesInProcessOnly(t *testing.T) {
 		text := "caller=" + jsonText(caller) + " key=" + jsonText(key)
 		if !hasCaller {
 			text = "caller=none key=" + jsonText(key)
+		}
+		if d, ok := m[host.MetaKeyDetach]; ok {
+			text += " detach=" + jsonText(d)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 	})
@@ -41,12 +44,14 @@ func TestCallerReachesInProcessOnly(t *testing.T) {
 		{"forged in Meta", &host.CallOptions{Caller: "session:b", RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyCaller: "owner"}}}, `caller="session:b" key=null`},
 		{"forged, no caller", &host.CallOptions{RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyCaller: "owner"}}}, `caller=none key=null`},
 		{"none", nil, `caller=none key=null`},
+		{"detached", &host.CallOptions{Detach: true}, `caller=none key=null detach=true`},
+		{"detach forged in Meta", &host.CallOptions{RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyDetach: true}}}, `caller=none key=null`},
 	} {
 		if got := callText(t, h, "mcp_who_whoami", `{}`, c.opts); got != c.want {
 			t.Errorf("%s: the in-process server saw %s, want %s", c.name, got, c.want)
 		}
 	}
-	opts := &host.CallOptions{Caller: "oauth:ana", IdempotencyKey: "k1", RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyCaller: "owner"}}}
+	opts := &host.CallOptions{Caller: "oauth:ana", IdempotencyKey: "k1", Detach: true, RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyCaller: "owner"}}}
 	if got := callText(t, h, "mcp_fx_echo", `{"text":"hi"}`, opts); got != "hi" {
 		t.Fatalf("echo = %q", got)
 	}
@@ -54,7 +59,7 @@ func TestCallerReachesInProcessOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, leak := range []string{host.MetaKeyCaller, host.MetaKeyIdempotencyKey, "oauth:ana", "k1"} {
+	for _, leak := range []string{host.MetaKeyCaller, host.MetaKeyIdempotencyKey, host.MetaKeyDetach, "oauth:ana", "k1"} {
 		if strings.Contains(string(b), leak) {
 			t.Errorf("the stdio server's _meta holds %q:\n%s", leak, b)
 		}
