@@ -190,4 +190,3 @@ func taskRPC(t *testing.T, url, method string, params map[string]any, caps map[s
 	}
 	return a
 }
-
