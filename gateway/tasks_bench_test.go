@@ -57,12 +57,13 @@ func toRow(t gateway.TaskRecord) store.Task {
 // store:
 //
 //   - direct: tools/call without the tasks extension declared: the result;
+//
 //   - task: tools/call declaring it (echo's mode is "always": a task at
 //     once, its row written), then tasks/get at once and again until the
 //     task is completed, with its result (a real client waits
 //     pollIntervalMs between polls; this measures the gateway's cost).
 //
-//	go test ./gateway -run '^$' -bench TaskCall -benchtime 2000x -count 5
+//     go test ./gateway -run '^$' -bench TaskCall -benchtime 2000x -count 5
 //
 // polls/op is the tasks/get requests a task took. See docs/performance.md,
 // section Tasks.
