@@ -153,6 +153,9 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	a.handle("POST "+p+"/runs/{id}/resolve", a.resolveStep)
 	a.handle("POST "+p+"/runs/{id}/cancel", a.runAction(http.StatusOK, cancelRun))
 	a.handle("POST "+p+"/runs/{id}/resume", a.runAction(http.StatusAccepted, resumeRun))
+	a.handle("GET "+p+"/tasks", a.listTasks)
+	a.handle("GET "+p+"/tasks/{id}", a.getTask)
+	a.handle("POST "+p+"/tasks/{id}/cancel", a.cancelTask)
 	a.handle("GET "+p+"/usage", a.usage)
 	a.handle(p+"/", func(w http.ResponseWriter, r *http.Request) error {
 		return &problem{Status: http.StatusNotFound, Title: "no such endpoint", Detail: r.Method + " " + r.URL.Path}

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/guardrail"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/schema"
@@ -51,6 +52,7 @@ const (
 	KindUnknownAgentRun  Kind = "unknown_agent_run" // no agent run has the id
 	KindUnknownWorkflow  Kind = "unknown_workflow"  // no workflow has the id (or there are none)
 	KindUnknownRun       Kind = "unknown_run"       // no workflow run has the id
+	KindUnknownTask      Kind = "unknown_task"      // no task of the gateway has the id (or one outside your grant)
 	KindInvalid          Kind = "invalid"           // a value its schema refuses, or one holding a secret (a run's inputs, a gate's answer)
 	KindSelection        Kind = "selection"         // a run selects servers or tools the daemon does not have
 	KindExists           Kind = "exists"            // the id is taken
@@ -94,6 +96,7 @@ var kinds = []kindRow{
 	{kind: KindUnknownAgentRun, status: 404, exit: 2, title: "no such agent run", is: []error{ErrNoAgentRun}},
 	{kind: KindUnknownWorkflow, status: 404, exit: 2, title: "no such workflow", is: []error{workflow.ErrNotFound}},
 	{kind: KindUnknownRun, status: 404, exit: 2, title: "no such run", is: []error{workflow.ErrNoRun}},
+	{kind: KindUnknownTask, status: 404, exit: 2, title: "no such task", is: []error{ErrNoTask}},
 	{kind: KindInvalid, status: 422, exit: 2, title: "invalid value", is: []error{workflow.ErrHoldsSecret}, as: isA[*schema.ValidationError]},
 	{kind: KindSelection, status: 422, exit: 2, title: "invalid mcp_servers or tools", is: []error{workflow.ErrSelection}},
 	{kind: KindExists, status: 409, exit: 2, title: "the id is taken", field: "id", is: []error{store.ErrExists, host.ErrServerExists}},
@@ -104,7 +107,7 @@ var kinds = []kindRow{
 	{kind: KindNotWaiting, status: 409, exit: 2, title: "the run is not waiting on that gate", field: "gate", is: []error{workflow.ErrNotWaiting}},
 	{kind: KindAnswered, status: 409, exit: 2, title: "the gate was answered already", field: "gate", is: []error{workflow.ErrGateAnswered}},
 	{kind: KindNotInterrupted, status: 409, exit: 2, title: "the run is not interrupted at that step", field: "step", is: []error{workflow.ErrNotInterrupted}},
-	{kind: KindLiveElsewhere, status: 409, exit: 2, title: "the run is another process's", is: []error{ErrLiveElsewhere}},
+	{kind: KindLiveElsewhere, status: 409, exit: 2, title: "the run or task is another process's", is: []error{ErrLiveElsewhere, gateway.ErrTaskElsewhere}},
 	{kind: KindNoAPIKey, status: 500, exit: 2, title: "no API key"},
 	{kind: KindTimeout, status: 504, exit: 1, title: "timed out", is: []error{host.ErrTimeout, context.DeadlineExceeded, context.Canceled}},
 	{kind: KindStartFailed, status: 502, exit: 1, title: "servers failed to start", as: isA[*host.StartError]},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/gateway"
@@ -79,4 +80,114 @@ func runErr(err error) error {
 		return fmt.Errorf("%w: %w", gateway.ErrTaskNotFound, err)
 	}
 	return err
+}
+
+// A Task is a task of the gateway as the owner's faces show it (the REST
+// API, the web UI, the CLI): its row of switchboard_tasks.
+type Task = store.Task
+
+// TaskFilter chooses the tasks ListTasks lists (store.TaskFilter; its
+// Servers are narrowed to the caller's grant).
+type TaskFilter = store.TaskFilter
+
+// ErrNoTask: no task has the id, or the caller's grant does not cover
+// its server.
+var ErrNoTask = errors.New("no such task")
+
+// ListTasks lists the gateway's tasks newest first, one page (see
+// store.ListTasks), those of the servers the caller's grant (ctx, Grant)
+// covers: everything for the owner.
+func (d *Daemon) ListTasks(ctx context.Context, f TaskFilter) ([]Task, string, error) {
+	if gr := d.Grant(ctx); !gr.All() {
+		allowed := []string{}
+		for _, id := range d.taskServers() {
+			if gr.Server(id) && (f.Servers == nil || slices.Contains(f.Servers, id)) {
+				allowed = append(allowed, id)
+			}
+		}
+		f.Servers = allowed
+	}
+	ts, next, err := d.store.ListTasks(ctx, f)
+	if err != nil {
+		return nil, "", KindUsage.Errorf("%w", err)
+	}
+	return ts, next, nil
+}
+
+// taskServers are the servers a narrowed grant may see tasks of: the
+// host's (a task of a server removed since is the owner's to see).
+func (d *Daemon) taskServers() []string {
+	h := d.Host()
+	if h == nil {
+		return nil
+	}
+	var ids []string
+	for _, st := range h.Servers() {
+		ids = append(ids, st.ID)
+	}
+	return ids
+}
+
+// Task returns task id with its outcome, as tasks/get reports it (a task
+// whose replica is gone is interrupted); ErrNoTask when there is none or
+// the caller's grant does not cover its server.
+func (d *Daemon) Task(ctx context.Context, id string) (Task, error) {
+	g := d.gateway()
+	var t Task
+	if g == nil {
+		st, err := d.store.Task(ctx, id)
+		if err != nil {
+			return Task{}, d.noTask(id, err)
+		}
+		t = st
+	} else {
+		rec, err := g.Task(ctx, id)
+		if err != nil {
+			return Task{}, d.noTask(id, err)
+		}
+		t = toStoreTask(rec)
+	}
+	if !d.Grant(ctx).Server(t.Server) {
+		return Task{}, fmt.Errorf("task %q: %w", id, ErrNoTask)
+	}
+	return t, nil
+}
+
+// CancelTask cancels task id through the gateway, as tasks/cancel does:
+// its upstream call is cancelled, and it is written cancelled (a task
+// whose replica is gone, interrupted; one that ended stays as it is). A
+// task another live replica runs is refused (gateway.ErrTaskElsewhere,
+// naming it: KindLiveElsewhere). It returns the task as it then stands.
+func (d *Daemon) CancelTask(ctx context.Context, id string) (Task, error) {
+	if _, err := d.Task(ctx, id); err != nil {
+		return Task{}, err
+	}
+	g := d.gateway()
+	if g == nil {
+		return Task{}, ErrNotRunning
+	}
+	rec, err := g.CancelTask(ctx, id)
+	if errors.Is(err, gateway.ErrTaskElsewhere) {
+		return toStoreTask(rec), err
+	}
+	if err != nil {
+		return Task{}, d.noTask(id, err)
+	}
+	return toStoreTask(rec), nil
+}
+
+// noTask is err as Task says it: ErrNoTask for a task that is not there.
+func (d *Daemon) noTask(id string, err error) error {
+	if errors.Is(err, gateway.ErrTaskNotFound) || errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("task %q: %w", id, ErrNoTask)
+	}
+	return err
+}
+
+// gateway is the daemon's gateway once Run or ServeStdio made it; nil
+// before.
+func (d *Daemon) gateway() *gateway.Gateway {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.g
 }

@@ -595,7 +595,7 @@ func (ep *endpoint) taskMethod(ctx context.Context, method string, r *mcp.Server
 	case "tasks/cancel":
 		switch {
 		case tr != nil:
-			g.cancelTask(tr)
+			g.cancelTask(tr, "cancelled by the client")
 		case !TaskTerminal(rec.Status):
 			g.settle(ctx, rec)
 		}
@@ -696,13 +696,14 @@ func decodeInputResponse(req mcp.InputRequest, raw json.RawMessage) (mcp.InputRe
 	return v, nil
 }
 
-// cancelTask ends a task this replica runs as cancelled, and cancels its
-// call upstream; a task already ended is left as it is.
-func (g *Gateway) cancelTask(tr *taskRun) {
+// cancelTask ends a task this replica runs as cancelled (why is its
+// status message), and cancels its call upstream; a task already ended is
+// left as it is.
+func (g *Gateway) cancelTask(tr *taskRun, why string) {
 	tr.mu.Lock()
 	if !tr.terminal {
 		rec := tr.rec
-		rec.Status, rec.StatusMessage, rec.InputRequests = TaskCancelled, "cancelled by the client", nil
+		rec.Status, rec.StatusMessage, rec.InputRequests = TaskCancelled, why, nil
 		g.storeTask(tr, rec)
 	}
 	tr.mu.Unlock()

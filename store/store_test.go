@@ -88,6 +88,7 @@ func TestBackends(t *testing.T) {
 		{"secrets", testSecrets},
 		{"locks", testLocks},
 		{"tasks", testTasks},
+		{"task_list", testTaskList},
 	}
 	t.Run("sqlite", func(t *testing.T) {
 		for _, c := range tests {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -97,4 +99,102 @@ func (s *Store) PruneTasks(ctx context.Context, now time.Time) (int, error) {
 		return 0, s.errf(err, "removing expired tasks")
 	}
 	return int(n), nil
+}
+
+// DefaultTaskLimit and MaxTaskLimit bound a page of ListTasks: each task
+// a row read without its result, a page of them one answer of the API.
+const (
+	DefaultTaskLimit = 100
+	MaxTaskLimit     = 1000
+)
+
+// A TaskFilter chooses the tasks ListTasks lists.
+type TaskFilter struct {
+	// Status is one status, "" any.
+	Status string
+	// Servers, when not nil, are the only servers whose tasks are listed
+	// (empty: none).
+	Servers []string
+	// Cursor is where the previous page ended (its next cursor); "" the
+	// newest task.
+	Cursor string
+	// Limit bounds the page: 0 means DefaultTaskLimit, more than
+	// MaxTaskLimit is an error.
+	Limit int
+}
+
+// ListTasks lists tasks newest first (by creation, then id), one page of
+// at most f.Limit, without their input requests, result and error (Task
+// has them); next is the cursor of the page after, "" after the last.
+func (s *Store) ListTasks(ctx context.Context, f TaskFilter) (tasks []Task, next string, err error) {
+	limit := f.Limit
+	switch {
+	case limit == 0:
+		limit = DefaultTaskLimit
+	case limit < 0 || limit > MaxTaskLimit:
+		return nil, "", fmt.Errorf("listing tasks: limit %d: must be from 1 to %d", f.Limit, MaxTaskLimit)
+	}
+	if f.Servers != nil && len(f.Servers) == 0 {
+		return []Task{}, "", nil
+	}
+	where, args := []string{"TRUE"}, []any{}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	if f.Status != "" {
+		where = append(where, "status = "+arg(f.Status))
+	}
+	if f.Servers != nil {
+		ph := make([]string, len(f.Servers))
+		for i, sv := range f.Servers {
+			ph[i] = arg(sv)
+		}
+		where = append(where, "server IN ("+strings.Join(ph, ", ")+")")
+	}
+	if f.Cursor != "" {
+		created, id, ok := parseTaskCursor(f.Cursor)
+		if !ok {
+			return nil, "", fmt.Errorf("listing tasks: cursor %q: not one ListTasks gave", f.Cursor)
+		}
+		c := arg(created)
+		where = append(where, "(created_at < "+c+" OR (created_at = "+c+" AND id < "+arg(id)+"))")
+	}
+	// One more than the page tells whether there is a next one.
+	rows, err := s.db.QueryContext(ctx, `SELECT id, caller, endpoint, server, tool, status, status_message, created_at, updated_at, ttl_ms, owner
+		FROM switchboard_tasks WHERE `+strings.Join(where, " AND ")+` ORDER BY created_at DESC, id DESC LIMIT `+arg(limit+1), args...)
+	if err != nil {
+		return nil, "", s.errf(err, "listing tasks")
+	}
+	defer rows.Close()
+	tasks = []Task{}
+	for rows.Next() {
+		var t Task
+		var created, updated, ttl int64
+		if err := rows.Scan(&t.ID, &t.Caller, &t.Endpoint, &t.Server, &t.Tool, &t.Status, &t.StatusMessage, &created, &updated, &ttl, &t.Owner); err != nil {
+			return nil, "", s.errf(err, "listing tasks")
+		}
+		t.Created, t.Updated, t.TTL = fromMillis(created), fromMillis(updated), time.Duration(ttl)*time.Millisecond
+		tasks = append(tasks, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", s.errf(err, "listing tasks")
+	}
+	if len(tasks) > limit {
+		tasks = tasks[:limit]
+		last := tasks[limit-1]
+		next = strconv.FormatInt(millis(last.Created), 10) + "~" + last.ID
+	}
+	return tasks, next, nil
+}
+
+// parseTaskCursor reads a cursor of ListTasks: the creation (Unix ms) and
+// id of the last task of a page.
+func parseTaskCursor(c string) (created int64, id string, ok bool) {
+	ms, id, ok := strings.Cut(c, "~")
+	if !ok || id == "" {
+		return 0, "", false
+	}
+	created, err := strconv.ParseInt(ms, 10, 64)
+	return created, id, err == nil
 }

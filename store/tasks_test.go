@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +67,76 @@ func testTasks(t *testing.T, newDB func(*testing.T) string) {
 	}
 	if _, err := a.Task(ctx, task.ID); err != nil {
 		t.Errorf("a task within its TTL was pruned: %v", err)
+	}
+}
+
+// testTaskList: ListTasks pages newest first by its cursor, filters by
+// status and servers, reads no result, and refuses a bad limit or cursor.
+func testTaskList(t *testing.T, newDB func(*testing.T) string) {
+	ctx := context.Background()
+	s := open(t, newDB(t))
+	base := time.UnixMilli(time.Now().UnixMilli())
+	// Five tasks, two of them created in the same millisecond (the id
+	// orders those).
+	for i, c := range []struct {
+		id, server, status string
+		at                 time.Duration
+	}{
+		{"t1", "a", "completed", 0}, {"t2", "b", "working", time.Second}, {"t3", "a", "working", 2 * time.Second},
+		{"t4", "a", "failed", 2 * time.Second}, {"t5", "b", "cancelled", 3 * time.Second},
+	} {
+		tk := store.Task{ID: c.id, Caller: "anonymous", Server: c.server, Tool: "slow", Status: c.status,
+			Created: base.Add(c.at), Updated: base.Add(c.at), TTL: time.Hour, Owner: "r"}
+		if c.status == "completed" {
+			tk.Result = []byte(`{"content":[]}`)
+		}
+		if err := s.CreateTask(ctx, tk); err != nil {
+			t.Fatalf("CreateTask %d: %v", i, err)
+		}
+	}
+	ids := func(ts []store.Task) string {
+		var out []string
+		for _, tk := range ts {
+			if tk.Result != nil || tk.Error != nil || tk.InputRequests != nil {
+				t.Errorf("ListTasks read task %s's outcome: %+v", tk.ID, tk)
+			}
+			out = append(out, tk.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	var pages []string
+	cursor := ""
+	for range 10 {
+		ts, next, err := s.ListTasks(ctx, store.TaskFilter{Limit: 2, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, ids(ts))
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	if got, want := strings.Join(pages, " | "), "t5,t4 | t3,t2 | t1"; got != want {
+		t.Errorf("ListTasks pages = %q, want %q", got, want)
+	}
+	for _, tc := range []struct {
+		f    store.TaskFilter
+		want string
+	}{
+		{store.TaskFilter{}, "t5,t4,t3,t2,t1"},
+		{store.TaskFilter{Status: "working"}, "t3,t2"},
+		{store.TaskFilter{Servers: []string{"b"}}, "t5,t2"},
+		{store.TaskFilter{Servers: []string{"a"}, Status: "failed"}, "t4"},
+		{store.TaskFilter{Servers: []string{}}, ""},
+	} {
+		ts, next, err := s.ListTasks(ctx, tc.f)
+		if err != nil || ids(ts) != tc.want || next != "" {
+			t.Errorf("ListTasks(%+v) = %q, %q, %v; want %q", tc.f, ids(ts), next, err, tc.want)
+		}
+	}
+	for _, f := range []store.TaskFilter{{Limit: store.MaxTaskLimit + 1}, {Limit: -1}, {Cursor: "nonsense"}} {
+		if _, _, err := s.ListTasks(ctx, f); err == nil || !strings.Contains(err.Error(), "listing tasks") {
+			t.Errorf("ListTasks(%+v) = %v, want an error", f, err)
+		}
 	}
 }

@@ -100,7 +100,7 @@ type UI struct {
 // Paths are the patterns of the UI's pages, each mounted by [UI.Mount]
 // for the owner alone. The gateway keeps /mcp, /sse, /message and /ws, the
 // REST API /api/v1/.
-var Paths = []string{"/{$}", "/servers", "/servers/", "/endpoints", "/endpoints/", "/tools", "/tools/", "/runs", "/runs/", "/workflows/", "/agents", "/agents/", "/usage"}
+var Paths = []string{"/{$}", "/servers", "/servers/", "/endpoints", "/endpoints/", "/tools", "/tools/", "/runs", "/runs/", "/tasks", "/tasks/", "/workflows/", "/agents", "/agents/", "/usage"}
 
 // OpenPaths are the patterns [UI.Mount] mounts for anyone (past the Host
 // and Origin checks), each with why it needs no credential.
@@ -118,7 +118,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	} else {
 		u.log = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range []string{"servers", "server", "endpoints", "endpoint", "tools", "tool", "changes", "runs", "run", "workflow", "agents", "agent-run", "login", "usage"} {
+	for _, p := range []string{"servers", "server", "endpoints", "endpoint", "tools", "tool", "changes", "runs", "run", "tasks", "task", "workflow", "agents", "agent-run", "login", "usage"} {
 		u.pages[p] = template.Must(template.New("").Funcs(funcs).Funcs(template.FuncMap{"tokenRequired": d.TokenRequired}).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+p+".html"))
 	}
 	static, err := fs.Sub(staticFS, "static")
@@ -134,6 +134,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	u.toolRoutes()
 	u.changeRoutes()
 	u.runRoutes()
+	u.taskRoutes()
 	u.agentRoutes()
 	u.loginRoutes()
 	u.usageRoutes()

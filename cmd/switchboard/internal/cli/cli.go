@@ -213,6 +213,7 @@ Exit codes:
 		e.workflowsCommand(),
 		e.workflowCommand(),
 		e.runsCommand(),
+		e.tasksCommand(),
 		e.agentsCommand(),
 		e.serveCommand(),
 		e.importCommand(),

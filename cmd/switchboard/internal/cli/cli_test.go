@@ -115,6 +115,7 @@ func TestScripts(t *testing.T) {
 			"addr":          cmdAddr,
 			"envsubst":      cmdEnvsubst,
 			"http":          cmdHTTP,
+			"setmatch":      cmdSetmatch,
 			"exitcode":      cmdExitcode,
 			"fakellm":       cmdFakeLLM,
 			"fakellm-tools": cmdFakeLLMTools,
@@ -252,12 +253,35 @@ func cmdAddr(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[1], string(m[1]))
 }
 
+// cmdSetmatch sets NAME to the first submatch of REGEXP in FILE (cp
+// stdout FILE keeps a command's output), failing when there is none.
+func cmdSetmatch(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: setmatch FILE REGEXP NAME")
+	}
+	m := regexp.MustCompile(args[1]).FindStringSubmatch(ts.ReadFile(args[0]))
+	if len(m) < 2 {
+		ts.Fatalf("setmatch: %s has no match of %s", args[0], args[1])
+	}
+	ts.Setenv(args[2], m[1])
+}
+
 // cmdHTTP sends a request to the management API as a client of it does
 // (the CSRF header; a body from FILE as application/json) and writes the
-// status on a line, then the body, to stdout.
+// status on a line, then the body, to stdout. Each -H 'Name: value' before
+// the method adds a header (a raw MCP request's).
 func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
+	var hdr [][2]string
+	for len(args) >= 2 && args[0] == "-H" {
+		k, v, ok := strings.Cut(args[1], ":")
+		if !ok {
+			ts.Fatalf("http: -H %q: want 'Name: value'", args[1])
+		}
+		hdr = append(hdr, [2]string{k, strings.TrimSpace(v)})
+		args = args[2:]
+	}
 	if neg || len(args) < 2 || len(args) > 3 {
-		ts.Fatalf("usage: http METHOD URL [BODYFILE]")
+		ts.Fatalf("usage: http [-H 'Name: value']... METHOD URL [BODYFILE]")
 	}
 	var body io.Reader
 	if len(args) == 3 {
@@ -268,6 +292,9 @@ func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	req.Header.Set("Switchboard-CSRF", "1")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range hdr {
+		req.Header.Set(h[0], h[1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	ts.Check(err)

@@ -1,0 +1,171 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/store"
+)
+
+// sqlTasks keeps the gateway's tasks in a real state store, as the
+// daemon's adapter (daemon/tasks.go) does.
+type sqlTasks struct{ s *store.Store }
+
+func (q sqlTasks) CreateTask(ctx context.Context, t gateway.TaskRecord) error {
+	return q.s.CreateTask(ctx, toRow(t))
+}
+
+func (q sqlTasks) Task(ctx context.Context, id string) (gateway.TaskRecord, error) {
+	t, err := q.s.Task(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return gateway.TaskRecord{}, gateway.ErrTaskNotFound
+	}
+	return gateway.TaskRecord{ID: t.ID, Caller: t.Caller, Endpoint: t.Endpoint, Server: t.Server, Tool: t.Tool,
+		Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error,
+		Created: t.Created, Updated: t.Updated, TTL: t.TTL, Owner: t.Owner}, err
+}
+
+func (q sqlTasks) UpdateTask(ctx context.Context, t gateway.TaskRecord) (bool, error) {
+	return q.s.UpdateTask(ctx, toRow(t))
+}
+
+func (q sqlTasks) PruneTasks(ctx context.Context, now time.Time) (int, error) {
+	return q.s.PruneTasks(ctx, now)
+}
+
+func toRow(t gateway.TaskRecord) store.Task {
+	return store.Task{ID: t.ID, Caller: t.Caller, Endpoint: t.Endpoint, Server: t.Server, Tool: t.Tool,
+		Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error,
+		Created: t.Created, Updated: t.Updated, TTL: t.TTL, Owner: t.Owner}
+}
+
+// BenchmarkTaskCall measures what issue 29 §3 asks: a trivial call (echo)
+// made as a task and polled to completion, against the same call made
+// directly, through the same gateway over Streamable HTTP (2026-07-28,
+// stateless, one POST per request), its tasks kept in a SQLite state
+// store:
+//
+//   - direct: tools/call without the tasks extension declared: the result;
+//
+//   - task: tools/call declaring it (echo's mode is "always": a task at
+//     once, its row written), then tasks/get at once and again until the
+//     task is completed, with its result (a real client waits
+//     pollIntervalMs between polls; this measures the gateway's cost).
+//
+//     go test ./gateway -run '^$' -bench TaskCall -benchtime 2000x -count 5
+//
+// polls/op is the tasks/get requests a task took. See docs/performance.md,
+// section Tasks.
+func BenchmarkTaskCall(b *testing.B) {
+	st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	srv := fixture(b, "fx")
+	srv.ToolTasks = map[string]string{"echo": config.TaskAlways}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g, err := gateway.Start(ctx, []config.Server{srv}, nil, &gateway.Options{Tasks: sqlTasks{st}, TaskTTL: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hopts := &gateway.HTTPOptions{}
+	hopts.Guard.Loopback = true
+	ts := httptest.NewServer(g.Handler(hopts))
+	b.Cleanup(func() {
+		ts.Close()
+		g.Close()
+	})
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	b.Cleanup(hc.CloseIdleConnections)
+	url := ts.URL + "/mcp"
+	args := map[string]any{"text": "hello"}
+
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			res := benchRPC(b, hc, url, "tools/call", map[string]any{"name": "mcp_fx_echo", "arguments": args}, false)
+			if res["resultType"] == "task" || res["content"] == nil {
+				b.Fatalf("direct call: %v", res)
+			}
+		}
+	})
+	b.Run("task", func(b *testing.B) {
+		polls := 0
+		for b.Loop() {
+			res := benchRPC(b, hc, url, "tools/call", map[string]any{"name": "mcp_fx_echo", "arguments": args}, true)
+			id, _ := res["taskId"].(string)
+			if res["resultType"] != "task" || id == "" {
+				b.Fatalf("call as a task: %v", res)
+			}
+			for {
+				polls++
+				res = benchRPC(b, hc, url, "tasks/get", map[string]any{"taskId": id}, true)
+				if res["status"] == gateway.TaskCompleted {
+					break
+				}
+				if res["status"] != gateway.TaskWorking {
+					b.Fatalf("tasks/get: %v", res)
+				}
+			}
+			if res["result"] == nil {
+				b.Fatalf("the completed task has no result: %v", res)
+			}
+		}
+		b.ReportMetric(float64(polls)/float64(b.N), "polls/op")
+	})
+}
+
+// benchRPC POSTs one stateless 2026-07-28 request, declaring the tasks
+// extension when tasks, and returns its result.
+func benchRPC(b *testing.B, hc *http.Client, url, method string, params map[string]any, tasks bool) map[string]any {
+	caps := map[string]any{}
+	if tasks {
+		caps = map[string]any{"extensions": map[string]any{gateway.TasksExtension: map[string]any{}}}
+	}
+	params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+		"io.modelcontextprotocol/clientInfo": map[string]any{"name": "bench", "version": "0"}, "io.modelcontextprotocol/clientCapabilities": caps}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name, ok := params["name"].(string); ok {
+		req.Header.Set("Mcp-Name", name)
+	} else if id, ok := params["taskId"].(string); ok {
+		req.Header.Set("Mcp-Name", id)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	// A JSON answer, or one SSE event holding it.
+	if i := bytes.Index(raw, []byte("data: ")); i >= 0 {
+		raw = raw[i+len("data: "):]
+		if j := bytes.IndexByte(raw, '\n'); j >= 0 {
+			raw = raw[:j]
+		}
+	}
+	var a struct {
+		Result map[string]any  `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil || a.Error != nil {
+		b.Fatal(fmt.Sprintf("%s: %d %s", method, resp.StatusCode, raw))
+	}
+	return a.Result
+}
