@@ -52,6 +52,7 @@ type cluster struct {
 	dir          string // the replicas' working folder: switchboard.toml, workflows/
 	callLog      string // the fixture's -call-log: a line per tools/call, every replica's
 	env          []string
+	serveArgs    []string // more arguments of every replica's serve
 	replicas     []*replica
 }
 
@@ -82,6 +83,7 @@ type clusterOptions struct {
 	gateway   string            // more keys of the [gateway] table
 	config    string            // TOML appended to switchboard.toml
 	env       []string          // more environment of every replica (and login)
+	serveArgs []string          // more arguments of every replica's serve ("-v")
 }
 
 // newCluster starts PostgreSQL and writes the replicas' configuration,
@@ -89,10 +91,11 @@ type clusterOptions struct {
 func newCluster(t testing.TB, o clusterOptions) *cluster {
 	t.Helper()
 	c := &cluster{
-		bin:     interop.Build(t, "github.com/switchboardmcp/switchboard/cmd/switchboard"),
-		fixture: interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testkit/testserver"),
-		dir:     t.TempDir(),
-		env:     o.env,
+		bin:       interop.Build(t, "github.com/switchboardmcp/switchboard/cmd/switchboard"),
+		fixture:   interop.Build(t, "github.com/switchboardmcp/switchboard/internal/testkit/testserver"),
+		dir:       t.TempDir(),
+		env:       o.env,
+		serveArgs: o.serveArgs,
 	}
 	c.callLog = filepath.Join(c.dir, "calls.log")
 	db := database(t, "switchboard")
@@ -153,7 +156,7 @@ func (c *cluster) command(t testing.TB, args ...string) (*exec.Cmd, string) {
 // start starts one replica and returns once it says where it serves.
 func (c *cluster) start(t testing.TB, name string) *replica {
 	t.Helper()
-	cmd, home := c.command(t, "serve", "--listen", "127.0.0.1:0")
+	cmd, home := c.command(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, c.serveArgs...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
