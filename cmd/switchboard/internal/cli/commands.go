@@ -213,6 +213,7 @@ func (e *env) callCommand() *cobra.Command {
 	var argsJSON string
 	var kvs []string
 	var timeout time.Duration
+	var detach bool
 	cmd := &cobra.Command{
 		Use:   "call TOOL",
 		Short: "Validate and call a tool",
@@ -227,6 +228,12 @@ A server that asks for input during the call (elicitation) gets a form on
 the terminal, built from what it asks for; without a terminal the question
 is declined, and stderr says so.
 
+--detach makes the call a task of the running switchboard serve of this
+configuration (the MCP tasks extension) and prints the task's id, for
+"switchboard tasks show ID" to follow; the call goes on in the serve after
+the command ends. Without a running serve it is refused. A call that ends
+within the serve's [gateway] task_wait prints its result instead.
+
 Exits 1 when the tool reports an error or the call fails, 2 for an unknown
 tool or arguments its schema refuses.`,
 		Args: cobra.ExactArgs(1),
@@ -239,6 +246,12 @@ tool or arguments its schema refuses.`,
 			}
 			if cmd.Flags().Changed("timeout") && timeout <= 0 {
 				return usageErr("--timeout %s: must be positive, such as 90s or 10m", timeout)
+			}
+			if detach {
+				if cmd.Flags().Changed("timeout") {
+					return usageErr("--timeout with --detach: a detached call is bounded by the serve's task time to live ([gateway] task_ttl)")
+				}
+				return e.callDetached(cmd.Context(), name, argsJSON, kvs)
 			}
 			h, _, err := e.startHost(cmd.Context(), false, "")
 			if err != nil {
@@ -280,6 +293,7 @@ tool or arguments its schema refuses.`,
 	cmd.Flags().StringVar(&argsJSON, "args", "", "arguments as a JSON object")
 	cmd.Flags().StringArrayVar(&kvs, "arg", nil, "an argument as key=value (repeatable)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "bound the call by this `DURATION` (90s, 10m) instead of the server's timeout")
+	cmd.Flags().BoolVar(&detach, "detach", false, "make the call a task of the running switchboard serve and print its id (switchboard tasks show ID follows it)")
 	return cmd
 }
 
