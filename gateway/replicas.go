@@ -100,10 +100,10 @@ func newPeerTransport() *http.Transport {
 	}
 }
 
-// forwardRetry sends a 2026-07-28 tools/call, whose requestState names
-// another replica, to that replica, and reports whether it answered the
-// request (forwarded, or refused); when it did not, r.Body is as it was.
-func (g *Gateway) forwardRetry(w http.ResponseWriter, r *http.Request, maxBody int64) bool {
+// readBody reads r's body, within maxBody, for a look before the SDK's,
+// and puts it back for the SDK to read; when it cannot (too large: 413,
+// unreadable: 400), it has answered and reports false.
+func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -112,9 +112,20 @@ func (g *Gateway) forwardRetry(w http.ResponseWriter, r *http.Request, maxBody i
 		} else {
 			http.Error(w, "failed to read body", http.StatusBadRequest)
 		}
-		return true
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+// forwardRetry sends a 2026-07-28 tools/call, whose requestState names
+// another replica, to that replica, and reports whether it answered the
+// request (forwarded, or refused); when it did not, r.Body is as it was.
+func (g *Gateway) forwardRetry(w http.ResponseWriter, r *http.Request, maxBody int64) bool {
+	body, ok := readBody(w, r, maxBody)
+	if !ok {
+		return true
+	}
 	if !bytes.Contains(body, []byte(`"requestState"`)) {
 		return false
 	}

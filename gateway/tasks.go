@@ -45,7 +45,6 @@ package gateway
 // credentials) is visible to whoever holds its id.
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -53,7 +52,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -747,17 +745,10 @@ func (g *Gateway) extensions() map[string]any {
 // runs is forwarded there, as a retry is (replicas.go). It reports whether
 // it answered the request; when it did not, r.Body is as it was.
 func (g *Gateway) routeTask(w http.ResponseWriter, r *http.Request, maxBody int64) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-		} else {
-			http.Error(w, "failed to read body", http.StatusBadRequest)
-		}
+	body, ok := readBody(w, r, maxBody)
+	if !ok {
 		return true
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	msg, err := jsonrpc.DecodeMessage(body)
 	req, ok := msg.(*jsonrpc.Request)
 	if err != nil || !ok {
