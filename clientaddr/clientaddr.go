@@ -201,6 +201,21 @@ func String(r *http.Request) string {
 	return r.RemoteAddr
 }
 
+// Key is what a client is counted under, in the limits per client: the
+// client's IP ([Of]), an IPv6 one cut to its /64 (one host commonly has a
+// whole /64 to pick from); r.RemoteAddr as it is when Of has none.
+func Key(r *http.Request) string {
+	a := Of(r)
+	if !a.IsValid() {
+		return r.RemoteAddr
+	}
+	if a.Is6() {
+		p, _ := a.WithZone("").Prefix(64)
+		return p.String()
+	}
+	return a.String()
+}
+
 // addrOf returns the IP of a net.Addr, the zero Addr for a non-IP one.
 func addrOf(a net.Addr) netip.Addr {
 	switch a := a.(type) {

@@ -18,13 +18,13 @@ package ui
 import (
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/clientaddr"
 	"github.com/switchboardmcp/switchboard/guard"
 )
 
@@ -42,7 +42,9 @@ func (u *UI) loginRoutes() {
 }
 
 func (u *UI) login(w http.ResponseWriter, r *http.Request) {
-	client := clientKey(r.RemoteAddr)
+	// Counted per client: behind [gateway] trusted_proxies, the client
+	// the balancer names, not the balancer.
+	client := clientaddr.Key(r)
 	now := time.Now()
 	// Checked before the token: a client over its limit learns nothing,
 	// not even from the right token.
@@ -162,21 +164,3 @@ func (l *loginLimiter) forget(client string) {
 	delete(l.clients, client)
 }
 
-// clientKey is the address a login is counted against: the IP of
-// RemoteAddr, an IPv6 one cut to its /64 (one host commonly has a whole
-// /64 to pick from). Behind a reverse proxy every client shares the
-// proxy's address.
-func clientKey(remoteAddr string) string {
-	h, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		h = remoteAddr
-	}
-	ip := net.ParseIP(h)
-	if ip == nil {
-		return h
-	}
-	if ip.To4() == nil {
-		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
-	}
-	return ip.String()
-}
