@@ -11,7 +11,8 @@ package ui
 // SameSite=Strict (no other site's page makes the browser send it) and
 // Secure when the page came over HTTPS.
 //
-// Failed logins are limited per client address (loginLimiter): the token
+// Failed logins are limited per client address (loginLimiter; behind
+// [gateway] trusted_proxies, the client's, not the balancer's): the token
 // is meant to have the entropy that makes guessing hopeless, and the
 // limit keeps a weak one from being guessed at the speed of the network.
 
@@ -163,4 +164,3 @@ func (l *loginLimiter) forget(client string) {
 	defer l.mu.Unlock()
 	delete(l.clients, client)
 }
-
