@@ -19,7 +19,7 @@ import (
 // trusted_proxies every client shares one max_client_sessions. Trusting
 // the balancer, the limit applies per client: named by X-Forwarded-For
 // (examples/haproxy/haproxy.cfg as shipped, `option forwardfor`) or by the
-// PROXY protocol (its server lines with send-proxy-v2, and
+// PROXY protocol (its server lines with send-proxy-v2 or send-proxy, and
 // proxy_protocol = true). The clients are two loopback addresses,
 // 127.0.0.2 and 127.0.0.3, through one HAProxy to one serve allowing each
 // client 2 sessions.
@@ -36,7 +36,8 @@ func TestClientLimitBehindBalancer(t *testing.T) {
 		// health checks too (check-send-proxy). HAProxy connects from
 		// 127.0.0.4 (source), the one address trusted: the test's own
 		// readiness poll, from 127.0.0.1, is any client's, served as it is.
-		{name: "PROXY protocol", gateway: "trusted_proxies = [\"127.0.0.4\"]\nproxy_protocol = true", server: " send-proxy-v2 check-send-proxy source 127.0.0.4"},
+		{name: "PROXY protocol v2", gateway: "trusted_proxies = [\"127.0.0.4\"]\nproxy_protocol = true", server: " send-proxy-v2 check-send-proxy source 127.0.0.4"},
+		{name: "PROXY protocol v1", gateway: "trusted_proxies = [\"127.0.0.4\"]\nproxy_protocol = true", server: " send-proxy check-send-proxy source 127.0.0.4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := startServe(t, "max_sessions = 16\nmax_client_sessions = 2\n"+tc.gateway)
