@@ -97,7 +97,9 @@ type Gateway struct {
 	// ProxyProtocol: every connection from a trusted proxy starts with a
 	// PROXY protocol header (v1 or v2; HAProxy's send-proxy-v2), which
 	// names the client; one without is refused. Connections from other
-	// peers are served as they are. Needs TrustedProxies.
+	// peers are served as they are. Needs TrustedProxies, which then must
+	// not hold the replicas' own addresses (their forwarded calls carry no
+	// header).
 	ProxyProtocol bool
 	// MaxRequests bounds the clients' requests in flight at once, over
 	// every transport; a request beyond it is refused at once. 0 means
@@ -346,6 +348,16 @@ func (v *validator) gateway(c *Config) {
 	}
 	if g.ProxyProtocol && len(g.TrustedProxies) == 0 {
 		errorf("proxy_protocol", "needs trusted_proxies: a PROXY header is read only from the proxies listed there")
+	}
+	if g.ProxyProtocol && g.ReplicaAddress != "" && !v.reported("gateway.trusted_proxies") {
+		// The other replicas forward calls to replica_address without a
+		// PROXY header: from a trusted address they would be refused.
+		host, _, _ := net.SplitHostPort(g.ReplicaAddress)
+		if a, err := netip.ParseAddr(host); err == nil {
+			if t, err := clientaddr.ParseTrusted(g.TrustedProxies); err == nil && t.Contains(a) {
+				errorf("trusted_proxies", "includes replica_address %s: with proxy_protocol the calls the other replicas forward here, which carry no PROXY header, would be refused; list the balancers only", host)
+			}
+		}
 	}
 	loopback := true
 	if g.Listen != "" {

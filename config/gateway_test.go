@@ -267,6 +267,13 @@ proxy_protocol = true
 `, []string{
 			`g.toml:2: gateway.proxy_protocol: needs trusted_proxies: a PROXY header is read only from the proxies listed there`,
 		}},
+		{"proxy protocol trusting the replicas", `[gateway]
+replica_address = "10.0.0.5:7300"
+trusted_proxies = ["10.0.0.0/24"]
+proxy_protocol = true
+`, []string{
+			`g.toml:3: gateway.trusted_proxies: includes replica_address 10.0.0.5: with proxy_protocol the calls the other replicas forward here, which carry no PROXY header, would be refused; list the balancers only`,
+		}},
 		{"replica address", `[gateway]
 replica_address = ":7300"
 `, []string{
