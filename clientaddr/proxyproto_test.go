@@ -185,3 +185,28 @@ func TestListener(t *testing.T) {
 		t.Errorf("a trusted peer that sends nothing: read %d, %v; want EOF (closed at the header deadline)", n, err)
 	}
 }
+
+// FuzzReadHeader: no input panics ReadHeader, none makes it read more
+// than a header's bound, and a header it accepts reads back the same from
+// the same bytes followed by anything.
+func FuzzReadHeader(f *testing.F) {
+	f.Add([]byte("PROXY TCP4 203.0.113.7 10.0.0.1 56324 7300\r\nGET"))
+	f.Add([]byte("PROXY UNKNOWN\r\n"))
+	f.Add([]byte(v2(0x21, 0x11, inet("203.0.113.7", "10.0.0.1", 1, 2, 3))))
+	f.Add([]byte(v2(0x21, 0x21, inet("2001:db8::7", "::1", 1, 2, 0))))
+	f.Add([]byte(v2(0x20, 0x00, nil)))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		src := bytes.NewReader(in)
+		got, err := clientaddr.ReadHeader(bufio.NewReaderSize(src, 4096))
+		if read := len(in) - src.Len(); read > 4096 {
+			t.Fatalf("read %d bytes of %q, more than 4096", read, in)
+		}
+		if err != nil {
+			return
+		}
+		again, err := clientaddr.ReadHeader(bufio.NewReader(io.MultiReader(bytes.NewReader(in), strings.NewReader("\r\n\r\nmore"))))
+		if err != nil || again != got {
+			t.Fatalf("%q then more: %v, %v; alone: %v", in, again, err, got)
+		}
+	})
+}
