@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/clientaddr"
 	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/secret"
 )
@@ -33,6 +34,8 @@ const DefaultGatewayListen = "127.0.0.1:7300"
 //	session_timeout  = "30m"                      # idle Streamable HTTP sessions end
 //	max_sessions     = 256                        # sessions at once; the idlest makes room
 //	max_client_sessions = 64                      # sessions one client address holds
+//	trusted_proxies  = ["10.0.0.0/8"]             # balancers whose X-Forwarded-For / PROXY header name the client
+//	proxy_protocol   = false                      # trusted proxies open each connection with a PROXY header
 //	max_requests     = 1024                       # clients' requests in flight at once; more are refused
 //	shutdown_grace   = "5s"                       # SIGTERM: calls get this long, then are cancelled
 //	shutdown_drain   = "5s"                       # SIGTERM: first serve on this long, /readyz 503
@@ -83,6 +86,21 @@ type Gateway struct {
 	// means [DefaultGatewayMaxClientSessions]. It may not exceed
 	// MaxSessions.
 	MaxClientSessions int
+	// TrustedProxies are the load balancers and reverse proxies (CIDR
+	// prefixes or addresses) whose word on a connection's client is
+	// believed: their X-Forwarded-For, and with ProxyProtocol their PROXY
+	// protocol header (package clientaddr). Behind a balancer every
+	// connection has its address, and max_client_sessions would be one
+	// limit for all. nil trusts none: every client is its connection's
+	// address.
+	TrustedProxies []string
+	// ProxyProtocol: every connection from a trusted proxy starts with a
+	// PROXY protocol header (v1 or v2; HAProxy's send-proxy-v2), which
+	// names the client; one without is refused. Connections from other
+	// peers are served as they are. Needs TrustedProxies, which then must
+	// not hold the replicas' own addresses (their forwarded calls carry no
+	// header).
+	ProxyProtocol bool
 	// MaxRequests bounds the clients' requests in flight at once, over
 	// every transport; a request beyond it is refused at once. 0 means
 	// [DefaultGatewayMaxRequests].
@@ -232,6 +250,8 @@ var gatewayTable = mergedTable[Gateway]{
 		decode.Duration("session_timeout", decode.TOML, func(g *Gateway) *time.Duration { return &g.SessionTimeout }, MaxSessionTimeout),
 		decode.AtLeastOne("max_sessions", decode.TOML, func(g *Gateway) *int { return &g.MaxSessions }),
 		decode.AtLeastOne("max_client_sessions", decode.TOML, func(g *Gateway) *int { return &g.MaxClientSessions }),
+		decode.StringList("trusted_proxies", decode.TOML, func(g *Gateway) *[]string { return &g.TrustedProxies }, checkTrustedProxy),
+		decode.Bool("proxy_protocol", decode.TOML, func(g *Gateway) *bool { return &g.ProxyProtocol }),
 		decode.AtLeastOne("max_requests", decode.TOML, func(g *Gateway) *int { return &g.MaxRequests }),
 		decode.Duration("shutdown_grace", decode.TOML, func(g *Gateway) *time.Duration { return &g.ShutdownGrace }, MaxShutdownGrace),
 		decode.Duration("shutdown_drain", decode.TOML, func(g *Gateway) *time.Duration { return &g.ShutdownDrain }, MaxShutdownDrain),
@@ -326,6 +346,19 @@ func (v *validator) gateway(c *Config) {
 	if total := cmp.Or(g.MaxSessions, DefaultGatewayMaxSessions); total > 0 && g.MaxClientSessions > total {
 		errorf("max_client_sessions", "%d is more than max_sessions (%d): one client could hold every session", g.MaxClientSessions, total)
 	}
+	if g.ProxyProtocol && len(g.TrustedProxies) == 0 {
+		errorf("proxy_protocol", "needs trusted_proxies: a PROXY header is read only from the proxies listed there")
+	}
+	if g.ProxyProtocol && g.ReplicaAddress != "" && !v.reported("gateway.trusted_proxies") {
+		// The other replicas forward calls to replica_address without a
+		// PROXY header: from a trusted address they would be refused.
+		host, _, _ := net.SplitHostPort(g.ReplicaAddress)
+		if a, err := netip.ParseAddr(host); err == nil {
+			if t, err := clientaddr.ParseTrusted(g.TrustedProxies); err == nil && t.Contains(a) {
+				errorf("trusted_proxies", "includes replica_address %s: with proxy_protocol the calls the other replicas forward here, which carry no PROXY header, would be refused; list the balancers only", host)
+			}
+		}
+	}
 	loopback := true
 	if g.Listen != "" {
 		loopback, _ = checkListen(g.Listen)
@@ -351,6 +384,21 @@ func checkListen(addr string) (loopback bool, msg string) {
 		return true, fmt.Sprintf("invalid port %q (want 0 to 65535; 0 picks a free one)", port)
 	}
 	return IsLoopbackHost(host), ""
+}
+
+// checkTrustedProxy checks one entry of trusted_proxies: an address or a
+// CIDR prefix, parsed as package clientaddr parses it.
+func checkTrustedProxy(list []string, i int) string {
+	if hasPlaceholder(list[i]) {
+		return "placeholders are not allowed here"
+	}
+	if _, err := clientaddr.ParsePrefix(list[i]); err != nil {
+		return err.Error()
+	}
+	if j := slices.Index(list[:i], list[i]); j >= 0 {
+		return fmt.Sprintf("duplicate %q (also trusted_proxies[%d])", list[i], j)
+	}
+	return ""
 }
 
 // checkReplicaAddress checks a replica_address: host:port, a host and a

@@ -36,6 +36,8 @@ shutdown_grace = "30s"
 shutdown_drain = "3s"
 workflows = ["triage", "sums"]
 workflow_tool_format = "wf-{id}"
+trusted_proxies = ["10.0.0.0/8", "127.0.0.1"]
+proxy_protocol = true
 `)
 	c, err := Load(&LoadOptions{File: file, Dir: dir, Getenv: getenv(nil)})
 	if err != nil {
@@ -47,6 +49,7 @@ workflow_tool_format = "wf-{id}"
 		AuthToken:      "{{secrets.gw}}", JSONResponse: true, SessionTimeout: 5 * time.Minute,
 		MaxSessions: 100, MaxClientSessions: 10, MaxRequests: 50, ShutdownGrace: 30 * time.Second, ShutdownDrain: 3 * time.Second, ReplicaAddress: "gw-1.internal:7400",
 		Workflows: []string{"triage", "sums"}, WorkflowToolFormat: "wf-{id}",
+		TrustedProxies: []string{"10.0.0.0/8", "127.0.0.1"}, ProxyProtocol: true,
 		Source: Position{File: file, Line: 9, Field: "gateway"},
 	}
 	if diff := cmp.Diff(want, c.Gateway); diff != "" {
@@ -251,6 +254,25 @@ max_client_sessions = 11
 max_client_sessions = 300
 `, []string{
 			`g.toml:2: gateway.max_client_sessions: 300 is more than max_sessions (256): one client could hold every session`,
+		}},
+		{"trusted proxies", `[gateway]
+trusted_proxies = ["10.0.0.1/8", "lb.internal", "10.0.0.0/8", "10.0.0.0/8"]
+`, []string{
+			`g.toml:2: gateway.trusted_proxies[0]: "10.0.0.1/8" has bits set beyond its /8; write "10.0.0.0/8"`,
+			`g.toml:2: gateway.trusted_proxies[1]: "lb.internal" is not an address or a CIDR prefix such as "10.0.0.0/8"`,
+			`g.toml:2: gateway.trusted_proxies[3]: duplicate "10.0.0.0/8" (also trusted_proxies[2])`,
+		}},
+		{"proxy protocol without trusted proxies", `[gateway]
+proxy_protocol = true
+`, []string{
+			`g.toml:2: gateway.proxy_protocol: needs trusted_proxies: a PROXY header is read only from the proxies listed there`,
+		}},
+		{"proxy protocol trusting the replicas", `[gateway]
+replica_address = "10.0.0.5:7300"
+trusted_proxies = ["10.0.0.0/24"]
+proxy_protocol = true
+`, []string{
+			`g.toml:3: gateway.trusted_proxies: includes replica_address 10.0.0.5: with proxy_protocol the calls the other replicas forward here, which carry no PROXY header, would be refused; list the balancers only`,
 		}},
 		{"replica address", `[gateway]
 replica_address = ":7300"

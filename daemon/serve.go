@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -20,6 +21,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/clientaddr"
+	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/netguard"
@@ -95,13 +98,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("[gateway.auth]: %w", err)
 	}
 	d.mount(gd, g, token)
+	ln, front, err := clientFront(d.ln, gd, gw, d.opts.Logger)
+	if err != nil {
+		return err
+	}
 	// The socket serves the same guard: every route is on both. It is
 	// there first: once the listener answers, so does the socket.
 	var faces []*httpFace
 	if s := d.serveSocket(gd); s != nil {
 		faces = append(faces, s)
 	}
-	faces = append(faces, d.serveHTTP(d.ln, gd))
+	faces = append(faces, d.serveHTTP(ln, front))
 	st := d.startHost(ctx, h)
 	defer st.stop()
 	stopFollow := d.followStore(ctx, h)
@@ -168,6 +175,27 @@ func (d *Daemon) oauthOptions(ctx context.Context) *guard.OAuthOptions {
 		JWKSURL:    a.JWKSURL,
 		HTTPClient: oauth.GuardedClient(dialer, d.opts.Host.Network),
 	}
+}
+
+// clientFront puts package clientaddr in front of the listener's
+// handler: the client of a request is who [gateway] trusted_proxies say it
+// is (X-Forwarded-For; with proxy_protocol, the PROXY header read from
+// each of their connections), for the per-client limits and the logs.
+// The local socket has no proxies in front: it is served without.
+func clientFront(ln net.Listener, h http.Handler, gw config.Gateway, logger *slog.Logger) (net.Listener, http.Handler, error) {
+	trusted, err := clientaddr.ParseTrusted(gw.TrustedProxies)
+	if err != nil {
+		return nil, nil, &UsageError{"[gateway] trusted_proxies: " + err.Error()}
+	}
+	if gw.ProxyProtocol {
+		if trusted == nil {
+			return nil, nil, &UsageError{"[gateway] proxy_protocol needs trusted_proxies"}
+		}
+		// The header is the request's first bytes: the same bound as
+		// the rest of its head.
+		ln = &clientaddr.Listener{Listener: ln, Trusted: trusted, HeaderTimeout: readHeaderTimeout, Logger: logger}
+	}
+	return ln, clientaddr.Handler(h, trusted), nil
 }
 
 // await returns when ctx ends (nil), serving fails, or the start fails

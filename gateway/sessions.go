@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/clientaddr"
 	"github.com/switchboardmcp/switchboard/config"
 )
 
@@ -305,17 +305,6 @@ func writeJSONRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *json
 }
 
 // clientOf is the address a request's sessions are counted under: the
-// remote IP, or its /64 for IPv6, where one host commonly holds a whole
-// /64. Behind a reverse proxy every client has the proxy's address.
-func clientOf(r *http.Request) string {
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	a := ap.Addr().Unmap()
-	if a.Is6() {
-		p, _ := a.WithZone("").Prefix(64)
-		return p.String()
-	}
-	return a.String()
-}
+// client's, behind the proxies [gateway] trusted_proxies lists
+// (clientaddr.Key).
+func clientOf(r *http.Request) string { return clientaddr.Key(r) }

@@ -16,6 +16,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/switchboardmcp/switchboard/clientaddr"
 )
 
 // CSRFHeader must be on every request that changes state on a route that
@@ -38,7 +40,7 @@ var sameOrigin http.CrossOriginProtection
 func (gd *Guard) crossOrigin(r *http.Request, rt Route) (Refusal, bool) {
 	origin := r.Header.Get("Origin")
 	if origin != "" && !gd.originAllowed(origin, r) {
-		gd.log.Warn("refused a request from a foreign Origin", "origin", origin, "remote", r.RemoteAddr)
+		gd.log.Warn("refused a request from a foreign Origin", "origin", origin, "remote", clientaddr.String(r))
 		return Refusal{http.StatusForbidden, "Origin", "forbidden: Origin not allowed"}, false
 	}
 	switch r.Method {

@@ -47,6 +47,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/switchboardmcp/switchboard/clientaddr"
 )
 
 // Access is what a route asks of a request, besides the Host and Origin
@@ -199,7 +201,7 @@ func (gd *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if gd.opts.Loopback && !gd.hostAllowed(r.Host) {
-		gd.log.Warn("refused a request for a foreign Host (DNS rebinding protection)", "host", r.Host, "remote", r.RemoteAddr)
+		gd.log.Warn("refused a request for a foreign Host (DNS rebinding protection)", "host", r.Host, "remote", clientaddr.String(r))
 		gd.refuse(w, r, rt, Refusal{http.StatusForbidden, "Host", "forbidden: Host not allowed"})
 		return
 	}

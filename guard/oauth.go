@@ -18,6 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/time/rate"
+
+	"github.com/switchboardmcp/switchboard/clientaddr"
 )
 
 // OAuthOptions makes the guarded listener an OAuth 2.1 protected resource
@@ -197,7 +199,7 @@ func discoverJWKS(ctx context.Context, issuer string, c *http.Client) (string, e
 func (v *verifier) verify(ctx context.Context, token string, r *http.Request, resource string) (*auth.TokenInfo, error) {
 	ti, err := v.check(ctx, token, resource)
 	if err != nil {
-		v.log.Info("gateway.auth: refused a token", "reason", err.Error(), "remote", r.RemoteAddr, "path", r.URL.Path)
+		v.log.Info("gateway.auth: refused a token", "reason", err.Error(), "remote", clientaddr.String(r), "path", r.URL.Path)
 	}
 	return ti, err
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/clientaddr"
 )
 
 // WebSocketSubprotocol is the WebSocket subprotocol both sides of MCP over
@@ -333,7 +335,7 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		InsecureSkipVerify: h.opts.InsecureSkipVerify,
 	})
 	if err != nil {
-		h.opts.Logger.Info("websocket handshake refused", "remote", r.RemoteAddr, "error", err)
+		h.opts.Logger.Info("websocket handshake refused", "remote", clientaddr.String(r), "error", err)
 		return // Accept has written the response
 	}
 	if c.Subprotocol() != WebSocketSubprotocol { // offersSubprotocol makes this unreachable
@@ -360,11 +362,11 @@ func (h *WebSocketHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// as long as the connection.
 	ss, err := server.Connect(context.WithoutCancel(r.Context()), connTransport{conn}, nil)
 	if err != nil {
-		h.opts.Logger.Info("websocket session failed", "remote", r.RemoteAddr, "error", err)
+		h.opts.Logger.Info("websocket session failed", "remote", clientaddr.String(r), "error", err)
 		return
 	}
 	if err := ss.Wait(); err != nil && !errors.Is(err, io.EOF) {
-		h.opts.Logger.Debug("websocket session ended", "remote", r.RemoteAddr, "error", err)
+		h.opts.Logger.Debug("websocket session ended", "remote", clientaddr.String(r), "error", err)
 	}
 }
 

@@ -11,20 +11,21 @@ package ui
 // SameSite=Strict (no other site's page makes the browser send it) and
 // Secure when the page came over HTTPS.
 //
-// Failed logins are limited per client address (loginLimiter): the token
+// Failed logins are limited per client address (loginLimiter; behind
+// [gateway] trusted_proxies, the client's, not the balancer's): the token
 // is meant to have the entropy that makes guessing hopeless, and the
 // limit keeps a weak one from being guessed at the speed of the network.
 
 import (
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/clientaddr"
 	"github.com/switchboardmcp/switchboard/guard"
 )
 
@@ -42,7 +43,9 @@ func (u *UI) loginRoutes() {
 }
 
 func (u *UI) login(w http.ResponseWriter, r *http.Request) {
-	client := clientKey(r.RemoteAddr)
+	// Counted per client: behind [gateway] trusted_proxies, the client
+	// the balancer names, not the balancer.
+	client := clientaddr.Key(r)
 	now := time.Now()
 	// Checked before the token: a client over its limit learns nothing,
 	// not even from the right token.
@@ -160,23 +163,4 @@ func (l *loginLimiter) forget(client string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.clients, client)
-}
-
-// clientKey is the address a login is counted against: the IP of
-// RemoteAddr, an IPv6 one cut to its /64 (one host commonly has a whole
-// /64 to pick from). Behind a reverse proxy every client shares the
-// proxy's address.
-func clientKey(remoteAddr string) string {
-	h, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		h = remoteAddr
-	}
-	ip := net.ParseIP(h)
-	if ip == nil {
-		return h
-	}
-	if ip.To4() == nil {
-		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
-	}
-	return ip.String()
 }

@@ -2,8 +2,11 @@ package ui
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/switchboardmcp/switchboard/clientaddr"
 )
 
 // TestLoginLimiter: failures are counted per address (an IPv6 one by its
@@ -12,7 +15,7 @@ import (
 func TestLoginLimiter(t *testing.T) {
 	var l loginLimiter
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a, b := clientKey("192.0.2.1:5000"), clientKey("192.0.2.2:5000")
+	a, b := keyOf("192.0.2.1:5000"), keyOf("192.0.2.2:5000")
 	for i := range loginBurst {
 		if w := l.wait(a, now); w != 0 {
 			t.Fatalf("before failure %d: wait %s, want 0", i+1, w)
@@ -41,7 +44,7 @@ func TestLoginLimiter(t *testing.T) {
 		t.Errorf("after a login: wait %s, want 0", w)
 	}
 
-	v6a, v6b := clientKey("[2001:db8:1:2:aaaa::1]:443"), clientKey("[2001:db8:1:2:bbbb::9]:443")
+	v6a, v6b := keyOf("[2001:db8:1:2:aaaa::1]:443"), keyOf("[2001:db8:1:2:bbbb::9]:443")
 	if v6a != v6b || v6a != "2001:db8:1:2::/64" {
 		t.Errorf("clientKey of two addresses of one /64: %q, %q; want both 2001:db8:1:2::/64", v6a, v6b)
 	}
@@ -52,4 +55,11 @@ func TestLoginLimiter(t *testing.T) {
 	if n := len(l.clients); n > maxLoginClients {
 		t.Errorf("%d addresses remembered, want at most %d", n, maxLoginClients)
 	}
+}
+
+// keyOf is the key a login from remote is counted under.
+func keyOf(remote string) string {
+	r := httptest.NewRequest("POST", "/login", nil)
+	r.RemoteAddr = remote
+	return clientaddr.Key(r)
 }
