@@ -1,12 +1,9 @@
 package api_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/switchboardmcp/switchboard/api"
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
@@ -25,45 +23,8 @@ import (
 // task id the gateway answers with.
 func (a *apiT) makeTask(tool string, args map[string]any, hdr ...string) string {
 	a.t.Helper()
-	params := map[string]any{"name": tool, "arguments": args, "_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-	req, _ := http.NewRequest("POST", a.url+"/mcp", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var data string
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			data = d
-		} else if strings.HasPrefix(sc.Text(), "{") {
-			data = sc.Text()
-		}
-	}
-	var ans struct {
-		Result struct {
-			ResultType string `json:"resultType"`
-			TaskID     string `json:"taskId"`
-		} `json:"result"`
-	}
-	if json.Unmarshal([]byte(data), &ans) != nil || ans.Result.ResultType != "task" || ans.Result.TaskID == "" {
-		a.t.Fatalf("tools/call %s: %d %s, want a task", tool, resp.StatusCode, data)
-	}
-	return ans.Result.TaskID
+	id, _ := tasktest.Create(a.t, a.url+"/mcp", tool, args, hdr...)
+	return id
 }
 
 // tasksFixture makes server a's tools the testserver's task fixtures, each

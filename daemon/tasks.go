@@ -18,6 +18,11 @@ import (
 // and after a restart.
 type taskStore struct{ s *store.Store }
 
+// TaskStore is the gateway's task store (gateway.Options.Tasks) on s, as
+// the daemon's gateway keeps its tasks: for a gateway of one's own on a
+// state store, as the gateway's benchmarks make one.
+func TaskStore(s *store.Store) gateway.TaskStore { return taskStore{s} }
+
 func (ts taskStore) CreateTask(ctx context.Context, t gateway.TaskRecord) error {
 	return ts.s.CreateTask(ctx, toStoreTask(t))
 }
