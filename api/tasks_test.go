@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
+	"github.com/switchboardmcp/switchboard/workflow"
 )
 
 // makeTask calls tool on /mcp as a 2026-07-28 client declaring the tasks
@@ -179,4 +180,100 @@ func TestTasksGrant(t *testing.T) {
 	a.wantProblem("b's task read by the narrowed token", 404, "", code, h, body)
 	code, h, body = a.do("POST", "/api/v1/tasks/"+tb+"/cancel", "", admin...)
 	a.wantProblem("b's task cancelled by the narrowed token", 404, "", code, h, body)
+}
+
+// TestRunTasks: a published workflow called as a task by a declaring
+// client is its run (an sbr1. id), listed beside the gateway's own tasks,
+// newest first and paged across both; its status is its run's as
+// tasks/get maps it (a run at a gate is input_required), it names its
+// run, GET shows the gate's question, and cancel cancels the run. A run
+// started otherwise (the API's) is no task.
+func TestRunTasks(t *testing.T) {
+	wf, err := workflow.Parse("gated.yaml", []byte(gated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tool string
+	a := startAPIWith(t, func(o *daemon.Options) {
+		o.Workflows = []*workflow.Workflow{wf}
+		o.Config.Gateway.Workflows = []string{"gated"}
+		o.Config.Servers[0].ToolTasks = map[string]string{"echo": config.TaskAlways}
+		tool = o.Config.Gateway.WorkflowToolName("gated")
+	})
+	a.waitTool("mcp_a_echo")
+	a.waitTool(tool)
+	own := a.makeTask("mcp_a_echo", map[string]any{"text": "hi"})
+	if code, _, body := a.do("POST", "/api/v1/workflows/gated/runs", `{"inputs":{"text":"not a task"}}`); code != 201 {
+		t.Fatalf("POST workflows/gated/runs: %d %s", code, body)
+	}
+	id := a.makeTask(tool, map[string]any{"text": "one"})
+	if !strings.HasPrefix(id, "sbr1.") {
+		t.Fatalf("the workflow's task id = %q, want sbr1.", id)
+	}
+
+	list := func(query string) (items []api.TaskJSON, next string) {
+		t.Helper()
+		code, _, body := a.do("GET", "/api/v1/tasks"+query, "")
+		var pg struct {
+			Items []api.TaskJSON `json:"items"`
+			Next  string         `json:"next_cursor"`
+		}
+		if code != 200 || json.Unmarshal(body, &pg) != nil {
+			t.Fatalf("GET tasks%s: %d %s", query, code, body)
+		}
+		return pg.Items, pg.Next
+	}
+	ids := func(items []api.TaskJSON) string {
+		var s []string
+		for _, it := range items {
+			s = append(s, it.ID)
+		}
+		return strings.Join(s, " ")
+	}
+	items := wait.For(t, "the run task at its gate and the echo task completed", func() ([]api.TaskJSON, bool) {
+		items, _ := list("")
+		return items, len(items) == 2 && items[0].Status == "input_required" && items[1].Status == "completed"
+	})
+	rt := items[0]
+	if rt.ID != id || items[1].ID != own || rt.Run == "" || rt.Server != workflow.InProcessServerID || rt.Tool == "" ||
+		rt.Caller == "" || rt.TTLMs != 0 || items[1].Run != "" {
+		t.Errorf("GET tasks = %+v; want the run task (naming its run, server %s), then the echo task", items, workflow.InProcessServerID)
+	}
+	first, next := list("?limit=1")
+	second, last := list("?limit=1&cursor=" + next)
+	if ids(first) != id || ids(second) != own || next == "" || last != "" {
+		t.Errorf("pages of one: %s (next %q), %s (next %q); want the run task, then the echo task", ids(first), next, ids(second), last)
+	}
+	if got, _ := list("?status=input_required"); ids(got) != id {
+		t.Errorf("GET tasks?status=input_required = %s, want the run task", ids(got))
+	}
+	if got, _ := list("?status=completed"); ids(got) != own {
+		t.Errorf("GET tasks?status=completed = %s, want the echo task", ids(got))
+	}
+
+	code, _, body := a.do("GET", "/api/v1/tasks/"+id, "")
+	var got api.TaskJSON
+	if code != 200 || json.Unmarshal(body, &got) != nil || got.Status != "input_required" || got.Run != rt.Run ||
+		!strings.Contains(string(got.InputRequests), "Echo one?") {
+		t.Errorf("GET tasks/%s: %d %s; want input_required with the gate's question", id, code, body)
+	}
+	if code, _, body := a.do("GET", "/api/v1/runs/"+got.Run, ""); code != 200 || !strings.Contains(string(body), `"waiting"`) {
+		t.Errorf("GET runs/%s (the task's run): %d %s; want it waiting", got.Run, code, body)
+	}
+	forged := []byte(id)
+	forged[len(forged)-3] ^= 1
+	code, h, body := a.do("GET", "/api/v1/tasks/"+string(forged), "")
+	a.wantProblem("a forged run task id", 404, "", code, h, body)
+
+	code, _, body = a.do("POST", "/api/v1/tasks/"+id+"/cancel", "")
+	if code != 200 || json.Unmarshal(body, &got) != nil || got.Status != "cancelled" {
+		t.Errorf("POST tasks/%s/cancel: %d %s; want it cancelled", id, code, body)
+	}
+	c := api.NewClient(a.url, nil)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if tk, err := c.Task(ctx, id); err != nil || tk.Status != "cancelled" || tk.Run != rt.Run {
+		t.Errorf("Client.Task(%s) = %+v, %v; want the run task cancelled", id, tk, err)
+	}
 }

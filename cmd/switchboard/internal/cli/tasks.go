@@ -207,8 +207,11 @@ func formatTask(t api.TaskJSON, live bool) string {
 	row("endpoint", t.Endpoint)
 	row("created", t.Created.Local().Format(time.DateTime)+" ("+daemon.Age(time.Since(t.Created))+" ago)")
 	row("updated", t.Updated.Local().Format(time.DateTime))
-	row("kept for", (time.Duration(t.TTLMs) * time.Millisecond).String())
+	if t.Run == "" {
+		row("kept for", (time.Duration(t.TTLMs) * time.Millisecond).String())
+	}
 	row("replica", t.Replica)
+	row("run", t.Run)
 	if len(t.InputRequests) > 0 {
 		row("waiting for", string(t.InputRequests))
 	}
