@@ -28,6 +28,20 @@ func (a *apiT) makeTask(tool string, args map[string]any, hdr ...string) string 
 	return id
 }
 
+// listTasks reads one page of GET /api/v1/tasks with query.
+func (a *apiT) listTasks(query string) (items []api.TaskJSON, next string) {
+	a.t.Helper()
+	code, _, body := a.do("GET", "/api/v1/tasks"+query, "")
+	var pg struct {
+		Items []api.TaskJSON `json:"items"`
+		Next  string         `json:"next_cursor"`
+	}
+	if code != 200 || json.Unmarshal(body, &pg) != nil {
+		a.t.Fatalf("GET tasks%s: %d %s", query, code, body)
+	}
+	return pg.Items, pg.Next
+}
+
 // tasksFixture makes server a's tools the testserver's task fixtures, each
 // a task from the start.
 func tasksFixture(o *daemon.Options) {
@@ -67,21 +81,14 @@ func TestTasks(t *testing.T) {
 
 	list := func(query string) (ids []string, next string) {
 		t.Helper()
-		code, _, body := a.do("GET", "/api/v1/tasks"+query, "")
-		var pg struct {
-			Items []api.TaskJSON `json:"items"`
-			Next  string         `json:"next_cursor"`
-		}
-		if code != 200 || json.Unmarshal(body, &pg) != nil {
-			t.Fatalf("GET tasks%s: %d %s", query, code, body)
-		}
-		for _, it := range pg.Items {
+		items, next := a.listTasks(query)
+		for _, it := range items {
 			if it.Result != nil {
 				t.Errorf("GET tasks%s: task %s listed with its result", query, it.ID)
 			}
 			ids = append(ids, it.ID)
 		}
-		return ids, pg.Next
+		return ids, next
 	}
 	if ids, _ := list(""); fmt.Sprint(ids) != fmt.Sprint([]string{long, done}) {
 		t.Errorf("GET tasks = %v, want [long done]", ids)
@@ -211,18 +218,7 @@ func TestRunTasks(t *testing.T) {
 		t.Fatalf("the workflow's task id = %q, want sbr1.", id)
 	}
 
-	list := func(query string) (items []api.TaskJSON, next string) {
-		t.Helper()
-		code, _, body := a.do("GET", "/api/v1/tasks"+query, "")
-		var pg struct {
-			Items []api.TaskJSON `json:"items"`
-			Next  string         `json:"next_cursor"`
-		}
-		if code != 200 || json.Unmarshal(body, &pg) != nil {
-			t.Fatalf("GET tasks%s: %d %s", query, code, body)
-		}
-		return pg.Items, pg.Next
-	}
+	list := a.listTasks
 	ids := func(items []api.TaskJSON) string {
 		var s []string
 		for _, it := range items {
