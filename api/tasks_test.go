@@ -28,6 +28,22 @@ func (a *apiT) makeTask(tool string, args map[string]any, hdr ...string) string 
 	return id
 }
 
+// asks is a workflow that waits at a gate.
+const asks = `id: asks
+description: Asks who
+outputs:
+  said: "{{ .steps.ok.result.who }}"
+steps:
+  - id: ok
+    gate:
+      message: "Who?"
+      schema:
+        type: object
+        properties:
+          who: {type: string}
+        required: [who]
+`
+
 // listTasks reads one page of GET /api/v1/tasks with query.
 func (a *apiT) listTasks(query string) (items []api.TaskJSON, next string) {
 	a.t.Helper()
@@ -134,13 +150,22 @@ func TestTasks(t *testing.T) {
 
 // TestTasksGrant: an OAuth token narrowed by [[gateway.auth.policy]] to
 // server a sees a's tasks, and b's neither listed nor read nor cancelled
-// (404, as a task that is not there); the owner sees both.
+// (404, as a task that is not there); the owner sees both. A published
+// workflow's run task it sees whole, as it sees runs.
 func TestTasksGrant(t *testing.T) {
 	as := testauth.Start(t, &testauth.Options{JWT: true})
 	const token = "api-task-grant-token-51c0"
 	t.Setenv("SB_API_TOKEN", token)
+	wf, err := workflow.Parse("asks.yaml", []byte(asks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wfTool string
 	a := startAPIWith(t, func(o *daemon.Options) {
 		tasksFixture(o)
+		o.Workflows = []*workflow.Workflow{wf}
+		o.Config.Gateway.Workflows = []string{"asks"}
+		wfTool = o.Config.Gateway.WorkflowToolName("asks")
 		b := o.Config.Servers[0]
 		b.ID = "b"
 		o.Config.Servers = append(o.Config.Servers, b)
@@ -179,6 +204,13 @@ func TestTasksGrant(t *testing.T) {
 	}
 	if got := list(admin); got != "a" {
 		t.Errorf("the narrowed token's tasks: servers %q, want a", got)
+	}
+	rt := a.makeTask(wfTool, map[string]any{}, owner...)
+	if got := list(admin); got != workflow.InProcessServerID+",a" {
+		t.Errorf("the narrowed token's tasks with a run task: servers %q, want %s,a", got, workflow.InProcessServerID)
+	}
+	if code, _, body := a.do("GET", "/api/v1/tasks/"+rt, "", admin...); code != 200 {
+		t.Errorf("the narrowed token reads the run task: %d %s", code, body)
 	}
 	if code, _, body := a.do("GET", "/api/v1/tasks/"+ta, "", admin...); code != 200 {
 		t.Errorf("the narrowed token reads a's task: %d %s", code, body)
