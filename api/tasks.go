@@ -5,7 +5,9 @@ package api
 // cancelled. The rows are the state database's (switchboard_tasks),
 // redacted as the gateway stored them; a caller narrowed by
 // [[gateway.auth.policy]] sees the tasks of the servers its grant covers,
-// and no other (404, as for a task that is not there).
+// and no other (404, as for a task that is not there). Beside them are
+// the published workflows' runs that declaring clients' calls made their
+// tasks (sbr1. ids, "run" naming the run), shown whole as runs are.
 
 import (
 	"context"
@@ -40,6 +42,10 @@ type TaskJSON struct {
 	TTLMs int64 `json:"ttl_ms"`
 	// Replica is the gateway replica that runs its call.
 	Replica string `json:"replica,omitempty"`
+	// Run is the workflow run the task is (GET /api/v1/runs/{run}): a
+	// published workflow called as a task by a declaring client; its
+	// TTLMs is 0, as a run is kept until the engine prunes it.
+	Run string `json:"run,omitempty"`
 	// InputRequests, Result and Error are on GET /tasks/{id} only, as the
 	// gateway stored them (redacted): the questions outstanding
 	// (input_required), the tool's result (completed), the JSON-RPC error
@@ -52,7 +58,7 @@ type TaskJSON struct {
 func toTaskJSON(t daemon.Task) TaskJSON {
 	return TaskJSON{ID: t.ID, Status: t.Status, StatusMessage: t.StatusMessage, Server: t.Server, Tool: t.Tool,
 		Caller: t.Caller, Endpoint: t.Endpoint, Created: t.Created.UTC(), Updated: t.Updated.UTC(), TTLMs: t.TTL.Milliseconds(),
-		Replica: t.Owner, InputRequests: json.RawMessage(t.InputRequests), Result: json.RawMessage(t.Result), Error: json.RawMessage(t.Error)}
+		Replica: t.Owner, Run: t.Run, InputRequests: json.RawMessage(t.InputRequests), Result: json.RawMessage(t.Result), Error: json.RawMessage(t.Error)}
 }
 
 // taskStatuses are the statuses ?status= takes.

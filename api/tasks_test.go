@@ -1,12 +1,9 @@
 package api_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +13,10 @@ import (
 	"github.com/switchboardmcp/switchboard/api"
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 	"github.com/switchboardmcp/switchboard/internal/testkit/testauth"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
+	"github.com/switchboardmcp/switchboard/workflow"
 )
 
 // makeTask calls tool on /mcp as a 2026-07-28 client declaring the tasks
@@ -25,45 +24,38 @@ import (
 // task id the gateway answers with.
 func (a *apiT) makeTask(tool string, args map[string]any, hdr ...string) string {
 	a.t.Helper()
-	params := map[string]any{"name": tool, "arguments": args, "_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-	req, _ := http.NewRequest("POST", a.url+"/mcp", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
+	id, _ := tasktest.Create(a.t, a.url+"/mcp", tool, args, hdr...)
+	return id
+}
+
+// asks is a workflow that waits at a gate.
+const asks = `id: asks
+description: Asks who
+outputs:
+  said: "{{ .steps.ok.result.who }}"
+steps:
+  - id: ok
+    gate:
+      message: "Who?"
+      schema:
+        type: object
+        properties:
+          who: {type: string}
+        required: [who]
+`
+
+// listTasks reads one page of GET /api/v1/tasks with query.
+func (a *apiT) listTasks(query string) (items []api.TaskJSON, next string) {
+	a.t.Helper()
+	code, _, body := a.do("GET", "/api/v1/tasks"+query, "")
+	var pg struct {
+		Items []api.TaskJSON `json:"items"`
+		Next  string         `json:"next_cursor"`
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatal(err)
+	if code != 200 || json.Unmarshal(body, &pg) != nil {
+		a.t.Fatalf("GET tasks%s: %d %s", query, code, body)
 	}
-	defer resp.Body.Close()
-	var data string
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			data = d
-		} else if strings.HasPrefix(sc.Text(), "{") {
-			data = sc.Text()
-		}
-	}
-	var ans struct {
-		Result struct {
-			ResultType string `json:"resultType"`
-			TaskID     string `json:"taskId"`
-		} `json:"result"`
-	}
-	if json.Unmarshal([]byte(data), &ans) != nil || ans.Result.ResultType != "task" || ans.Result.TaskID == "" {
-		a.t.Fatalf("tools/call %s: %d %s, want a task", tool, resp.StatusCode, data)
-	}
-	return ans.Result.TaskID
+	return pg.Items, pg.Next
 }
 
 // tasksFixture makes server a's tools the testserver's task fixtures, each
@@ -105,21 +97,14 @@ func TestTasks(t *testing.T) {
 
 	list := func(query string) (ids []string, next string) {
 		t.Helper()
-		code, _, body := a.do("GET", "/api/v1/tasks"+query, "")
-		var pg struct {
-			Items []api.TaskJSON `json:"items"`
-			Next  string         `json:"next_cursor"`
-		}
-		if code != 200 || json.Unmarshal(body, &pg) != nil {
-			t.Fatalf("GET tasks%s: %d %s", query, code, body)
-		}
-		for _, it := range pg.Items {
+		items, next := a.listTasks(query)
+		for _, it := range items {
 			if it.Result != nil {
 				t.Errorf("GET tasks%s: task %s listed with its result", query, it.ID)
 			}
 			ids = append(ids, it.ID)
 		}
-		return ids, pg.Next
+		return ids, next
 	}
 	if ids, _ := list(""); fmt.Sprint(ids) != fmt.Sprint([]string{long, done}) {
 		t.Errorf("GET tasks = %v, want [long done]", ids)
@@ -165,13 +150,22 @@ func TestTasks(t *testing.T) {
 
 // TestTasksGrant: an OAuth token narrowed by [[gateway.auth.policy]] to
 // server a sees a's tasks, and b's neither listed nor read nor cancelled
-// (404, as a task that is not there); the owner sees both.
+// (404, as a task that is not there); the owner sees both. A published
+// workflow's run task it sees whole, as it sees runs.
 func TestTasksGrant(t *testing.T) {
 	as := testauth.Start(t, &testauth.Options{JWT: true})
 	const token = "api-task-grant-token-51c0"
 	t.Setenv("SB_API_TOKEN", token)
+	wf, err := workflow.Parse("asks.yaml", []byte(asks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wfTool string
 	a := startAPIWith(t, func(o *daemon.Options) {
 		tasksFixture(o)
+		o.Workflows = []*workflow.Workflow{wf}
+		o.Config.Gateway.Workflows = []string{"asks"}
+		wfTool = o.Config.Gateway.WorkflowToolName("asks")
 		b := o.Config.Servers[0]
 		b.ID = "b"
 		o.Config.Servers = append(o.Config.Servers, b)
@@ -211,6 +205,13 @@ func TestTasksGrant(t *testing.T) {
 	if got := list(admin); got != "a" {
 		t.Errorf("the narrowed token's tasks: servers %q, want a", got)
 	}
+	rt := a.makeTask(wfTool, map[string]any{}, owner...)
+	if got := list(admin); got != workflow.InProcessServerID+",a" {
+		t.Errorf("the narrowed token's tasks with a run task: servers %q, want %s,a", got, workflow.InProcessServerID)
+	}
+	if code, _, body := a.do("GET", "/api/v1/tasks/"+rt, "", admin...); code != 200 {
+		t.Errorf("the narrowed token reads the run task: %d %s", code, body)
+	}
 	if code, _, body := a.do("GET", "/api/v1/tasks/"+ta, "", admin...); code != 200 {
 		t.Errorf("the narrowed token reads a's task: %d %s", code, body)
 	}
@@ -218,4 +219,89 @@ func TestTasksGrant(t *testing.T) {
 	a.wantProblem("b's task read by the narrowed token", 404, "", code, h, body)
 	code, h, body = a.do("POST", "/api/v1/tasks/"+tb+"/cancel", "", admin...)
 	a.wantProblem("b's task cancelled by the narrowed token", 404, "", code, h, body)
+}
+
+// TestRunTasks: a published workflow called as a task by a declaring
+// client is its run (an sbr1. id), listed beside the gateway's own tasks,
+// newest first and paged across both; its status is its run's as
+// tasks/get maps it (a run at a gate is input_required), it names its
+// run, GET shows the gate's question, and cancel cancels the run. A run
+// started otherwise (the API's) is no task.
+func TestRunTasks(t *testing.T) {
+	wf, err := workflow.Parse("gated.yaml", []byte(gated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tool string
+	a := startAPIWith(t, func(o *daemon.Options) {
+		o.Workflows = []*workflow.Workflow{wf}
+		o.Config.Gateway.Workflows = []string{"gated"}
+		o.Config.Servers[0].ToolTasks = map[string]string{"echo": config.TaskAlways}
+		tool = o.Config.Gateway.WorkflowToolName("gated")
+	})
+	a.waitTool("mcp_a_echo")
+	a.waitTool(tool)
+	own := a.makeTask("mcp_a_echo", map[string]any{"text": "hi"})
+	if code, _, body := a.do("POST", "/api/v1/workflows/gated/runs", `{"inputs":{"text":"not a task"}}`); code != 201 {
+		t.Fatalf("POST workflows/gated/runs: %d %s", code, body)
+	}
+	id := a.makeTask(tool, map[string]any{"text": "one"})
+	if !strings.HasPrefix(id, "sbr1.") {
+		t.Fatalf("the workflow's task id = %q, want sbr1.", id)
+	}
+
+	list := a.listTasks
+	ids := func(items []api.TaskJSON) string {
+		var s []string
+		for _, it := range items {
+			s = append(s, it.ID)
+		}
+		return strings.Join(s, " ")
+	}
+	items := wait.For(t, "the run task at its gate and the echo task completed", func() ([]api.TaskJSON, bool) {
+		items, _ := list("")
+		return items, len(items) == 2 && items[0].Status == "input_required" && items[1].Status == "completed"
+	})
+	rt := items[0]
+	if rt.ID != id || items[1].ID != own || rt.Run == "" || rt.Server != workflow.InProcessServerID || rt.Tool == "" ||
+		rt.Caller == "" || rt.TTLMs != 0 || items[1].Run != "" {
+		t.Errorf("GET tasks = %+v; want the run task (naming its run, server %s), then the echo task", items, workflow.InProcessServerID)
+	}
+	first, next := list("?limit=1")
+	second, last := list("?limit=1&cursor=" + next)
+	if ids(first) != id || ids(second) != own || next == "" || last != "" {
+		t.Errorf("pages of one: %s (next %q), %s (next %q); want the run task, then the echo task", ids(first), next, ids(second), last)
+	}
+	if got, _ := list("?status=input_required"); ids(got) != id {
+		t.Errorf("GET tasks?status=input_required = %s, want the run task", ids(got))
+	}
+	if got, _ := list("?status=completed"); ids(got) != own {
+		t.Errorf("GET tasks?status=completed = %s, want the echo task", ids(got))
+	}
+
+	code, _, body := a.do("GET", "/api/v1/tasks/"+id, "")
+	var got api.TaskJSON
+	if code != 200 || json.Unmarshal(body, &got) != nil || got.Status != "input_required" || got.Run != rt.Run ||
+		!strings.Contains(string(got.InputRequests), "Echo one?") {
+		t.Errorf("GET tasks/%s: %d %s; want input_required with the gate's question", id, code, body)
+	}
+	if code, _, body := a.do("GET", "/api/v1/runs/"+got.Run, ""); code != 200 || !strings.Contains(string(body), `"waiting"`) {
+		t.Errorf("GET runs/%s (the task's run): %d %s; want it waiting", got.Run, code, body)
+	}
+	forged := []byte(id)
+	forged[len(forged)-3] ^= 1
+	code, h, body := a.do("GET", "/api/v1/tasks/"+string(forged), "")
+	a.wantProblem("a forged run task id", 404, "", code, h, body)
+
+	code, _, body = a.do("POST", "/api/v1/tasks/"+id+"/cancel", "")
+	if code != 200 || json.Unmarshal(body, &got) != nil || got.Status != "cancelled" {
+		t.Errorf("POST tasks/%s/cancel: %d %s; want it cancelled", id, code, body)
+	}
+	c := api.NewClient(a.url, nil)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if tk, err := c.Task(ctx, id); err != nil || tk.Status != "cancelled" || tk.Run != rt.Run {
+		t.Errorf("Client.Task(%s) = %+v, %v; want the run task cancelled", id, tk, err)
+	}
 }

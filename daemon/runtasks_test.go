@@ -1,10 +1,7 @@
 package daemon_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +9,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
@@ -49,7 +47,7 @@ func TestWorkflowTask(t *testing.T) {
 	declared := map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{gateway.TasksExtension: map[string]any{}}}
 
 	// The call is a task at once.
-	created := taskRPC(t, url, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, declared).result(t)
+	created := tasktest.Post(t, url, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, declared).Must(t)
 	id, _ := created["taskId"].(string)
 	if created["resultType"] != "task" || !strings.HasPrefix(id, "sbr1.") {
 		t.Fatalf("tools/call = %v; want a task whose id wraps the run (sbr1.)", created)
@@ -58,7 +56,7 @@ func TestWorkflowTask(t *testing.T) {
 		t.Errorf("ttlMs = %v (present %v), want null: a run is kept until pruned", created["ttlMs"], ok)
 	}
 	get := func(id string) map[string]any {
-		return taskRPC(t, url, "tasks/get", map[string]any{"taskId": id}, declared).result(t)
+		return tasktest.Post(t, url, "tasks/get", map[string]any{"taskId": id}, declared).Must(t)
 	}
 	awaitStatus := func(id, status string) map[string]any {
 		t.Helper()
@@ -74,17 +72,17 @@ func TestWorkflowTask(t *testing.T) {
 	}
 
 	// Elsewhere, or forged: no such task.
-	if e := taskRPC(t, r.url+"/e/other/mcp", "tasks/get", map[string]any{"taskId": id}, declared).Error; e == nil || e.Code != -32602 {
+	if e := tasktest.Post(t, r.url+"/e/other/mcp", "tasks/get", map[string]any{"taskId": id}, declared).Error; e == nil || e.Code != -32602 {
 		t.Errorf("tasks/get on another endpoint = %+v, want -32602", e)
 	}
 	forged := []byte(id)
 	forged[len(forged)-3] ^= 1
-	if e := taskRPC(t, url, "tasks/get", map[string]any{"taskId": string(forged)}, declared).Error; e == nil || e.Code != -32602 {
+	if e := tasktest.Post(t, url, "tasks/get", map[string]any{"taskId": string(forged)}, declared).Error; e == nil || e.Code != -32602 {
 		t.Errorf("tasks/get of a forged id = %+v, want -32602", e)
 	}
 
 	answers := map[string]any{"ok": map[string]any{"action": "accept", "content": map[string]any{"who": "neo"}}, "unknown-key": map[string]any{"ignored": true}}
-	if ack := taskRPC(t, url, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}, declared).result(t); ack["resultType"] != "complete" {
+	if ack := tasktest.Post(t, url, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}, declared).Must(t); ack["resultType"] != "complete" {
 		t.Errorf("tasks/update = %v, want an ack", ack)
 	}
 	done := awaitStatus(id, "completed")
@@ -94,10 +92,10 @@ func TestWorkflowTask(t *testing.T) {
 	}
 	// Answered already, and ended: acknowledged, changes nothing.
 	late := map[string]any{"ok": map[string]any{"action": "accept", "content": map[string]any{"who": "trinity"}}}
-	if ack := taskRPC(t, url, "tasks/update", map[string]any{"taskId": id, "inputResponses": late}, declared).result(t); ack["resultType"] != "complete" {
+	if ack := tasktest.Post(t, url, "tasks/update", map[string]any{"taskId": id, "inputResponses": late}, declared).Must(t); ack["resultType"] != "complete" {
 		t.Errorf("a late tasks/update = %v, want an ack", ack)
 	}
-	if ack := taskRPC(t, url, "tasks/cancel", map[string]any{"taskId": id}, declared).result(t); ack["resultType"] != "complete" {
+	if ack := tasktest.Post(t, url, "tasks/cancel", map[string]any{"taskId": id}, declared).Must(t); ack["resultType"] != "complete" {
 		t.Errorf("tasks/cancel of a completed task = %v, want an ack", ack)
 	}
 	if got := get(id); got["status"] != "completed" {
@@ -105,88 +103,25 @@ func TestWorkflowTask(t *testing.T) {
 	}
 
 	// Another run, cancelled while it waits.
-	other := taskRPC(t, url, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, declared).result(t)
+	other := tasktest.Post(t, url, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, declared).Must(t)
 	id2, _ := other["taskId"].(string)
 	if id2 == "" || id2 == id {
 		t.Fatalf("a second call = %v, want a task of its own", other)
 	}
 	awaitStatus(id2, "input_required")
 	for range 2 {
-		if ack := taskRPC(t, url, "tasks/cancel", map[string]any{"taskId": id2}, declared).result(t); ack["resultType"] != "complete" {
+		if ack := tasktest.Post(t, url, "tasks/cancel", map[string]any{"taskId": id2}, declared).Must(t); ack["resultType"] != "complete" {
 			t.Errorf("tasks/cancel = %v, want an ack", ack)
 		}
 	}
 	awaitStatus(id2, "cancelled")
 
 	// Without the extension: as before, the gate's input-required result.
-	plain := taskRPC(t, url, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, map[string]any{"elicitation": map[string]any{}}).result(t)
+	plain := tasktest.Post(t, url, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}}, map[string]any{"elicitation": map[string]any{}}).Must(t)
 	if plain["resultType"] == "task" || plain["requestState"] == nil {
 		t.Fatalf("tools/call without the extension = %v, want an input-required result", plain)
 	}
 	if q, _ := plain["inputRequests"].(map[string]any)["gate"].(map[string]any); q["params"].(map[string]any)["message"] != "Deploy before?" {
 		t.Errorf("inputRequests = %v, want the gate's question under gate", plain["inputRequests"])
 	}
-}
-
-// taskAnswer is the JSON-RPC answer to one request of taskRPC.
-type taskAnswer struct {
-	Result map[string]any `json:"result"`
-	Error  *struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-func (a taskAnswer) result(t *testing.T) map[string]any {
-	t.Helper()
-	if a.Error != nil {
-		t.Fatalf("error %d: %s", a.Error.Code, a.Error.Message)
-	}
-	return a.Result
-}
-
-// taskRPC POSTs one 2026-07-28 request to url, statelessly, with caps as
-// the request's client capabilities, as a client of the tasks extension
-// does (the go-sdk's client knows no tasks).
-func taskRPC(t *testing.T, url, method string, params map[string]any, caps map[string]any) taskAnswer {
-	t.Helper()
-	params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": caps}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	if n, ok := params["name"].(string); ok {
-		req.Header.Set("Mcp-Name", n)
-	} else if id, ok := params["taskId"].(string); ok {
-		req.Header.Set("Mcp-Name", id)
-	}
-	hc := &http.Client{Timeout: testTimeout}
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var data []byte
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, `"id"`) {
-				data = []byte(d)
-			}
-		}
-	} else {
-		var b bytes.Buffer
-		b.ReadFrom(resp.Body)
-		data = b.Bytes()
-	}
-	var a taskAnswer
-	if err := json.Unmarshal(data, &a); err != nil {
-		t.Fatalf("%s: HTTP %d, %q: %v", method, resp.StatusCode, data, err)
-	}
-	return a
 }

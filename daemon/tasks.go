@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
@@ -17,6 +19,11 @@ import (
 // database (switchboard_tasks): tasks/get answers from any replica on it,
 // and after a restart.
 type taskStore struct{ s *store.Store }
+
+// TaskStore is the gateway's task store (gateway.Options.Tasks) on s, as
+// the daemon's gateway keeps its tasks: for a gateway of one's own on a
+// state store, as the gateway's benchmarks make one.
+func TaskStore(s *store.Store) gateway.TaskStore { return taskStore{s} }
 
 func (ts taskStore) CreateTask(ctx context.Context, t gateway.TaskRecord) error {
 	return ts.s.CreateTask(ctx, toStoreTask(t))
@@ -83,8 +90,15 @@ func runErr(err error) error {
 }
 
 // A Task is a task of the gateway as the owner's faces show it (the REST
-// API, the web UI, the CLI): its row of switchboard_tasks.
-type Task = store.Task
+// API, the web UI, the CLI): its row of switchboard_tasks, or a published
+// workflow's run that a declaring client's call made its task
+// (gateway/runtasks.go), with Run naming that run.
+type Task struct {
+	store.Task
+	// Run is the workflow run the task is, "" for a task of the
+	// gateway's own.
+	Run string
+}
 
 // TaskFilter chooses the tasks ListTasks lists (store.TaskFilter; its
 // Servers are narrowed to the caller's grant).
@@ -95,9 +109,11 @@ type TaskFilter = store.TaskFilter
 var ErrNoTask = errors.New("no such task")
 
 // ListTasks lists the gateway's tasks newest first, one page (see
-// store.ListTasks), those of the servers the caller's grant (ctx, Grant)
-// covers: everything for the owner.
+// store.ListTasks): those of the servers the caller's grant (ctx, Grant)
+// covers (everything for the owner), and beside them the runs that are
+// tasks, whole, as the runs are (runTasksAfter).
 func (d *Daemon) ListTasks(ctx context.Context, f TaskFilter) ([]Task, string, error) {
+	wantRuns := f.Servers == nil || slices.Contains(f.Servers, workflow.InProcessServerID)
 	if gr := d.Grant(ctx); !gr.All() {
 		allowed := []string{}
 		for _, id := range d.taskServers() {
@@ -107,11 +123,79 @@ func (d *Daemon) ListTasks(ctx context.Context, f TaskFilter) ([]Task, string, e
 		}
 		f.Servers = allowed
 	}
-	ts, next, err := d.store.ListTasks(ctx, f)
+	rows, next, err := d.store.ListTasks(ctx, f)
 	if err != nil {
 		return nil, "", KindUsage.Errorf("%w", err)
 	}
+	ts := make([]Task, 0, len(rows))
+	for _, r := range rows {
+		ts = append(ts, Task{Task: r})
+	}
+	if !wantRuns {
+		return ts, next, nil
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = store.DefaultTaskLimit
+	}
+	runs, more, err := d.runTasksAfter(ctx, f.Cursor, f.Status, limit)
+	if err != nil || len(runs) == 0 {
+		return ts, next, err
+	}
+	ts = append(ts, runs...)
+	slices.SortFunc(ts, func(a, b Task) int {
+		if c := b.Created.Compare(a.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	if len(ts) > limit || more || next != "" {
+		ts = ts[:min(limit, len(ts))]
+		next = store.TaskCursor(ts[len(ts)-1].Task)
+	}
 	return ts, next, nil
+}
+
+// maxRunTasksRead bounds the runs ListTasks reads for the runs that are
+// tasks: the newest, as GET /api/v1/runs reads them (runs are pruned to
+// the engine's KeepRuns ended ones besides those still going).
+const maxRunTasksRead = store.MaxTaskLimit
+
+// runTasksAfter are the runs that are tasks, as tasks, after cursor (""
+// from the newest) and in status (as tasks/get maps a run's state, ""
+// any): at most limit of them, and whether there are more. None when the
+// daemon runs no workflows or serves no gateway yet (a run task's id is
+// the gateway's).
+func (d *Daemon) runTasksAfter(ctx context.Context, cursor, status string, limit int) ([]Task, bool, error) {
+	g, wf := d.gateway(), d.Workflows()
+	if g == nil || wf == nil {
+		return nil, false, nil
+	}
+	rss, err := wf.Engine.Runs(ctx, &workflow.RunFilter{Tasks: true, Limit: maxRunTasksRead})
+	if err != nil {
+		return nil, false, err
+	}
+	var out []Task
+	for _, rs := range rss {
+		info, ok := g.RunTaskOf(rs.ID, rs.Task)
+		if !ok || (status != "" && rs.State.TaskStatus() != status) {
+			continue
+		}
+		updated := rs.Started
+		if !rs.Ended.IsZero() {
+			updated = rs.Ended
+		}
+		t := Task{Task: store.Task{ID: info.ID, Caller: info.Caller, Endpoint: info.Endpoint, Server: info.Server, Tool: info.Tool,
+			Status: rs.State.TaskStatus(), Created: rs.Started, Updated: updated}, Run: rs.ID}
+		if cursor != "" && !store.TaskAfter(cursor, t.Task) {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, t)
+	}
+	return out, false, nil
 }
 
 // taskServers are the servers a narrowed grant may see tasks of: the
@@ -129,23 +213,29 @@ func (d *Daemon) taskServers() []string {
 }
 
 // Task returns task id with its outcome, as tasks/get reports it (a task
-// whose replica is gone is interrupted); ErrNoTask when there is none or
-// the caller's grant does not cover its server.
+// whose replica is gone is interrupted; a run task as its run stands);
+// ErrNoTask when there is none or the caller's grant does not cover its
+// server (a run task is shown whole, as its run is).
 func (d *Daemon) Task(ctx context.Context, id string) (Task, error) {
 	g := d.gateway()
+	if g != nil {
+		if run, ok := g.TaskRun(id); ok {
+			return d.runTask(ctx, g, id, run)
+		}
+	}
 	var t Task
 	if g == nil {
 		st, err := d.store.Task(ctx, id)
 		if err != nil {
 			return Task{}, d.noTask(id, err)
 		}
-		t = st
+		t = Task{Task: st}
 	} else {
 		rec, err := g.Task(ctx, id)
 		if err != nil {
 			return Task{}, d.noTask(id, err)
 		}
-		t = toStoreTask(rec)
+		t = Task{Task: toStoreTask(rec)}
 	}
 	if !d.Grant(ctx).Server(t.Server) {
 		return Task{}, fmt.Errorf("task %q: %w", id, ErrNoTask)
@@ -153,27 +243,63 @@ func (d *Daemon) Task(ctx context.Context, id string) (Task, error) {
 	return t, nil
 }
 
+// runTask is run task id, whose run is run, with its outcome as tasks/get
+// reports it: the questions of the gates it waits at, the call's result
+// once it ended (redacted, as tasks/get's).
+func (d *Daemon) runTask(ctx context.Context, g *gateway.Gateway, id, run string) (Task, error) {
+	wf := d.Workflows()
+	if wf == nil {
+		return Task{}, fmt.Errorf("task %q: %w", id, ErrNoTask)
+	}
+	tt, err := wf.Engine.ToolTask(ctx, run)
+	if err != nil {
+		return Task{}, d.noTask(id, runErr(err))
+	}
+	info, _ := g.RunTaskOf(run, tt.Task)
+	t := Task{Task: store.Task{ID: id, Caller: info.Caller, Endpoint: info.Endpoint, Server: info.Server, Tool: info.Tool,
+		Status: tt.Status, StatusMessage: tt.StatusMessage, Created: tt.Started, Updated: tt.Updated}, Run: run}
+	if t.Server == "" {
+		t.Server = workflow.InProcessServerID
+	}
+	if len(tt.InputRequests) > 0 {
+		t.InputRequests, err = json.Marshal(secret.RedactValue(d.red, tt.InputRequests))
+	}
+	if err == nil && tt.Result != nil {
+		t.Result, err = json.Marshal(secret.RedactValue(d.red, tt.Result))
+	}
+	return t, err
+}
+
 // CancelTask cancels task id through the gateway, as tasks/cancel does:
-// its upstream call is cancelled, and it is written cancelled (a task
+// a run task's run is cancelled; a task of the gateway's own has its
+// upstream call cancelled, and it is written cancelled (a task
 // whose replica is gone, interrupted; one that ended stays as it is). A
 // task another live replica runs is refused (gateway.ErrTaskElsewhere,
 // naming it: KindLiveElsewhere). It returns the task as it then stands.
 func (d *Daemon) CancelTask(ctx context.Context, id string) (Task, error) {
-	if _, err := d.Task(ctx, id); err != nil {
+	t, err := d.Task(ctx, id)
+	if err != nil {
 		return Task{}, err
 	}
 	g := d.gateway()
 	if g == nil {
 		return Task{}, ErrNotRunning
 	}
+	if t.Run != "" {
+		// A run task: its run is cancelled, as tasks/cancel does.
+		if err := d.Workflows().Engine.CancelToolTask(ctx, t.Run); err != nil {
+			return Task{}, d.noTask(id, runErr(err))
+		}
+		return d.Task(ctx, id)
+	}
 	rec, err := g.CancelTask(ctx, id)
 	if errors.Is(err, gateway.ErrTaskElsewhere) {
-		return toStoreTask(rec), err
+		return Task{Task: toStoreTask(rec)}, err
 	}
 	if err != nil {
 		return Task{}, d.noTask(id, err)
 	}
-	return toStoreTask(rec), nil
+	return Task{Task: toStoreTask(rec)}, nil
 }
 
 // noTask is err as Task says it: ErrNoTask for a task that is not there.

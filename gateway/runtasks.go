@@ -26,6 +26,11 @@ package gateway
 // endpoint only (an anonymous caller's to whoever holds its id), as a task
 // of the gateway's own is. The same call retried with the same
 // idempotency key finds the same run, and so the same task id.
+//
+// The run keeps a note of its task (host.CallOptions.TaskNote: the
+// caller, the endpoint, the server and tool called), by which the owner's
+// task lists find the runs that are tasks and name them by their task ids
+// (RunTaskOf), and by which TaskRun finds the run of a task id.
 
 import (
 	"context"
@@ -81,6 +86,44 @@ type RunTask struct {
 // runTaskPrefix begins every run task id.
 const runTaskPrefix = "sbr1."
 
+// runTaskNote is what a run task's run keeps of it
+// (host.CallOptions.TaskNote, as JSON).
+type runTaskNote struct {
+	Caller   string `json:"caller"`
+	Endpoint string `json:"endpoint,omitempty"`
+	Server   string `json:"server"`
+	Tool     string `json:"tool"`
+}
+
+// A RunTaskInfo is a run task as the run's note names it (RunTaskOf).
+type RunTaskInfo struct {
+	// ID is the task id its caller was given.
+	ID string
+	// Caller is who made the call (as a task of the gateway's own names
+	// it), Endpoint the endpoint's name, Server and Tool the tool called.
+	Caller, Endpoint, Server, Tool string
+}
+
+// RunTaskOf is the task that run is, from the note it keeps
+// (workflow.RunStatus.Task); false for a note the gateway did not write.
+func (g *Gateway) RunTaskOf(run, note string) (RunTaskInfo, bool) {
+	var n runTaskNote
+	if note == "" || json.Unmarshal([]byte(note), &n) != nil || n.Caller == "" {
+		return RunTaskInfo{}, false
+	}
+	return RunTaskInfo{ID: g.runTaskID(run, n.Caller, n.Endpoint), Caller: n.Caller, Endpoint: n.Endpoint, Server: n.Server, Tool: n.Tool}, true
+}
+
+// TaskRun is the run behind run task id (an id of a run task this
+// gateway's key signed); false for any other id.
+func (g *Gateway) TaskRun(id string) (string, bool) {
+	var body runTaskBody
+	if !g.open(runTaskPrefix, id, &body) || body.Run == "" {
+		return "", false
+	}
+	return body.Run, true
+}
+
 type runTaskBody struct {
 	Run      string `json:"run"`
 	Caller   string `json:"c"`
@@ -103,7 +146,9 @@ func (g *Gateway) runTaskID(run, caller, ep string) string {
 // detached, and the run it starts is the task. A call refused before a run
 // started (its arguments, its idempotency key) is answered as it is.
 func (g *Gateway) startRunTask(ctx context.Context, req *mcp.CallToolRequest, tc *taskCall) (*mcp.CallToolResult, error) {
-	opts := &host.CallOptions{RequestOptions: *inputOptions(nil, "", req.Params.GetMeta()), Detach: true}
+	caller := callerOf(ctx, req)
+	note, _ := json.Marshal(runTaskNote{Caller: caller, Endpoint: tc.ep.Name, Server: tc.server, Tool: tc.tool})
+	opts := &host.CallOptions{RequestOptions: *inputOptions(nil, "", req.Params.GetMeta()), Detach: true, TaskNote: string(note)}
 	res, err := g.forward(ctx, req, opts, nil)
 	if err != nil || res == nil {
 		return res, err
@@ -112,7 +157,7 @@ func (g *Gateway) startRunTask(ctx context.Context, req *mcp.CallToolRequest, tc
 	if run == "" || res.IsError {
 		return res, nil
 	}
-	id := g.runTaskID(run, callerOf(ctx, req), tc.ep.Name)
+	id := g.runTaskID(run, caller, tc.ep.Name)
 	rt, err := g.opts.Runs.RunTask(ctx, run)
 	if err != nil {
 		g.log.Warn("reading a run just started failed", "run", run, "err", err)

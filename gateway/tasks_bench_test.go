@@ -1,12 +1,7 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -14,41 +9,11 @@ import (
 	"time"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 	"github.com/switchboardmcp/switchboard/store"
 )
-
-// sqlTasks keeps the gateway's tasks in a real state store, as the
-// daemon's adapter (daemon/tasks.go) does.
-type sqlTasks struct{ s *store.Store }
-
-func (q sqlTasks) CreateTask(ctx context.Context, t gateway.TaskRecord) error {
-	return q.s.CreateTask(ctx, toRow(t))
-}
-
-func (q sqlTasks) Task(ctx context.Context, id string) (gateway.TaskRecord, error) {
-	t, err := q.s.Task(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return gateway.TaskRecord{}, gateway.ErrTaskNotFound
-	}
-	return gateway.TaskRecord{ID: t.ID, Caller: t.Caller, Endpoint: t.Endpoint, Server: t.Server, Tool: t.Tool,
-		Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error,
-		Created: t.Created, Updated: t.Updated, TTL: t.TTL, Owner: t.Owner}, err
-}
-
-func (q sqlTasks) UpdateTask(ctx context.Context, t gateway.TaskRecord) (bool, error) {
-	return q.s.UpdateTask(ctx, toRow(t))
-}
-
-func (q sqlTasks) PruneTasks(ctx context.Context, now time.Time) (int, error) {
-	return q.s.PruneTasks(ctx, now)
-}
-
-func toRow(t gateway.TaskRecord) store.Task {
-	return store.Task{ID: t.ID, Caller: t.Caller, Endpoint: t.Endpoint, Server: t.Server, Tool: t.Tool,
-		Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error,
-		Created: t.Created, Updated: t.Updated, TTL: t.TTL, Owner: t.Owner}
-}
 
 // BenchmarkTaskCall measures what issue 29 §3 asks: a trivial call (echo)
 // made as a task and polled to completion, against the same call made
@@ -77,7 +42,7 @@ func BenchmarkTaskCall(b *testing.B) {
 	srv.ToolTasks = map[string]string{"echo": config.TaskAlways}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	g, err := gateway.Start(ctx, []config.Server{srv}, nil, &gateway.Options{Tasks: sqlTasks{st}, TaskTTL: time.Hour})
+	g, err := gateway.Start(ctx, []config.Server{srv}, nil, &gateway.Options{Tasks: daemon.TaskStore(st), TaskTTL: time.Hour})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,45 +92,16 @@ func BenchmarkTaskCall(b *testing.B) {
 	})
 }
 
-// benchRPC POSTs one stateless 2026-07-28 request, declaring the tasks
-// extension when tasks, and returns its result.
+// benchRPC POSTs one stateless 2026-07-28 request through hc, declaring
+// the tasks extension when tasks, and returns its result.
 func benchRPC(b *testing.B, hc *http.Client, url, method string, params map[string]any, tasks bool) map[string]any {
-	caps := map[string]any{}
+	var caps map[string]any
 	if tasks {
 		caps = map[string]any{"extensions": map[string]any{gateway.TasksExtension: map[string]any{}}}
 	}
-	params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-		"io.modelcontextprotocol/clientInfo": map[string]any{"name": "bench", "version": "0"}, "io.modelcontextprotocol/clientCapabilities": caps}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	if name, ok := params["name"].(string); ok {
-		req.Header.Set("Mcp-Name", name)
-	} else if id, ok := params["taskId"].(string); ok {
-		req.Header.Set("Mcp-Name", id)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	// A JSON answer, or one SSE event holding it.
-	if i := bytes.Index(raw, []byte("data: ")); i >= 0 {
-		raw = raw[i+len("data: "):]
-		if j := bytes.IndexByte(raw, '\n'); j >= 0 {
-			raw = raw[:j]
-		}
-	}
-	var a struct {
-		Result map[string]any  `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil || a.Error != nil {
-		b.Fatal(fmt.Sprintf("%s: %d %s", method, resp.StatusCode, raw))
+	a := tasktest.Do(b, hc, url, method, params, caps)
+	if a.Error != nil {
+		b.Fatalf("%s: %d %+v", method, a.Status, a.Error)
 	}
 	return a.Result
 }

@@ -1,8 +1,6 @@
 package gateway_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +15,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/guard"
+	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
@@ -71,94 +70,20 @@ func (m *memTasks) PruneTasks(_ context.Context, now time.Time) (int, error) {
 	return n, nil
 }
 
-// tasksCaps are client capabilities declaring the tasks extension.
-var tasksCaps = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{gateway.TasksExtension: map[string]any{}}}
+// The raw 2026-07-28 client of these tests (internal/testkit/tasktest).
+var (
+	tasksCaps = tasktest.Caps
+	rpc       = tasktest.Post
+)
 
-// rpcAnswer is a JSON-RPC answer to a raw POST.
-type rpcAnswer struct {
-	status int
-	Result map[string]any `json:"result"`
-	Error  *struct {
-		Code    int64           `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	} `json:"error"`
-}
-
-// rpc POSTs one 2026-07-28 request, statelessly, with caps as the
-// request's client capabilities (nil: none declared), and the headers
-// given as name, value pairs (a header set to "" is left out).
-func rpc(t *testing.T, url, method string, params map[string]any, caps map[string]any, header ...string) rpcAnswer {
-	t.Helper()
-	if params == nil {
-		params = map[string]any{}
-	}
-	meta := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-		"io.modelcontextprotocol/clientInfo": map[string]any{"name": "raw", "version": "1"}}
-	if caps != nil {
-		meta["io.modelcontextprotocol/clientCapabilities"] = caps
-	} else {
-		meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{}
-	}
-	params["_meta"] = meta
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	switch method {
-	case "tools/call":
-		req.Header.Set("Mcp-Name", params["name"].(string))
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		req.Header.Set("Mcp-Name", params["taskId"].(string))
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		if header[i+1] == "" {
-			req.Header.Del(header[i])
-		} else {
-			req.Header.Set(header[i], header[i+1])
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var data []byte
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, `"id"`) {
-				data = []byte(d)
-			}
-		}
-	} else {
-		var buf bytes.Buffer
-		buf.ReadFrom(resp.Body)
-		data = buf.Bytes()
-	}
-	a := rpcAnswer{status: resp.StatusCode}
-	if err := json.Unmarshal(data, &a); err != nil {
-		t.Fatalf("%s: status %d, answer %q: %v", method, resp.StatusCode, data, err)
-	}
-	return a
-}
-
-func (a rpcAnswer) text(t *testing.T) string {
-	t.Helper()
-	return contentText(t, a.Result)
-}
-
-// contentText is the text of a tool result's first content block.
+// contentText is the text of a tool result's first content block (or of
+// a task's result), which must have one.
 func contentText(t *testing.T, res map[string]any) string {
 	t.Helper()
-	content, _ := res["content"].([]any)
-	if len(content) == 0 {
-		t.Fatalf("no content in %v", res)
+	s := tasktest.ResultText(res)
+	if s == "" {
+		t.Fatalf("no text content in %v", res)
 	}
-	s, _ := content[0].(map[string]any)["text"].(string)
 	return s
 }
 
@@ -190,21 +115,17 @@ func tasksGateway(t *testing.T, opts *gateway.Options, hopts *gateway.HTTPOption
 // createTask calls tool, which must become a task, and returns its id.
 func createTask(t *testing.T, url, tool string, args map[string]any, header ...string) string {
 	t.Helper()
-	a := rpc(t, url, "tools/call", map[string]any{"name": tool, "arguments": args}, tasksCaps, header...)
-	if a.Error != nil || a.Result["resultType"] != "task" {
-		t.Fatalf("%s: %+v %v, want a task", tool, a.Error, a.Result)
-	}
+	id, res := tasktest.Create(t, url, tool, args, header...)
 	for _, k := range []string{"task", "result", "error", "inputRequests", "requestState", "ttl", "pollInterval"} {
-		if _, ok := a.Result[k]; ok {
-			t.Errorf("%s: CreateTaskResult has %q: %v", tool, k, a.Result)
+		if _, ok := res[k]; ok {
+			t.Errorf("%s: CreateTaskResult has %q: %v", tool, k, res)
 		}
 	}
-	if ttl, ok := a.Result["ttlMs"].(float64); !ok || ttl <= 0 {
-		t.Errorf("%s: ttlMs = %v, want a positive number", tool, a.Result["ttlMs"])
+	if ttl, ok := res["ttlMs"].(float64); !ok || ttl <= 0 {
+		t.Errorf("%s: ttlMs = %v, want a positive number", tool, res["ttlMs"])
 	}
-	id, _ := a.Result["taskId"].(string)
-	if id == "" || a.Result["status"] != "working" {
-		t.Fatalf("%s: CreateTaskResult %v", tool, a.Result)
+	if res["status"] != "working" {
+		t.Fatalf("%s: CreateTaskResult %v", tool, res)
 	}
 	return id
 }
@@ -212,19 +133,7 @@ func createTask(t *testing.T, url, tool string, args map[string]any, header ...s
 // awaitTask polls task id until cond holds of its tasks/get answer.
 func awaitTask(t *testing.T, url, id string, what string, cond func(map[string]any) bool, header ...string) map[string]any {
 	t.Helper()
-	var last map[string]any
-	return wait.Within(t, 20*time.Second, what, func() (map[string]any, bool) {
-		a := rpc(t, url, "tasks/get", map[string]any{"taskId": id}, tasksCaps, header...)
-		if a.Error != nil {
-			t.Fatalf("tasks/get %s: %+v", id, a.Error)
-		}
-		last = a.Result
-		return last, cond(last)
-	})
-}
-
-func terminal(res map[string]any) bool {
-	return gateway.TaskTerminal(res["status"].(string))
+	return tasktest.Await(t, url, id, what, 20*time.Second, cond, header...)
 }
 
 // TestTaskLifecycle: a 2026-07-28 client that declares the tasks
@@ -246,7 +155,7 @@ func TestTaskLifecycle(t *testing.T) {
 	}
 
 	// greet is "never"; slow_compute{0} ends within task_wait.
-	if a := rpc(t, url, "tools/call", map[string]any{"name": "mcp_tk_greet", "arguments": map[string]any{"name": "World"}}, tasksCaps); a.Result["resultType"] != "complete" || a.text(t) != "Hello, World!" {
+	if a := rpc(t, url, "tools/call", map[string]any{"name": "mcp_tk_greet", "arguments": map[string]any{"name": "World"}}, tasksCaps); a.Result["resultType"] != "complete" || contentText(t, a.Result) != "Hello, World!" {
 		t.Errorf("greet = %+v %v", a.Error, a.Result)
 	}
 	if a := rpc(t, url, "tools/call", map[string]any{"name": "mcp_tk_slow_compute", "arguments": map[string]any{"seconds": 0, "label": "now"}}, tasksCaps); a.Result["resultType"] != "complete" {
@@ -261,7 +170,7 @@ func TestTaskLifecycle(t *testing.T) {
 	if _, ok := a.Result["requestState"]; ok {
 		t.Errorf("tasks/get has requestState: %v", a.Result)
 	}
-	res := awaitTask(t, url, id, "slow_compute's task to end", terminal)
+	res := awaitTask(t, url, id, "slow_compute's task to end", tasktest.Terminal)
 	result, _ := res["result"].(map[string]any)
 	if res["status"] != "completed" || result == nil || contentText(t, result) != "computed one after 1s" {
 		t.Errorf("slow_compute task = %v", res)
@@ -269,12 +178,12 @@ func TestTaskLifecycle(t *testing.T) {
 
 	// A tool error completes the task; a protocol error fails it.
 	id = createTask(t, url, "mcp_tk_failing_job", map[string]any{})
-	res = awaitTask(t, url, id, "failing_job's task to end", terminal)
+	res = awaitTask(t, url, id, "failing_job's task to end", tasktest.Terminal)
 	if result, _ := res["result"].(map[string]any); res["status"] != "completed" || result["isError"] != true {
 		t.Errorf("failing_job task = %v, want completed with isError", res)
 	}
 	id = createTask(t, url, "mcp_tk_protocol_error_job", map[string]any{})
-	res = awaitTask(t, url, id, "protocol_error_job's task to end", terminal)
+	res = awaitTask(t, url, id, "protocol_error_job's task to end", tasktest.Terminal)
 	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || e["code"] == nil || !strings.Contains(e["message"].(string), "the job broke") || res["result"] != nil {
 		t.Errorf("protocol_error_job task = %v, want failed with the upstream's error", res)
 	}
@@ -287,7 +196,7 @@ func TestTaskLifecycle(t *testing.T) {
 	if a.Error != nil || a.Result["resultType"] != "complete" || len(a.Result) != 1 {
 		t.Errorf("tasks/cancel = %+v %v, want {resultType: complete}", a.Error, a.Result)
 	}
-	res = awaitTask(t, url, id, "the cancelled task", terminal)
+	res = awaitTask(t, url, id, "the cancelled task", tasktest.Terminal)
 	if res["status"] != "cancelled" {
 		t.Errorf("cancelled task = %v", res)
 	}
@@ -320,7 +229,7 @@ func TestTaskInput(t *testing.T) {
 	inputs := func(n int) func(map[string]any) bool {
 		return func(res map[string]any) bool {
 			reqs, _ := res["inputRequests"].(map[string]any)
-			return res["status"] == "input_required" && len(reqs) >= n || terminal(res)
+			return res["status"] == "input_required" && len(reqs) >= n || tasktest.Terminal(res)
 		}
 	}
 
@@ -342,7 +251,7 @@ func TestTaskInput(t *testing.T) {
 	if a.Error != nil || a.Result["resultType"] != "complete" {
 		t.Fatalf("tasks/update = %+v %v", a.Error, a.Result)
 	}
-	res = awaitTask(t, url, id, "confirm_delete to end", terminal)
+	res = awaitTask(t, url, id, "confirm_delete to end", tasktest.Terminal)
 	if result, _ := res["result"].(map[string]any); res["status"] != "completed" || contentText(t, result) != "deleted a.txt" {
 		t.Errorf("confirm_delete task = %v", res)
 	}
@@ -370,7 +279,7 @@ func TestTaskInput(t *testing.T) {
 		t.Errorf("after a partial update, tasks/get = %v, want input_required with only %s", a.Result, keys[1])
 	}
 	answer(keys[1], "second")
-	res = awaitTask(t, url, id, "multi_input to end", terminal)
+	res = awaitTask(t, url, id, "multi_input to end", tasktest.Terminal)
 	if result, _ := res["result"].(map[string]any); res["status"] != "completed" || !strings.Contains(contentText(t, result), "first") || !strings.Contains(contentText(t, result), "second") {
 		t.Errorf("multi_input task = %v", res)
 	}
@@ -390,7 +299,7 @@ func TestTaskInput(t *testing.T) {
 	if a.Result["resultType"] != "task" || id == "" || a.Result["requestState"] != nil || a.Result["inputRequests"] != nil {
 		t.Fatalf("test_tool_with_task round 2 = %+v %v, want a task", a.Error, a.Result)
 	}
-	res = awaitTask(t, url, id, "test_tool_with_task to end", terminal)
+	res = awaitTask(t, url, id, "test_tool_with_task to end", tasktest.Terminal)
 	if result, _ := res["result"].(map[string]any); res["status"] != "completed" || !strings.Contains(contentText(t, result), "Alice") {
 		t.Errorf("test_tool_with_task task = %v", res)
 	}
@@ -408,12 +317,12 @@ func TestTaskOnlyForDeclaringClients(t *testing.T) {
 	plain := map[string]any{"elicitation": map[string]any{}}
 
 	a := rpc(t, url, "tools/call", map[string]any{"name": "mcp_tk_slow_compute", "arguments": map[string]any{"seconds": 0.5, "label": "plain"}}, plain)
-	if a.Error != nil || a.Result["resultType"] != "complete" || a.text(t) != "computed plain after 0.5s" {
+	if a.Error != nil || a.Result["resultType"] != "complete" || contentText(t, a.Result) != "computed plain after 0.5s" {
 		t.Errorf("slow_compute for a non-declaring client = %+v %v, want its result", a.Error, a.Result)
 	}
 	a = rpc(t, url, "tools/call", map[string]any{"name": "mcp_tk_failing_job", "arguments": map[string]any{}}, plain)
-	if a.Error == nil || a.Error.Code != -32021 || a.status != http.StatusBadRequest {
-		t.Fatalf("failing_job (required) for a non-declaring client = %d %+v, want 400 -32021", a.status, a.Error)
+	if a.Error == nil || a.Error.Code != -32021 || a.Status != http.StatusBadRequest {
+		t.Fatalf("failing_job (required) for a non-declaring client = %d %+v, want 400 -32021", a.Status, a.Error)
 	}
 	var data mcp.MissingRequiredClientCapabilityData
 	if err := json.Unmarshal(a.Error.Data, &data); err != nil || data.RequiredCapabilities == nil || data.RequiredCapabilities.Extensions[gateway.TasksExtension] == nil {
@@ -473,13 +382,13 @@ func TestTaskVisibility(t *testing.T) {
 	}
 
 	a := rpc(t, bURL, "tasks/get", map[string]any{"taskId": id}, tasksCaps, append(asB, "Mcp-Name", "sep-2663-wrong-task-id")...)
-	if a.status != http.StatusBadRequest || a.Error == nil || a.Error.Code != -32020 {
-		t.Errorf("tasks/get with a mismatched Mcp-Name = %d %+v, want 400 -32020", a.status, a.Error)
+	if a.Status != http.StatusBadRequest || a.Error == nil || a.Error.Code != -32020 {
+		t.Errorf("tasks/get with a mismatched Mcp-Name = %d %+v, want 400 -32020", a.Status, a.Error)
 	}
 	if a := rpc(t, bURL, "tasks/cancel", map[string]any{"taskId": id}, tasksCaps, append(asB, "Mcp-Name", "")...); a.Error != nil {
 		t.Errorf("tasks/cancel without Mcp-Name = %+v, want it accepted", a.Error)
 	}
-	if res := awaitTask(t, bURL, id, "the cancelled task", terminal, asB...); res["status"] != "cancelled" {
+	if res := awaitTask(t, bURL, id, "the cancelled task", tasktest.Terminal, asB...); res["status"] != "cancelled" {
 		t.Errorf("task = %v, want cancelled", res)
 	}
 }
@@ -494,7 +403,7 @@ func TestTaskInterrupted(t *testing.T) {
 	g1, base1 := tasksGateway(t, &gateway.Options{Tasks: store, StateKey: key, Replica: "one"}, nil)
 	id := createTask(t, base1+"/mcp", "mcp_tk_slow_compute", map[string]any{"seconds": 60})
 	done := createTask(t, base1+"/mcp", "mcp_tk_slow_compute", map[string]any{"seconds": 0.3, "label": "kept"})
-	awaitTask(t, base1+"/mcp", done, "the short task to end", terminal)
+	awaitTask(t, base1+"/mcp", done, "the short task to end", tasktest.Terminal)
 	// g1 stops without a word: its task's row still says working.
 	g1.Close()
 	if rec, _ := store.Task(context.Background(), id); rec.Status != "working" {
@@ -551,7 +460,7 @@ func TestTaskAcrossReplicas(t *testing.T) {
 	if a := rpc(t, baseB+"/mcp", "tasks/cancel", map[string]any{"taskId": id}, tasksCaps); a.Error != nil || a.Result["resultType"] != "complete" {
 		t.Fatalf("tasks/cancel through B = %+v %v", a.Error, a.Result)
 	}
-	if res := awaitTask(t, baseB+"/mcp", id, "the task cancelled through B", terminal); res["status"] != "cancelled" {
+	if res := awaitTask(t, baseB+"/mcp", id, "the task cancelled through B", tasktest.Terminal); res["status"] != "cancelled" {
 		t.Errorf("task = %v, want cancelled", res)
 	}
 	// A's call was cancelled: A holds no task.
@@ -562,7 +471,7 @@ func TestTaskAcrossReplicas(t *testing.T) {
 	delete(addrs, "a")
 	mu.Unlock()
 	ga.Close()
-	res := awaitTask(t, baseB+"/mcp", id, "A's task to be reported", terminal)
+	res := awaitTask(t, baseB+"/mcp", id, "A's task to be reported", tasktest.Terminal)
 	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || !strings.Contains(e["message"].(string), `replica "a" is gone`) {
 		t.Errorf("A's task after A stopped = %v, want failed, interrupted", res)
 	}

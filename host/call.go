@@ -88,6 +88,12 @@ type CallOptions struct {
 	// other server never learns of it, and one that knows no runs ignores
 	// it.
 	Detach bool
+	// TaskNote, with Detach, is what the caller that follows the run as a
+	// task of its own wants kept with the run (the gateway's: who made the
+	// call, on which endpoint, of which tool), so that the run can be
+	// found again as that task (workflow.RunStatus.Task). It is set under
+	// MetaKeyDetach in place of true, and reaches nobody else.
+	TaskNote string
 	// OnArguments, when set, is called once, on the caller's goroutine
 	// within CallTool, before the call goes out (and before waiting for
 	// the server), with the arguments as the server will be sent them: validated, and
@@ -127,8 +133,9 @@ const CallerAnonymous = "anonymous"
 const MetaKeyIdempotencyKey = "switchboard/idempotency_key"
 
 // MetaKeyDetach is the _meta key of a tools/call under which an
-// in-process server finds CallOptions.Detach (true). The host sets it on a
-// detached call to an in-process server and removes it from every other.
+// in-process server finds CallOptions.Detach: true, or the call's
+// CallOptions.TaskNote when it has one. The host sets it on a detached
+// call to an in-process server and removes it from every other.
 const MetaKeyDetach = "switchboard/detach"
 
 // MetaKeyRun is the _meta key of a detached call's result under which an
@@ -150,6 +157,9 @@ func callerMeta(m mcp.Meta, inProcess bool, o *CallOptions) mcp.Meta {
 			m = mcp.Meta{}
 		}
 		m[MetaKeyDetach] = true
+		if o.TaskNote != "" {
+			m[MetaKeyDetach] = o.TaskNote
+		}
 	}
 	for k, v := range map[string]string{MetaKeyCaller: o.Caller, MetaKeyIdempotencyKey: o.IdempotencyKey} {
 		if v == "" {

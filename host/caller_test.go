@@ -15,7 +15,7 @@ import (
 )
 
 // TestCallerReachesInProcessOnly: a call's Caller, IdempotencyKey and
-// Detach reach an in-process server in _meta, set by the host from CallOptions
+// Detach (with its TaskNote) reach an in-process server in _meta, set by the host from CallOptions
 // alone (a caller named in CallOptions.Meta is replaced, or removed when
 // the call names none), and never a server of another process.
 func TestCallerReachesInProcessOnly(t *testing.T) {
@@ -45,13 +45,15 @@ func TestCallerReachesInProcessOnly(t *testing.T) {
 		{"forged, no caller", &host.CallOptions{RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyCaller: "owner"}}}, `caller=none key=null`},
 		{"none", nil, `caller=none key=null`},
 		{"detached", &host.CallOptions{Detach: true}, `caller=none key=null detach=true`},
+		{"detached with a note", &host.CallOptions{Detach: true, TaskNote: "n1"}, `caller=none key=null detach="n1"`},
+		{"a note without Detach", &host.CallOptions{TaskNote: "n1"}, `caller=none key=null`},
 		{"detach forged in Meta", &host.CallOptions{RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyDetach: true}}}, `caller=none key=null`},
 	} {
 		if got := callText(t, h, "mcp_who_whoami", `{}`, c.opts); got != c.want {
 			t.Errorf("%s: the in-process server saw %s, want %s", c.name, got, c.want)
 		}
 	}
-	opts := &host.CallOptions{Caller: "oauth:ana", IdempotencyKey: "k1", Detach: true, RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyCaller: "owner"}}}
+	opts := &host.CallOptions{Caller: "oauth:ana", IdempotencyKey: "k1", Detach: true, TaskNote: "n1", RequestOptions: host.RequestOptions{Meta: mcp.Meta{host.MetaKeyCaller: "owner"}}}
 	if got := callText(t, h, "mcp_fx_echo", `{"text":"hi"}`, opts); got != "hi" {
 		t.Fatalf("echo = %q", got)
 	}
@@ -59,7 +61,7 @@ func TestCallerReachesInProcessOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, leak := range []string{host.MetaKeyCaller, host.MetaKeyIdempotencyKey, host.MetaKeyDetach, "oauth:ana", "k1"} {
+	for _, leak := range []string{host.MetaKeyCaller, host.MetaKeyIdempotencyKey, host.MetaKeyDetach, "oauth:ana", "k1", "n1"} {
 		if strings.Contains(string(b), leak) {
 			t.Errorf("the stdio server's _meta holds %q:\n%s", leak, b)
 		}

@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/schema"
 )
 
@@ -162,12 +164,10 @@ func (h *Host) rebuildCatalog() {
 			cat.tools = append(cat.tools, e)
 			cat.counts[id]++
 		}
-		for _, n := range s.cfg.ToolsAllowlist {
+		if listed {
 			// Not before the server has listed its tools: a server still
 			// starting has none yet, and would be told it lacks them all.
-			if listed && !have[n] {
-				cat.warnings[id] = append(cat.warnings[id], fmt.Sprintf("tools_allowlist names %q, which the server does not have", n))
-			}
+			cat.warnings[id] = append(cat.warnings[id], missingTools(s.cfg, have)...)
 		}
 		if prev != nil && slices.Equal(prev.skipped[id], cat.skipped[id]) && slices.Equal(prev.warnings[id], cat.warnings[id]) {
 			// Said already: a rebuild for another server (one that joins
@@ -189,6 +189,26 @@ func (h *Host) rebuildCatalog() {
 	h.mu.Lock()
 	h.catalog = cat
 	h.mu.Unlock()
+}
+
+// missingTools are the warnings for the tools a server's configuration
+// names that the server does not have (have: the tools it listed), each
+// naming the field and the tool: its tools_allowlist's, in order, then
+// its tool_tasks' keys, sorted. The catalog's rebuild logs them once per
+// list and ServerStatus.Warnings shows them (switchboard servers).
+func missingTools(cfg config.Server, have map[string]bool) []string {
+	var out []string
+	for _, n := range cfg.ToolsAllowlist {
+		if !have[n] {
+			out = append(out, fmt.Sprintf("tools_allowlist names %q, which the server does not have", n))
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(cfg.ToolTasks)) {
+		if !have[n] {
+			out = append(out, fmt.Sprintf("tool_tasks names %q, which the server does not have: its task mode applies to no tool", n))
+		}
+	}
+	return out
 }
 
 // shownName is a tool's own name as reports show it: as it is, unless it

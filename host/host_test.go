@@ -639,9 +639,11 @@ func TestAllowlist(t *testing.T) {
 // (issue 24): another server joining meanwhile rebuilt the catalog, and
 // every name of a starting server's allowlist, "echo" too, was warned as
 // one the server does not have. A name it really lacks is warned once.
+// The same for tool_tasks' names, in the server's status too.
 func TestAllowlistWarnedOnceListed(t *testing.T) {
 	slow := fixture(t, "slow", "-slow-start", "500")
 	slow.ToolsAllowlist = []string{"echo", "nope"}
+	slow.ToolTasks = map[string]string{"echo": config.TaskNever, "nope_task": config.TaskAlways}
 	h, logs := start(t, []config.Server{fixture(t, "fast"), slow}, nil)
 	if !hasTool(h, "mcp_slow_echo") {
 		t.Fatalf("tools = %v, want mcp_slow_echo", toolNames(h))
@@ -651,6 +653,17 @@ func TestAllowlistWarnedOnceListed(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), `tools_allowlist names \"nope\"`); n != 1 {
 		t.Errorf("the missing name was warned %d times, want once:\n%s", n, logs)
+	}
+	if strings.Contains(logs.String(), `tool_tasks names \"echo\"`) {
+		t.Errorf("warned about a tool_tasks tool the server has:\n%s", logs)
+	}
+	if n := strings.Count(logs.String(), `tool_tasks names \"nope_task\"`); n != 1 {
+		t.Errorf("the missing tool_tasks name was warned %d times, want once:\n%s", n, logs)
+	}
+	for _, st := range h.Servers() {
+		if st.ID == "slow" && !slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.HasPrefix(w, `tool_tasks names "nope_task"`) }) {
+			t.Errorf("slow's warnings = %q, want tool_tasks' missing name", st.Warnings)
+		}
 	}
 }
 

@@ -182,10 +182,27 @@ func (s *Store) ListTasks(ctx context.Context, f TaskFilter) (tasks []Task, next
 	}
 	if len(tasks) > limit {
 		tasks = tasks[:limit]
-		last := tasks[limit-1]
-		next = strconv.FormatInt(millis(last.Created), 10) + "~" + last.ID
+		next = TaskCursor(tasks[limit-1])
 	}
 	return tasks, next, nil
+}
+
+// TaskCursor is the cursor of the page after one that ends with t, as
+// ListTasks gives it; TaskAfter tells whether t is on a page after
+// cursor. A face that lists other tasks beside the store's (the runs that
+// are tasks) pages them with these, in the same order.
+func TaskCursor(t Task) string { return strconv.FormatInt(millis(t.Created), 10) + "~" + t.ID }
+
+// TaskAfter reports whether t comes after cursor (a TaskCursor) in the
+// order of ListTasks: newest first, then by id; false for a cursor
+// ListTasks did not give.
+func TaskAfter(cursor string, t Task) bool {
+	created, id, ok := parseTaskCursor(cursor)
+	if !ok {
+		return false
+	}
+	ms := millis(t.Created)
+	return ms < created || (ms == created && t.ID < id)
 }
 
 // parseTaskCursor reads a cursor of ListTasks: the creation (Unix ms) and

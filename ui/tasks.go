@@ -8,7 +8,6 @@ package ui
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -47,7 +46,7 @@ func (u *UI) tasksPage(w http.ResponseWriter, r *http.Request) {
 		Statuses: []string{"working", "input_required", "completed", "failed", "cancelled"}}
 	now := time.Now()
 	for _, t := range ts {
-		p.Tasks = append(p.Tasks, taskRow{t, age(now.Sub(t.Created))})
+		p.Tasks = append(p.Tasks, taskRow{t, daemon.Age(now.Sub(t.Created))})
 	}
 	u.render(w, http.StatusOK, "tasks", "layout", p)
 }
@@ -56,33 +55,17 @@ func (u *UI) tasksPage(w http.ResponseWriter, r *http.Request) {
 type taskData struct {
 	Task    daemon.Task
 	Ended   bool
-	Message string // the error's message (failed)
+	Message string // the error's message and code (failed)
+	IsError bool   // the tool reported an error (isError)
 	Texts   []string
 	Result  string // the result as JSON, indented
 	Inputs  string // the questions outstanding, as JSON, indented
 }
 
 func taskDataOf(t daemon.Task) taskData {
-	d := taskData{Task: t, Ended: t.Status == "completed" || t.Status == "failed" || t.Status == "cancelled"}
-	if len(t.Error) > 0 {
-		var je struct {
-			Message string `json:"message"`
-		}
-		json.Unmarshal(t.Error, &je)
-		d.Message = je.Message
-	}
+	out := daemon.TaskOutcomeOf(t.Result, t.Error)
+	d := taskData{Task: t, Ended: daemon.TaskEnded(t.Status), Message: out.Error, IsError: out.IsError, Texts: out.Texts}
 	if len(t.Result) > 0 {
-		var res struct {
-			Content []struct {
-				Type, Text string
-			} `json:"content"`
-		}
-		json.Unmarshal(t.Result, &res)
-		for _, c := range res.Content {
-			if c.Type == "text" {
-				d.Texts = append(d.Texts, c.Text)
-			}
-		}
 		d.Result = indent(json.RawMessage(t.Result))
 	}
 	if len(t.InputRequests) > 0 {
@@ -113,18 +96,4 @@ func (u *UI) cancelTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.render(w, http.StatusOK, "task", "task", taskDataOf(t))
-}
-
-// age is d, rounded for a list: 45s, 12m, 3h, 2d.
-func age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	default:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	}
 }

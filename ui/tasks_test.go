@@ -1,53 +1,25 @@
 package ui_test
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 	"github.com/switchboardmcp/switchboard/ui"
+	"github.com/switchboardmcp/switchboard/workflow"
 )
 
 // makeTask calls tool on /mcp as a 2026-07-28 client declaring the tasks
 // extension and returns the task id the gateway answers with.
 func (s *served) makeTask(tool string, args map[string]any) string {
 	s.t.Helper()
-	params := map[string]any{"name": tool, "arguments": args, "_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-	req, _ := http.NewRequest("POST", s.url+"/mcp", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var data string
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			data = d
-		} else if strings.HasPrefix(sc.Text(), "{") {
-			data = sc.Text()
-		}
-	}
-	m := regexp.MustCompile(`"taskId":"([^"]+)"`).FindStringSubmatch(data)
-	if m == nil {
-		s.t.Fatalf("tools/call %s: %d %s, want a task", tool, resp.StatusCode, data)
-	}
-	return m[1]
+	id, _ := tasktest.Create(s.t, s.url+"/mcp", tool, args)
+	return id
 }
 
 // TestTasks: the tasks page, linked in the menu, lists the gateway's
@@ -90,5 +62,43 @@ func TestTasks(t *testing.T) {
 	}
 	if status, _, _ := s.do("GET", "/tasks/sbt1.nonesuch", nil); status != http.StatusNotFound {
 		t.Errorf("an unknown task: %d, want 404", status)
+	}
+}
+
+// TestRunTasks: a published workflow called as a task is listed on the
+// tasks page beside the gateway's own tasks, input_required at its gate,
+// with a link to its run; its page shows the gate's question and the run,
+// and its Cancel button cancels the run.
+func TestRunTasks(t *testing.T) {
+	wf, err := workflow.Parse("gated.yaml", []byte(gated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tool string
+	s := serveWith(t, func(o *daemon.Options) {
+		o.Workflows = []*workflow.Workflow{wf}
+		o.Config.Gateway.Workflows = []string{"gated"}
+		tool = o.Config.Gateway.WorkflowToolName("gated")
+	}, config.Server{ID: "a", Transport: config.TransportStdio, Command: buildFixture(t)})
+	id := s.makeTask(tool, map[string]any{"text": "one"})
+	body := wait.For(t, "the run task listed at its gate", func() (string, bool) {
+		_, _, body := s.do("GET", "/tasks", nil)
+		return body, strings.Contains(body, `data-task="`+id+`"`) && strings.Contains(body, "task-input_required")
+	})
+	m := regexp.MustCompile(`<a href="/runs/([^"]+)"`).FindStringSubmatch(body)
+	if m == nil || !strings.Contains(body, workflow.InProcessServerID+"/") {
+		t.Fatalf("GET /tasks: want the run task linking to its run\n%s", body)
+	}
+	run := m[1]
+	_, _, body = s.do("GET", "/tasks/"+id, nil)
+	if !strings.Contains(body, "Echo one?") || !strings.Contains(body, `href="/runs/`+run+`"`) || !strings.Contains(body, `id="task-cancel"`) {
+		t.Errorf("the run task's page: want the gate's question, its run and a Cancel button\n%s", body)
+	}
+	status, _, body := s.do("POST", "/tasks/"+id+"/cancel", nil, ui.CSRFHeader, "1", "HX-Request", "true")
+	if status != 200 || !strings.Contains(body, "task-cancelled") {
+		t.Errorf("cancel: %d, want the run task cancelled\n%s", status, body)
+	}
+	if _, _, body := s.do("GET", "/runs/"+run, nil); !strings.Contains(body, "cancelled") {
+		t.Errorf("the task's run after the cancel: want it cancelled\n%s", body)
 	}
 }

@@ -39,7 +39,16 @@ type StartOptions struct {
 	// a tool it does not offer (or that none of MCPServers offers).
 	MCPServers *Selection
 	Tools      *Selection
+	// Task marks the run as the task of the call that started it (the
+	// gateway's run task: a detached call, host.CallOptions.TaskNote): kept
+	// with the run as it is given, as RunStatus.Task, so that the task
+	// lists find it (RunFilter.Tasks). "" for a run that is no task.
+	Task string
 }
+
+// taskAttribute is the DBOS attribute of a run that keeps
+// StartOptions.Task.
+const taskAttribute = "switchboard_task"
 
 // Start validates inputs against workflow id's inputs (applying their
 // defaults) and starts a run. The run lives on the engine, not on ctx.
@@ -58,10 +67,10 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 	if at := e.events.secretAt("inputs", inputs); at != "" {
 		return "", fmt.Errorf("workflow %q: %s %w: a run's inputs are kept in the state database; give the secret to the server that uses it (its env or headers) instead", id, at, ErrHoldsSecret)
 	}
-	runID, depth := "", 0
+	runID, depth, task := "", 0, ""
 	var servers, tools *Selection
 	if opts != nil {
-		runID, depth, servers, tools = opts.RunID, opts.Depth, opts.MCPServers, opts.Tools
+		runID, depth, servers, tools, task = opts.RunID, opts.Depth, opts.MCPServers, opts.Tools, opts.Task
 	}
 	if max := e.limits.MaxDepth; depth > max {
 		return "", fmt.Errorf("%s", depthError(fmt.Sprintf("workflow %q", id), depth, max))
@@ -94,8 +103,12 @@ func (e *Engine) Start(ctx context.Context, id string, inputs map[string]any, op
 	if f := e.opts.OnStart; f != nil {
 		f(ctx, runID, wf.ID)
 	}
+	runOpts := []dbos.WorkflowOption{dbos.WithWorkflowID(runID)}
+	if task != "" {
+		runOpts = append(runOpts, dbos.WithWorkflowAttributes(map[string]any{taskAttribute: task}))
+	}
 	h, err := dbos.RunWorkflow(dctx, e.runWorkflow, runInput{Workflow: wf.ID, Digest: wf.Digest, Inputs: inputs, InputsDigest: digest, Depth: depth,
-		MCPServers: servers, Tools: tools}, dbos.WithWorkflowID(runID))
+		MCPServers: servers, Tools: tools}, runOpts...)
 	if err != nil {
 		return "", fmt.Errorf("workflow %q: starting run %s: %w", id, runID, err)
 	}
@@ -248,6 +261,9 @@ type RunStatus struct {
 	// FailedServers are the servers that had failed to start when the
 	// run started (its run:started event's).
 	FailedServers []string `json:"failed_servers,omitempty"`
+	// Task is what the run keeps of the task it is (StartOptions.Task),
+	// "" for a run that is no task's.
+	Task string `json:"-"`
 }
 
 func (e *Engine) dbosStatus(ctx context.Context, runID string) (*dbos.WorkflowStatus, error) {
@@ -282,7 +298,7 @@ func (e *Engine) Get(ctx context.Context, runID string) (*RunStatus, error) {
 func (e *Engine) status(st *dbos.WorkflowStatus, events []Event) *RunStatus {
 	var in runInput
 	convert(st.Input, &in)
-	rs := &RunStatus{ID: st.ID, Workflow: in.Workflow, Digest: in.Digest, Started: st.CreatedAt, Executor: st.ExecutorID}
+	rs := &RunStatus{ID: st.ID, Workflow: in.Workflow, Digest: in.Digest, Started: st.CreatedAt, Executor: st.ExecutorID, Task: runTask(st)}
 	switch st.Status {
 	case dbos.WorkflowStatusEnqueued, dbos.WorkflowStatusDelayed:
 		rs.State = RunQueued
@@ -401,6 +417,15 @@ func (e *Engine) Wait(ctx context.Context, runID string) (*RunStatus, error) {
 type RunFilter struct {
 	Workflow string // "" for all
 	Limit    int    // 0: 100
+	// Tasks: only the runs that are tasks (StartOptions.Task), among
+	// the newest Limit runs.
+	Tasks bool
+}
+
+// runTask is the StartOptions.Task st was started with, "" for none.
+func runTask(st *dbos.WorkflowStatus) string {
+	t, _ := st.Attributes[taskAttribute].(string)
+	return t
 }
 
 // Runs lists runs, newest first (not a nested workflow's runs, which are
@@ -417,6 +442,9 @@ func (e *Engine) Runs(ctx context.Context, f *RunFilter) ([]*RunStatus, error) {
 	}
 	var out []*RunStatus
 	for i := range list {
+		if f != nil && f.Tasks && runTask(&list[i]) == "" {
+			continue
+		}
 		events, err := e.events.list(ctx, list[i].ID, 0, 0)
 		if err != nil {
 			return nil, err

@@ -24,6 +24,23 @@ const (
 	TaskCancelled     = "cancelled"
 )
 
+// TaskStatus is the status of a run in state s as its call's task, as
+// ToolTask says it: TaskWorking while it is queued, runs or is
+// interrupted, TaskInputRequired while it waits at a gate (ToolTask says
+// working again once every gate it waits at is answered), TaskCompleted
+// once it completed or failed, TaskCancelled once cancelled.
+func (s RunState) TaskStatus() string {
+	switch s {
+	case RunWaiting:
+		return TaskInputRequired
+	case RunCompleted, RunFailed:
+		return TaskCompleted
+	case RunCancelled:
+		return TaskCancelled
+	}
+	return TaskWorking
+}
+
 // A ToolTask is a run, started by a call of its published tool, as that
 // call's task.
 type ToolTask struct {
@@ -42,6 +59,8 @@ type ToolTask struct {
 	// Started is when the run started, Updated when it last changed (its
 	// last event).
 	Started, Updated time.Time
+	// Task is what the run keeps of the task it is (StartOptions.Task).
+	Task string
 }
 
 // ToolTask returns run runID as the task of the call that started it; an
@@ -57,7 +76,7 @@ func (e *Engine) ToolTask(ctx context.Context, runID string) (*ToolTask, error) 
 		return nil, err
 	}
 	rs := e.status(st, events)
-	t := &ToolTask{Status: TaskWorking, Started: rs.Started, Updated: rs.Started}
+	t := &ToolTask{Status: rs.State.TaskStatus(), Started: rs.Started, Updated: rs.Started, Task: rs.Task}
 	if n := len(events); n > 0 {
 		t.Updated = events[n-1].Time
 	}
@@ -66,9 +85,9 @@ func (e *Engine) ToolTask(ctx context.Context, runID string) (*ToolTask, error) 
 	}
 	switch rs.State {
 	case RunCompleted, RunFailed:
-		t.Status, t.Result = TaskCompleted, toolResult(rs.Workflow, rs)
+		t.Result = toolResult(rs.Workflow, rs)
 	case RunCancelled:
-		t.Status, t.StatusMessage = TaskCancelled, fmt.Sprintf("run %s was cancelled", runID)
+		t.StatusMessage = fmt.Sprintf("run %s was cancelled", runID)
 	case RunInterrupted:
 		// A person's decision, not the caller's: the task works on once
 		// it is made.
@@ -91,10 +110,10 @@ func (e *Engine) ToolTask(ctx context.Context, runID string) (*ToolTask, error) 
 			}
 		}
 		if len(reqs) == 0 {
-			t.StatusMessage = fmt.Sprintf("run %s goes on: its gates are answered", runID)
+			t.Status, t.StatusMessage = TaskWorking, fmt.Sprintf("run %s goes on: its gates are answered", runID)
 			break
 		}
-		t.Status, t.InputRequests = TaskInputRequired, reqs
+		t.InputRequests = reqs
 		t.StatusMessage = fmt.Sprintf("run %s waits at gate %s: answer with tasks/update, or `switchboard runs answer %s %s --value JSON`", runID, first, runID, first)
 		if len(reqs) > 1 {
 			t.StatusMessage = fmt.Sprintf("run %s waits at %d gates: answer with tasks/update, or `switchboard runs answer`", runID, len(reqs))

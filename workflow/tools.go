@@ -110,6 +110,11 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 		}
 		token := req.Params.GetProgressToken()
 		meta := req.Params.GetMeta()
+		// A detached call's run is its caller's task; the note the host
+		// passes on names that task (host.CallOptions.TaskNote).
+		detach, _ := meta[host.MetaKeyDetach].(bool)
+		note, _ := meta[host.MetaKeyDetach].(string)
+		detach = detach || note != ""
 		caller, _ := meta[host.MetaKeyCaller].(string)
 		key, keyed := meta[host.MetaKeyIdempotencyKey]
 		// A retry carries the state of the gate it answers.
@@ -136,7 +141,7 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 			id, answered[st.Gate] = st.Run, true
 		} else {
 			// A call from a run's tool step starts a run one deeper.
-			opts := &StartOptions{}
+			opts := &StartOptions{Task: note}
 			if d, ok := meta[MetaKeyDepth]; ok {
 				opts.Depth = metaDepth(d) + 1
 			}
@@ -154,7 +159,7 @@ func (e *Engine) toolHandler(wf *Workflow) mcp.ToolHandler {
 				return toolError("%v", err), nil
 			}
 		}
-		if detach, _ := meta[host.MetaKeyDetach].(bool); detach {
+		if detach {
 			// The caller follows the run elsewhere (the gateway's task of
 			// this call: ToolTask): it lives on the engine from here.
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("workflow %s: run %s started", wf.ID, id)}},

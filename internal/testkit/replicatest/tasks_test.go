@@ -1,17 +1,14 @@
 package replicatest
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
@@ -25,9 +22,6 @@ command = %q
 args = ["-tasks-fixtures"]
 tool_tasks = { slow_compute = "always" }
 `
-
-// tasksCaps are client capabilities declaring the tasks extension.
-var tasksCaps = map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
 
 // interruptedTimeout bounds the wait for a task whose replica was killed
 // to be reported interrupted by another: the dead replica counts as alive
@@ -57,8 +51,8 @@ func TestTaskOnOtherReplica(t *testing.T) {
 
 	// Polled to completion through the other replica.
 	id := createTask(t, a, map[string]any{"seconds": 2, "label": "over there"})
-	res := awaitTask(t, bb, id, "the task made on "+a.name+" to complete, read on "+bb.name, 30*time.Second, terminal)
-	if res["status"] != "completed" || resultText(res) != "computed over there after 2s" {
+	res := awaitTask(t, bb, id, "the task made on "+a.name+" to complete, read on "+bb.name, 30*time.Second, tasktest.Terminal)
+	if res["status"] != "completed" || tasktest.ResultText(res) != "computed over there after 2s" {
 		t.Errorf("the task made on %s, read on %s: %v; want completed with the tool's result", a.name, bb.name, res)
 	}
 
@@ -71,7 +65,7 @@ func TestTaskOnOtherReplica(t *testing.T) {
 	if got := taskRPC(t, bb, "tasks/cancel", id); got.Error != nil || got.Result["resultType"] != "complete" {
 		t.Fatalf("tasks/cancel on %s of a task running on %s: %+v %v", bb.name, a.name, got.Error, got.Result)
 	}
-	res = awaitTask(t, bb, id, "the task cancelled through "+bb.name, 30*time.Second, terminal)
+	res = awaitTask(t, bb, id, "the task cancelled through "+bb.name, 30*time.Second, tasktest.Terminal)
 	if res["status"] != "cancelled" {
 		t.Errorf("the task cancelled through %s: %v; want cancelled", bb.name, res)
 	}
@@ -87,7 +81,7 @@ func TestTaskOnOtherReplica(t *testing.T) {
 	}
 	a.kill(t)
 	killed := time.Now()
-	res = awaitTask(t, bb, id, fmt.Sprintf("the task of %s, killed, to be reported by %s", a.name, bb.name), interruptedTimeout, terminal)
+	res = awaitTask(t, bb, id, fmt.Sprintf("the task of %s, killed, to be reported by %s", a.name, bb.name), interruptedTimeout, tasktest.Terminal)
 	checkInterrupted(t, bb.name, res)
 	t.Logf("%s killed; %s reported its task interrupted %v later", a.name, bb.name, time.Since(killed).Round(time.Millisecond))
 
@@ -113,82 +107,18 @@ func checkInterrupted(t *testing.T, who string, res map[string]any) {
 	}
 }
 
-// rpcAnswer is a JSON-RPC answer to a raw POST.
-type rpcAnswer struct {
-	Result map[string]any `json:"result"`
-	Error  *struct {
-		Code    int64           `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	} `json:"error"`
-}
-
-// rpc POSTs one 2026-07-28 request to r's /mcp, statelessly, with the
-// gateway's token, declaring the tasks extension in the request's _meta,
-// and the Mcp-Name header the method takes.
-func rpc(t *testing.T, r *replica, method, name string, params map[string]any) rpcAnswer {
+// taskRPC sends tasks/get, tasks/update or tasks/cancel of task id to r's
+// /mcp, with the gateway's token.
+func taskRPC(t *testing.T, r *replica, method, id string) tasktest.Answer {
 	t.Helper()
-	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "replicatest", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": tasksCaps,
-	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequest("POST", r.url+"/mcp", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Mcp-Name", name)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s on %s: %v", method, r.name, err)
-	}
-	defer resp.Body.Close()
-	var data []byte
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, `"id"`) {
-				data = []byte(d)
-			}
-		}
-	} else {
-		var buf bytes.Buffer
-		buf.ReadFrom(resp.Body)
-		data = buf.Bytes()
-	}
-	var a rpcAnswer
-	if err := json.Unmarshal(data, &a); err != nil {
-		t.Fatalf("%s on %s: status %d, answer %q: %v", method, r.name, resp.StatusCode, data, err)
-	}
-	return a
-}
-
-// taskRPC sends tasks/get, tasks/update or tasks/cancel of task id to r.
-func taskRPC(t *testing.T, r *replica, method, id string) rpcAnswer {
-	t.Helper()
-	return rpc(t, r, method, id, map[string]any{"taskId": id})
+	return tasktest.Post(t, r.url+"/mcp", method, map[string]any{"taskId": id}, tasktest.Caps, "Authorization", "Bearer "+token)
 }
 
 // createTask calls the tasks fixture's slow_compute on r, which must
 // answer with a task, and returns the task's id.
 func createTask(t *testing.T, r *replica, args map[string]any) string {
 	t.Helper()
-	const tool = "mcp_tk_slow_compute"
-	a := rpc(t, r, "tools/call", tool, map[string]any{"name": tool, "arguments": args})
-	id, _ := a.Result["taskId"].(string)
-	if a.Error != nil || a.Result["resultType"] != "task" || id == "" {
-		t.Fatalf("%s on %s: %+v %v; want a task. Its output:\n%s", tool, r.name, a.Error, a.Result, r.out)
-	}
+	id, _ := tasktest.Create(t, r.url+"/mcp", "mcp_tk_slow_compute", args, "Authorization", "Bearer "+token)
 	return id
 }
 
@@ -196,32 +126,5 @@ func createTask(t *testing.T, r *replica, args map[string]any) string {
 // answer, for up to bound.
 func awaitTask(t *testing.T, r *replica, id, what string, bound time.Duration, cond func(map[string]any) bool) map[string]any {
 	t.Helper()
-	return wait.Within(t, bound, what, func() (map[string]any, bool) {
-		a := taskRPC(t, r, "tasks/get", id)
-		if a.Error != nil {
-			t.Fatalf("tasks/get %s on %s: %+v", id, r.name, a.Error)
-		}
-		return a.Result, cond(a.Result)
-	})
-}
-
-func terminal(res map[string]any) bool {
-	switch res["status"] {
-	case "completed", "failed", "cancelled":
-		return true
-	}
-	return false
-}
-
-// resultText is the text of the first content block of a completed
-// task's result.
-func resultText(res map[string]any) string {
-	result, _ := res["result"].(map[string]any)
-	content, _ := result["content"].([]any)
-	if len(content) == 0 {
-		return ""
-	}
-	block, _ := content[0].(map[string]any)
-	s, _ := block["text"].(string)
-	return s
+	return tasktest.Await(t, r.url+"/mcp", id, what, bound, cond, "Authorization", "Bearer "+token)
 }

@@ -12,7 +12,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -61,7 +60,7 @@ runs.`,
 			}
 			now := time.Now()
 			for _, t := range tasks {
-				e.printf("%s\t%s\t%s/%s\t%s\t%s\n", t.ID, t.Status, t.Server, t.Tool, age(now.Sub(t.Created)), oneLine(t.StatusMessage))
+				e.printf("%s\t%s\t%s/%s\t%s\t%s\n", t.ID, t.Status, t.Server, t.Tool, daemon.Age(now.Sub(t.Created)), oneLine(t.StatusMessage))
 			}
 			return nil
 		},
@@ -198,7 +197,7 @@ func formatTask(t api.TaskJSON, live bool) string {
 	}
 	row("task", t.ID)
 	st := t.Status
-	if !live && (st == "working" || st == "input_required") {
+	if !live && !daemon.TaskEnded(st) {
 		st += " (as last written: no switchboard serve runs to follow it)"
 	}
 	row("status", st)
@@ -206,61 +205,23 @@ func formatTask(t api.TaskJSON, live bool) string {
 	row("tool", t.Server+"/"+t.Tool)
 	row("caller", t.Caller)
 	row("endpoint", t.Endpoint)
-	row("created", t.Created.Local().Format(time.DateTime)+" ("+age(time.Since(t.Created))+" ago)")
+	row("created", t.Created.Local().Format(time.DateTime)+" ("+daemon.Age(time.Since(t.Created))+" ago)")
 	row("updated", t.Updated.Local().Format(time.DateTime))
-	row("kept for", (time.Duration(t.TTLMs) * time.Millisecond).String())
+	if t.Run == "" {
+		row("kept for", (time.Duration(t.TTLMs) * time.Millisecond).String())
+	}
 	row("replica", t.Replica)
+	row("run", t.Run)
 	if len(t.InputRequests) > 0 {
 		row("waiting for", string(t.InputRequests))
 	}
-	if len(t.Error) > 0 {
-		var je struct {
-			Code    int64  `json:"code"`
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(t.Error, &je) == nil {
-			row("error", fmt.Sprintf("%s (%d)", je.Message, je.Code))
-		}
+	out := daemon.TaskOutcomeOf(t.Result, t.Error)
+	row("error", out.Error)
+	if out.IsError {
+		row("result", "the tool reported an error (isError)")
 	}
-	if len(t.Result) > 0 {
-		var res struct {
-			IsError bool `json:"isError"`
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-			Structured json.RawMessage `json:"structuredContent"`
-		}
-		if json.Unmarshal(t.Result, &res) == nil {
-			if res.IsError {
-				row("result", "the tool reported an error (isError)")
-			}
-			b.WriteString("\n")
-			for _, c := range res.Content {
-				if c.Type == "text" {
-					b.WriteString(strings.TrimRight(c.Text, "\n") + "\n")
-				} else {
-					fmt.Fprintf(&b, "[%s content]\n", c.Type)
-				}
-			}
-			if len(res.Content) == 0 && len(res.Structured) > 0 {
-				b.WriteString(string(res.Structured) + "\n")
-			}
-		}
+	if len(out.Texts) > 0 {
+		b.WriteString("\n" + strings.Join(out.Texts, "\n") + "\n")
 	}
 	return b.String()
-}
-
-// age is d, rounded for a list: 45s, 12m, 3h, 2d.
-func age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	default:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	}
 }

@@ -2,9 +2,6 @@ package cli_test
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,51 +11,9 @@ import (
 	"time"
 
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
-
-// taskCaps are client capabilities declaring the MCP tasks extension.
-var taskCaps = map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
-
-// taskRPC POSTs one 2026-07-28 request, statelessly, declaring the tasks
-// extension, and returns its result or error.
-func taskRPC(t *testing.T, url, method string, params map[string]any) (result map[string]any, rpcErr map[string]any) {
-	t.Helper()
-	params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-		"io.modelcontextprotocol/clientInfo": map[string]any{"name": "raw", "version": "1"}, "io.modelcontextprotocol/clientCapabilities": taskCaps}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	if name, ok := params["name"].(string); ok {
-		req.Header.Set("Mcp-Name", name)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var data string
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, `"id"`) {
-			data = d
-		} else if strings.HasPrefix(sc.Text(), "{") {
-			data = sc.Text()
-		}
-	}
-	var a struct {
-		Result map[string]any `json:"result"`
-		Error  map[string]any `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(data), &a); err != nil {
-		t.Fatalf("%s: status %d, answer %q: %v", method, resp.StatusCode, data, err)
-	}
-	return a.Result, a.Error
-}
 
 // startServeProcess starts `switchboard serve` as a process of its own on
 // a free loopback port, and returns its /mcp URL once it is ready.
@@ -132,20 +87,12 @@ args = ["-tasks-fixtures", "-call-log", "`+calls+`"]
 
 	create := func(args map[string]any) string {
 		t.Helper()
-		res, e := taskRPC(t, url, "tools/call", map[string]any{"name": "mcp_tk_slow_compute", "arguments": args})
-		id, _ := res["taskId"].(string)
-		if e != nil || res["resultType"] != "task" || id == "" {
-			t.Fatalf("slow_compute %v = %v %v, want a task", args, e, res)
-		}
+		id, _ := tasktest.Create(t, url, "mcp_tk_slow_compute", args)
 		return id
 	}
 	get := func(url, id string) map[string]any {
 		t.Helper()
-		res, e := taskRPC(t, url, "tasks/get", map[string]any{"taskId": id})
-		if e != nil {
-			t.Fatalf("tasks/get: %v", e)
-		}
-		return res
+		return tasktest.Post(t, url, "tasks/get", map[string]any{"taskId": id}, tasktest.Caps).Must(t)
 	}
 	done := create(map[string]any{"seconds": 0.3, "label": "kept"})
 	wait.Within(t, testTimeout, "the short task to complete", func() (any, bool) {
