@@ -40,6 +40,9 @@ type TaskJSON struct {
 	TTLMs int64 `json:"ttl_ms"`
 	// Replica is the gateway replica that runs its call.
 	Replica string `json:"replica,omitempty"`
+	// UpstreamTask is the id of the upstream's own task that its call
+	// follows, when the upstream made one (on GET /tasks/{id}).
+	UpstreamTask string `json:"upstream_task,omitempty"`
 	// InputRequests, Result and Error are on GET /tasks/{id} only, as the
 	// gateway stored them (redacted): the questions outstanding
 	// (input_required), the tool's result (completed), the JSON-RPC error
@@ -52,7 +55,7 @@ type TaskJSON struct {
 func toTaskJSON(t daemon.Task) TaskJSON {
 	return TaskJSON{ID: t.ID, Status: t.Status, StatusMessage: t.StatusMessage, Server: t.Server, Tool: t.Tool,
 		Caller: t.Caller, Endpoint: t.Endpoint, Created: t.Created.UTC(), Updated: t.Updated.UTC(), TTLMs: t.TTL.Milliseconds(),
-		Replica: t.Owner, InputRequests: json.RawMessage(t.InputRequests), Result: json.RawMessage(t.Result), Error: json.RawMessage(t.Error)}
+		Replica: t.Owner, UpstreamTask: t.UpstreamTask, InputRequests: json.RawMessage(t.InputRequests), Result: json.RawMessage(t.Result), Error: json.RawMessage(t.Error)}
 }
 
 // taskStatuses are the statuses ?status= takes.

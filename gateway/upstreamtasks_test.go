@@ -289,3 +289,79 @@ func TestUpstreamTaskV2Older(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamTaskComposed: through a gateway whose upstream is a gateway
+// keeping tasks (upstream_task "always": the host's 2025-11-25 connection
+// sends such calls on its 2026-07-28 one), a client's task wraps the
+// upstream's: the task's row names the upstream's task, the upstream's
+// question is the client's task's inputRequests, and the outcome is the
+// upstream's. A client that does not declare the extension calling a tool
+// the upstream requires as a task still gets its result: the host is
+// refused (-32021) and calls again declaring it.
+func TestUpstreamTaskComposed(t *testing.T) {
+	upURL, upMem := taskUpstream(t)
+	// The upstream opens its 2026-07-28 connection to its server now, not
+	// within the gateway below, whose leak check would count it.
+	if a := rpc(t, upURL, "tools/call", map[string]any{"name": "mcp_tk_greet", "arguments": map[string]any{"name": "x"}}, nil); a.Error != nil {
+		t.Fatalf("greet: %+v", a.Error)
+	}
+	up := config.Server{ID: "up", Transport: config.TransportHTTP, URL: upURL, AllowLocalEndpoint: true,
+		Timeout: 30 * time.Second, UpstreamTask: config.UpstreamTaskAlways}
+	mem := newMemTasks()
+	_, base := serveWith(t, []config.Server{up}, nil, &gateway.Options{Tasks: mem, TaskWait: 200 * time.Millisecond, TaskTTL: time.Hour}, nil)
+	url := base + "/mcp"
+	names := map[string]string{}
+	for _, tool := range rpc(t, url, "tools/list", nil, tasksCaps).Result["tools"].([]any) {
+		name := tool.(map[string]any)["name"].(string)
+		if i := strings.Index(name, "mcp_tk_"); i >= 0 {
+			names[name[i:]] = name
+		}
+	}
+
+	// wrapped checks that the row of the client's task id names a task of
+	// the upstream's, as status.
+	wrapped := func(id, status string) {
+		t.Helper()
+		rec, err := mem.Task(context.Background(), id)
+		if err != nil || !strings.HasPrefix(rec.UpstreamTask, "sbt1.") || rec.UpstreamTask == id {
+			t.Fatalf("task %s: row %+v, %v; want the upstream's task named", id, rec, err)
+		}
+		upRec, err := upMem.Task(context.Background(), rec.UpstreamTask)
+		if err != nil || upRec.Status != status {
+			t.Errorf("the upstream's task %s: %+v, %v; want it %s", rec.UpstreamTask, upRec, err, status)
+		}
+	}
+
+	id := createTask(t, url, names["mcp_tk_slow_compute"], map[string]any{"seconds": 1, "label": "x"})
+	res := awaitTask(t, url, id, "slow_compute to end", terminal)
+	if result, _ := res["result"].(map[string]any); res["status"] != "completed" || contentText(t, result) != "computed x after 1s" {
+		t.Errorf("slow_compute task = %v", res)
+	}
+	wrapped(id, gateway.TaskCompleted)
+
+	id = createTask(t, url, names["mcp_tk_confirm_delete"], map[string]any{"filename": "c.txt"})
+	res = awaitTask(t, url, id, "confirm_delete to ask", func(res map[string]any) bool {
+		return res["status"] == "input_required" || terminal(res)
+	})
+	var key string
+	for k := range res["inputRequests"].(map[string]any) {
+		key = k
+	}
+	a := rpc(t, url, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
+		key: map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}}, tasksCaps)
+	if a.Error != nil {
+		t.Fatalf("tasks/update: %+v", a.Error)
+	}
+	res = awaitTask(t, url, id, "confirm_delete to end", terminal)
+	if result, _ := res["result"].(map[string]any); res["status"] != "completed" || contentText(t, result) != "deleted c.txt" {
+		t.Errorf("confirm_delete task = %v", res)
+	}
+	wrapped(id, gateway.TaskCompleted)
+
+	// No extension declared: the gateway makes no task, the host follows
+	// the upstream's.
+	a = rpc(t, url, "tools/call", map[string]any{"name": names["mcp_tk_failing_job"], "arguments": map[string]any{}}, map[string]any{})
+	if a.Error != nil || a.Result["isError"] != true || contentText(t, a.Result) != "the job failed" {
+		t.Errorf("failing_job without the extension = %+v %v, want its error result", a.Error, a.Result)
+	}
+}
