@@ -457,8 +457,9 @@ func (s *server) followTask(ctx context.Context, cs *mcp.ClientSession, c *call,
 						continue // asked already: the snapshot repeats it until answered
 					}
 					asked[key] = true
+					id := t.TaskID // t changes under the goroutine
 					answering.Go(func() {
-						if err := s.answerTaskInput(fctx, cs, c, t.TaskID, key, q); err != nil && fctx.Err() == nil {
+						if err := s.answerTaskInput(fctx, cs, c, id, key, q); err != nil && fctx.Err() == nil {
 							select {
 							case failed <- err:
 							default:
