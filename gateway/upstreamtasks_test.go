@@ -209,6 +209,23 @@ func TestUpstreamTaskV2(t *testing.T) {
 		}
 	})
 
+	t.Run("input before the task", func(t *testing.T) {
+		// An input-required result first (the go-sdk's client answers it
+		// with the call's handler), then the retry becomes a task.
+		w := newTaskWatch()
+		res, err := h.CallTool(ctx, hostTool(t, h, "mcp_tk_test_tool_with_task"), []byte(`{}`), w.options(&host.CallOptions{
+			Elicitation: func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+			},
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resultText(t, res); got != "Hello, Ada! (accept)" || len(w.statuses()) == 0 {
+			t.Errorf("test_tool_with_task = %q, task statuses %v; want the name greeted, by a task", got, w.statuses())
+		}
+	})
+
 	t.Run("tool error", func(t *testing.T) {
 		res, err := h.CallTool(ctx, hostTool(t, h, "mcp_tk_failing_job"), []byte(`{}`), nil)
 		if err != nil || !res.IsError || resultText(t, res) != "the job failed" {
@@ -269,7 +286,7 @@ func TestUpstreamTaskV2Older(t *testing.T) {
 	url, _ := taskUpstream(t)
 	ctx := context.Background()
 	elicit := func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true, "name": "Ada"}}, nil
 	}
 	for _, mode := range []string{config.UpstreamTaskAlways, config.UpstreamTaskAuto} {
 		t.Run(mode, func(t *testing.T) {
@@ -285,6 +302,20 @@ func TestUpstreamTaskV2Older(t *testing.T) {
 			st := w.statuses()
 			if task := len(st) > 0; task != (mode == config.UpstreamTaskAlways) {
 				t.Errorf("task statuses = %v; want a task: %v", st, mode == config.UpstreamTaskAlways)
+			}
+			// A question before the task exists is an input-required
+			// result (on the 2026-07-28 connection, answered by the host
+			// with the call's handler), and the retry becomes the task.
+			w = newTaskWatch()
+			res, err = h.CallTool(ctx, hostTool(t, h, "mcp_tk_test_tool_with_task"), []byte(`{}`), w.options(&host.CallOptions{Elicitation: elicit}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resultText(t, res); got != "Hello, Ada! (accept)" {
+				t.Errorf("test_tool_with_task = %q, want the name greeted", got)
+			}
+			if task := len(w.statuses()) > 0; task != (mode == config.UpstreamTaskAlways) {
+				t.Errorf("test_tool_with_task: task statuses = %v; want a task: %v", w.statuses(), mode == config.UpstreamTaskAlways)
 			}
 		})
 	}
