@@ -38,15 +38,19 @@ package host
 // input requests come in tasks/get's inputRequests and are answered with
 // tasks/update, the outcome is in tasks/get too (result, or error), and
 // there is no tasks/result nor execution.taskSupport. The host declares
-// the extension (v2Task) on a call to a server whose connection speaks
-// 2026-07-28 and advertises it, unless upstream_task is "never": under
+// the extension on a call to a server whose connection speaks 2026-07-28
+// and advertises it (v2Tasks), unless upstream_task is "never": under
 // "auto" on every call of a connection that speaks it (a plain result is
 // then as without), and a call the server requires as a task (-32021 with
 // the extension in data.requiredCapabilities) is made again declaring it;
-// under "always" (or task mode "always") a call whose own connection is
-// older goes out on the server's 2026-07-28 connection (generation.go).
-// A call made for a caller that answers input-required results itself
-// (CallOptions.InputRequired) declares it only when the tool requires it.
+// under "always" (or task mode "always"), and for a tool known to require
+// a task, a call whose own connection is older goes out on the server's
+// 2026-07-28 connection (generation.go), whose input-required rounds the
+// host then answers itself, with the call's handlers. A call made for a
+// caller that answers input-required results itself
+// (CallOptions.InputRequired) declares it only for a tool known to
+// require it; such a call has no handlers, and its task's questions go to
+// the host's (Options.Elicitation, Options.Sampling) or are declined.
 // Two more tap rules:
 //
 //   - a request whose _meta holds metaKeyTaskExtension (set here only) has
