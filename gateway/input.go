@@ -297,7 +297,7 @@ func clientMeta(m map[string]any) mcp.Meta {
 }
 
 // TasksExtension is the MCP tasks extension's identifier (SEP-2663).
-const TasksExtension = "io.modelcontextprotocol/tasks"
+const TasksExtension = host.TasksExtension
 
 // withoutExtension is client capabilities caps (as a request's _meta
 // holds them) without extension ext; caps itself is not changed.
