@@ -46,6 +46,9 @@ type TaskJSON struct {
 	// published workflow called as a task by a declaring client; its
 	// TTLMs is 0, as a run is kept until the engine prunes it.
 	Run string `json:"run,omitempty"`
+	// UpstreamTask is the id of the upstream's own task that its call
+	// follows, when the upstream made one (on GET /tasks/{id}).
+	UpstreamTask string `json:"upstream_task,omitempty"`
 	// InputRequests, Result and Error are on GET /tasks/{id} only, as the
 	// gateway stored them (redacted): the questions outstanding
 	// (input_required), the tool's result (completed), the JSON-RPC error
@@ -58,7 +61,7 @@ type TaskJSON struct {
 func toTaskJSON(t daemon.Task) TaskJSON {
 	return TaskJSON{ID: t.ID, Status: t.Status, StatusMessage: t.StatusMessage, Server: t.Server, Tool: t.Tool,
 		Caller: t.Caller, Endpoint: t.Endpoint, Created: t.Created.UTC(), Updated: t.Updated.UTC(), TTLMs: t.TTL.Milliseconds(),
-		Replica: t.Owner, Run: t.Run, InputRequests: json.RawMessage(t.InputRequests), Result: json.RawMessage(t.Result), Error: json.RawMessage(t.Error)}
+		Replica: t.Owner, Run: t.Run, UpstreamTask: t.UpstreamTask, InputRequests: json.RawMessage(t.InputRequests), Result: json.RawMessage(t.Result), Error: json.RawMessage(t.Error)}
 }
 
 // taskStatuses are the statuses ?status= takes.

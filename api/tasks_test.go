@@ -305,3 +305,37 @@ func TestRunTasks(t *testing.T) {
 		t.Errorf("Client.Task(%s) = %+v, %v; want the run task cancelled", id, tk, err)
 	}
 }
+
+// TestTaskUpstream: a daemon whose server is another daemon's gateway
+// (a server of the tasks extension, upstream_task "always") makes a task
+// whose call follows the upstream's own task; GET /api/v1/tasks/{id} names
+// that task (upstream_task), which the upstream's API shows, completed.
+func TestTaskUpstream(t *testing.T) {
+	up := startAPIWith(t, tasksFixture)
+	up.waitTool("mcp_a_slow_compute")
+	down := startAPIWith(t, func(o *daemon.Options) {
+		o.Config.Servers[0] = config.Server{ID: "a", Transport: config.TransportHTTP, URL: up.url + "/mcp", AllowLocalEndpoint: true,
+			UpstreamTask: config.UpstreamTaskAlways, Task: config.TaskAlways}
+	})
+	down.waitTool("mcp_a_mcp_a_slow_compute")
+	id := down.makeTask("mcp_a_mcp_a_slow_compute", map[string]any{"seconds": 1, "label": "x"})
+	get := func(a *apiT, id string) api.TaskJSON {
+		t.Helper()
+		code, _, body := a.do("GET", "/api/v1/tasks/"+id, "")
+		var tk api.TaskJSON
+		if code != 200 || json.Unmarshal(body, &tk) != nil {
+			t.Fatalf("GET tasks/%s: %d %s", id, code, body)
+		}
+		return tk
+	}
+	tk := wait.For(t, "the task to complete", func() (api.TaskJSON, bool) {
+		tk := get(down, id)
+		return tk, tk.Status == "completed"
+	})
+	if !strings.HasPrefix(tk.UpstreamTask, "sbt1.") || tk.UpstreamTask == id || !strings.Contains(string(tk.Result), "computed x after 1s") {
+		t.Fatalf("GET the task = %+v, want its result and the upstream's task named", tk)
+	}
+	if utk := get(up, tk.UpstreamTask); utk.Status != "completed" || utk.Tool != "slow_compute" || utk.UpstreamTask != "" {
+		t.Errorf("the upstream's task = %+v, want its completed slow_compute", utk)
+	}
+}

@@ -223,7 +223,8 @@ type Server struct {
 	// timeout, for long-running tools.
 	ProgressResetsTimeout bool
 	// UpstreamTask is when the host calls the server's tools as tasks
-	// (the server's own tasks, protocol 2025-11-25): UpstreamTaskAuto
+	// (the server's own tasks, of protocol 2025-11-25 or the 2026-07-28
+	// extension): UpstreamTaskAuto
 	// (the default, also ""), UpstreamTaskAlways or UpstreamTaskNever.
 	// UpstreamTaskTimeout bounds such a call instead of Timeout; 0 means
 	// DefaultUpstreamTaskTimeout. See upstream_task.go.

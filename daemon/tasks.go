@@ -39,7 +39,7 @@ func (ts taskStore) Task(ctx context.Context, id string) (gateway.TaskRecord, er
 	}
 	return gateway.TaskRecord{ID: t.ID, Caller: t.Caller, Endpoint: t.Endpoint, Server: t.Server, Tool: t.Tool,
 		Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error,
-		Created: t.Created, Updated: t.Updated, TTL: t.TTL, Owner: t.Owner}, nil
+		Created: t.Created, Updated: t.Updated, TTL: t.TTL, Owner: t.Owner, UpstreamTask: t.UpstreamTask}, nil
 }
 
 func (ts taskStore) UpdateTask(ctx context.Context, t gateway.TaskRecord) (bool, error) {
@@ -53,7 +53,7 @@ func (ts taskStore) PruneTasks(ctx context.Context, now time.Time) (int, error) 
 func toStoreTask(t gateway.TaskRecord) store.Task {
 	return store.Task{ID: t.ID, Caller: t.Caller, Endpoint: t.Endpoint, Server: t.Server, Tool: t.Tool,
 		Status: t.Status, StatusMessage: t.StatusMessage, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error,
-		Created: t.Created, Updated: t.Updated, TTL: t.TTL, Owner: t.Owner}
+		Created: t.Created, Updated: t.Updated, TTL: t.TTL, Owner: t.Owner, UpstreamTask: t.UpstreamTask}
 }
 
 // runTasks are the runs of the published workflows as the tasks of the

@@ -53,6 +53,10 @@ type pendingCall struct {
 	timer       *time.Timer     // ends a call whose client never comes back
 	roundCtx    context.Context // the request of the round in flight
 	roundSS     *mcp.ServerSession
+	// upstreamTask is the upstream's own task the call follows, "" none;
+	// task the gateway's task the call became, nil none (tasks.go).
+	upstreamTask string
+	task         *taskRun
 }
 
 // enter makes ctx and ss the round in flight; the returned func ends it.
@@ -167,6 +171,7 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 	g.mu.Unlock()
 
 	opts := &host.CallOptions{
+		OnTask: func(server string, t host.UpstreamTask) { g.noteUpstreamTask(p, t.TaskID) },
 		Elicitation: func(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			if caps == nil || caps.Elicitation == nil {
 				return nil, notDeclared("elicitation/create", "elicitation")
@@ -271,10 +276,10 @@ func inputOptions(responses mcp.InputResponseMap, state string, meta map[string]
 // and goes upstream with it: its capabilities, so that the upstream asks it
 // only what it can answer, and the log level it wants for this request.
 //
-// The tasks extension is left out of the capabilities: the host has no
-// use for an upstream's task handle yet, and an upstream that saw it
-// declared could answer with one, which would reach the client as an
-// empty result.
+// The tasks extension is left out of the capabilities: the client's
+// declaration is for the gateway's tasks, not the upstream's. The host
+// declares it itself on a call whose upstream task it will follow
+// (host/task.go).
 func clientMeta(m map[string]any) mcp.Meta {
 	var out mcp.Meta
 	for _, k := range []string{mcp.MetaKeyClientCapabilities, mcp.MetaKeyLogLevel} {
@@ -292,7 +297,7 @@ func clientMeta(m map[string]any) mcp.Meta {
 }
 
 // TasksExtension is the MCP tasks extension's identifier (SEP-2663).
-const TasksExtension = "io.modelcontextprotocol/tasks"
+const TasksExtension = host.TasksExtension
 
 // withoutExtension is client capabilities caps (as a request's _meta
 // holds them) without extension ext; caps itself is not changed.

@@ -33,6 +33,20 @@ package gateway
 // stopped heartbeating: Options.Peers) is reported failed, -32603, with
 // data {"switchboard/interrupted": true}: it may or may not have run.
 //
+// A task's call is a host call, and the host follows the upstream's own
+// task when the upstream makes one (host/task.go: both task generations;
+// for the 2026-07-28 extension the host declares it on the call, and a
+// 2025-11-25 connection under upstream_task "always" sends the call on
+// the server's 2026-07-28 one): the gateway's task wraps the upstream's,
+// whose id is recorded in the task's row (TaskRecord.UpstreamTask; shown
+// by `switchboard tasks show` and GET /api/v1/tasks/{id} as
+// upstream_task). The upstream's questions reach the gateway's task as
+// any question of its call does. An upstream task id is only ever used
+// with the upstream connection that made it, the host's on the replica
+// that runs the call: tasks/get, tasks/update and tasks/cancel of the
+// gateway's task go to that replica (below), never to the upstream from
+// another; a replica that is gone leaves the upstream's task to its TTL.
+//
 // Task ids are unguessable and signed like requestStates (replicas.go):
 //
 //	sbt1.BASE64URL({"r":REPLICA,"t":RANDOM}).BASE64URL(HMAC-SHA256(key, "sbt1." + payload))
@@ -100,6 +114,9 @@ type TaskRecord struct {
 	TTL time.Duration
 	// Owner is the replica (Options.Replica) that runs the call.
 	Owner string
+	// UpstreamTask is the id of the upstream's own task that the call
+	// follows (the host as a tasks client), "" when none.
+	UpstreamTask string
 }
 
 // TaskStore keeps tasks durably: the daemon's state database
@@ -111,8 +128,8 @@ type TaskStore interface {
 	// none.
 	Task(ctx context.Context, id string) (TaskRecord, error)
 	// UpdateTask writes t's Status, StatusMessage, InputRequests, Result,
-	// Error and Updated to task t.ID, unless the stored task's status is
-	// terminal already; it reports whether it wrote.
+	// Error, UpstreamTask and Updated to task t.ID, unless the stored
+	// task's status is terminal already; it reports whether it wrote.
 	UpdateTask(ctx context.Context, t TaskRecord) (bool, error)
 	// PruneTasks removes the tasks whose Created+TTL is before now, and
 	// returns how many.
@@ -381,6 +398,9 @@ func (g *Gateway) becomeTask(ctx context.Context, p *pendingCall, tc *taskCall) 
 	rec := TaskRecord{ID: g.issueTaskID(), Caller: caller, Endpoint: tc.ep.Name, Server: tc.server, Tool: tc.tool,
 		Status: TaskWorking, Created: now, Updated: now, TTL: g.opts.TaskTTL, Owner: g.opts.Replica}
 	tr := &taskRun{p: p, caller: caller, rec: rec, outstanding: map[string]*ask{}}
+	p.mu.Lock()
+	rec.UpstreamTask, tr.rec.UpstreamTask = p.upstreamTask, p.upstreamTask
+	p.mu.Unlock()
 	g.mu.Lock()
 	switch {
 	case g.taskCallers[caller] >= g.opts.MaxTasksPerCaller:
@@ -406,6 +426,14 @@ func (g *Gateway) becomeTask(ctx context.Context, p *pendingCall, tc *taskCall) 
 	// The call is the task's now: no client round waits for it, and it
 	// ends with the task's TTL rather than InputTimeout.
 	g.drop(p)
+	p.mu.Lock()
+	p.task = tr
+	upstream := p.upstreamTask
+	p.mu.Unlock()
+	if upstream != rec.UpstreamTask {
+		// The upstream made its task meanwhile.
+		g.upstreamTask(tr, upstream)
+	}
 	tr.expire = time.AfterFunc(rec.TTL, func() {
 		tr.expired.Store(true)
 		p.cancel()
@@ -417,6 +445,34 @@ func (g *Gateway) becomeTask(ctx context.Context, p *pendingCall, tc *taskCall) 
 	}()
 	tc.created = &createTaskResult{ResultType: "task", taskFields: g.fields(rec)}
 	return true
+}
+
+// noteUpstreamTask records that p's call follows the upstream's task id
+// (host.CallOptions.OnTask): in its task's row, once it has one.
+func (g *Gateway) noteUpstreamTask(p *pendingCall, id string) {
+	p.mu.Lock()
+	if p.upstreamTask == id {
+		p.mu.Unlock()
+		return
+	}
+	p.upstreamTask = id
+	tr := p.task
+	p.mu.Unlock()
+	if tr != nil {
+		g.upstreamTask(tr, id)
+	}
+}
+
+// upstreamTask writes the upstream's task id in tr's row.
+func (g *Gateway) upstreamTask(tr *taskRun, id string) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.terminal || tr.rec.UpstreamTask == id {
+		return
+	}
+	rec := tr.rec
+	rec.UpstreamTask = id
+	g.storeTask(tr, rec)
 }
 
 func (g *Gateway) forgetTask(tr *taskRun) {

@@ -10,11 +10,13 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/guardrail"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/transport"
@@ -149,6 +151,7 @@ func callerMeta(m mcp.Meta, inProcess bool, o *CallOptions) mcp.Meta {
 	delete(m, MetaKeyCaller)
 	delete(m, MetaKeyDetach)
 	delete(m, metaKeyTask) // the host's alone to set (task.go)
+	delete(m, metaKeyTaskExtension)
 	if !inProcess {
 		return m
 	}
@@ -214,16 +217,21 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	s := e.srv
 	timeout := s.cfg.Timeout
 	// A tool that runs as a task (task.go) is bounded by the task's
-	// timeout: outliving a call's timeout is what a task is for.
+	// timeout: outliving a call's timeout is what a task is for. A
+	// 2026-07-28 server decides for itself: its call is bounded so from
+	// when it makes a task (asLong, below).
 	asTask := s.asTask(e.Tool.Tool)
 	if asTask {
 		timeout = s.taskTimeout()
 	}
-	if opts != nil && opts.Timeout > 0 {
+	fixed := opts != nil && opts.Timeout > 0
+	if fixed {
 		timeout = opts.Timeout
 	}
+	var bound atomic.Int64 // timeout, as asLong may change it
+	bound.Store(int64(timeout))
 	cerr := func(err error, d time.Duration) error {
-		return &CallError{Server: s.cfg.ID, Tool: e.Tool.Tool.Name, Method: "tools/call", Duration: d, Timeout: timeout, Err: h.redactErr(err)}
+		return &CallError{Server: s.cfg.ID, Tool: e.Tool.Tool.Name, Method: "tools/call", Duration: d, Timeout: time.Duration(bound.Load()), Err: h.redactErr(err)}
 	}
 	growStack()
 	value, err := e.schema.Validate(args)
@@ -251,13 +259,23 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	// under max_concurrency, as well as the call itself.
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	began := time.Now()
 	timer := time.AfterFunc(timeout, func() { cancel(ErrTimeout) })
 	defer timer.Stop()
+	// asLong bounds the call by the task's timeout, from its start, once
+	// the server has made it a task.
+	asLong := func() {
+		if fixed || asTask {
+			return
+		}
+		bound.Store(int64(s.taskTimeout()))
+		timer.Reset(s.taskTimeout() - time.Since(began))
+	}
 	// Closing the server's session waits for the call: it ends first.
 	stop := context.AfterFunc(s.life, func() { cancel(ErrClosed) })
 	defer stop()
 	if s.cfg.ProgressResetsTimeout {
-		c.reset = func() { timer.Reset(timeout) }
+		c.reset = func() { timer.Reset(time.Duration(bound.Load())) }
 	}
 	waitStart := time.Now()
 	session, err := s.liveSession(cctx)
@@ -269,6 +287,30 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 	}
 	if err != nil {
 		return nil, cerr(err, time.Since(waitStart))
+	}
+	// A 2026-07-28 task (task.go): v2, the call declares the extension;
+	// rounds, it goes out on the server's 2026-07-28 connection for a
+	// caller that does not answer input-required results itself, and the
+	// host answers them, with the call's handlers.
+	tool := e.Tool.Tool.Name
+	v2, rounds := false, false
+	v2Conn := func() bool {
+		o, err := s.inputRequiredConn(cctx)
+		if err != nil || !v2Tasks(o.cs) {
+			return false
+		}
+		ir, session, rounds = o, o.cs, true
+		return true
+	}
+	if !asTask && s.cfg.UpstreamTask != config.UpstreamTaskNever {
+		switch {
+		case c.opts.InputRequired:
+			v2 = s.requiresTask(tool) && v2Tasks(session)
+		case v2Tasks(session):
+			v2 = true
+		case s.wantsTask(tool) || s.requiresTask(tool):
+			v2 = v2Conn()
+		}
 	}
 	if s.sem != nil {
 		select {
@@ -305,14 +347,52 @@ func (h *Host) CallTool(ctx context.Context, name string, args json.RawMessage, 
 		}
 		params.Meta[metaKeyTask] = map[string]any{"ttl": timeout.Milliseconds()}
 	}
+	declare := func() {
+		// The tap declares the extension (task.go).
+		if params.Meta == nil {
+			params.Meta = mcp.Meta{}
+		}
+		params.Meta[metaKeyTaskExtension] = true
+	}
+	if v2 {
+		declare()
+	}
 	params.SetProgressToken(token)
 	start := time.Now()
-	res, err := session.CallTool(context.WithValue(cctx, callKey{}, c), params)
+	send := func() (*mcp.CallToolResult, error) {
+		return session.CallTool(context.WithValue(cctx, callKey{}, c), params)
+	}
+	res, err := send()
+	if err != nil && !v2 && !asTask && s.cfg.UpstreamTask != config.UpstreamTaskNever && ctx.Err() == nil && requiresTasksExtension(err) {
+		// The server requires the tool as a task: again, declaring the
+		// extension, and so from now on.
+		s.noteRequiresTask(tool)
+		if v2Tasks(session) || !c.opts.InputRequired && v2Conn() {
+			v2 = true
+			declare()
+			res, err = send()
+		}
+	}
+	for round := 1; err == nil && rounds && res.NeedsInput(); round++ {
+		if round > maxInputRounds {
+			err = fmt.Errorf("the server asked for input %d times in a row", maxInputRounds)
+			break
+		}
+		var answers mcp.InputResponseMap
+		if answers, err = s.answerInputs(cctx, session, c, res.InputRequests); err != nil {
+			break
+		}
+		params.InputResponses, params.RequestState = answers, res.RequestState
+		res, err = send()
+	}
 	if err == nil {
 		// A task, asked for or not (a server may not make one unasked,
 		// but its caller wants the result all the same).
 		if t := createdTask(res); t != nil {
-			res, err = s.followTask(cctx, session, c, token, t)
+			if v2 {
+				asLong()
+			}
+			res, err = s.followTask(cctx, session, c, token, t, v2)
 		}
 	}
 	d := time.Since(start)

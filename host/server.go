@@ -106,6 +106,10 @@ type server struct {
 	irWatch sync.WaitGroup // its watchers, until they have reported its end
 	irOlder atomic.Bool    // the server answered it with an older version
 
+	// taskRequired holds the tools (own names) the server refused to call
+	// without the tasks extension (task.go).
+	taskRequired sync.Map
+
 	// rootsClient is the go-sdk client of the server's own connection,
 	// which Host.SetRoots updates (roots.go); h.rootsMu.
 	rootsClient *rootsClient

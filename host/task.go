@@ -31,14 +31,38 @@ package host
 // task's id) are answered by the call's own handlers, like those of a plain
 // call.
 //
-// Tasks of the 2026-07-28 extension (io.modelcontextprotocol/tasks) differ:
-// the client declares the extension in each request's _meta instead of
-// sending params.task, the server alone decides, its answer is a flat
-// {"resultType": "task", "taskId", …}, input requests come in tasks/get's
-// inputRequests and are answered with tasks/update, and there is no
-// tasks/result (tasks/get carries the result) nor execution.taskSupport.
-// The host does not offer the extension yet: a 2026-07-28 server answers
-// it with plain results (gateway: clientMeta strips it).
+// Tasks of the 2026-07-28 extension (io.modelcontextprotocol/tasks,
+// SEP-2663) differ: the client declares the extension in each request's
+// _meta client capabilities instead of sending params.task, the server
+// alone decides, its answer is a flat {"resultType": "task", "taskId", …},
+// input requests come in tasks/get's inputRequests and are answered with
+// tasks/update, the outcome is in tasks/get too (result, or error), and
+// there is no tasks/result nor execution.taskSupport. The host declares
+// the extension on a call to a server whose connection speaks 2026-07-28
+// and advertises it (v2Tasks), unless upstream_task is "never": under
+// "auto" on every call of a connection that speaks it (a plain result is
+// then as without), and a call the server requires as a task (-32021 with
+// the extension in data.requiredCapabilities) is made again declaring it;
+// under "always" (or task mode "always"), and for a tool known to require
+// a task, a call whose own connection is older goes out on the server's
+// 2026-07-28 connection (generation.go), whose input-required rounds the
+// host then answers itself, with the call's handlers. A call made for a
+// caller that answers input-required results itself
+// (CallOptions.InputRequired) declares it only for a tool known to
+// require it; such a call has no handlers, and its task's questions go to
+// the host's (Options.Elicitation, Options.Sampling) or are declined.
+// Two more tap rules:
+//
+//   - a request whose _meta holds metaKeyTaskExtension (set here only) has
+//     it removed and the extension added to its _meta client capabilities
+//     (the go-sdk puts them there on every 2026-07-28 request);
+//   - a flat CreateTaskResult ({"resultType": "task", "taskId": …}) becomes
+//     a CallToolResult without content whose _meta holds the task under
+//     metaKeyTask, as a 2025-11-25 one does.
+//
+// Both generations are followed by one loop (followTask): tasks/get with
+// backoff, status messages as progress, tasks/cancel when the call ends
+// first; what differs is how input and the outcome are fetched.
 
 import (
 	"bytes"
@@ -47,6 +71,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -73,6 +98,14 @@ const (
 // tools/call's _meta, the params.task to send; in a result's _meta, the
 // task a CreateTaskResult made.
 const metaKeyTask = "switchboard/task"
+
+// metaKeyTaskExtension, true in a request's _meta, has the tap declare the
+// tasks extension in the request's _meta client capabilities.
+const metaKeyTaskExtension = "switchboard/tasks_extension"
+
+// TasksExtension is the identifier of the MCP tasks extension of protocol
+// 2026-07-28 (SEP-2663).
+const TasksExtension = "io.modelcontextprotocol/tasks"
 
 // metaKeyRelatedTask is the protocol's _meta key naming the task a
 // message belongs to.
@@ -118,10 +151,44 @@ type taskParams struct {
 	TaskID string `json:"taskId"`
 }
 
-// taskResult is the result of tasks/get and tasks/cancel: the task.
+// taskUpdateParams are the params of tasks/update (2026-07-28).
+type taskUpdateParams struct {
+	mcp.ParamsBase
+	TaskID         string               `json:"taskId"`
+	InputResponses mcp.InputResponseMap `json:"inputResponses"`
+}
+
+// wireTask is a task as either generation sends it: 2025-11-25's ttl and
+// pollInterval, or 2026-07-28's ttlMs and pollIntervalMs.
+type wireTask struct {
+	UpstreamTask
+	TTLMs          *int64 `json:"ttlMs,omitempty"`
+	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
+}
+
+// task is w as an UpstreamTask.
+func (w *wireTask) task() *UpstreamTask {
+	t := w.UpstreamTask
+	if w.TTLMs != nil {
+		t.TTL = w.TTLMs
+	}
+	if w.PollIntervalMs > 0 {
+		t.PollInterval = w.PollIntervalMs
+	}
+	return &t
+}
+
+// taskResult is the result of tasks/get and tasks/cancel: the task (an
+// empty acknowledgement for 2026-07-28's tasks/cancel and tasks/update),
+// and for 2026-07-28's tasks/get what its status says: the questions
+// outstanding (input_required), the tool's result (completed), the
+// JSON-RPC error (failed).
 type taskResult struct {
 	mcp.ResultBase
-	UpstreamTask
+	wireTask
+	InputRequests mcp.InputRequestMap `json:"inputRequests,omitempty"`
+	Result        json.RawMessage     `json:"result,omitempty"`
+	Error         json.RawMessage     `json:"error,omitempty"`
 }
 
 // addTaskMethods lets c send the task methods.
@@ -130,6 +197,74 @@ func addTaskMethods(c *mcp.Client) {
 	_ = mcp.AddSendingCustomMethod[*taskParams, *taskResult](c, "tasks/get")
 	_ = mcp.AddSendingCustomMethod[*taskParams, *taskResult](c, "tasks/cancel")
 	_ = mcp.AddSendingCustomMethod[*taskParams, *mcp.CallToolResult](c, "tasks/result")
+	_ = mcp.AddSendingCustomMethod[*taskUpdateParams, *taskResult](c, "tasks/update")
+}
+
+// taskRequest are the params of a tasks/get or tasks/cancel of task id: a
+// 2026-07-28 one (v2) declares the extension, as every request of the
+// extension's must.
+func taskRequest(id string, v2 bool) *taskParams {
+	p := &taskParams{TaskID: id}
+	if v2 {
+		p.Meta = mcp.Meta{metaKeyTaskExtension: true}
+	}
+	return p
+}
+
+// v2Tasks reports whether cs speaks 2026-07-28 and its server offers the
+// tasks extension (capabilities.extensions, from server/discover or
+// initialize).
+func v2Tasks(cs *mcp.ClientSession) bool {
+	init := cs.InitializeResult()
+	if init == nil || init.ProtocolVersion < InputRequiredVersion || init.Capabilities == nil {
+		return false
+	}
+	_, ok := init.Capabilities.Extensions[TasksExtension]
+	return ok
+}
+
+// wantsTask reports whether the server's tool (its own name) is meant to
+// run as a task whenever its server offers one: upstream_task "always",
+// or the tool's task mode "always" (a call configured as long).
+func (s *server) wantsTask(tool string) bool {
+	switch s.cfg.UpstreamTask {
+	case config.UpstreamTaskNever:
+		return false
+	case config.UpstreamTaskAlways:
+		return true
+	}
+	return s.cfg.TaskMode(tool) == config.TaskAlways
+}
+
+// requiresTask reports whether the server has refused a call of tool (its
+// own name) for want of the tasks extension (noteRequiresTask).
+func (s *server) requiresTask(tool string) bool {
+	_, ok := s.taskRequired.Load(tool)
+	return ok
+}
+
+// noteRequiresTask remembers that the server requires tool as a task, for
+// as long as the host runs: its next calls declare the extension at once.
+func (s *server) noteRequiresTask(tool string) { s.taskRequired.Store(tool, true) }
+
+// requiresTasksExtension reports whether err is a server's refusal of a
+// request for want of the tasks extension: -32021 naming it in
+// data.requiredCapabilities.extensions.
+func requiresTasksExtension(err error) bool {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != mcp.CodeMissingRequiredClientCapabilities {
+		return false
+	}
+	var data struct {
+		RequiredCapabilities struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"requiredCapabilities"`
+	}
+	if json.Unmarshal(je.Data, &data) != nil {
+		return false
+	}
+	_, ok := data.RequiredCapabilities.Extensions[TasksExtension]
+	return ok
 }
 
 // TaskSupport returns a tool's task support as its server declared it
@@ -142,14 +277,17 @@ func TaskSupport(t *mcp.Tool) string {
 	return s
 }
 
-// asTask reports whether a call of t goes as a task (the server's
-// upstream_task, the tool's task support).
+// asTask reports whether a call of t goes as a 2025-11-25 task (the
+// server's upstream_task, the tool's task mode and task support).
 func (s *server) asTask(t *mcp.Tool) bool {
 	support := TaskSupport(t)
 	switch s.cfg.UpstreamTask {
 	case config.UpstreamTaskNever:
 		return false
 	case config.UpstreamTaskAlways:
+		return support == TaskRequired || support == TaskOptional
+	}
+	if t != nil && s.cfg.TaskMode(t.Name) == config.TaskAlways {
 		return support == TaskRequired || support == TaskOptional
 	}
 	return support == TaskRequired
@@ -207,22 +345,26 @@ func createdTask(res *mcp.CallToolResult) *UpstreamTask {
 	if err != nil {
 		return nil
 	}
-	var t UpstreamTask
+	var t wireTask
 	if json.Unmarshal(b, &t) != nil || t.TaskID == "" {
 		return nil
 	}
-	return &t
+	return t.task()
 }
 
 // followTask follows the task t a call made to its end and returns the
 // tool's result: it polls tasks/get (each poll bounded by the server's
 // timeout), reports each new status as progress and to CallOptions.OnTask,
-// and fetches the result with tasks/result once the task has ended or
-// waits for input (the server's questions, delivered while tasks/result
-// waits, reach the call's handlers; status polls go on meanwhile). ctx is
-// the call's, bounded by its timeout: when it ends first, or following
-// fails, the task is cancelled upstream (tasks/cancel).
-func (s *server) followTask(ctx context.Context, cs *mcp.ClientSession, c *call, token string, t *UpstreamTask) (res *mcp.CallToolResult, err error) {
+// and fetches the outcome. A 2025-11-25 task's (v2 false) comes from
+// tasks/result, asked once the task has ended or waits for input (the
+// server's questions, delivered while tasks/result waits, reach the call's
+// handlers; status polls go on meanwhile). A 2026-07-28 task's (v2) comes
+// with the poll that sees it end, and its questions with the polls that
+// see it wait for input: each is asked of the call's handlers once (by
+// its key), and the answer sent with tasks/update. ctx is the call's,
+// bounded by its timeout: when it ends first, or following fails, the
+// task is cancelled upstream (tasks/cancel).
+func (s *server) followTask(ctx context.Context, cs *mcp.ClientSession, c *call, token string, t *UpstreamTask, v2 bool) (res *mcp.CallToolResult, err error) {
 	c.mu.Lock()
 	c.task = t.TaskID
 	c.mu.Unlock()
@@ -239,13 +381,18 @@ func (s *server) followTask(ctx context.Context, cs *mcp.ClientSession, c *call,
 			result <- fetched{r, err}
 		}()
 	}
+	var answering sync.WaitGroup
+	asked := map[string]bool{}    // the keys of questions asked (v2)
+	failed := make(chan error, 1) // the first answer that failed (v2)
+	var outcome *taskResult       // the poll that saw the task end (v2)
 	defer func() {
 		fcancel()
 		if result != nil {
 			<-result // withdrawn: it ends at once
 		}
+		answering.Wait()
 		if err != nil && !t.terminal() {
-			s.cancelTask(ctx, cs, t.TaskID)
+			s.cancelTask(ctx, cs, t.TaskID, v2)
 		}
 	}()
 	seq := 0
@@ -254,7 +401,10 @@ func (s *server) followTask(ctx context.Context, cs *mcp.ClientSession, c *call,
 	timer := time.NewTimer(taskPoll(t.PollInterval, 0))
 	defer timer.Stop()
 	for {
-		if result == nil && (t.terminal() || t.Status == TaskInputRequired) {
+		switch {
+		case v2 && outcome != nil && t.terminal():
+			return s.taskOutcome(t, outcome)
+		case !v2 && result == nil && (t.terminal() || t.Status == TaskInputRequired):
 			if t.Status == TaskCancelled {
 				return nil, fmt.Errorf("the server cancelled the tool's task %s%s", t.TaskID, statusSuffix(t))
 			}
@@ -275,22 +425,25 @@ func (s *server) followTask(ctx context.Context, cs *mcp.ClientSession, c *call,
 			}
 			t.Status = TaskCompleted // the result is final, whatever the last poll said
 			return withoutTaskMeta(f.res), nil
+		case err := <-failed:
+			return nil, err
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-timer.C:
 		}
-		if t.terminal() {
+		if !v2 && t.terminal() {
 			// Only the result is awaited now.
 			timer.Reset(maxTaskPollInterval)
 			continue
 		}
-		nt, err := s.getTask(ctx, cs, t.TaskID)
+		r, err := s.getTask(ctx, cs, t.TaskID, v2)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
 			}
 			return nil, fmt.Errorf("tasks/get %s: %w", t.TaskID, err)
 		}
+		nt := r.task()
 		if nt.TaskID == "" {
 			nt.TaskID = t.TaskID
 		}
@@ -300,8 +453,137 @@ func (s *server) followTask(ctx context.Context, cs *mcp.ClientSession, c *call,
 		} else {
 			*t = *nt
 		}
+		if v2 {
+			outcome = r
+			if t.Status == TaskInputRequired {
+				for key, q := range r.InputRequests {
+					if asked[key] {
+						continue // asked already: the snapshot repeats it until answered
+					}
+					asked[key] = true
+					id := t.TaskID // t changes under the goroutine
+					answering.Go(func() {
+						if err := s.answerTaskInput(fctx, cs, c, id, key, q); err != nil && fctx.Err() == nil {
+							select {
+							case failed <- err:
+							default:
+							}
+						}
+					})
+				}
+			}
+			if t.terminal() {
+				continue
+			}
+		}
 		timer.Reset(taskPoll(t.PollInterval, time.Since(began)))
 	}
+}
+
+// maxInputRounds bounds the input-required rounds of one call the host
+// answers itself (as the go-sdk's client does).
+const maxInputRounds = 10
+
+// answerInputs answers a 2026-07-28 server's input-required result's
+// questions with the call's handlers (answerInput), one after another.
+func (s *server) answerInputs(ctx context.Context, cs *mcp.ClientSession, c *call, qs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	out := make(mcp.InputResponseMap, len(qs))
+	for key, q := range qs {
+		resp, err := s.answerInput(ctx, cs, c, q)
+		if err != nil {
+			return nil, fmt.Errorf("answering the server's question %q: %w", key, err)
+		}
+		out[key] = resp
+	}
+	return out, nil
+}
+
+// taskOutcome is the outcome of a 2026-07-28 task that has ended, as the
+// poll r that saw it end describes it.
+func (s *server) taskOutcome(t *UpstreamTask, r *taskResult) (*mcp.CallToolResult, error) {
+	switch t.Status {
+	case TaskCompleted:
+		if len(r.Result) == 0 {
+			return nil, fmt.Errorf("the tool's task %s completed without a result", t.TaskID)
+		}
+		var res mcp.CallToolResult
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			return nil, fmt.Errorf("the tool's task %s completed with a result that is not a tool's: %w", t.TaskID, err)
+		}
+		return withoutTaskMeta(secret.RedactValue(s.h.red, &res)), nil
+	case TaskFailed:
+		var je jsonrpc.Error
+		if len(r.Error) == 0 || json.Unmarshal(r.Error, &je) != nil || je.Message == "" {
+			return nil, fmt.Errorf("the tool's task %s failed%s", t.TaskID, statusSuffix(t))
+		}
+		// The server's protocol error, for a caller that passes it on.
+		return nil, fmt.Errorf("the tool's task %s failed: %w", t.TaskID, redactRPCError(s.h.red, &je))
+	}
+	return nil, fmt.Errorf("the server cancelled the tool's task %s%s", t.TaskID, statusSuffix(t))
+}
+
+// answerTaskInput asks the call's handlers question q of a 2026-07-28
+// task (key is the server's), as a question the server asked during the
+// call would be, and sends the answer with tasks/update.
+func (s *server) answerTaskInput(ctx context.Context, cs *mcp.ClientSession, c *call, id, key string, q mcp.InputRequest) error {
+	resp, err := s.answerInput(ctx, cs, c, q)
+	if err != nil {
+		return fmt.Errorf("answering the question %q of the tool's task %s: %w", key, id, err)
+	}
+	p := &taskUpdateParams{TaskID: id, InputResponses: mcp.InputResponseMap{key: resp}}
+	p.Meta = mcp.Meta{metaKeyTaskExtension: true}
+	uctx, cancel := context.WithTimeoutCause(ctx, s.cfg.Timeout, ErrTimeout)
+	defer cancel()
+	if _, err := mcp.CallCustomMethod[*taskUpdateParams, *taskResult](uctx, cs, "tasks/update", p); err != nil {
+		return fmt.Errorf("tasks/update %s: %w", id, err)
+	}
+	return nil
+}
+
+// answerInput answers a server's input request (2026-07-28: in an
+// input-required result or a task's inputRequests) with the call's
+// handlers, as the go-sdk answers one with the client's: redacted and
+// cleaned, routed to the call c.
+func (s *server) answerInput(ctx context.Context, cs *mcp.ClientSession, c *call, q mcp.InputRequest) (mcp.InputResponse, error) {
+	ctx = context.WithValue(ctx, callKey{}, c)
+	switch p := q.(type) {
+	case *mcp.ElicitParams:
+		return s.elicit(ctx, &mcp.ElicitRequest{Session: cs, Params: p})
+	case *mcp.CreateMessageParams:
+		return s.sampleInput(ctx, cs, c, p)
+	case *mcp.CreateMessageWithToolsParams:
+		if len(p.Tools) > 0 {
+			return nil, errors.New("sampling/createMessage with tools: not answered by switchboard")
+		}
+		base := &mcp.CreateMessageParams{Meta: p.Meta, IncludeContext: p.IncludeContext, MaxTokens: p.MaxTokens, Metadata: p.Metadata,
+			ModelPreferences: p.ModelPreferences, StopSequences: p.StopSequences, SystemPrompt: p.SystemPrompt, Temperature: p.Temperature}
+		for _, m := range p.Messages {
+			if len(m.Content) != 1 {
+				return nil, fmt.Errorf("sampling/createMessage: a message of %d content blocks, want 1", len(m.Content))
+			}
+			base.Messages = append(base.Messages, &mcp.SamplingMessage{Content: m.Content[0], Role: m.Role})
+		}
+		return s.sampleInput(ctx, cs, c, base)
+	case *mcp.ListRootsParams:
+		if res, err, ok := s.roots(ctx); ok {
+			return res, err
+		}
+		res := &mcp.ListRootsResult{Roots: []*mcp.Root{}}
+		for _, r := range s.cfg.Roots {
+			res.Roots = append(res.Roots, &mcp.Root{URI: r})
+		}
+		return res, nil
+	}
+	return nil, fmt.Errorf("an input request of type %T", q)
+}
+
+// sampleInput answers a sampling input request, when the call or the host
+// has a sampling handler.
+func (s *server) sampleInput(ctx context.Context, cs *mcp.ClientSession, c *call, p *mcp.CreateMessageParams) (mcp.InputResponse, error) {
+	if c.opts.Sampling == nil && s.h.opts.Sampling == nil {
+		return nil, errors.New("sampling/createMessage: the call has no sampling handler")
+	}
+	return s.sample(ctx, &mcp.CreateMessageRequest{Session: cs, Params: p})
 }
 
 // statusSuffix is ": " and the task's status message, or "".
@@ -314,28 +596,28 @@ func statusSuffix(t *UpstreamTask) string {
 
 // getTask asks the server for its task id, bounded by the server's
 // timeout.
-func (s *server) getTask(ctx context.Context, cs *mcp.ClientSession, id string) (*UpstreamTask, error) {
+func (s *server) getTask(ctx context.Context, cs *mcp.ClientSession, id string, v2 bool) (*taskResult, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.Timeout, ErrTimeout)
 	defer cancel()
-	r, err := mcp.CallCustomMethod[*taskParams, *taskResult](ctx, cs, "tasks/get", &taskParams{TaskID: id})
+	r, err := mcp.CallCustomMethod[*taskParams, *taskResult](ctx, cs, "tasks/get", taskRequest(id, v2))
 	if err != nil {
 		if errors.Is(context.Cause(ctx), ErrTimeout) {
 			return nil, fmt.Errorf("%w: no answer within %s", ErrTimeout, s.cfg.Timeout)
 		}
 		return nil, err
 	}
-	return &r.UpstreamTask, nil
+	return r, nil
 }
 
 // cancelTask asks the server to cancel its task id, for a call that
 // ended (ctx may have ended): bounded by taskCancelTimeout, and logged,
 // not returned, when it fails.
-func (s *server) cancelTask(ctx context.Context, cs *mcp.ClientSession, id string) {
+func (s *server) cancelTask(ctx context.Context, cs *mcp.ClientSession, id string, v2 bool) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(taskCancelTimeout, s.cfg.Timeout))
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel) // a closing host does not wait
 	defer stop()
-	r, err := mcp.CallCustomMethod[*taskParams, *taskResult](cctx, cs, "tasks/cancel", &taskParams{TaskID: id})
+	r, err := mcp.CallCustomMethod[*taskParams, *taskResult](cctx, cs, "tasks/cancel", taskRequest(id, v2))
 	if err != nil {
 		s.log.Info("could not cancel the server's task", "task", id, "error", s.h.redact(err.Error()))
 		return
@@ -381,14 +663,17 @@ func withoutTaskMeta(res *mcp.CallToolResult) *mcp.CallToolResult {
 }
 
 // UpstreamTask asks the named server for its task id (tasks/get), bounded
-// by the server's timeout: a task a call made (CallOptions.OnTask).
+// by the server's timeout: a task a call made (CallOptions.OnTask) on the
+// server's own connection. A task id is the connection's that made it: a
+// 2026-07-28 task made on the server's second connection (generation.go)
+// is not found on its own.
 func (h *Host) UpstreamTask(ctx context.Context, serverID, id string) (*UpstreamTask, error) {
 	return request(h, ctx, serverID, "tasks/get", id, func(ctx context.Context, cs *mcp.ClientSession) (*UpstreamTask, error) {
-		r, err := mcp.CallCustomMethod[*taskParams, *taskResult](ctx, cs, "tasks/get", &taskParams{TaskID: id})
+		r, err := mcp.CallCustomMethod[*taskParams, *taskResult](ctx, cs, "tasks/get", taskRequest(id, v2Tasks(cs)))
 		if err != nil {
 			return nil, err
 		}
-		return secret.RedactValue(h.red, &r.UpstreamTask), nil
+		return secret.RedactValue(h.red, r.task()), nil
 	})
 }
 
@@ -418,32 +703,53 @@ func (s *server) byTask(meta map[string]any, has func(*call) bool) *call {
 
 // The taps' part (see the top of this file). Each looks for its key in
 // the bytes before decoding anything: most messages pass untouched, and
-// unparsed.
+// unparsed. (A flat CreateTaskResult's "resultType":"task" holds "task".)
 
 var (
 	keyExecution   = []byte(`"execution"`)
 	keyTaskSupport = []byte(`"` + MetaKeyTaskSupport + `"`)
 	keyTask        = []byte(`"task"`)
 	keyMetaTask    = []byte(`"` + metaKeyTask + `"`)
+	keyMetaTaskExt = []byte(`"` + metaKeyTaskExtension + `"`)
 )
 
 // taskOutgoing is msg, a message the host sends, or a copy of it: a
-// tools/call with metaKeyTask in its _meta has it moved to params.task.
+// tools/call with metaKeyTask in its _meta has it moved to params.task,
+// and a request with metaKeyTaskExtension in its _meta has it replaced by
+// the tasks extension in its _meta client capabilities.
 func taskOutgoing(msg jsonrpc.Message) jsonrpc.Message {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || req.Method != "tools/call" || !bytes.Contains(req.Params, keyMetaTask) {
+	if !ok {
+		return msg
+	}
+	v1 := req.Method == "tools/call" && bytes.Contains(req.Params, keyMetaTask)
+	v2 := bytes.Contains(req.Params, keyMetaTaskExt)
+	if !v1 && !v2 {
 		return msg
 	}
 	var p map[string]json.RawMessage
 	if json.Unmarshal(req.Params, &p) != nil {
 		return msg
 	}
-	meta, task, ok := cutMeta(p["_meta"], metaKeyTask)
-	if !ok {
+	changed := false
+	if v1 {
+		if meta, task, ok := cutMeta(p["_meta"], metaKeyTask); ok {
+			setRaw(p, "_meta", meta)
+			p["task"] = task
+			changed = true
+		}
+	}
+	if v2 {
+		if meta, _, ok := cutMeta(p["_meta"], metaKeyTaskExtension); ok {
+			if meta, ok = declareTasks(meta); ok {
+				setRaw(p, "_meta", meta)
+				changed = true
+			}
+		}
+	}
+	if !changed {
 		return msg
 	}
-	setRaw(p, "_meta", meta)
-	p["task"] = task
 	b, err := marshalRaw(p)
 	if err != nil {
 		return msg
@@ -451,6 +757,36 @@ func taskOutgoing(msg jsonrpc.Message) jsonrpc.Message {
 	cp := *req
 	cp.Params = b
 	return &cp
+}
+
+// declareTasks is _meta object raw with the tasks extension in its client
+// capabilities (made if absent); false when raw is not an object.
+func declareTasks(raw json.RawMessage) (json.RawMessage, bool) {
+	m := map[string]json.RawMessage{}
+	if len(raw) > 0 && json.Unmarshal(raw, &m) != nil {
+		return raw, false
+	}
+	caps := map[string]json.RawMessage{}
+	if c := m[mcp.MetaKeyClientCapabilities]; len(c) > 0 && json.Unmarshal(c, &caps) != nil {
+		return raw, false
+	}
+	exts := map[string]json.RawMessage{}
+	if e := caps["extensions"]; len(e) > 0 && json.Unmarshal(e, &exts) != nil {
+		return raw, false
+	}
+	exts[TasksExtension] = json.RawMessage(`{}`)
+	var err error
+	if caps["extensions"], err = marshalRaw(exts); err != nil {
+		return raw, false
+	}
+	if m[mcp.MetaKeyClientCapabilities], err = marshalRaw(caps); err != nil {
+		return raw, false
+	}
+	out, err := marshalRaw(m)
+	if err != nil {
+		return raw, false
+	}
+	return out, true
 }
 
 // taskIncoming is msg, a message the host reads, or a copy of it: a
@@ -512,7 +848,7 @@ func taskIncomingBytes(data []byte) ([]byte, bool) {
 // taskOutgoingBytes is taskOutgoing of one encoded message, for the
 // Streamable HTTP tap: the message re-encoded, and true, when it changed.
 func taskOutgoingBytes(data []byte) ([]byte, bool) {
-	if !bytes.Contains(data, keyMetaTask) {
+	if !bytes.Contains(data, keyMetaTask) && !bytes.Contains(data, keyMetaTaskExt) {
 		return nil, false
 	}
 	msg, err := jsonrpc.DecodeMessage(data)
@@ -580,9 +916,10 @@ func knownTaskSupport(s string) bool {
 }
 
 // createTaskResult makes res, a CreateTaskResult ({"task": {"taskId": …}}
-// and no content), a CallToolResult without content that has the task in
-// its _meta; it drops a server's own metaKeyTask from any other result.
-// It reports whether it changed anything.
+// and no content, or 2026-07-28's flat {"resultType": "task", "taskId":
+// …}), a CallToolResult without content that has the task in its _meta;
+// it drops a server's own metaKeyTask from any other result. It reports
+// whether it changed anything.
 func createTaskResult(res map[string]json.RawMessage) bool {
 	meta, _, had := cutMeta(res["_meta"], metaKeyTask)
 	var task struct {
@@ -590,6 +927,10 @@ func createTaskResult(res map[string]json.RawMessage) bool {
 	}
 	_, content := res["content"]
 	raw, ok := res["task"]
+	flat := flatTask(res)
+	if flat != nil {
+		raw, ok, content = flat, true, false
+	}
 	if !ok || content || json.Unmarshal(raw, &task) != nil || task.TaskID == "" {
 		if had {
 			setRaw(res, "_meta", meta)
@@ -605,10 +946,33 @@ func createTaskResult(res map[string]json.RawMessage) bool {
 	if err != nil {
 		return false
 	}
+	if flat != nil {
+		clear(res)
+	}
 	delete(res, "task")
 	res["_meta"] = b
 	res["content"] = json.RawMessage(`[]`)
 	return true
+}
+
+// flatTask is the task of res, a 2026-07-28 CreateTaskResult (resultType
+// "task"): its members but _meta and resultType; nil for another result.
+func flatTask(res map[string]json.RawMessage) json.RawMessage {
+	var rt string
+	if raw, ok := res["resultType"]; !ok || json.Unmarshal(raw, &rt) != nil || rt != "task" {
+		return nil
+	}
+	t := make(map[string]json.RawMessage, len(res))
+	for k, v := range res {
+		if k != "_meta" && k != "resultType" {
+			t[k] = v
+		}
+	}
+	b, err := marshalRaw(t)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // cutMeta returns the _meta object raw without key, and key's value.

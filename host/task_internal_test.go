@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +49,24 @@ func TestTaskTaps(t *testing.T) {
 		out:  true,
 		in:   `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"a","arguments":{},"_meta":{"progressToken":"switchboard-1","switchboard/task":{"ttl":3600000}}}}`,
 		want: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"_meta":{"progressToken":"switchboard-1"},"arguments":{},"name":"a","task":{"ttl":3600000}}}`,
+	}, {
+		name: "a 2026-07-28 CreateTaskResult",
+		in:   `{"jsonrpc":"2.0","id":7,"result":{"resultType":"task","taskId":"sbt1.a","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":60000,"pollIntervalMs":500,"_meta":{"x":"<b>"}}}`,
+		want: `{"jsonrpc":"2.0","id":7,"result":{"_meta":{"x":"<b>","switchboard/task":{"taskId":"sbt1.a","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":60000,"pollIntervalMs":500}},"content":[]}}`,
+	}, {
+		name: "a 2026-07-28 plain result left alone",
+		in:   `{"jsonrpc":"2.0","id":8,"result":{"resultType":"complete","content":[{"type":"text","text":"task"}]}}`,
+		want: `{"jsonrpc":"2.0","id":8,"result":{"resultType":"complete","content":[{"type":"text","text":"task"}]}}`,
+	}, {
+		name: "the extension declared in the client capabilities",
+		out:  true,
+		in:   `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"a","_meta":{"switchboard/tasks_extension":true,"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"x":{}}}}}}`,
+		want: `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"a","_meta":{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"x":{},"io.modelcontextprotocol/tasks":{}}}}}}`,
+	}, {
+		name: "the extension declared in capabilities made for it",
+		out:  true,
+		in:   `{"jsonrpc":"2.0","id":10,"method":"tasks/get","params":{"taskId":"t","_meta":{"switchboard/tasks_extension":true}}}`,
+		want: `{"jsonrpc":"2.0","id":10,"method":"tasks/get","params":{"taskId":"t","_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`,
 	}, {
 		name: "another request left alone",
 		out:  true,
@@ -116,6 +135,37 @@ func TestAsTask(t *testing.T) {
 		s := &server{cfg: config.Server{UpstreamTask: c.mode}}
 		if got := s.asTask(tool(c.support)); got != c.want {
 			t.Errorf("upstream_task %q, taskSupport %q: asTask = %v, want %v", c.mode, c.support, got, c.want)
+		}
+	}
+	// Task mode "always" (a call configured as long) is as upstream_task
+	// "always", unless that is "never"; so for 2026-07-28 tasks.
+	long := config.Server{Task: config.TaskAlways}
+	if s := (&server{cfg: long}); !s.asTask(tool(TaskOptional)) || !s.wantsTask("t") {
+		t.Errorf("task mode always: asTask(optional) = %v, wantsTask = %v; want true, true", s.asTask(tool(TaskOptional)), s.wantsTask("t"))
+	}
+	long.UpstreamTask = config.UpstreamTaskNever
+	if s := (&server{cfg: long}); s.asTask(tool(TaskOptional)) || s.wantsTask("t") {
+		t.Error("task mode always, upstream_task never: a task, want none")
+	}
+	if s := (&server{cfg: config.Server{}}); s.wantsTask("t") {
+		t.Error("defaults: wantsTask = true, want false")
+	}
+}
+
+// TestRequiresTasksExtension: a -32021 naming the tasks extension, and
+// nothing else, says the server requires the call as a task.
+func TestRequiresTasksExtension(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)}, true},
+		{&jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Data: json.RawMessage(`{"requiredCapabilities":{"sampling":{}}}`)}, false},
+		{&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)}, false},
+		{errors.New("-32021"), false},
+	} {
+		if got := requiresTasksExtension(c.err); got != c.want {
+			t.Errorf("requiresTasksExtension(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
 }

@@ -203,6 +203,32 @@ var migrations = []string{
 		owner          TEXT   NOT NULL
 	);
 	CREATE INDEX IF NOT EXISTS switchboard_tasks_created ON switchboard_tasks (created_at);`,
+	// 11: the upstream's own task a gateway task's call follows (the
+	// host as a tasks client), '' when none. The table is made anew, as
+	// usage_calls was at 7, rather than altered: a database taken back to
+	// an older version by the tests keeps its newer tables.
+	`CREATE TABLE switchboard_tasks_11 (
+		id             TEXT   PRIMARY KEY,
+		caller         TEXT   NOT NULL,
+		endpoint       TEXT   NOT NULL,
+		server         TEXT   NOT NULL,
+		tool           TEXT   NOT NULL,
+		status         TEXT   NOT NULL,
+		status_message TEXT   NOT NULL DEFAULT '',
+		input_requests TEXT   NOT NULL DEFAULT '',
+		result         TEXT   NOT NULL DEFAULT '',
+		error          TEXT   NOT NULL DEFAULT '',
+		created_at     BIGINT NOT NULL,
+		updated_at     BIGINT NOT NULL,
+		ttl_ms         BIGINT NOT NULL,
+		owner          TEXT   NOT NULL,
+		upstream_task  TEXT   NOT NULL DEFAULT ''
+	);
+	INSERT INTO switchboard_tasks_11 (id, caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner)
+		SELECT id, caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner FROM switchboard_tasks;
+	DROP TABLE switchboard_tasks;
+	ALTER TABLE switchboard_tasks_11 RENAME TO switchboard_tasks;
+	CREATE INDEX IF NOT EXISTS switchboard_tasks_created ON switchboard_tasks (created_at);`,
 }
 
 // SchemaVersion is the schema version this build writes.

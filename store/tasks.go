@@ -27,6 +27,10 @@ type Task struct {
 	TTL                          time.Duration
 	// Owner is the replica that runs the task's call.
 	Owner string
+	// UpstreamTask is the id of the upstream's own task the call follows,
+	// "" when none: meaningful only on the connection of Owner's host to
+	// Server that made it.
+	UpstreamTask string
 }
 
 // taskTerminal are the statuses a task ends in.
@@ -35,10 +39,10 @@ const taskTerminal = `('completed', 'failed', 'cancelled')`
 // CreateTask stores a new task.
 func (s *Store) CreateTask(ctx context.Context, t Task) error {
 	if _, err := s.db.ExecContext(ctx, `INSERT INTO switchboard_tasks
-		(id, caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		(id, caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner, upstream_task)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		t.ID, t.Caller, t.Endpoint, t.Server, t.Tool, t.Status, t.StatusMessage, string(t.InputRequests), string(t.Result), string(t.Error),
-		millis(t.Created), millis(t.Updated), t.TTL.Milliseconds(), t.Owner); err != nil {
+		millis(t.Created), millis(t.Updated), t.TTL.Milliseconds(), t.Owner, t.UpstreamTask); err != nil {
 		return s.errf(err, "storing task of tool %q of server %q", t.Tool, t.Server)
 	}
 	return nil
@@ -49,9 +53,9 @@ func (s *Store) Task(ctx context.Context, id string) (Task, error) {
 	t := Task{ID: id}
 	var inputs, result, terr string
 	var created, updated, ttl int64
-	err := s.db.QueryRowContext(ctx, `SELECT caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner
+	err := s.db.QueryRowContext(ctx, `SELECT caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner, upstream_task
 		FROM switchboard_tasks WHERE id = $1`, id).Scan(&t.Caller, &t.Endpoint, &t.Server, &t.Tool, &t.Status, &t.StatusMessage,
-		&inputs, &result, &terr, &created, &updated, &ttl, &t.Owner)
+		&inputs, &result, &terr, &created, &updated, &ttl, &t.Owner, &t.UpstreamTask)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Task{}, fmt.Errorf("task: %w", ErrNotFound)
 	}
@@ -71,12 +75,12 @@ func nonEmpty(s string) []byte {
 }
 
 // UpdateTask writes t's status, status message, input requests, result,
-// error and updated time to task t.ID, unless the task has ended already;
-// it reports whether it wrote.
+// error, upstream task and updated time to task t.ID, unless the task has
+// ended already; it reports whether it wrote.
 func (s *Store) UpdateTask(ctx context.Context, t Task) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE switchboard_tasks SET status = $1, status_message = $2, input_requests = $3, result = $4, error = $5, updated_at = $6
-		WHERE id = $7 AND status NOT IN `+taskTerminal,
-		t.Status, t.StatusMessage, string(t.InputRequests), string(t.Result), string(t.Error), millis(t.Updated), t.ID)
+	res, err := s.db.ExecContext(ctx, `UPDATE switchboard_tasks SET status = $1, status_message = $2, input_requests = $3, result = $4, error = $5, updated_at = $6, upstream_task = $7
+		WHERE id = $8 AND status NOT IN `+taskTerminal,
+		t.Status, t.StatusMessage, string(t.InputRequests), string(t.Result), string(t.Error), millis(t.Updated), t.UpstreamTask, t.ID)
 	if err != nil {
 		return false, s.errf(err, "writing a task")
 	}

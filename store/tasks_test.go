@@ -34,8 +34,12 @@ func testTasks(t *testing.T, newDB func(*testing.T) string) {
 
 	upd := task
 	upd.Status, upd.StatusMessage, upd.InputRequests = "input_required", "waiting", []byte(`{"k":{"method":"elicitation/create"}}`)
+	upd.UpstreamTask = "upstream-1"
 	if wrote, err := b.UpdateTask(ctx, upd); err != nil || !wrote {
 		t.Fatalf("UpdateTask(input_required) = %v, %v", wrote, err)
+	}
+	if got, _ := a.Task(ctx, task.ID); got.UpstreamTask != "upstream-1" {
+		t.Errorf("after UpdateTask, upstream task = %q, want upstream-1", got.UpstreamTask)
 	}
 	upd.Status, upd.InputRequests, upd.Result = "completed", nil, []byte(`{"content":[]}`)
 	if wrote, err := a.UpdateTask(ctx, upd); err != nil || !wrote {

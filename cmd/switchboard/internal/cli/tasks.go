@@ -183,7 +183,7 @@ func (e *env) showTask(ctx context.Context, id string) (t api.TaskJSON, live boo
 func storedTask(t store.Task) api.TaskJSON {
 	return api.TaskJSON{ID: t.ID, Status: t.Status, StatusMessage: t.StatusMessage, Server: t.Server, Tool: t.Tool,
 		Caller: t.Caller, Endpoint: t.Endpoint, Created: t.Created.UTC(), Updated: t.Updated.UTC(), TTLMs: t.TTL.Milliseconds(),
-		Replica: t.Owner, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error}
+		Replica: t.Owner, UpstreamTask: t.UpstreamTask, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error}
 }
 
 // formatTask is tasks show's text: the fields, then the result's text
@@ -212,6 +212,7 @@ func formatTask(t api.TaskJSON, live bool) string {
 	}
 	row("replica", t.Replica)
 	row("run", t.Run)
+	row("upstream task", t.UpstreamTask)
 	if len(t.InputRequests) > 0 {
 		row("waiting for", string(t.InputRequests))
 	}
