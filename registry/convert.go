@@ -227,20 +227,8 @@ func Convert(e Entry, opts *ConvertOptions) (config.Server, error) {
 		o = *opts
 	}
 	s := e.Server
-	if e.Invalid != nil {
-		why := e.Invalid
-		var ie *InvalidError
-		if errors.As(why, &ie) {
-			why = ie.Err
-		}
-		return config.Server{}, refuse(s, "the entry does not validate against the server.json schema, so it is not installed: %v", why)
-	}
-	if st := e.Status(); st != StatusActive && !o.Force {
-		msg := ""
-		if e.Official.StatusMessage != "" {
-			msg = ": " + e.Official.StatusMessage
-		}
-		return config.Server{}, refuse(s, "the registry marks this version %s%s (--force installs it all the same)", st, msg)
+	if err := Installable(e, o.Force); err != nil {
+		return config.Server{}, err
 	}
 	p, r, kind, err := pick(s, o.Kind)
 	if err != nil {
@@ -268,6 +256,28 @@ func Convert(e Entry, opts *ConvertOptions) (config.Server, error) {
 		return config.Server{}, refuse(s, "required: %s (give each with --var NAME=VALUE, or answer the prompt)", strings.Join(c.missing, ", "))
 	}
 	return out, nil
+}
+
+// Installable refuses, with a [RefusedError], an entry that did not
+// validate, and a deprecated or deleted one unless force.
+func Installable(e Entry, force bool) error {
+	s := e.Server
+	if e.Invalid != nil {
+		why := e.Invalid
+		var ie *InvalidError
+		if errors.As(why, &ie) {
+			why = ie.Err
+		}
+		return refuse(s, "the entry does not validate against the server.json schema, so it is not installed: %v", why)
+	}
+	if st := e.Status(); st != StatusActive && !force {
+		msg := ""
+		if e.Official.StatusMessage != "" {
+			msg = ": " + e.Official.StatusMessage
+		}
+		return refuse(s, "the registry marks this version %s%s (--force installs it all the same)", st, msg)
+	}
+	return nil
 }
 
 type converter struct {
