@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/pelletier/go-toml/v2"
+
 	"github.com/switchboardmcp/switchboard/internal/decode"
 )
 
@@ -197,4 +199,20 @@ func mergeRegistries(c *Config, rs []Registry) {
 		}
 		c.Registries = append(c.Registries, g)
 	}
+}
+
+// ServerEntry returns s as the generic values of one entry, as
+// [DecodeServer] and the REST API's server entries read them: the keys of
+// an [[mcp_servers]] table, written by [ServerTOML] and read back.
+func ServerEntry(s Server) (map[string]any, error) {
+	var doc struct {
+		Servers []map[string]any `toml:"mcp_servers"`
+	}
+	if err := toml.Unmarshal(ServerTOML(s), &doc); err != nil {
+		return nil, fmt.Errorf("server %s: %w", s.ID, err)
+	}
+	if len(doc.Servers) != 1 {
+		return nil, fmt.Errorf("server %s: no entry written", s.ID)
+	}
+	return doc.Servers[0], nil
 }

@@ -266,3 +266,10 @@ func (c *Client) store(file string, x cached) {
 		os.Rename(tmp, file)
 	}
 }
+
+// Named is a client with the name the configuration gives its registry
+// ([[registries]] name), as the REST API and the web UI list them.
+type Named struct {
+	Name   string
+	Client *Client
+}

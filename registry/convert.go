@@ -480,3 +480,37 @@ func (c *converter) args(as []Argument, which string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// CheckValues checks values given for entry s converted as kind, where
+// no secret may be typed in (the REST API, the web UI): a key the entry
+// does not ask for, and a secret value that is not a {{secrets.NAME}} or
+// {{env.NAME}} placeholder. It returns one problem per key, nil when
+// there is none.
+func CheckValues(s Server, kind string, values map[string]string) (map[string]string, error) {
+	vars, err := Variables(s, kind)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]Variable{}
+	for _, v := range vars {
+		known[v.Key] = v
+	}
+	var problems map[string]string
+	for k, val := range values {
+		msg := ""
+		v, ok := known[k]
+		switch {
+		case !ok:
+			msg = "the entry does not ask for it"
+		case v.IsSecret && val != "" && !isPlaceholder(val):
+			msg = "secret: store it in the secret store (switchboard secrets set NAME) and give {{secrets.NAME}}"
+		}
+		if msg != "" {
+			if problems == nil {
+				problems = map[string]string{}
+			}
+			problems[k] = msg
+		}
+	}
+	return problems, nil
+}
