@@ -15,7 +15,7 @@ import (
 // method of every type (about 9 MB of the release binary, docs/size.md). A
 // build with -tags noui leaves the UI out.
 func mountUI(d *daemon.Daemon, log *slog.Logger, regs []registry.Named) {
-	ui.New(d, &ui.Options{Logger: log}).Mount(d)
+	ui.New(d, &ui.Options{Logger: log, Registries: regs, ContainerRuntime: containerRuntime()}).Mount(d)
 }
 
 // uiAt is the web UI's address on the listener at addr.
