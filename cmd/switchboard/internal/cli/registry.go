@@ -12,13 +12,16 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/netguard"
 	"github.com/switchboardmcp/switchboard/registry"
 	"github.com/switchboardmcp/switchboard/secret"
+	"github.com/switchboardmcp/switchboard/toolpin"
 )
 
 // registryCacheDir is where registry answers are kept with their ETags:
@@ -546,7 +549,7 @@ func kindOf(s config.Server) string {
 func (e *env) upgradeCommand() *cobra.Command {
 	var f registryFlags
 	var to string
-	var dryRun bool
+	var dryRun, checkTools bool
 	cmd := &cobra.Command{
 		Use:   "upgrade ID",
 		Short: "Move a server added from a registry to its latest version",
@@ -559,7 +562,11 @@ its settings (timeouts, pin, tools_allowlist, …) are kept.
 
 The tool definitions the new version offers are checked against the server's
 pins when it next starts, if it pins them (pin = "first-use" or "approve"):
-a changed definition is held and listed by switchboard tools changes.`,
+a changed definition is held and listed by switchboard tools changes.
+--tools starts the server before and after the change (here, not in a
+running serve) and lists the tool definitions the new version adds, removes
+and changes, each change as a line diff; under a pin, a changed one is said
+to be held, with the command that approves it.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErr("upgrade: name one server: switchboard upgrade ID")
@@ -567,16 +574,17 @@ a changed definition is held and listed by switchboard tools changes.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.upgrade(&f, args[0], to, dryRun)
+			return e.upgrade(&f, args[0], to, dryRun, checkTools)
 		},
 	}
 	f.add(cmd)
+	cmd.Flags().BoolVar(&checkTools, "tools", false, "start the server before and after, and list the tool definitions the new version changes")
 	cmd.Flags().StringVar(&to, "to", "", "the version to move to (default: the latest)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the change; write nothing")
 	return cmd
 }
 
-func (e *env) upgrade(f *registryFlags, id, to string, dryRun bool) error {
+func (e *env) upgrade(f *registryFlags, id, to string, dryRun, checkTools bool) error {
 	cfg, err := e.loadBefore()
 	if err != nil {
 		return err
@@ -584,6 +592,17 @@ func (e *env) upgrade(f *registryFlags, id, to string, dryRun bool) error {
 	old, ok := cfg.Server(id)
 	if !ok {
 		return usageErr("upgrade %s: no such server (%s)", id, serverIDs(cfg))
+	}
+	// The table as the file writes it, without the defaults loading
+	// fills in, so that the table rewritten keeps to what it said.
+	if target, err := e.editTarget(""); err == nil {
+		if ed, err := e.openEdit(target); err == nil {
+			for _, x := range ed.Servers() {
+				if x.ID == id {
+					old = x
+				}
+			}
+		}
 	}
 	if old.Registry == nil {
 		return usageErr("upgrade %s: not added from a registry (it has no registry = { … } table); switchboard add --from-registry NAME --id %s --replace replaces it", id, id)
@@ -660,6 +679,9 @@ func (e *env) upgrade(f *registryFlags, id, to string, dryRun bool) error {
 	if old.Transport == "" || old.Transport == inferredTransport(old) {
 		s.Transport = conv.Transport
 	}
+	if s.Transport == inferredTransport(s) {
+		s.Transport = ""
+	}
 	diff := lineDiff(string(config.ServerTOML(old)), string(config.ServerTOML(s)))
 	fmt.Fprintf(e.stderr, "switchboard: %s: %s %s → %s\n", id, en.Server.Name, old.Registry.Version, en.Server.Version)
 	e.printf("%s", diff)
@@ -667,6 +689,12 @@ func (e *env) upgrade(f *registryFlags, id, to string, dryRun bool) error {
 		fmt.Fprintf(e.stderr, "switchboard: %s pins its tool definitions (pin = %q): those the new version changes are held at its next start; see switchboard tools changes\n", id, old.Pin)
 	} else {
 		fmt.Fprintf(e.stderr, "switchboard: %s does not pin its tool definitions: the new version's tools are offered as they come (pin = \"first-use\" would hold changed ones)\n", id)
+	}
+	var before map[string]*mcp.Tool
+	if checkTools && !dryRun {
+		if before, err = e.serverTools(id); err != nil {
+			fmt.Fprintf(e.stderr, "switchboard: warning: %s %s did not start (%v): the new version's tools are listed as new\n", id, old.Registry.Version, err)
+		}
 	}
 	stored, err := e.storeSecrets(secrets, dryRun)
 	if err != nil {
@@ -676,7 +704,107 @@ func (e *env) upgrade(f *registryFlags, id, to string, dryRun bool) error {
 		e.unstoreSecrets(stored)
 		return err
 	}
+	if checkTools && !dryRun {
+		return e.toolsChanged(id, old, en.Server.Version, before)
+	}
 	return nil
+}
+
+// serverTools starts server id alone, here, and returns its tools by
+// their own names.
+func (e *env) serverTools(id string) (map[string]*mcp.Tool, error) {
+	saved := e.noDaemon
+	e.noDaemon = true
+	defer func() { e.noDaemon = saved }()
+	h, _, err := e.startHost(e.ctx, false, id)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	out := map[string]*mcp.Tool{}
+	for _, t := range h.Tools() {
+		if t.Server == id {
+			out[t.Tool.Name] = t.Tool
+		}
+	}
+	return out, nil
+}
+
+// toolsChanged prints the tool definitions of server id that changed
+// from before to its version now written.
+func (e *env) toolsChanged(id string, old config.Server, version string, before map[string]*mcp.Tool) error {
+	after, err := e.serverTools(id)
+	if err != nil {
+		return failed(fmt.Errorf("upgrade %s: the new version did not start, so its tools are not compared: %w", id, err))
+	}
+	held := map[string]daemon.ToolChange{}
+	if old.Pin != "" && old.Pin != config.PinOff {
+		if p, done, err := e.openPins(e.ctx); err == nil {
+			changes, _ := p.ToolChanges(e.ctx, id)
+			done()
+			for _, c := range changes {
+				held[c.Tool] = c
+			}
+		}
+	}
+	names := map[string]bool{}
+	for n := range before {
+		names[n] = true
+	}
+	for n := range after {
+		names[n] = true
+	}
+	for n := range held {
+		names[n] = true
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "tools of %s, %s → %s:\n", id, old.Registry.Version, version)
+	changed := 0
+	for _, n := range slices.Sorted(mapKeysBool(names)) {
+		a, inA := before[n]
+		c, inB := after[n]
+		if h, ok := held[n]; ok {
+			changed++
+			fmt.Fprintf(&b, "~ %s: held until approved (%s): switchboard tools approve %s %s\n", n, h.Reason, id, n)
+			for _, l := range strings.Split(strings.TrimSuffix(h.Diff, "\n"), "\n") {
+				fmt.Fprintf(&b, "    %s\n", l)
+			}
+			continue
+		}
+		switch {
+		case inA && !inB:
+			changed++
+			fmt.Fprintf(&b, "- %s: gone\n", n)
+		case !inA && inB:
+			changed++
+			fmt.Fprintf(&b, "+ %s: new\n", n)
+		default:
+			d := toolpin.Diff(toolpin.Of(a), toolpin.Of(c))
+			if d == "" {
+				continue
+			}
+			changed++
+			fmt.Fprintf(&b, "~ %s: changed\n", n)
+			for _, l := range strings.Split(strings.TrimSuffix(d, "\n"), "\n") {
+				fmt.Fprintf(&b, "    %s\n", l)
+			}
+		}
+	}
+	if changed == 0 {
+		fmt.Fprintf(&b, "  (no tool definition changed: %d tools)\n", len(after))
+	}
+	e.printf("%s", b.String())
+	return nil
+}
+
+func mapKeysBool(m map[string]bool) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
 }
 
 func inferredTransport(s config.Server) config.Transport {
@@ -712,12 +840,12 @@ func lineDiff(a, b string) string {
 		case i < n && j < m && al[i] == bl[j]:
 			out.WriteString("  " + al[i] + "\n")
 			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			out.WriteString("+ " + bl[j] + "\n")
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
 			out.WriteString("- " + al[i] + "\n")
 			i++
+		default:
+			out.WriteString("+ " + bl[j] + "\n")
+			j++
 		}
 	}
 	return out.String()
