@@ -15,18 +15,17 @@ import (
 
 // registryEntryJSON is one registry entry as the API shows it.
 type registryEntryJSON struct {
-	Registry      string              `json:"registry"`
-	Name          string              `json:"name"`
-	Description   string              `json:"description"`
-	Version       string              `json:"version"`
-	Kinds         []string            `json:"kinds"`
-	Status        string              `json:"status"`
-	StatusMessage string              `json:"status_message,omitempty"`
-	Invalid       string              `json:"invalid,omitempty"`
-	Variables     []registryVarJSON   `json:"variables,omitempty"`
-	Server        json.RawMessage     `json:"server,omitempty"`
-	Refused       string              `json:"refused,omitempty"`
-	Errors        []registryErrorJSON `json:"-"`
+	Registry      string            `json:"registry"`
+	Name          string            `json:"name"`
+	Description   string            `json:"description"`
+	Version       string            `json:"version"`
+	Kinds         []string          `json:"kinds"`
+	Status        string            `json:"status"`
+	StatusMessage string            `json:"status_message,omitempty"`
+	Invalid       string            `json:"invalid,omitempty"`
+	Variables     []registryVarJSON `json:"variables,omitempty"`
+	Server        json.RawMessage   `json:"server,omitempty"`
+	Refused       string            `json:"refused,omitempty"`
 }
 
 type registryVarJSON struct {

@@ -514,3 +514,24 @@ func CheckValues(s Server, kind string, values map[string]string) (map[string]st
 	}
 	return problems, nil
 }
+
+// SecretName is the name a secret value an entry asks for is stored
+// under for server id: "<id>_<key>", lower-cased, each character a secret
+// name may not have as '_', starting with a letter (see
+// secret.ValidateName).
+func SecretName(id, key string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(id + "_" + key) {
+		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	name := strings.Trim(b.String(), "_")
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		name = "s_" + name
+	}
+	// A secret name is at most 128 bytes (secret.ValidateName).
+	return name[:min(len(name), 128)]
+}

@@ -342,6 +342,18 @@ func TestGuarded(t *testing.T) {
 	}
 }
 
+func TestSecretName(t *testing.T) {
+	for _, tc := range [][3]string{
+		{"airtable", "AIRTABLE_API_KEY", "airtable_airtable_api_key"},
+		{"hybrid-mcp", "X-API-Key", "hybrid_mcp_x_api_key"},
+		{"1password", "TOKEN", "s_1password_token"},
+	} {
+		if got := registry.SecretName(tc[0], tc[1]); got != tc[2] {
+			t.Errorf("SecretName(%q, %q) = %q, want %q", tc[0], tc[1], got, tc[2])
+		}
+	}
+}
+
 func TestDefaultID(t *testing.T) {
 	for in, want := range map[string]string{
 		"io.github.modelcontextprotocol/server-memory": "server-memory",

@@ -120,7 +120,7 @@ func addData(e registry.Entry, reg, kind, id string, vals map[string]string) reg
 	for _, v := range vars {
 		f := registryField{Variable: v, Value: vals[v.Key]}
 		if v.IsSecret {
-			f.Secret = secretName(d.ID, v.Key)
+			f.Secret = registry.SecretName(d.ID, v.Key)
 			if f.Value == "" {
 				f.Value = "{{secrets." + f.Secret + "}}"
 			}
@@ -128,19 +128,6 @@ func addData(e registry.Entry, reg, kind, id string, vals map[string]string) reg
 		d.Fields = append(d.Fields, f)
 	}
 	return d
-}
-
-// secretName is the name add --from-registry stores a secret under.
-func secretName(id, key string) string {
-	var b strings.Builder
-	for _, c := range strings.ToLower(id + "_" + key) {
-		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' {
-			b.WriteRune(c)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return strings.Trim(b.String(), "_")
 }
 
 func (u *UI) registryAddPage(w http.ResponseWriter, r *http.Request) {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -262,13 +261,6 @@ func containerRuntime() string {
 	return ""
 }
 
-var secretNameBad = regexp.MustCompile(`[^a-z0-9_]+`)
-
-// secretName is the name a secret value of server id is stored under.
-func secretName(id, key string) string {
-	return strings.Trim(secretNameBad.ReplaceAllString(strings.ToLower(id+"_"+key), "_"), "_")
-}
-
 // entryValues completes values for en's variables: from the flags, else a
 // prompt on a terminal. Secret values are kept apart (secrets, by the
 // name they will be stored under) and replaced by their placeholders.
@@ -332,7 +324,7 @@ func (e *env) entryValues(en registry.Entry, kind, id string, values map[string]
 		}
 		if v.IsSecret && !strings.Contains(val, "{{secrets.") && !strings.Contains(val, "{{env.") {
 			e.red.Add(val)
-			name := secretName(id, v.Key)
+			name := registry.SecretName(id, v.Key)
 			secrets[name] = val
 			val = "{{secrets." + name + "}}"
 		}
