@@ -119,17 +119,74 @@ type wireList struct {
 // Search lists the latest version of each server whose name contains
 // query (every server when query is ""), following the registry's cursors
 // up to MaxPages pages.
+//
+// With a CacheDir, the result is kept with the latest updatedAt among its
+// entries, and the next search of the same query asks the registry only
+// for what changed since (updated_since, which also returns the versions
+// deleted meanwhile), merged into what was kept: a search repeated against
+// a large registry transfers its changes, not the whole list.
 func (c *Client) Search(ctx context.Context, query string) ([]Entry, error) {
-	var out []Entry
+	idx := c.loadIndex(query)
+	q := url.Values{"version": {"latest"}}
+	if idx != nil {
+		q.Set("updated_since", idx.Since)
+	}
+	ws, err := c.list(ctx, query, q)
+	if err != nil {
+		return nil, err
+	}
+	if idx != nil {
+		// Merge by name: a changed server replaces its entry, a deleted
+		// or superseded one leaves.
+		byName := map[string]int{}
+		for i, w := range idx.Servers {
+			byName[nameOf(w.Server)] = i
+		}
+		for _, w := range ws {
+			n := nameOf(w.Server)
+			e := c.entry(w)
+			keep := e.Status() != StatusDeleted && (e.Official.IsLatest || e.Official.PublishedAt == "")
+			if i, ok := byName[n]; ok {
+				if keep {
+					idx.Servers[i] = w
+				} else if e.Official.IsLatest || e.Status() == StatusDeleted {
+					idx.Servers[i] = wireEntry{}
+				}
+				continue
+			}
+			if keep {
+				byName[n] = len(idx.Servers)
+				idx.Servers = append(idx.Servers, w)
+			}
+		}
+		ws = ws[:0]
+		for _, w := range idx.Servers {
+			if w.Server != nil {
+				ws = append(ws, w)
+			}
+		}
+	}
+	c.storeIndex(query, ws)
+	out := make([]Entry, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, c.entry(w))
+	}
+	return out, nil
+}
+
+// list reads every page of /v0.1/servers for query with the filters q.
+func (c *Client) list(ctx context.Context, query string, q url.Values) ([]wireEntry, error) {
+	var out []wireEntry
 	cursor := ""
 	for page := 0; ; page++ {
 		if page == c.opts.MaxPages {
 			return out, fmt.Errorf("registry %s: more than %d pages of results; narrow the search", c.label, c.opts.MaxPages)
 		}
-		q := url.Values{"version": {"latest"}, "limit": {fmt.Sprint(pageSize)}}
+		q.Set("limit", fmt.Sprint(pageSize))
 		if query != "" {
 			q.Set("search", query)
 		}
+		q.Del("cursor")
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
@@ -137,14 +194,86 @@ func (c *Client) Search(ctx context.Context, query string) ([]Entry, error) {
 		if err := c.getJSON(ctx, "/v0.1/servers", q, &l); err != nil {
 			return out, err
 		}
-		for _, w := range l.Servers {
-			out = append(out, c.entry(w))
-		}
+		out = append(out, l.Servers...)
 		if l.Metadata.NextCursor == "" || l.Metadata.NextCursor == cursor {
 			return out, nil
 		}
 		cursor = l.Metadata.NextCursor
 	}
+}
+
+func nameOf(server json.RawMessage) string {
+	var s struct {
+		Name string `json:"name"`
+	}
+	json.Unmarshal(server, &s)
+	return s.Name
+}
+
+// searchIndex is a search's result kept in CacheDir, with the watermark
+// the next search asks for changes since: the latest updatedAt among the
+// entries, by the registry's clock.
+type searchIndex struct {
+	URL     string      `json:"url"`
+	Query   string      `json:"query"`
+	Since   string      `json:"since"`
+	Servers []wireEntry `json:"servers"`
+}
+
+func (c *Client) indexFile(query string) string {
+	if c.opts.CacheDir == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(c.label + "\x00search\x00" + query))
+	return filepath.Join(c.opts.CacheDir, "search-"+hex.EncodeToString(sum[:16])+".json")
+}
+
+func (c *Client) loadIndex(query string) *searchIndex {
+	f := c.indexFile(query)
+	if f == "" {
+		return nil
+	}
+	data, err := os.ReadFile(f)
+	if err != nil || int64(len(data)) > int64(c.opts.MaxPages)*c.opts.MaxBytes {
+		return nil
+	}
+	var x searchIndex
+	if json.Unmarshal(data, &x) != nil || x.URL != c.label || x.Query != query || x.Since == "" {
+		return nil
+	}
+	return &x
+}
+
+func (c *Client) storeIndex(query string, ws []wireEntry) {
+	f := c.indexFile(query)
+	if f == "" {
+		return
+	}
+	var since time.Time
+	for _, w := range ws {
+		var o Official
+		if raw, ok := w.Meta[OfficialMeta]; ok && json.Unmarshal(raw, &o) == nil {
+			t, err := time.Parse(time.RFC3339Nano, o.UpdatedAt)
+			if err != nil {
+				// Without every entry's time there is no safe
+				// watermark: the next search reads the whole list.
+				os.Remove(f)
+				return
+			}
+			if t.After(since) {
+				since = t
+			}
+		}
+	}
+	if since.IsZero() {
+		os.Remove(f)
+		return
+	}
+	data, err := json.Marshal(searchIndex{URL: c.label, Query: query, Since: since.UTC().Format(time.RFC3339Nano), Servers: ws})
+	if err != nil {
+		return
+	}
+	c.store(f, cached{}, data)
 }
 
 // Get returns one version of server name; version "latest" is the latest.
@@ -251,10 +380,13 @@ func (c *Client) getJSON(ctx context.Context, path string, q url.Values, v any) 
 	return nil
 }
 
-// store writes one cache file; a cache that cannot be written only costs
-// the next request its If-None-Match.
-func (c *Client) store(file string, x cached) {
+// store writes one cache file (x, or raw when given); a cache that
+// cannot be written only costs the next request its If-None-Match.
+func (c *Client) store(file string, x cached, raw ...[]byte) {
 	data, err := json.Marshal(x)
+	if len(raw) > 0 {
+		data, err = raw[0], nil
+	}
 	if err != nil {
 		return
 	}

@@ -12,7 +12,8 @@
 //
 // A [Client] reads one registry's API (GET /v0.1/servers and
 // /v0.1/servers/{name}/versions/{version}) through the guarded network
-// layer ([netguard]), bounds every answer, caches answers by ETag, and
+// layer ([netguard]), bounds every answer, caches answers by ETag (and a
+// search's result, refreshed with updated_since), and
 // validates every entry against the server.json schema vendored beside
 // this file (server.schema.json, from modelcontextprotocol/registry
 // v1.8.9, docs/reference/server-json/draft): an entry that does not

@@ -266,7 +266,12 @@ func TestSearch(t *testing.T) {
 	if invalid != 1 {
 		t.Errorf("Search(verbose): %d invalid entries, want 1", invalid)
 	}
-	// A second search is answered from the cache: the registry says 304.
+	// The second search of a query asks for what changed since the
+	// first (updated_since); the third, the same question again, is
+	// answered from the cache: the registry says 304.
+	if _, err := c.Search(t.Context(), "airtable"); err != nil {
+		t.Fatal(err)
+	}
 	before, nm := r.Requests()
 	if _, err := c.Search(t.Context(), "airtable"); err != nil {
 		t.Fatal(err)
@@ -274,6 +279,45 @@ func TestSearch(t *testing.T) {
 	after, nm2 := r.Requests()
 	if after != before+1 || nm2 != nm+1 {
 		t.Errorf("second search: %d requests, %d not modified; want 1 and 1", after-before, nm2-nm)
+	}
+}
+
+// TestSearchUpdatedSince: with a cache, a search asks only for what
+// changed since the last one, and merges it: a version published
+// meanwhile replaces the one kept.
+func TestSearchUpdatedSince(t *testing.T) {
+	r, _ := startFixture(t)
+	c, err := registry.New(r.URL, &registry.Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.Search(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Publish(json.RawMessage(`{"name":"io.github.domdomegg/airtable-mcp-server","description":"d","version":"1.8.0","packages":[{"registryType":"npm","identifier":"airtable-mcp-server","version":"1.8.0","transport":{"type":"stdio"}}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.Search(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := r.Queries()
+	if last := qs[len(qs)-1]; !strings.Contains(last, "updated_since=") {
+		t.Errorf("the second search asked %q, want updated_since", last)
+	}
+	versions := map[string]string{}
+	for _, e := range second {
+		versions[e.Server.Name] = e.Server.Version
+	}
+	if len(second) != len(first) || versions["io.github.domdomegg/airtable-mcp-server"] != "1.8.0" {
+		t.Errorf("after publishing: %d entries (was %d), airtable at %q; want the same count and 1.8.0", len(second), len(first), versions["io.github.domdomegg/airtable-mcp-server"])
+	}
+	// A search without a cache reads the whole list, and agrees.
+	fresh, _ := registry.New(r.URL, nil)
+	all, err := fresh.Search(t.Context(), "")
+	if err != nil || len(all) != len(second) {
+		t.Errorf("a fresh search: %d entries, %v; want %d", len(all), err, len(second))
 	}
 }
 

@@ -50,6 +50,7 @@ type Registry struct {
 	records     []Record
 	requests    int
 	notModified int
+	queries     []string
 }
 
 // Load reads a fixture file: {"servers": [Record...]}, as /v0.1/servers
@@ -86,6 +87,13 @@ func (r *Registry) Requests() (all, notModified int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.requests, r.notModified
+}
+
+// Queries are the query strings of the requests answered, in order.
+func (r *Registry) Queries() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.queries...)
 }
 
 // Publish adds a version of a server (a server.json document) as its
@@ -142,6 +150,7 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.requests++
+	r.queries = append(r.queries, req.URL.RawQuery)
 	if r.Token != "" && req.Header.Get("Authorization") != "Bearer "+r.Token {
 		r.answer(w, req, http.StatusUnauthorized, map[string]string{"error": "unauthorized"})
 		return
