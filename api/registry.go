@@ -176,6 +176,16 @@ func (a *API) registryBody(ctx context.Context, body []byte) ([]byte, error) {
 	if json.Unmarshal(body, &head) != nil || head.Registry == nil || head.Command != nil || head.URL != nil {
 		return body, nil
 	}
+	if head.ID == "" {
+		return nil, &problem{Status: http.StatusUnprocessableEntity, Title: "invalid server", Errors: []fieldError{{Field: "id", Detail: "required"}}}
+	}
+	if !a.d.Grant(ctx).Server(head.ID) {
+		// Before the registry is asked: a caller who may not add this
+		// id learns nothing of the registry either.
+		return nil, &problem{Status: http.StatusForbidden, Title: "outside your grant",
+			Detail: fmt.Sprintf("server %q is not among those your token's rules grant ([[gateway.auth.policy]] servers)", head.ID),
+			Errors: []fieldError{{Field: "id", Detail: "not granted"}}}
+	}
 	var req RegistryAdd
 	if err := json.Unmarshal(head.Registry, &req); err != nil || req.Name == "" {
 		// A registry = { name, version, url } record with nothing to

@@ -72,6 +72,9 @@ func TestRegistryAdd(t *testing.T) {
 	if !strings.Contains(string(body), "deprecated") {
 		t.Errorf("deprecated: %s, want the reason", body)
 	}
+	// No id: refused before the registry is asked.
+	code, h, body = a.do("POST", "/api/v1/servers", `{"registry":{"name":"io.modelcontextprotocol.anonymous/mcp-fs"}}`)
+	a.wantProblem("no id", 422, "id", code, h, body)
 	// Other keys beside registry: refused.
 	code, h, body = a.do("POST", "/api/v1/servers", `{"id":"x","timeout":"5s","registry":{"name":"io.modelcontextprotocol.anonymous/mcp-fs"}}`)
 	a.wantProblem("other keys", 422, "timeout", code, h, body)
