@@ -176,6 +176,11 @@ func (r *fileResult) tomlRegistries(p string, v any) {
 		if g.URL == "" && !r.Bad(decode.KeyPath(f, "url")) {
 			r.Errorf(decode.KeyPath(f, "url"), "missing: the registry's base URL, such as %s", DefaultRegistryURL)
 		}
+		for _, x := range r.registries {
+			if x.Name == g.Name {
+				r.Errorf(decode.KeyPath(f, "name"), "registry %q is declared twice in this file (first at line %d)", g.Name, x.Source.Line)
+			}
+		}
 		if len(r.Problems) > before {
 			continue
 		}

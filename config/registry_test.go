@@ -33,6 +33,13 @@ name = "x"
 		{"not an array", `[registries]
 name = "x"
 `, "write [[registries]], with double brackets"},
+		{"twice", `[[registries]]
+name = "a"
+url = "https://a.example.com"
+[[registries]]
+name = "a"
+url = "https://b.example.com"
+`, `registries[1].name: registry "a" is declared twice in this file (first at line 1)`},
 		{"source ok", `[[mcp_servers]]
 id = "e"
 command = "npx"
