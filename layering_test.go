@@ -33,6 +33,7 @@ func TestLayering(t *testing.T) {
 		"toolmode":        {"*"},
 		"toolscan":        {"*"},
 		"internal/decode": {"*"},
+		"registry":        {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "workflow", "api", "ui", "cmd/switchboard/internal/cli"},
 		"config":          {"host", "gateway", "daemon", "agent", "llm", "store", "transport", "schema", "cmd/switchboard/internal/cli"},
 		"llm":             {"host", "gateway", "daemon", "agent", "config", "store", "cmd/switchboard/internal/cli"},
 		"host":            {"gateway", "daemon", "agent", "llm", "store", "telemetry", "cmd/switchboard/internal/cli"},

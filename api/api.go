@@ -63,6 +63,7 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
 	"github.com/switchboardmcp/switchboard/internal/strictjson"
+	"github.com/switchboardmcp/switchboard/registry"
 	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
@@ -82,6 +83,13 @@ const DefaultMaxBodyBytes = 1 << 20
 type Options struct {
 	MaxBodyBytes int64
 	Logger       *slog.Logger
+	// Registries are the MCP registries GET /registry/search reads and a
+	// POST /servers body with "registry" adds from, in order; none: those
+	// routes answer 404.
+	Registries []registry.Named
+	// ContainerRuntime is "docker" or "podman", the one found on PATH, for
+	// a registry entry that is an OCI image; "": such an entry is refused.
+	ContainerRuntime string
 }
 
 // API serves /api/v1 for a daemon.
@@ -119,6 +127,8 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	a.handle("POST "+p+"/servers/{id}/disable", a.enable(false))
 	a.handle("POST "+p+"/servers/{id}/restart", a.restart)
 	a.handle("POST "+p+"/servers/{id}/refresh", a.refresh)
+	a.handle("GET "+p+"/registry/search", a.searchRegistry)
+	a.handle("GET "+p+"/registry/entry", a.getRegistryEntry)
 	a.handle("GET "+p+"/endpoints", a.listEndpoints)
 	a.handle("POST "+p+"/endpoints", a.addEndpoint)
 	a.handle("GET "+p+"/endpoints/{name}", a.getEndpoint)
@@ -323,6 +333,10 @@ func (a *API) writeServer(w http.ResponseWriter, status int, m daemon.ManagedSer
 func (a *API) addServer(w http.ResponseWriter, r *http.Request) error {
 	body, err := a.body(w, r)
 	if err != nil {
+		return err
+	}
+	// {"id": …, "registry": {"name": …}}: the registry's entry, converted.
+	if body, err = a.registryBody(r.Context(), body); err != nil {
 		return err
 	}
 	var head struct {

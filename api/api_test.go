@@ -40,6 +40,12 @@ func startAPI(t *testing.T) *apiT { return startAPIWith(t, nil) }
 // (its Config holds the server "a" and the state database).
 func startAPIWith(t testing.TB, opts func(*daemon.Options)) *apiT {
 	t.Helper()
+	return startAPIOpts(t, opts, nil)
+}
+
+// startAPIOpts is startAPIWith with the API's options.
+func startAPIOpts(t testing.TB, opts func(*daemon.Options), apiOpts *api.Options) *apiT {
+	t.Helper()
 	t.Setenv("SB_API_CANARY", canary)
 	bin := interop.Build(t, fixturePkg)
 	db := filepath.Join(t.TempDir(), "s.db")
@@ -64,7 +70,7 @@ func startAPIWith(t testing.TB, opts func(*daemon.Options)) *apiT {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.HandleAdmin(api.Prefix, api.New(d, nil))
+	d.HandleAdmin(api.Prefix, api.New(d, apiOpts))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()

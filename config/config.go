@@ -159,6 +159,9 @@ type Config struct {
 	// Guardrails are the [[guardrails]] tables (see [Guardrail]), every
 	// file's in order: the chain of filters on tool calls.
 	Guardrails Guardrails
+	// Registries are the [[registries]] tables (see [Registry]); a later
+	// file's registry of the same name replaces the earlier one.
+	Registries []Registry
 	// Workflows lists the workflow files named by the files' top-level
 	// workflows keys (relative paths resolved against the config file's
 	// folder), every file's in order, each once. The workflow package
@@ -251,6 +254,10 @@ type Server struct {
 	// server's own tool name. See [Server.TaskMode].
 	Task      string
 	ToolTasks map[string]string
+
+	// Registry is where a server added from an MCP registry came from
+	// (registry = { name, version, url }); nil for one written by hand.
+	Registry *RegistrySource
 
 	// Source is where the server was declared.
 	Source Position

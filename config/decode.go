@@ -24,6 +24,8 @@ type fileResult struct {
 	endpoints []Endpoint // [[endpoints]], in order
 	// guardrails are the [[guardrails]], in order
 	guardrails []Guardrail
+	// registries are the [[registries]], in order
+	registries []Registry
 	// tables are the key-by-key tables ([gateway], [network], …) the file
 	// has, by key.
 	tables map[string]fileTable

@@ -76,6 +76,7 @@ var serverFields = decode.Table[Server]{
 	decode.Count("max_restarts", every, func(s *Server) *int { return &s.MaxRestarts }),
 	decode.String("task", every, func(s *Server) *string { return &s.Task }, checkTask),
 	decode.StringMap("tool_tasks", every, func(s *Server) *map[string]string { return &s.ToolTasks }, checkToolTask),
+	decode.Value("registry", every, func(s *Server) **RegistrySource { return &s.Registry }, readRegistrySource),
 	// Read before the others: a disabled entry is skipped unread.
 	decode.Func("disabled", decode.JSON, func(*Server, string, any) {}),
 	decode.Value[Server]("alwaysAllow", decode.JSON, nil, (*decode.Decoder).StringList),

@@ -179,6 +179,7 @@ func build(results []*fileResult) (*Config, error) {
 		}
 		// Guardrails run in order: every file's, the first file's first.
 		c.Guardrails = append(c.Guardrails, r.guardrails...)
+		mergeRegistries(c, r.registries)
 		for _, e := range r.endpoints {
 			// A later file's endpoint replaces the earlier one whole, in
 			// its place.

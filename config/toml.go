@@ -18,6 +18,7 @@ var tomlTop = append(decode.Table[fileResult]{
 	decode.Func("workflows", decode.TOML, (*fileResult).tomlWorkflows),
 	decode.Func("endpoints", decode.TOML, (*fileResult).tomlEndpoints),
 	decode.Func("guardrails", decode.TOML, (*fileResult).tomlGuardrails),
+	decode.Func("registries", decode.TOML, (*fileResult).tomlRegistries),
 }, mergedTopFields()...)
 
 func mergedTopFields() []decode.Field[fileResult] {

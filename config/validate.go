@@ -267,6 +267,9 @@ func (v *validator) server(c *Config, i int, seen, folded map[string]int) {
 		sc.checkEnvGuard()
 	}
 	sc.warnings(t)
+	if s.Registry != nil {
+		sc.checkRegistrySource(s.Registry)
+	}
 	if s.OAuth != nil && isNetwork(t) {
 		sc.checkOAuth(s.OAuth)
 	}

@@ -90,6 +90,8 @@ func tomlValue(v any) string {
 		return inlineTable(x)
 	case *OAuth:
 		return oauthTOML(x)
+	case *RegistrySource:
+		return registrySourceTOML(x)
 	}
 	// A kind the table gained that this writer does not know: a test
 	// (TestServerTOMLEveryField) fails before it reaches a user.

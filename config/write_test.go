@@ -48,6 +48,7 @@ func everyField() Server {
 		MaxRestarts:               9,
 		Task:                      TaskAlways,
 		ToolTasks:                 map[string]string{"greet": TaskNever, "long": TaskRequired},
+		Registry:                  &RegistrySource{Name: "io.github.example/srv", Version: "1.2.3", URL: "https://registry.example.com"},
 	}
 }
 

@@ -35,6 +35,9 @@
 //     when it has held tools.
 //   - /usage: calls, errors and latency per server and tool, runs and
 //     tokens per agent and workflow, over the last hour or day.
+//   - /registry: search the MCP registries serve reads; /registry/add:
+//     an entry's values as fields (a secret one as a placeholder only)
+//     and Add, which adds it pinned as a run-time server (issue 30).
 //
 // Security: the UI is the owner's. The daemon mounts its pages with
 // Daemon.Handle, behind the listener's one guard (Host, Origin, and the
@@ -65,6 +68,7 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/registry"
 )
 
 //go:embed static
@@ -86,6 +90,11 @@ const ContentSecurityPolicy = "default-src 'self'; img-src 'self' data:; media-s
 // Options configures [New]. Nil means defaults.
 type Options struct {
 	Logger *slog.Logger
+	// Registries are the MCP registries the /registry page searches and
+	// adds from; ContainerRuntime is "docker" or "podman" for an entry
+	// that is an OCI image ("": refused).
+	Registries       []registry.Named
+	ContainerRuntime string
 }
 
 // UI serves the web UI of a daemon.
@@ -95,12 +104,15 @@ type UI struct {
 	mux   *http.ServeMux
 	pages map[string]*template.Template
 	limit loginLimiter // failed logins per client address
+
+	registries       []registry.Named
+	containerRuntime string
 }
 
 // Paths are the patterns of the UI's pages, each mounted by [UI.Mount]
 // for the owner alone. The gateway keeps /mcp, /sse, /message and /ws, the
 // REST API /api/v1/.
-var Paths = []string{"/{$}", "/servers", "/servers/", "/endpoints", "/endpoints/", "/tools", "/tools/", "/runs", "/runs/", "/tasks", "/tasks/", "/workflows/", "/agents", "/agents/", "/usage"}
+var Paths = []string{"/{$}", "/servers", "/servers/", "/endpoints", "/endpoints/", "/tools", "/tools/", "/runs", "/runs/", "/tasks", "/tasks/", "/workflows/", "/agents", "/agents/", "/usage", "/registry", "/registry/"}
 
 // OpenPaths are the patterns [UI.Mount] mounts for anyone (past the Host
 // and Origin checks), each with why it needs no credential.
@@ -113,12 +125,15 @@ var OpenPaths = map[string]string{
 // New returns the UI of d; mount it with [UI.Mount] before d.Run.
 func New(d *daemon.Daemon, opts *Options) *UI {
 	u := &UI{d: d, mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	if opts != nil {
+		u.registries, u.containerRuntime = opts.Registries, opts.ContainerRuntime
+	}
 	if opts != nil && opts.Logger != nil {
 		u.log = opts.Logger
 	} else {
 		u.log = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range []string{"servers", "server", "endpoints", "endpoint", "tools", "tool", "changes", "runs", "run", "tasks", "task", "workflow", "agents", "agent-run", "login", "usage"} {
+	for _, p := range []string{"servers", "server", "endpoints", "endpoint", "tools", "tool", "changes", "runs", "run", "tasks", "task", "workflow", "agents", "agent-run", "login", "usage", "registry"} {
 		u.pages[p] = template.Must(template.New("").Funcs(funcs).Funcs(template.FuncMap{"tokenRequired": d.TokenRequired}).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+p+".html"))
 	}
 	static, err := fs.Sub(staticFS, "static")
@@ -138,6 +153,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	u.agentRoutes()
 	u.loginRoutes()
 	u.usageRoutes()
+	u.registryRoutes()
 	return u
 }
 

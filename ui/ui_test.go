@@ -59,6 +59,12 @@ func serveServers(t testing.TB, servers ...config.Server) *served {
 // daemon's (its Config holds the servers and the state database).
 func serveWith(t testing.TB, opts func(*daemon.Options), servers ...config.Server) *served {
 	t.Helper()
+	return serveUI(t, opts, nil, servers...)
+}
+
+// serveUI is serveWith with the UI's options.
+func serveUI(t testing.TB, opts func(*daemon.Options), uiOpts *ui.Options, servers ...config.Server) *served {
+	t.Helper()
 	t.Setenv("SB_UI_CANARY", canary)
 	bin := interop.Build(t, fixturePkg)
 	cfg := &config.Config{Servers: servers}
@@ -84,7 +90,7 @@ func serveWith(t testing.TB, opts func(*daemon.Options), servers ...config.Serve
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui.New(d, nil).Mount(d)
+	ui.New(d, uiOpts).Mount(d)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()

@@ -39,12 +39,13 @@ type addFlags struct {
 	tools, allowEnv     []string
 	allowLocal, replace bool
 	dryRun              bool
+	reg                 registryFlags
 }
 
 func (e *env) addCommand() *cobra.Command {
 	var f addFlags
 	cmd := &cobra.Command{
-		Use:   "add NAME URL | add NAME [flags] -- COMMAND [ARGS...]",
+		Use:   "add NAME URL | add NAME [flags] -- COMMAND [ARGS...] | add --from-registry NAME[@VERSION]",
 		Short: "Add one MCP server to a config file",
 		Long: `Adds one MCP server, as an [[mcp_servers]] table, to the config file that
 --config or SWITCHBOARD_CONFIG names, else to the user's config.toml
@@ -59,9 +60,29 @@ configuration, before anything is written. A value that looks like a
 credential written out (a token in --env, an Authorization header, an API key
 among the args) is refused: store it with 'switchboard secrets set NAME' and
 write {{secrets.NAME}} instead. A server the configuration already has is
-refused unless --replace.`,
+refused unless --replace.
+
+With --from-registry, the server is an MCP registry's entry (switchboard
+search finds them), pinned to its version (the latest unless @VERSION):
+
+  switchboard add --from-registry io.github.domdomegg/airtable-mcp-server@1.7.3
+
+an npm package as npx -y PKG@VERSION, a PyPI one as uvx PKG==VERSION, an OCI
+image as docker (or podman) run -i --rm IMAGE, a remote as an http or sse
+server with its URL template filled in. The values the entry asks for are
+prompted for on a terminal, or given with --var NAME=VALUE or --var-env
+NAME=ENVVAR; a secret one is put in the secret store (as ID_NAME) and the
+entry gets {{secrets.ID_NAME}}. A version the registry marks deprecated or
+deleted is refused unless --force. The entry records where it came from
+(registry = { name, version, url }), for switchboard outdated and upgrade.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
+			if f.reg.from != "" {
+				if len(args) > 0 {
+					return usageErr("add --from-registry %s: no NAME or command with it (--id names the server)", f.reg.from)
+				}
+				return nil
+			}
 			switch {
 			case len(args) == 0:
 				return usageErr("add: name the server: switchboard add NAME URL, or switchboard add NAME -- COMMAND [ARGS...]")
@@ -79,6 +100,10 @@ refused unless --replace.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.reg.from != "" {
+				f.reg.env = f.env
+				return e.addFromRegistry(&f.reg, f.replace, f.dryRun)
+			}
 			s, err := f.server(args, cmd.ArgsLenAtDash())
 			if err != nil {
 				return err
@@ -104,6 +129,9 @@ refused unless --replace.`,
 	fl.BoolVar(&f.allowLocal, "allow-local-endpoint", false, "admit the URL although it is a loopback or private address (exactly its host:port)")
 	fl.BoolVar(&f.replace, "replace", false, "replace a server the file already declares, where it stands")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the table that would be added; write nothing")
+	fl.StringVar(&f.reg.from, "from-registry", "", "add an MCP registry's entry, `NAME[@VERSION]`, pinned")
+	fl.StringVar(&f.reg.id, "id", "", "the id of a server added --from-registry (default: the last part of its name)")
+	f.reg.add(cmd)
 	return cmd
 }
 

@@ -56,12 +56,17 @@ func TestMain(m *testing.M) {
 //	                              next TURN: a text, or call:TOOL:ARGS (a tool
 //	                              call with JSON arguments); sets FAKELLM_URL
 //	                              and FAKELLM_KEY
+//	fakeregistry                  start a fake MCP registry (registrytest) serving
+//	                              registry/testdata/registry.json; sets REGISTRY_URL
+//	publish FILE                  publish FILE (a server.json) to that registry as
+//	                              its server's latest version
 //	fakellm-tools                 print, for each request the last fakellm got,
 //	                              "N: TOOL TOOL …", the tools it offered the model
 //	waitfor FILE REGEXP           wait (bounded) until a line of FILE matches REGEXP
 //	                              (a background command's output, written by sh -c '… 2>FILE')
 //
-// and the variables FIXTURE (the testserver binary), EVERYTHING_NODE and
+// and the variables NODE_DIR (the folder of the Node.js the interop
+// peers run on), SCRIPT_BIN (the folder of the switchboard command), FIXTURE (the testserver binary), EVERYTHING_NODE and
 // EVERYTHING_JS (server-everything's command line), TS_NODE,
 // TS_RESOURCES_ONLY and TS_SDK (interop.TSResourcesOnly's), EXAMPLES (the
 // repository's examples folder, to copy from). HOME,
@@ -109,6 +114,14 @@ func TestScripts(t *testing.T) {
 			e.Setenv("TS_SDK", tsResourcesOnly[2])
 			e.Setenv("EXAMPLES", examples)
 			e.Values[fakeKey{}] = &fakeHolder{}
+			e.Values[registryKey{}] = &registryHolder{}
+			e.Setenv("NODE_DIR", filepath.Dir(everything[0]))
+			// The folder testscript puts the switchboard command in, for a
+			// script that narrows PATH.
+			e.Setenv("SCRIPT_BIN", filepath.SplitList(e.Getenv("PATH"))[0])
+			// The CA bundle Node.js trusts besides its own, where this
+			// machine's npm registry access needs one.
+			e.Setenv("NODE_EXTRA_CA_CERTS", os.Getenv("NODE_EXTRA_CA_CERTS"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -119,6 +132,8 @@ func TestScripts(t *testing.T) {
 			"exitcode":      cmdExitcode,
 			"fakellm":       cmdFakeLLM,
 			"fakellm-tools": cmdFakeLLMTools,
+			"fakeregistry":  cmdFakeRegistry,
+			"publish":       cmdPublish,
 			"waitfor":       cmdWaitfor,
 		},
 	})

@@ -34,12 +34,20 @@ type terminal struct {
 
 func startTerminal(t *testing.T, args ...string) *terminal {
 	t.Helper()
+	return startTerminalEnv(t, nil, args...)
+}
+
+// startTerminalEnv is startTerminal with variables set on top of its
+// environment.
+func startTerminalEnv(t *testing.T, env []string, args ...string) *terminal {
+	t.Helper()
 	bin := interop.Build(t, "github.com/switchboardmcp/switchboard/cmd/switchboard")
 	dir := t.TempDir()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "xdg"),
 		"XDG_STATE_HOME=" + filepath.Join(dir, "state"), "SWITCHBOARD_SECRETS_BACKEND=env", "TERM=dumb"}
+	cmd.Env = append(cmd.Env, env...)
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
 	if err != nil {
 		t.Fatalf("starting on a pseudo-terminal: %v", err)

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/registry"
 	"github.com/switchboardmcp/switchboard/store"
 )
 
@@ -198,7 +199,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool, endpoint str
 	agents.tel = d.Telemetry()
 	observeSteps(steps, agents.tel)
 	defer r.done()
-	mountFaces(d, hostOpts.Logger)
+	mountFaces(d, hostOpts.Logger, e.apiRegistries(cfg)...)
 	if stdio {
 		// A client that has left while a notification is written to
 		// stdout is a write error (EPIPE) to end the session on, not a
@@ -255,9 +256,28 @@ func (e *env) checkStoredEndpoint(ctx context.Context, cfg *config.Config, name 
 // listener's one guard with what it asks of a request: the management
 // REST API (the owner, and OAuth tokens with admin_scope) and the web UI
 // at / (the owner; not in a -tags noui build).
-func mountFaces(d *daemon.Daemon, log *slog.Logger) {
-	d.HandleAdmin(api.Prefix, api.New(d, &api.Options{Logger: log}))
-	mountUI(d, log)
+//
+// regs are the MCP registries the REST API and the web UI search and add
+// from.
+func mountFaces(d *daemon.Daemon, log *slog.Logger, regs ...registry.Named) {
+	d.HandleAdmin(api.Prefix, api.New(d, &api.Options{Logger: log, Registries: regs, ContainerRuntime: containerRuntime()}))
+	mountUI(d, log, regs)
+}
+
+// apiRegistries are the configuration's registries as the faces read them;
+// one whose client cannot be made (its token unset) is left out, with a
+// warning.
+func (e *env) apiRegistries(cfg *config.Config) []registry.Named {
+	var regs []registry.Named
+	for _, r := range cfg.RegistryList() {
+		c, err := e.registryClient(cfg, r)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "switchboard: warning: %v; the web UI and the REST API will not search it\n", err)
+			continue
+		}
+		regs = append(regs, registry.Named{Name: r.Name, Client: c})
+	}
+	return regs
 }
 
 // readiness says on stderr, at every verbosity, when serve is ready —
