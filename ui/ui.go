@@ -119,7 +119,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 		u.log = slog.New(slog.DiscardHandler)
 	}
 	for _, p := range []string{"servers", "server", "endpoints", "endpoint", "tools", "tool", "changes", "runs", "run", "tasks", "task", "workflow", "agents", "agent-run", "login", "usage"} {
-		u.pages[p] = template.Must(template.New("").Funcs(funcs).Funcs(template.FuncMap{"tokenRequired": d.TokenRequired}).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+p+".html"))
+		u.pages[p] = template.Must(template.New("").Funcs(funcs).Funcs(template.FuncMap{"tokenRequired": d.TokenRequired}).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/charts.html", "templates/"+p+".html"))
 	}
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
@@ -248,6 +248,7 @@ var funcs = template.FuncMap{
 	"editOf": func(id string, version int64, f form) editData { return editData{ID: id, Version: version, Form: f} },
 	"indent": indent,
 	"millis": millis,
+	"last":   func(ts []chartTick) int { return len(ts) - 1 },
 }
 
 // hashOf is a short digest of what a page shows, for its poll to say
