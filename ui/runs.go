@@ -179,7 +179,7 @@ type runData struct {
 	Seq    int64 // the last event's: the poll asks for what came after
 	// Chart is the steps as bars over time, from Events.
 	Chart timeline
-	Gate   *gateData
+	Gate  *gateData
 	// Interrupted is the step an interrupted run waits on a resolution
 	// for.
 	Interrupted *interruptedData
