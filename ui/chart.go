@@ -474,8 +474,16 @@ func newTimeline(id, title string, evs []workflow.Event, end time.Time) timeline
 			closeBar(key, end, o.kind, text+", so far")
 		}
 	}
+	// A gate's row says, in words, how its wait ended (or that it goes
+	// on).
+	said := map[string]string{}
+	for _, b := range tl.Bars {
+		if b.Kind == "gate" || b.Kind == "waiting" {
+			said[b.Step] = " — " + b.Text
+		}
+	}
 	for i, k := range keys {
-		tl.Rows = append(tl.Rows, timelineRow{Y: yOf(i) - 4, Label: k})
+		tl.Rows = append(tl.Rows, timelineRow{Y: yOf(i) - 4, Label: k + said[k]})
 	}
 	tl.AxisY = yOf(len(keys)) - 2
 	tl.H = int(tl.AxisY) + 18

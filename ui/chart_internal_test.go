@@ -180,7 +180,7 @@ func TestTimeline(t *testing.T) {
 	}
 	out := draw(t, "timeline", tl)
 	for _, s := range []string{`fill="url(#t-hatch)" data-step="approve" data-kind="gate"`, `<title>approve: gate: accept after 5.0s</title>`,
-		`✕ failed`, `↻ retry 2`, `3 steps over 10.0s: 4 bars, 1 waits at a gate, 1 retries, 1 failures.`} {
+		`✕ failed`, `↻ retry 2`, `>approve — gate: accept after 5.0s</text>`, `>send</text>`, `3 steps over 10.0s: 4 bars, 1 waits at a gate, 1 retries, 1 failures.`} {
 		if !strings.Contains(out, s) {
 			t.Errorf("the timeline has no %s:\n%s", s, out)
 		}
