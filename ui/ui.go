@@ -34,7 +34,14 @@
 //     shows one server's; the Tools page links here, and a server's page
 //     when it has held tools.
 //   - /usage: calls, errors and latency per server and tool, runs and
-//     tokens per agent and workflow, over the last hour or day.
+//     tokens per agent and workflow, over the last hour or day; and over
+//     time, charts of calls and errors and of latency p50/p95, of every
+//     server or one (?server=, ?tool=).
+//
+// Charts (chart.go, templates/charts.html) are inline SVG laid out in Go
+// and drawn by the templates: usage over time, a run's steps on a time
+// axis (/runs/{id}), a sparkline per server (/servers). The stylesheet
+// follows the system's light or dark preference, and the charts with it.
 //
 // Security: the UI is the owner's. The daemon mounts its pages with
 // Daemon.Handle, behind the listener's one guard (Host, Origin, and the
