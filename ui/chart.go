@@ -100,7 +100,7 @@ type lineSeries struct {
 }
 
 // newLineChart lays out series over times (one value each per time, in
-// order), the values formatted by format: in the table, on the y axis and
+// order; their labels in UTC, as the page's other times), the values formatted by format: in the table, on the y axis and
 // in the description. Only the newest maxChartPoints times and the first
 // maxChartSeries series are drawn.
 func newLineChart(id, title string, times []time.Time, format func(float64) string, series ...lineSeries) lineChart {
@@ -140,7 +140,7 @@ func newLineChart(id, title string, times []time.Time, format func(float64) stri
 			integral = integral && v == math.Trunc(v)
 		}
 	}
-	if integral && ymax < 1 {
+	if (integral && ymax < 1) || ymax <= 0 {
 		ymax = 1
 	}
 	x := func(i int) float64 {
@@ -151,9 +151,15 @@ func newLineChart(id, title string, times []time.Time, format func(float64) stri
 	}
 	y := func(v float64) float64 { return round1(c.Y1 - (c.Y1-c.Y0)*v/ymax) }
 
-	for i := 0; i <= 4; i++ {
-		v := ymax * float64(i) / 4
-		if integral && v != math.Trunc(v) {
+	// Ticks at round values: fifths of 1 or 5 (× a power of ten),
+	// quarters of 2.
+	div := 5
+	if m := ymax / math.Pow(10, math.Floor(math.Log10(ymax))); math.Abs(m-2) < 1e-9 {
+		div = 4
+	}
+	for i := 0; i <= div; i++ {
+		v := ymax * float64(i) / float64(div)
+		if integral && math.Abs(v-math.Round(v)) > 1e-9 {
 			continue
 		}
 		c.YTicks = append(c.YTicks, chartTick{Pos: y(v), Label: format(v)})
@@ -170,11 +176,11 @@ func newLineChart(id, title string, times []time.Time, format func(float64) stri
 			if n > 1 {
 				i = k * (len(times) - 1) / (n - 1)
 			}
-			c.XTicks = append(c.XTicks, chartTick{Pos: x(i), Label: times[i].Local().Format(layout)})
+			c.XTicks = append(c.XTicks, chartTick{Pos: x(i), Label: times[i].UTC().Format(layout)})
 		}
 	}
 
-	c.Head = []string{"Time"}
+	c.Head = []string{"Time (UTC)"}
 	var desc []string
 	for si, s := range series {
 		st := seriesStyles[si]
@@ -200,7 +206,7 @@ func newLineChart(id, title string, times []time.Time, format func(float64) stri
 		}
 	}
 	for i, t := range times {
-		r := chartRow{Label: t.Local().Format("2006-01-02 15:04")}
+		r := chartRow{Label: t.UTC().Format("2006-01-02 15:04")}
 		for _, s := range series {
 			r.Values = append(r.Values, format(s.Values[i]))
 		}
@@ -208,7 +214,7 @@ func newLineChart(id, title string, times []time.Time, format func(float64) stri
 	}
 	c.Desc = fmt.Sprintf("%d points", len(times))
 	if len(times) > 0 {
-		c.Desc += fmt.Sprintf(" from %s to %s", times[0].Local().Format("2006-01-02 15:04"), times[len(times)-1].Local().Format("2006-01-02 15:04"))
+		c.Desc += fmt.Sprintf(" from %s to %s UTC", times[0].UTC().Format("2006-01-02 15:04"), times[len(times)-1].UTC().Format("2006-01-02 15:04"))
 	}
 	if len(desc) > 0 {
 		c.Desc += ". " + strings.Join(desc, "; ")

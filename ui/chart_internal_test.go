@@ -61,15 +61,33 @@ func TestLineChart(t *testing.T) {
 	if p := c.Series[0].Points[1]; p.Y != round1(bottom-(bottom-top)*0.7) || p.X != round1(c.X0+(c.X1-c.X0)*2/3) {
 		t.Errorf("7 at the third of four times is drawn at %v,%v, want %v,%v", p.X, p.Y, round1(c.X0+(c.X1-c.X0)*2/3), round1(bottom-(bottom-top)*0.7))
 	}
-	if last := c.YTicks[len(c.YTicks)-1]; last.Label != "10" || last.Pos != top {
-		t.Errorf("the y axis's last tick is %+v, want 10 at the top", last)
+	var ticks []string
+	for _, tk := range c.YTicks {
+		ticks = append(ticks, tk.Label)
+	}
+	if d := cmp.Diff([]string{"0", "2", "4", "6", "8", "10"}, ticks); d != "" || c.YTicks[len(c.YTicks)-1].Pos != top {
+		t.Errorf("the y axis's ticks (-want +got), the last at %v, want the top %v:\n%s", c.YTicks[len(c.YTicks)-1].Pos, top, d)
+	}
+	// Latencies: round ticks, in the unit given.
+	for _, c := range []struct {
+		peak float64
+		want []string
+	}{{0.9, []string{"0.0 ms", "0.2 ms", "0.4 ms", "0.6 ms", "0.8 ms", "1.0 ms"}}, {1.7, []string{"0.0 ms", "0.5 ms", "1.0 ms", "1.5 ms", "2.0 ms"}}, {3, []string{"0.0 ms", "1.0 ms", "2.0 ms", "3.0 ms", "4.0 ms", "5.0 ms"}}} {
+		lc := newLineChart("l", "Latency", times[:2], millis, lineSeries{"p50", []float64{0.1, c.peak}})
+		var got []string
+		for _, tk := range lc.YTicks {
+			got = append(got, tk.Label)
+		}
+		if d := cmp.Diff(c.want, got); d != "" {
+			t.Errorf("ticks up to %v (-want +got):\n%s", c.peak, d)
+		}
 	}
 	if c.Series[0].Dash == c.Series[1].Dash || c.Series[0].Marker == c.Series[1].Marker {
 		t.Errorf("two series look alike but for colour: %+v %+v", c.Series[0], c.Series[1])
 	}
 	for _, s := range []string{`<svg role="img" aria-labelledby="c1-title c1-desc"`, `<title id="c1-title">Calls</title>`,
 		`calls: 11 in all, at most 7 in one point; errors: 1 in all`, `stroke-dasharray="6 3"`,
-		`<tr><th scope="row">` + times[2].Local().Format("2006-01-02 15:04") + `</th><td>7</td><td>0</td></tr>`} {
+		`<tr><th scope="row">` + times[2].UTC().Format("2006-01-02 15:04") + `</th><td>7</td><td>0</td></tr>`} {
 		if !strings.Contains(out, s) {
 			t.Errorf("the chart has no %s:\n%s", s, out)
 		}
