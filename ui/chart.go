@@ -37,7 +37,7 @@ const (
 	maxTimelineRows  = 100  // steps (and for_each items) of a timeline
 	maxTimelineBars  = 500  // bars of a timeline, every row's
 	chartW, chartH   = 480, 200
-	chartL, chartR   = 44, 8   // the plot's left and right margins
+	chartL, chartR   = 52, 8   // the plot's left and right margins
 	chartT, chartB   = 10, 28  // its top and bottom margins
 	sparkW, sparkH   = 120, 28 // a sparkline's box
 	timelineRowH     = 30      // a timeline's row: its label, then its bars
