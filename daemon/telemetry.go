@@ -99,3 +99,14 @@ func ParseUsageWindow(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// UsageSeries reads the usage recorded in the daemon's store as series of
+// points over time (store.Store.UsageSeries: bucketed to fit the window
+// in at most q.Points points), the calls of the last moments included, as
+// Usage: the web UI's charts.
+func (d *Daemon) UsageSeries(ctx context.Context, q store.UsageSeriesQuery) (*store.UsageSeriesReport, error) {
+	if err := d.tel.FlushUsage(ctx); err != nil {
+		d.log.Warn("telemetry: usage not recorded", "err", d.red.Redact(err.Error()))
+	}
+	return d.store.UsageSeries(ctx, q)
+}

@@ -83,6 +83,7 @@ func TestBackends(t *testing.T) {
 		{"usage", testUsage},
 		{"usage_retention", testUsageRetention},
 		{"usage_by_endpoint", testUsageByEndpoint},
+		{"usage_series", testUsageSeries},
 		{"keys_and_replicas", testKeysAndReplicas},
 		{"workflow_tables", testWorkflowTables},
 		{"secrets", testSecrets},

@@ -345,3 +345,157 @@ func quantileMS(hist []int64, q float64) float64 {
 	}
 	return UsageLatencyBounds[len(UsageLatencyBounds)-1] * 1000
 }
+
+// Usage over time: the same rows read as series of points, for the web
+// UI's charts. A series has at most MaxUsagePoints points, each a bucket
+// of whole minutes sized to fit the window in the points asked for.
+
+// Bounds of a usage series.
+const (
+	DefaultUsagePoints = 120
+	MaxUsagePoints     = 1000
+	// MaxUsageSeries bounds the series of one read (one per server or
+	// per tool): the first, by key, are kept and Truncated says so.
+	MaxUsageSeries = 200
+)
+
+// UsageSeriesQuery says which calls a usage series counts and how.
+type UsageSeriesQuery struct {
+	// Since and Until bound the window; Until zero is now. The window
+	// is cut into buckets of whole minutes, as few as cover it in Points,
+	// ending with Until's minute (an hour row, older than
+	// UsageMinuteRetention, counts in the bucket its hour starts in); the
+	// first bucket starts before Since by less than a bucket, or after it
+	// by less than a minute.
+	Since, Until time.Time
+	// Points is how many buckets at most: 0 is DefaultUsagePoints, at
+	// most MaxUsagePoints.
+	Points int
+	// Endpoint, Server and Tool narrow the calls counted to those made
+	// through a named endpoint, of a server, of a tool; "" is any.
+	Endpoint, Server, Tool string
+	// By splits the calls into one series per "server" or per "tool"
+	// (server/tool); "" is one series of them all.
+	By string
+}
+
+// UsagePoint is one bucket of a usage series: the calls that started in
+// [Time, Time+Step), with percentiles as in CallStats.
+type UsagePoint struct {
+	Time   time.Time `json:"time"`
+	Calls  int64     `json:"calls"`
+	Errors int64     `json:"errors"`
+	P50MS  float64   `json:"p50_ms"`
+	P95MS  float64   `json:"p95_ms"`
+}
+
+// UsageSeries is one series of usage over time: every bucket of the
+// window in order, those without calls zero.
+type UsageSeries struct {
+	// Key is the series' server, or server/tool (By); "" for all calls.
+	Key    string        `json:"key"`
+	Step   time.Duration `json:"step"`
+	Points []UsagePoint  `json:"points"`
+}
+
+// UsageSeriesReport is what UsageSeries reads.
+type UsageSeriesReport struct {
+	Series []UsageSeries `json:"series"`
+	// Truncated says that more than MaxUsageSeries series had calls.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// UsageSeries reads the calls recorded in a window as series of points
+// (UsageSeriesQuery). A series of all calls (By "") is there even when
+// no call was made, its points zero; a split one only for the keys that
+// had calls.
+func (s *Store) UsageSeries(ctx context.Context, q UsageSeriesQuery) (*UsageSeriesReport, error) {
+	if q.Until.IsZero() {
+		q.Until = time.Now()
+	}
+	if q.Points == 0 {
+		q.Points = DefaultUsagePoints
+	}
+	if q.Points < 0 || q.Points > MaxUsagePoints {
+		return nil, fmt.Errorf("store: usage series: points %d: give 1 to %d", q.Points, MaxUsagePoints)
+	}
+	if !q.Since.Before(q.Until) {
+		return nil, fmt.Errorf("store: usage series: since %v is not before until %v", q.Since, q.Until)
+	}
+	var key string
+	switch q.By {
+	case "":
+		key = `''`
+	case "server":
+		key = `server`
+	case "tool":
+		key = `server || '/' || tool`
+	default:
+		return nil, fmt.Errorf("store: usage series: by %q: give server, tool or nothing", q.By)
+	}
+	// The buckets, whole minutes each, as few as cover the window in
+	// Points, go back from the end of Until's minute.
+	window := int64(q.Until.Sub(q.Since).Seconds())
+	step := max((window+int64(q.Points)-1)/int64(q.Points), 1)
+	step = (step + resMinute - 1) / resMinute * resMinute
+	end := q.Until.Truncate(time.Minute).Add(time.Minute).Unix()
+	n := min((end-q.Since.Unix()+step-1)/step, int64(q.Points))
+	start := end - n*step
+
+	where, args := `bucket >= $1 AND bucket < $2`, []any{start, end, step}
+	for _, f := range []struct{ col, v string }{{"endpoint", q.Endpoint}, {"server", q.Server}, {"tool", q.Tool}} {
+		if f.v != "" {
+			args = append(args, f.v)
+			where += fmt.Sprintf(` AND %s = $%d`, f.col, len(args))
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+key+`, (bucket - $1) / $3, SUM(calls), SUM(errors), `+sums(bucketCols)+`
+		FROM usage_calls WHERE `+where+` GROUP BY 1, 2 ORDER BY 1, 2`, args...)
+	if err != nil {
+		return nil, s.errf(err, "reading usage series")
+	}
+	defer rows.Close()
+	r := &UsageSeriesReport{Series: []UsageSeries{}}
+	newSeries := func(k string) UsageSeries {
+		ser := UsageSeries{Key: k, Step: time.Duration(step) * time.Second, Points: make([]UsagePoint, n)}
+		for i := range ser.Points {
+			ser.Points[i].Time = time.Unix(start+int64(i)*step, 0).UTC()
+		}
+		return ser
+	}
+	for rows.Next() {
+		var (
+			k    string
+			i    int64
+			p    UsagePoint
+			hist = make([]int64, len(bucketCols))
+		)
+		dst := []any{&k, &i, &p.Calls, &p.Errors}
+		for j := range hist {
+			dst = append(dst, &hist[j])
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return nil, s.errf(err, "reading usage series")
+		}
+		if len(r.Series) == 0 || r.Series[len(r.Series)-1].Key != k {
+			if len(r.Series) == MaxUsageSeries {
+				r.Truncated = true
+				break
+			}
+			r.Series = append(r.Series, newSeries(k))
+		}
+		if i < 0 || i >= n {
+			continue
+		}
+		p.Time = r.Series[len(r.Series)-1].Points[i].Time
+		p.P50MS, p.P95MS = quantileMS(hist, 0.50), quantileMS(hist, 0.95)
+		r.Series[len(r.Series)-1].Points[i] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.errf(err, "reading usage series")
+	}
+	if q.By == "" && len(r.Series) == 0 {
+		r.Series = append(r.Series, newSeries(""))
+	}
+	return r, nil
+}

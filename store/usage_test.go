@@ -183,3 +183,111 @@ func testUsageByEndpoint(t *testing.T, newDB func(*testing.T) string) {
 		t.Errorf("Usage through an endpoint without calls = %+v, want nothing", none)
 	}
 }
+
+// testUsageSeries: known calls in known minutes give the expected points:
+// one-minute buckets over an hour in 60 points, three-minute ones in 20,
+// each series split by server or tool, narrowed to one tool, and the
+// bounds refused with their reason.
+func testUsageSeries(t *testing.T, newDB func(*testing.T) string) {
+	s := open(t, newDB(t))
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 30, 20, 0, time.UTC)
+	minute := now.Truncate(time.Minute)
+	batch := func(ago time.Duration, cs ...store.CallUsage) store.UsageBatch {
+		return store.UsageBatch{Minute: minute.Add(-ago), Calls: cs}
+	}
+	ms := func(n int) map[time.Duration]int { return map[time.Duration]int{3 * time.Millisecond: n} }
+	if err := s.RecordUsage(ctx, now,
+		batch(0, calls("fx", "echo", 1, ms(4)), calls("gy", "add", 0, ms(1))),
+		batch(2*time.Minute, calls("fx", "echo", 0, ms(2))),
+		batch(59*time.Minute, calls("fx", "add", 2, ms(3))),
+		batch(2*time.Hour, calls("fx", "echo", 0, ms(100))), // before the window
+	); err != nil {
+		t.Fatal(err)
+	}
+	type pt struct {
+		Min           int // minutes before now's minute
+		Calls, Errors int64
+	}
+	// nonzero is a series' points with calls, by minutes before now's.
+	nonzero := func(ser store.UsageSeries) []pt {
+		var out []pt
+		for _, p := range ser.Points {
+			if p.Calls > 0 {
+				out = append(out, pt{int(minute.Sub(p.Time) / time.Minute), p.Calls, p.Errors})
+			}
+		}
+		return out
+	}
+	read := func(q store.UsageSeriesQuery) *store.UsageSeriesReport {
+		t.Helper()
+		q.Since, q.Until = now.Add(-time.Hour), now
+		r, err := s.UsageSeries(ctx, q)
+		if err != nil {
+			t.Fatalf("UsageSeries(%+v): %v", q, err)
+		}
+		return r
+	}
+
+	r := read(store.UsageSeriesQuery{Points: 60})
+	if len(r.Series) != 1 || r.Series[0].Step != time.Minute || len(r.Series[0].Points) != 60 {
+		t.Fatalf("an hour in 60 points: %d series, step %v, %d points; want 1, 1m0s, 60", len(r.Series), r.Series[0].Step, len(r.Series[0].Points))
+	}
+	if last := r.Series[0].Points[59].Time; !last.Equal(minute) {
+		t.Errorf("the last point is at %v, want now's minute %v", last, minute)
+	}
+	if d := cmp.Diff([]pt{{59, 3, 2}, {2, 2, 0}, {0, 5, 1}}, nonzero(r.Series[0])); d != "" {
+		t.Errorf("every call, by minute (-want +got):\n%s", d)
+	}
+	if p := r.Series[0].Points[59]; p.P50MS != 2.5+2.5*2.5/5 || p.P95MS != 2.5+2.5*4.75/5 {
+		t.Errorf("now's percentiles: p50 %v p95 %v, want %v %v", p.P50MS, p.P95MS, 2.5+2.5*2.5/5, 2.5+2.5*4.75/5)
+	}
+
+	// Three-minute buckets: the last holds minutes -2 … 0.
+	r = read(store.UsageSeriesQuery{Points: 20})
+	if ser := r.Series[0]; ser.Step != 3*time.Minute || len(ser.Points) != 20 {
+		t.Fatalf("an hour in 20 points: step %v, %d points; want 3m0s, 20", ser.Step, len(ser.Points))
+	}
+	if d := cmp.Diff([]pt{{59, 3, 2}, {2, 7, 1}}, nonzero(r.Series[0])); d != "" {
+		t.Errorf("every call, by three minutes (-want +got):\n%s", d)
+	}
+
+	// Split by server and by tool; narrowed to a server's tool.
+	r = read(store.UsageSeriesQuery{By: "server"})
+	got := map[string][]pt{}
+	for _, ser := range r.Series {
+		got[ser.Key] = nonzero(ser)
+	}
+	if d := cmp.Diff(map[string][]pt{"fx": {{59, 3, 2}, {2, 2, 0}, {0, 4, 1}}, "gy": {{0, 1, 0}}}, got); d != "" {
+		t.Errorf("by server (-want +got):\n%s", d)
+	}
+	r = read(store.UsageSeriesQuery{By: "tool", Server: "fx"})
+	got = map[string][]pt{}
+	for _, ser := range r.Series {
+		got[ser.Key] = nonzero(ser)
+	}
+	if d := cmp.Diff(map[string][]pt{"fx/add": {{59, 3, 2}}, "fx/echo": {{2, 2, 0}, {0, 4, 1}}}, got); d != "" {
+		t.Errorf("fx by tool (-want +got):\n%s", d)
+	}
+	r = read(store.UsageSeriesQuery{Server: "fx", Tool: "echo"})
+	if d := cmp.Diff([]pt{{2, 2, 0}, {0, 4, 1}}, nonzero(r.Series[0])); d != "" {
+		t.Errorf("fx's echo (-want +got):\n%s", d)
+	}
+	// No call: one series of zeros; by default, an hour in one-minute
+	// buckets (61 minutes: the window reaches into its first).
+	r = read(store.UsageSeriesQuery{Server: "nobody"})
+	if len(r.Series) != 1 || len(nonzero(r.Series[0])) != 0 || len(r.Series[0].Points) != 61 || r.Series[0].Step != time.Minute {
+		t.Errorf("no call: %d series, %d points with calls, %d points of %v; want 1, 0, 61 of 1m0s", len(r.Series), len(nonzero(r.Series[0])), len(r.Series[0].Points), r.Series[0].Step)
+	}
+
+	for _, q := range []store.UsageSeriesQuery{
+		{Since: now.Add(-time.Hour), Until: now, Points: store.MaxUsagePoints + 1},
+		{Since: now.Add(-time.Hour), Until: now, Points: -1},
+		{Since: now, Until: now.Add(-time.Hour)},
+		{Since: now.Add(-time.Hour), Until: now, By: "endpoint"},
+	} {
+		if _, err := s.UsageSeries(ctx, q); err == nil || !strings.Contains(err.Error(), "usage series") {
+			t.Errorf("UsageSeries(%+v) = %v, want an error", q, err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,11 +152,56 @@ func TestBrowser(t *testing.T) {
 	shoot(t, ctx, "ui-run.png")
 	do(t, ctx, "approve", chromedp.SetValue(`#gate-form #arg-0`, "true"), chromedp.Click(`#gate-accept`))
 	poll(t, ctx, "the run completes on the open page", `document.querySelector('#run-state')?.textContent === 'completed' && document.querySelector('#timeline').textContent.includes('from the browser')`)
+	// Its timeline chart: the wait at gate ok as a hatched bar, then say's
+	// attempt, after it on the time axis.
+	poll(t, ctx, "the run's chart has the gate's bar and the step's", `(() => {
+		const g = document.querySelector('#run-chart rect.bar[data-step="ok"][data-kind="gate"]');
+		const s = document.querySelector('#run-chart rect.bar[data-step="say"][data-kind="step"]');
+		return g !== null && s !== null && g.getAttribute('fill') === 'url(#run-chart-hatch)' &&
+			Number(s.dataset.startMs) >= Number(g.dataset.startMs) + Number(g.dataset.ms) &&
+			Number(s.getAttribute('x')) > Number(g.getAttribute('x')) &&
+			document.querySelector('#run-chart-desc').textContent.includes('1 waits at a gate')
+	})()`)
+	shootAt(t, ctx, "ui-run-timeline.png", "#run-chart")
+	runPath, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// The Usage page, from the menu: b's echo call is counted there.
 	do(t, ctx, "open Usage from the menu", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(`nav a[href="/usage"]`),
 		chromedp.Click(`nav a[href="/usage"]`), chromedp.WaitVisible(`#usage-calls`))
 	poll(t, ctx, "b's echo call is counted", `document.querySelector('tr[data-usage="b/echo"] td:nth-of-type(2)')?.textContent === '1'`)
+
+	// Known calls, then their charts: a's add three times, its fail once
+	// (an error). The calls chart of each tool, by its link in the table,
+	// has markers adding up to them, at times of the last minutes; its
+	// table of numbers says the same.
+	h := s.d.Host()
+	for range 3 {
+		if _, err := h.CallTool(context.Background(), "mcp_a_add", []byte(`{"a":1,"b":2}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.CallTool(context.Background(), "mcp_a_fail", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tool          string
+		calls, errors int
+	}{{"add", 3, 0}, {"fail", 1, 1}} {
+		do(t, ctx, "open Usage", chromedp.Navigate(s.url+"/usage"), chromedp.WaitVisible(`#usage-calls`))
+		do(t, ctx, "chart a's "+c.tool, chromedp.Click(`tr[data-usage="a/`+c.tool+`"] td a`), chromedp.WaitVisible(`#chart-calls`))
+		sum := func(series string) string {
+			return `[...document.querySelectorAll('#chart-calls g[data-series="` + series + `"] .marker')].reduce((n, m) => n + Number(m.dataset.v), 0)`
+		}
+		poll(t, ctx, "a's "+c.tool+"'s calls and errors charted", fmt.Sprintf(`location.search.includes('tool=%s') && %s === %d && %s === %d &&
+			[...document.querySelectorAll('#chart-calls g.series .marker')].every(m => Math.abs(Date.now() / 1000 - Number(m.dataset.t)) < 600) &&
+			[...document.querySelectorAll('#chart-calls table.chart-data tbody tr')].reduce((n, r) => n + Number(r.cells[1].textContent), 0) === %d &&
+			document.querySelector('#chart-calls-desc').textContent.includes('calls: %d in all')`, c.tool, sum("calls"), c.calls, sum("errors"), c.errors, c.calls, c.calls))
+	}
+	do(t, ctx, "a's add's chart", chromedp.Navigate(s.url+"/usage?server=a&tool=add"), chromedp.WaitVisible(`#chart-calls`))
+	shoot(t, ctx, "ui-usage.png")
 
 	// Tool changes, from the menu: r's weather is held; approve it by
 	// keyboard, and it leaves the list and is offered.
@@ -170,9 +216,14 @@ func TestBrowser(t *testing.T) {
 		t.Error("r's weather approved in the browser is not offered")
 	}
 
+	// Each server's calls and errors of the last hour, as a sparkline:
+	// a's include the four calls above, one of them an error.
+	do(t, ctx, "the servers page", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(row("b")))
+	poll(t, ctx, "a's sparkline counts its calls", `(() => { const s = document.querySelector('`+row("a")+` svg.spark');
+		return s !== null && Number(s.dataset.calls) >= 4 && Number(s.dataset.errors) >= 1 && s.getAttribute('aria-label').startsWith('server a: ') })()`)
+
 	// Remove b.
-	do(t, ctx, "remove b", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(row("b")),
-		chromedp.Click(row("b")+` button.danger`))
+	do(t, ctx, "remove b", chromedp.Click(row("b")+` button.danger`))
 	// It asks first, in the page: nothing is removed yet.
 	poll(t, ctx, "remove asks", `document.querySelector('`+row("b")+` [id^="confirm-delete-"]')?.textContent === 'Remove b?'`)
 	if _, err := s.d.GetServer(context.Background(), "b"); err != nil {
@@ -190,7 +241,6 @@ func TestBrowser(t *testing.T) {
 	if err := os.Remove(crashing); err != nil {
 		t.Fatal(err)
 	}
-	h := s.d.Host()
 	if _, err := h.CallTool(context.Background(), "mcp_c_echo", []byte(`{"text":"x"}`), nil); err == nil {
 		t.Fatal("the call that crashes c succeeded")
 	}
@@ -199,17 +249,37 @@ func TestBrowser(t *testing.T) {
 	// Readable at a desktop's and a phone's width: nothing wider than the
 	// window.
 	for _, vp := range []struct{ w, h int64 }{{1280, 800}, {390, 844}} {
-		for _, p := range []string{"/servers", "/servers/a", "/tools", "/tools/changes", "/tools/mcp_a_add", "/runs", "/workflows/gated", "/agents", "/usage"} {
+		for _, p := range []string{"/servers", "/servers/a", "/tools", "/tools/changes", "/tools/mcp_a_add", "/runs", runPath, "/workflows/gated", "/agents", "/usage", "/usage?server=a&tool=add"} {
 			do(t, ctx, "open "+p, chromedp.EmulateViewport(vp.w, vp.h), chromedp.Navigate(s.url+p), chromedp.WaitVisible(`main`))
 			w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if int64(w) > vp.w {
-				t.Errorf("%s at %dx%d is %d px wide", p, vp.w, vp.h, w)
+				wide, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > innerWidth).slice(0, 5).map(e => e.tagName + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' ? '.' + e.className : '')).join(', ')`))
+				t.Errorf("%s at %dx%d is %d px wide (wider: %s)", p, vp.w, vp.h, w, wide)
 			}
 		}
 	}
+	// Light and dark, as the system prefers: the text, the muted text, the
+	// links and the charts' labels stand out from the background (WCAG's
+	// 4.5:1), the charts' lines and markers too (3:1).
+	for _, scheme := range []string{"light", "dark"} {
+		do(t, ctx, scheme+" scheme", colorScheme(scheme), chromedp.Navigate(s.url+"/usage?server=a&tool=add"), chromedp.WaitVisible(`#chart-calls`))
+		poll(t, ctx, "the page is "+scheme+", its contrast sufficient", `(() => {
+			const lum = c => { const v = c.match(/[\d.]+/g).slice(0, 3).map(Number).map(x => { x /= 255; return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4) });
+				return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] };
+			const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05) };
+			const bg = getComputedStyle(document.body).backgroundColor;
+			const css = (sel, prop) => getComputedStyle(document.querySelector(sel))[prop];
+			const text = [css('body', 'color'), css('.muted', 'color'), css('main a', 'color'), css('#chart-calls .axis text', 'fill')];
+			const lines = [css('#chart-calls g.s0 polyline', 'stroke'), css('#chart-calls g.s1 polyline', 'stroke'), css('#chart-calls g.s0 .marker', 'fill')];
+			return `+map[string]string{"light": `lum(bg) > 0.8`, "dark": `lum(bg) < 0.05`}[scheme]+` &&
+				text.every(c => ratio(c, bg) >= 4.5) && lines.every(c => ratio(c, bg) >= 3)
+		})()`)
+	}
+	do(t, ctx, "light again", colorScheme("light"))
+
 	// Keyboard: the first Tab reaches the skip link, and focus is visible.
 	do(t, ctx, "tab", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(`main`), chromedp.KeyEvent("\t"))
 	poll(t, ctx, "the skip link has a visible focus", `document.activeElement.classList.contains('skip') && getComputedStyle(document.activeElement).outlineStyle !== 'none'`)
@@ -240,6 +310,16 @@ const styled = `[...document.styleSheets].some(s => s.cssRules.length > 0)`
 func scripts(on bool) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		_, err := cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !on})
+		return err
+	})
+}
+
+// colorScheme makes the page see the system prefer a light or dark
+// scheme.
+func colorScheme(scheme string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
 		return err
 	})
 }
@@ -276,22 +356,42 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
-// shoot writes a screenshot of the window to ../docs/NAME with
-// -screenshots.
+// shoot writes screenshots of the window to ../docs/NAME with
+// -screenshots: light, and dark as NAME-dark.png (the system's preference
+// emulated).
 func shoot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	shootAt(t, ctx, name, "")
+}
+
+// shootAt is shoot with the element sel scrolled to the top ("": the
+// page's top).
+func shootAt(t *testing.T, ctx context.Context, name, sel string) {
 	t.Helper()
 	if !*screenshots {
 		return
 	}
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.activeElement.blur(); window.scrollTo(0, 0)`)); err != nil {
+	scroll := `window.scrollTo(0, 0)`
+	if sel != "" {
+		scroll = `document.querySelector(` + strconv.Quote(sel) + `).scrollIntoView()`
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.activeElement.blur(); `+scroll)); err != nil {
 		t.Fatal(err)
 	}
-	b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatal(err)
+	for _, scheme := range []string{"light", "dark"} {
+		file := name
+		if scheme == "dark" {
+			file = strings.TrimSuffix(name, ".png") + "-dark.png"
+		}
+		do(t, ctx, scheme+" scheme", colorScheme(scheme))
+		b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("..", "docs", file), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote docs/%s (%s bytes)", file, strconv.Itoa(len(b)))
 	}
-	if err := os.WriteFile(filepath.Join("..", "docs", name), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote docs/%s (%s bytes)", name, strconv.Itoa(len(b)))
+	do(t, ctx, "light scheme", colorScheme("light"))
 }

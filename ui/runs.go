@@ -12,6 +12,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/schema"
@@ -176,7 +177,9 @@ type runData struct {
 	Run    *workflow.RunStatus
 	Events []workflow.Event
 	Seq    int64 // the last event's: the poll asks for what came after
-	Gate   *gateData
+	// Chart is the steps as bars over time, from Events.
+	Chart timeline
+	Gate  *gateData
 	// Interrupted is the step an interrupted run waits on a resolution
 	// for.
 	Interrupted *interruptedData
@@ -221,6 +224,11 @@ func (u *UI) runData(r *http.Request, wfs *daemon.Workflows, id string) (runData
 		return runData{}, err
 	}
 	d := runData{Run: st, Events: evs}
+	end := st.Ended
+	if end.IsZero() {
+		end = time.Now()
+	}
+	d.Chart = newTimeline("run-chart", "Run "+st.ID+"'s steps over time", evs, end)
 	if len(evs) > 0 {
 		d.Seq = evs[len(evs)-1].Seq
 	}

@@ -61,6 +61,9 @@ type serverRow struct {
 	Uptime      string
 	Description string
 	OOB         bool
+	// Spark is its calls and errors over the last hour; nil on the
+	// poll's cells, which do not redraw it.
+	Spark *sparkline
 }
 
 func rowOf(m daemon.ManagedServer) serverRow {
@@ -90,7 +93,48 @@ type serversPageData struct {
 	Form  form
 }
 
+// sparkSpan and sparkPoints are the servers' sparklines' window and
+// points: an hour of minutes.
+const (
+	sparkSpan   = time.Hour
+	sparkPoints = 60
+)
+
+// sparks adds each server's sparkline to t: its calls and errors over the
+// last sparkSpan. A failure to read them leaves them out (and is logged):
+// the table is still drawn.
+func (u *UI) sparks(ctx context.Context, t *serversTable) {
+	now := time.Now()
+	rep, err := u.d.UsageSeries(ctx, store.UsageSeriesQuery{Since: now.Add(-sparkSpan), Until: now, Points: sparkPoints, By: "server"})
+	if err != nil {
+		u.log.Warn("ui: reading the servers' usage", "err", err)
+		return
+	}
+	n := sparkPoints
+	by := map[string]store.UsageSeries{}
+	for _, s := range rep.Series {
+		by[s.Key], n = s, len(s.Points)
+	}
+	for i := range t.Servers {
+		calls, errs := make([]int64, n), make([]int64, n)
+		for j, p := range by[t.Servers[i].ID].Points {
+			calls[j], errs[j] = p.Calls, p.Errors
+		}
+		sp := newSparkline("server "+t.Servers[i].ID, sparkSpan, calls, errs)
+		t.Servers[i].Spark = &sp
+	}
+}
+
 func (u *UI) table(ctx context.Context) (serversTable, error) {
+	t, err := u.tableOnly(ctx)
+	if err == nil {
+		u.sparks(ctx, &t)
+	}
+	return t, err
+}
+
+// tableOnly is the table without its sparklines: the poll's.
+func (u *UI) tableOnly(ctx context.Context) (serversTable, error) {
 	all, err := u.d.ListServers(ctx)
 	if err != nil {
 		return serversTable{}, err
@@ -121,18 +165,19 @@ func (u *UI) serversPage(w http.ResponseWriter, r *http.Request) {
 // state and tool count alone, as out-of-band swaps that leave the rest of
 // the page (and the focus) alone.
 func (u *UI) serversLive(w http.ResponseWriter, r *http.Request) {
-	t, err := u.table(r.Context())
+	t, err := u.tableOnly(r.Context())
 	if err != nil {
 		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
-	t.OOB = true
-	for i := range t.Servers {
-		t.Servers[i].OOB = true
-	}
 	name := "live-cells"
 	if r.URL.Query().Get("sig") != t.Sig {
 		name = "servers-table"
+		u.sparks(r.Context(), &t)
+	}
+	t.OOB = true
+	for i := range t.Servers {
+		t.Servers[i].OOB = true
 	}
 	u.render(w, http.StatusOK, "servers", name, t)
 }

@@ -34,10 +34,17 @@
 //     shows one server's; the Tools page links here, and a server's page
 //     when it has held tools.
 //   - /usage: calls, errors and latency per server and tool, runs and
-//     tokens per agent and workflow, over the last hour or day.
+//     tokens per agent and workflow, over the last hour or day; and over
+//     time, charts of calls and errors and of latency p50/p95, of every
+//     server or one (?server=, ?tool=).
 //   - /registry: search the MCP registries serve reads; /registry/add:
 //     an entry's values as fields (a secret one as a placeholder only)
 //     and Add, which adds it pinned as a run-time server (issue 30).
+//
+// Charts (chart.go, templates/charts.html) are inline SVG laid out in Go
+// and drawn by the templates: usage over time, a run's steps on a time
+// axis (/runs/{id}), a sparkline per server (/servers). The stylesheet
+// follows the system's light or dark preference, and the charts with it.
 //
 // Security: the UI is the owner's. The daemon mounts its pages with
 // Daemon.Handle, behind the listener's one guard (Host, Origin, and the
@@ -134,7 +141,7 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 		u.log = slog.New(slog.DiscardHandler)
 	}
 	for _, p := range []string{"servers", "server", "endpoints", "endpoint", "tools", "tool", "changes", "runs", "run", "tasks", "task", "workflow", "agents", "agent-run", "login", "usage", "registry"} {
-		u.pages[p] = template.Must(template.New("").Funcs(funcs).Funcs(template.FuncMap{"tokenRequired": d.TokenRequired}).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+p+".html"))
+		u.pages[p] = template.Must(template.New("").Funcs(funcs).Funcs(template.FuncMap{"tokenRequired": d.TokenRequired}).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/charts.html", "templates/"+p+".html"))
 	}
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
@@ -264,6 +271,7 @@ var funcs = template.FuncMap{
 	"editOf": func(id string, version int64, f form) editData { return editData{ID: id, Version: version, Form: f} },
 	"indent": indent,
 	"millis": millis,
+	"last":   func(ts []chartTick) int { return len(ts) - 1 },
 }
 
 // hashOf is a short digest of what a page shows, for its poll to say

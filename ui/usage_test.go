@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,8 +52,8 @@ func TestUsage(t *testing.T) {
 		t.Fatalf("GET /usage?window=24h: %d, CSP %q\n%s", status, hdr.Get("Content-Security-Policy"), body)
 	}
 	for what, re := range map[string]string{
-		"add's calls":         `<tr data-usage="a/add"><th scope="row">a</th><td>add</td><td>3</td><td>0</td><td>[0-9.]+ m?s</td>`,
-		"fail's failed call":  `<tr data-usage="a/fail"><th scope="row">a</th><td>fail</td><td>1</td><td>1</td>`,
+		"add's calls":         `<tr data-usage="a/add"><th scope="row"><a [^>]*>a</a></th><td><a href="/usage\?window=24h&amp;server=a&amp;tool=add"[^>]*>add</a></td><td>3</td><td>0</td><td>[0-9.]+ m?s</td>`,
+		"fail's failed call":  `<tr data-usage="a/fail"><th scope="row"><a [^>]*>a</a></th><td><a [^>]*>fail</a></td><td>1</td><td>1</td>`,
 		"the window chosen":   `<a href="/usage\?window=24h" aria-current="page">last 24h</a>`,
 		"no runs yet":         `No runs in this window\.`,
 		"the other as a link": `<a href="/usage\?window=1h">last 1h</a>`,
@@ -65,6 +66,36 @@ func TestUsage(t *testing.T) {
 		if !local(m[2]) {
 			t.Errorf("GET /usage: %s=%q is not on this origin", m[1], m[2])
 		}
+	}
+
+	// Over time: the charts' points add up to the calls made, every
+	// server's, one server's tool's.
+	for _, c := range []struct {
+		path          string
+		calls, errors float64
+	}{
+		{"/usage?window=24h", 4, 1},
+		{"/usage?window=1h&server=a", 4, 1},
+		{"/usage?window=1h&server=a&tool=add", 3, 0},
+		{"/usage?window=1h&server=b", 0, 0},
+	} {
+		status, _, body := s.do("GET", c.path, nil)
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: %d\n%s", c.path, status, body)
+		}
+		if got := chartSum(t, body, "chart-calls", "calls"); got != c.calls {
+			t.Errorf("GET %s: the calls chart's points add up to %v, want %v", c.path, got, c.calls)
+		}
+		if got := chartSum(t, body, "chart-calls", "errors"); got != c.errors {
+			t.Errorf("GET %s: the errors' points add up to %v, want %v", c.path, got, c.errors)
+		}
+		if !strings.Contains(body, `<svg role="img" aria-labelledby="chart-latency-title chart-latency-desc"`) {
+			t.Errorf("GET %s: no latency chart\n%s", c.path, body)
+		}
+	}
+	status, _, body = s.do("GET", "/usage?tool=add", nil)
+	if status != http.StatusBadRequest || !strings.Contains(body, "give a server (and one of its tools)") {
+		t.Errorf("GET /usage?tool=add: %d, want 400 saying why\n%s", status, body)
 	}
 
 	status, _, body = s.do("GET", "/usage?window=soon", nil)
@@ -97,7 +128,7 @@ func TestUsageByEndpoint(t *testing.T) {
 	}
 	_, _, body := s.do("GET", "/usage", nil)
 	for what, re := range map[string]string{
-		"both calls":           `<tr data-usage="a/add"><th scope="row">a</th><td>add</td><td>2</td>`,
+		"both calls":           `<tr data-usage="a/add"><th scope="row"><a [^>]*>a</a></th><td><a [^>]*>add</a></td><td>2</td>`,
 		"code's one, a link":   `<tr data-usage="endpoint/code"><th scope="row"><a href="/usage\?window=1h&amp;endpoint=code">code</a></th><td>1</td><td>0</td>`,
 		"the runs, unfiltered": `No runs in this window\.`,
 	} {
@@ -107,7 +138,7 @@ func TestUsageByEndpoint(t *testing.T) {
 	}
 	status, _, body := s.do("GET", "/usage?window=1h&endpoint=code", nil)
 	for what, re := range map[string]string{
-		"code's call alone":     `<tr data-usage="a/add"><th scope="row">a</th><td>add</td><td>1</td>`,
+		"code's call alone":     `<tr data-usage="a/add"><th scope="row"><a [^>]*>a</a></th><td><a href="/usage\?window=1h&amp;endpoint=code&amp;server=a&amp;tool=add"[^>]*>add</a></td><td>1</td>`,
 		"what is shown":         `the calls made through the endpoint <a href="/endpoints/code">code</a> alone`,
 		"windows keep endpoint": `<a href="/usage\?window=24h&amp;endpoint=code">last 24h</a>`,
 	} {
@@ -122,4 +153,27 @@ func TestUsageByEndpoint(t *testing.T) {
 	if status != http.StatusBadRequest || !strings.Contains(body, "invalid endpoint name") {
 		t.Errorf("GET /usage?endpoint=Code: %d, want 400 saying why\n%s", status, body)
 	}
+}
+
+// chartSum adds up the values of the markers of series in the chart id of
+// a page (data-v).
+func chartSum(t *testing.T, page, id, series string) float64 {
+	t.Helper()
+	fig := regexp.MustCompile(`(?s)<figure class="chart" id="` + id + `">.*?</figure>`).FindString(page)
+	if fig == "" {
+		t.Fatalf("no chart %s in the page:\n%s", id, page)
+	}
+	g := regexp.MustCompile(`(?s)<g class="series s\d" data-series="` + series + `">.*?</g>`).FindString(fig)
+	if g == "" {
+		t.Fatalf("no series %s in chart %s:\n%s", series, id, fig)
+	}
+	sum := 0.0
+	for _, m := range regexp.MustCompile(`data-v="([0-9.e+-]+)"`).FindAllStringSubmatch(g, -1) {
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += v
+	}
+	return sum
 }
