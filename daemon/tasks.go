@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
@@ -156,8 +158,10 @@ func (d *Daemon) Task(ctx context.Context, id string) (Task, error) {
 // CancelTask cancels task id through the gateway, as tasks/cancel does:
 // its upstream call is cancelled, and it is written cancelled (a task
 // whose replica is gone, interrupted; one that ended stays as it is). A
-// task another live replica runs is refused (gateway.ErrTaskElsewhere,
-// naming it: KindLiveElsewhere). It returns the task as it then stands.
+// task another live replica runs is not touched here: the error is
+// gateway.ErrTaskElsewhere, naming it (KindLiveElsewhere), and
+// ForwardTask sends the request there. It returns the task as it then
+// stands.
 func (d *Daemon) CancelTask(ctx context.Context, id string) (Task, error) {
 	if _, err := d.Task(ctx, id); err != nil {
 		return Task{}, err
@@ -175,6 +179,39 @@ func (d *Daemon) CancelTask(ctx context.Context, id string) (Task, error) {
 	}
 	return toStoreTask(rec), nil
 }
+
+// ForwardTask answers r, the owner's request about a task, on the
+// replica that runs the task, when err (from CancelTask) says another
+// live replica does (gateway.ErrTaskElsewhere): r goes there as it came,
+// through the gateway's one forwarding to replicas
+// (gateway.ForwardToReplica), and that replica's answer is r's. A
+// request on the local socket carries no credential: the owner's
+// ([gateway] auth_token) goes with it. refuse answers when the replica
+// does not (err, naming its address). ForwardTask reports whether it
+// answered; when it did not, err is the answer.
+func (d *Daemon) ForwardTask(w http.ResponseWriter, r *http.Request, err error, refuse func(error)) bool {
+	var ee *gateway.TaskElsewhereError
+	g := d.gateway()
+	if !errors.As(err, &ee) || g == nil {
+		return false
+	}
+	if _, ok := guard.Credential(r.Context()); !ok && guard.IsOwner(r.Context()) {
+		d.mu.Lock()
+		token := d.authToken
+		d.mu.Unlock()
+		if token != "" {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+	}
+	return g.ForwardToReplica(w, r, ee.Replica, peerTaskTimeout, func(addr string) {
+		refuse(fmt.Errorf("%w; it does not answer at %s: try again", err, addr))
+	})
+}
+
+// peerTaskTimeout bounds the owner's request forwarded to the replica
+// running a task: a cancel is answered at once.
+const peerTaskTimeout = 30 * time.Second
 
 // noTask is err as Task says it: ErrNoTask for a task that is not there.
 func (d *Daemon) noTask(id string, err error) error {

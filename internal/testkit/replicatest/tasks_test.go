@@ -37,8 +37,9 @@ const interruptedTimeout = 90 * time.Second
 
 // TestTaskOnOtherReplica: issue 29 §3 on two `switchboard serve` replicas
 // on one PostgreSQL. A task made through replica A is polled to its
-// result through replica B; a task of A's cancelled through B is
-// cancelled on A, down to its upstream call; and a task running on A when
+// result through replica B; a task of A's cancelled through B (by its
+// client's tasks/cancel, and by the owner's POST /api/v1/tasks/{id}/cancel)
+// is cancelled on A, down to its upstream call; and a task running on A when
 // A is killed (SIGKILL) is reported by B failed, interrupted (-32603,
 // data switchboard/interrupted), once A's liveness has expired, and the
 // same by A restarted.
@@ -78,6 +79,19 @@ func TestTaskOnOtherReplica(t *testing.T) {
 	wait.For(t, a.name+"'s upstream call to end cancelled", func() (string, bool) {
 		out := a.out.String()
 		return out, strings.Contains(out, "slow_compute: cancelled: context canceled")
+	})
+
+	// Cancelled by the owner through the other replica's REST API: the
+	// request is forwarded to A, which cancels the call, and answers.
+	id = createTask(t, a, map[string]any{"seconds": 60, "label": "cancelled by the owner"})
+	status, answer := apiCall(t, "POST", bb.url+"/api/v1/tasks/"+id+"/cancel", "")
+	var cancelled struct{ Status string }
+	if err := json.Unmarshal(answer, &cancelled); status != http.StatusOK || err != nil || cancelled.Status != "cancelled" {
+		t.Fatalf("POST /api/v1/tasks/{id}/cancel on %s of a task running on %s: %d %s; want 200, cancelled", bb.name, a.name, status, answer)
+	}
+	wait.For(t, a.name+"'s upstream call, cancelled through "+bb.name+"'s API, to end", func() (string, bool) {
+		out := a.out.String()
+		return out, strings.Count(out, "slow_compute: cancelled: context canceled") >= 2
 	})
 
 	// Killed while it runs: reported interrupted, not repeated.
