@@ -228,3 +228,45 @@ func (d *Daemon) gateway() *gateway.Gateway {
 	defer d.mu.Unlock()
 	return d.g
 }
+
+// taskJournal records the calls of the gateway's tasks to idempotent
+// tools as the engine's durable calls (gateway.TaskJournal,
+// workflow.Engine.StartCall): DBOS workflows in the state database,
+// recovered by the engine that adopts them.
+type taskJournal struct{ e *workflow.Engine }
+
+func (tj taskJournal) TrackTask(ctx context.Context, rec gateway.TaskRecord, tool string, args json.RawMessage) error {
+	return tj.e.StartCall(ctx, workflow.DurableCall{ID: rec.ID, Tool: tool, Arguments: string(args), Idempotent: true})
+}
+
+func (tj taskJournal) TaskPending(ctx context.Context, id string) bool {
+	ok, err := tj.e.CallPending(ctx, id)
+	return ok && err == nil
+}
+
+// taskCalls makes the engine's durable calls over the daemon's gateway
+// (workflow.CallRunner): the gateway follows the calls it makes, and
+// makes again (or reports interrupted) those recovered.
+func (d *Daemon) taskCalls() workflow.CallRunner { return taskCalls{d} }
+
+type taskCalls struct{ d *Daemon }
+
+func (tc taskCalls) Follow(ctx context.Context, id string) (bool, error) {
+	g := tc.d.gateway()
+	if g == nil {
+		// No gateway yet: nothing of this process's to follow.
+		return false, nil
+	}
+	return g.FollowTask(ctx, id)
+}
+
+func (tc taskCalls) Recover(ctx context.Context, c workflow.DurableCall, again bool) error {
+	g := tc.d.gateway()
+	if g == nil {
+		// The engine launches once the gateway is made (startHost):
+		// a recovery before that waits for the next process.
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return g.RecoverTask(ctx, c.ID, c.Tool, json.RawMessage(c.Arguments), again)
+}

@@ -197,6 +197,7 @@ type taskRun struct {
 	caller  string
 	expire  *time.Timer // cancels the call at the task's TTL
 	expired atomic.Bool // it did
+	ended   chan struct{} // closed once its outcome is written (not when the gateway closes first)
 
 	mu          sync.Mutex
 	rec         TaskRecord      // as last written
@@ -214,8 +215,12 @@ type taskCall struct {
 	tool   string
 	// run: the tool's call is a durable run of its own (Options.Runs),
 	// and its task is that run's (runtasks.go).
-	run     bool
-	created *createTaskResult
+	run bool
+	// hostName is the host's name of the tool, idempotent whether it
+	// declares readOnlyHint or idempotentHint (the workflows' rule).
+	hostName   string
+	idempotent bool
+	created    *createTaskResult
 }
 
 type taskCallKey struct{}
@@ -362,7 +367,8 @@ func (ep *endpoint) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return next(ctx, method, req)
 			}
 		}
-		tc := &taskCall{mode: mode, ep: ep, req: r, server: t.Server, tool: t.Tool.Name}
+		tc := &taskCall{mode: mode, ep: ep, req: r, server: t.Server, tool: t.Tool.Name, hostName: t.Name,
+			idempotent: t.Tool.Annotations != nil && (t.Tool.Annotations.ReadOnlyHint || t.Tool.Annotations.IdempotentHint)}
 		tc.run = g.opts.Runs != nil && t.Server == g.opts.Runs.Server()
 		res, err := next(context.WithValue(ctx, taskCallKey{}, tc), method, req)
 		if tc.created != nil {
@@ -380,7 +386,7 @@ func (g *Gateway) becomeTask(ctx context.Context, p *pendingCall, tc *taskCall) 
 	now := time.Now()
 	rec := TaskRecord{ID: g.issueTaskID(), Caller: caller, Endpoint: tc.ep.Name, Server: tc.server, Tool: tc.tool,
 		Status: TaskWorking, Created: now, Updated: now, TTL: g.opts.TaskTTL, Owner: g.opts.Replica}
-	tr := &taskRun{p: p, caller: caller, rec: rec, outstanding: map[string]*ask{}}
+	tr := &taskRun{p: p, caller: caller, rec: rec, outstanding: map[string]*ask{}, ended: make(chan struct{})}
 	g.mu.Lock()
 	switch {
 	case g.taskCallers[caller] >= g.opts.MaxTasksPerCaller:
@@ -402,6 +408,16 @@ func (g *Gateway) becomeTask(ctx context.Context, p *pendingCall, tc *taskCall) 
 		g.log.Warn("a call goes on without a task: storing the task failed", "err", err)
 		g.forgetTask(tr)
 		return false
+	}
+	if g.opts.TaskJournal != nil && tc.idempotent {
+		// Durable: called again by recovery if interrupted. A task that
+		// cannot be is one as any other, reported interrupted then.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskWriteTimeout)
+		err := g.opts.TaskJournal.TrackTask(wctx, rec, tc.hostName, tc.req.Params.Arguments)
+		cancel()
+		if err != nil {
+			g.log.Info("a task's call is not durable: it will not be called again if interrupted", "task", rec.ID, "tool", tc.hostName, "err", g.red.Redact(err.Error()))
+		}
 	}
 	// The call is the task's now: no client round waits for it, and it
 	// ends with the task's TTL rather than InputTimeout.
@@ -441,6 +457,7 @@ func (g *Gateway) superviseTask(tr *taskRun) {
 		case <-p.done:
 			g.finishTask(tr, p.res, p.err)
 			g.forgetTask(tr)
+			close(tr.ended)
 			return
 		case a := <-p.asks:
 			tr.mu.Lock()
@@ -560,8 +577,7 @@ func (ep *endpoint) taskMethod(ctx context.Context, method string, r *mcp.Server
 	if strings.HasPrefix(id, runTaskPrefix) {
 		return ep.runTaskMethod(ctx, method, r)
 	}
-	body, ok := g.openTaskID(id)
-	if !ok {
+	if _, ok := g.openTaskID(id); !ok {
 		return nil, errNoTask("Task not found")
 	}
 	rec, err := g.opts.Tasks.Task(ctx, id)
@@ -578,7 +594,7 @@ func (ep *endpoint) taskMethod(ctx context.Context, method string, r *mcp.Server
 	if time.Now().After(rec.Created.Add(rec.TTL)) {
 		return nil, errNoTask("Task has expired")
 	}
-	tr := g.localTask(id, body.Replica)
+	tr := g.localTask(id)
 	switch method {
 	case "tasks/get":
 		if tr == nil && !TaskTerminal(rec.Status) {
@@ -601,11 +617,10 @@ func (ep *endpoint) taskMethod(ctx context.Context, method string, r *mcp.Server
 	return &taskAck{ResultType: "complete"}, nil
 }
 
-// localTask is the task id this replica runs, or nil.
-func (g *Gateway) localTask(id, replica string) *taskRun {
-	if replica != g.opts.Replica {
-		return nil
-	}
+// localTask is the task id this replica runs, or nil: one it made
+// (its id names this replica), or one it recovered
+// (RecoverTask).
+func (g *Gateway) localTask(id string) *taskRun {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.tasks[id]
@@ -614,6 +629,10 @@ func (g *Gateway) localTask(id, replica string) *taskRun {
 // settle is rec, not terminal and not run here, as it stands: interrupted
 // (and so written) when its owner replica is gone.
 func (g *Gateway) settle(ctx context.Context, rec TaskRecord) TaskRecord {
+	if g.opts.TaskJournal != nil && g.opts.TaskJournal.TaskPending(ctx, rec.ID) {
+		// A durable call: recovery ends it, and writes its row.
+		return rec
+	}
 	why := ""
 	switch {
 	case rec.Owner == g.opts.Replica:

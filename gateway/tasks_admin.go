@@ -39,7 +39,7 @@ func (g *Gateway) Task(ctx context.Context, id string) (TaskRecord, error) {
 	if err != nil {
 		return TaskRecord{}, err
 	}
-	if !TaskTerminal(rec.Status) && g.localTask(id, rec.Owner) == nil {
+	if !TaskTerminal(rec.Status) && g.localTask(id) == nil {
 		rec = g.settle(ctx, rec)
 	}
 	return rec, nil
@@ -58,7 +58,7 @@ func (g *Gateway) CancelTask(ctx context.Context, id string) (TaskRecord, error)
 	if err != nil || TaskTerminal(rec.Status) {
 		return rec, err
 	}
-	tr := g.localTask(id, rec.Owner)
+	tr := g.localTask(id)
 	if tr == nil {
 		return rec, &TaskElsewhereError{Task: id, Replica: rec.Owner}
 	}
