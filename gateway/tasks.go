@@ -195,8 +195,8 @@ func (g *Gateway) open(prefix, s string, v any) bool {
 type taskRun struct {
 	p       *pendingCall
 	caller  string
-	expire  *time.Timer // cancels the call at the task's TTL
-	expired atomic.Bool // it did
+	expire  *time.Timer   // cancels the call at the task's TTL
+	expired atomic.Bool   // it did
 	ended   chan struct{} // closed once its outcome is written (not when the gateway closes first)
 
 	mu          sync.Mutex
