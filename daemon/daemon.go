@@ -693,7 +693,10 @@ func (d *Daemon) gatewayOptions() (*gateway.Options, error) {
 		o.Runs = runTasks{d.wf.Engine}
 	}
 	if d.engine != nil {
-		// The calls of tasks to idempotent tools are durable.
+		// The calls of tasks to idempotent tools are durable, and the
+		// rows are written through the engine's store: on SQLite, one
+		// handle with DBOS's writes (workflow.Engine.Store).
+		o.Tasks = taskStore{d.engine.Engine.Store()}
 		o.TaskJournal = taskJournal{d.engine.Engine}
 	}
 	return o, nil

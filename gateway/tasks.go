@@ -410,8 +410,11 @@ func (g *Gateway) becomeTask(ctx context.Context, p *pendingCall, tc *taskCall) 
 		return false
 	}
 	if g.opts.TaskJournal != nil && tc.idempotent {
-		// Durable: called again by recovery if interrupted. A task that
-		// cannot be is one as any other, reported interrupted then.
+		// Durable: called again by recovery if interrupted; recorded
+		// before the task is answered (recorded after it, on another
+		// goroutine, it cost more: its write meets the task's on the
+		// database). A task that cannot be recorded is one as any
+		// other, reported interrupted.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskWriteTimeout)
 		err := g.opts.TaskJournal.TrackTask(wctx, rec, tc.hostName, tc.req.Params.Arguments)
 		cancel()

@@ -2,14 +2,14 @@ package workflow
 
 // Durable calls: one tool call made durable outside any workflow, by the
 // rule of a workflow's tool step — what the gateway's tasks (the MCP
-// tasks extension) are. StartCall records the call as a DBOS workflow of
-// one step, in the engine's DBOS, while the process that started it makes
+// tasks extension) are. StartCall records the call as a DBOS workflow, in
+// the engine's DBOS, while the process that started it makes
 // the call its own way (the gateway, bridging its client's input). The
-// step follows that call to its end (CallRunner.Follow). When the process
-// stops first (kill -9, or a replica that stopped heartbeating), the
-// workflow is pending, and recovery (this engine's Adopt, in the restarted
-// process or a surviving replica, exactly one of them) executes the step
-// again where the call is not this process's: the call is made again
+// workflow follows that call to its end (CallRunner.Follow). When the
+// process stops first (kill -9, or a replica that stopped heartbeating),
+// the workflow is pending, and recovery (this engine's Adopt, in the
+// restarted process or a surviving replica, exactly one of them) executes
+// it again where the call is not this process's: the call is made again
 // when it is idempotent (DurableCall.Idempotent: its tool declares
 // readOnlyHint or idempotentHint, as for a step), and reported
 // interrupted otherwise (CallRunner.Recover). A call in flight when its
@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
+
+	"github.com/switchboardmcp/switchboard/store"
 )
 
 // callWorkflowName is the DBOS workflow of a durable call: part of the
@@ -95,6 +97,13 @@ func (e *Engine) StartCall(ctx context.Context, c DurableCall) error {
 	return nil
 }
 
+// Store is the engine's own state store, on its database, until Close:
+// on SQLite its handle is the one DBOS writes through, so that the
+// writes of a durable call's caller (the gateway's task rows) queue with
+// DBOS's in Go rather than meet them in SQLite's busy handler, which
+// sleeps milliseconds (store/sqlite.go).
+func (e *Engine) Store() *store.Store { return e.events.st }
+
 // CallPending reports whether call id is recorded and not ended: a call
 // in flight, or one recovery will end.
 func (e *Engine) CallPending(ctx context.Context, id string) (bool, error) {
@@ -115,33 +124,34 @@ func (e *Engine) CallPending(ctx context.Context, id string) (bool, error) {
 	return false, nil
 }
 
-// callWorkflow is a durable call's DBOS workflow: one step, which follows
-// the call in the process that makes it and recovers it elsewhere.
+// callWorkflow is a durable call's DBOS workflow, which follows the call
+// in the process that makes it and recovers it elsewhere. It has no step:
+// what it does is decided again each time it executes (Follow says
+// whether the call is this process's), and its output, recorded as it
+// ends, is all there is to keep — one write fewer per call than a step.
 func (e *Engine) callWorkflow(ctx dbos.Context, c DurableCall) (string, error) {
-	return dbos.RunAsStep(ctx, func(sctx context.Context) (string, error) {
-		r := e.opts.Calls
-		if r == nil {
-			<-sctx.Done()
-			return "", sctx.Err()
-		}
-		if mine, err := r.Follow(sctx, c.ID); mine {
-			return "followed", err
-		}
-		// Recovery: not while this process may not call (fenced, as a
-		// step's begin), and not once the engine closes.
-		if err := e.fence(sctx); err != nil {
-			<-sctx.Done()
-			return "", sctx.Err()
-		}
-		e.logger.Info("workflow: recovering a call in flight when its process stopped", "call", c.ID, "tool", c.Tool, "again", c.Idempotent)
-		if err := r.Recover(sctx, c, c.Idempotent); err != nil {
-			return "", err
-		}
-		if c.Idempotent {
-			return "called again", nil
-		}
-		return "interrupted", nil
-	}, dbos.WithStepName("call"))
+	r := e.opts.Calls
+	if r == nil {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
+	if mine, err := r.Follow(ctx, c.ID); mine {
+		return "followed", err
+	}
+	// Recovery: not while this process may not call (fenced, as a step's
+	// begin), and not once the engine closes.
+	if err := e.fence(ctx); err != nil {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
+	e.logger.Info("workflow: recovering a call in flight when its process stopped", "call", c.ID, "tool", c.Tool, "again", c.Idempotent)
+	if err := r.Recover(ctx, c, c.Idempotent); err != nil {
+		return "", err
+	}
+	if c.Idempotent {
+		return "called again", nil
+	}
+	return "interrupted", nil
 }
 
 // pruneCalls deletes the ended durable calls.
