@@ -191,7 +191,9 @@ func (j benchJournal) TaskPending(ctx context.Context, id string) bool {
 
 type benchCalls struct{ g *gateway.Gateway }
 
-func (c *benchCalls) Follow(ctx context.Context, id string) (bool, error) { return c.g.FollowTask(ctx, id) }
+func (c *benchCalls) Follow(ctx context.Context, id string) (bool, error) {
+	return c.g.FollowTask(ctx, id)
+}
 
 func (c *benchCalls) Recover(ctx context.Context, dc workflow.DurableCall, again bool) error {
 	return c.g.RecoverTask(ctx, dc.ID, dc.Tool, json.RawMessage(dc.Arguments), again)
