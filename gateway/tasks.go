@@ -27,11 +27,20 @@ package gateway
 // Durability: the task is a row of Options.Tasks (the daemon's state
 // database: switchboard_tasks), written as working before the
 // CreateTaskResult is sent and at every change of status, so that
-// tasks/get answers from the row on any replica and after a restart. The
-// call itself is never repeated: a row still working (or input_required)
-// whose owner replica is gone (this process restarted, or a replica
-// stopped heartbeating: Options.Peers) is reported failed, -32603, with
-// data {"switchboard/interrupted": true}: it may or may not have run.
+// tasks/get answers from the row on any replica and after a restart. A
+// call interrupted in flight follows the at-most-once rule of workflows'
+// steps. The call of a tool that declares readOnlyHint or idempotentHint
+// is also recorded, before the task is answered, by Options.TaskJournal
+// (`serve`: a DBOS workflow of its workflow engine; tasks_durable.go):
+// interrupted by a crash (kill -9, or a replica that stopped
+// heartbeating), it is called again by recovery — once, by the restarted
+// process or a surviving replica — and its outcome is the task's; until
+// then tasks/get reads it working. Any other call is never repeated: a
+// row still working (or input_required) whose owner replica is gone
+// (this process restarted, or a replica stopped heartbeating:
+// Options.Peers) is reported failed, -32603, with data
+// {"switchboard/interrupted": true}: it may or may not have run. So is
+// every call a shutdown's grace ends.
 //
 // Task ids are unguessable and signed like requestStates (replicas.go):
 //
