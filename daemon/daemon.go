@@ -119,7 +119,9 @@ type Options struct {
 	// tools durable (gateway.TaskJournal; `serve` sets it): a call in
 	// flight at a crash is called again by recovery, here once restarted
 	// or on a surviving replica. It needs the workflow engine, which the
-	// daemon then runs without workflows too.
+	// daemon then runs without workflows too, launched once the host's
+	// start is over (not waited for by OnReady): a task made before that
+	// is not durable.
 	DurableTasks bool
 	// Agents runs the workflows' agent steps (over the host OnHost
 	// gives); nil fails them.
@@ -606,9 +608,12 @@ func (d *Daemon) watch(h *host.Host, g *gateway.Gateway) {
 		if ready {
 			return
 		}
-		if d.engine != nil && !d.launched.Load() {
+		if d.wf != nil && !d.launched.Load() {
 			// Not before runs can be started (/readyz, OnReady): the
-			// engine launches once the host's start is over.
+			// engine launches once the host's start is over. (An engine
+			// for durable tasks alone is not waited for: a task made
+			// before its launch is a row alone, reported interrupted if
+			// its serve stops.)
 			return
 		}
 		sts := h.Servers()
