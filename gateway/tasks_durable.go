@@ -118,7 +118,10 @@ func (g *Gateway) RecoverTask(ctx context.Context, id, tool string, args json.Ra
 	g.wg.Add(2)
 	go func() {
 		defer g.wg.Done()
-		res, err := g.h.CallTool(cctx, tool, args, &host.CallOptions{PassThrough: true, Caller: rec.Caller, Timeout: left + time.Minute})
+		// As the task's caller, on its endpoint (guardrail rules scoped
+		// by endpoint apply, its usage counts there).
+		res, err := g.h.CallTool(host.WithEndpoint(cctx, rec.Endpoint), tool, args,
+			&host.CallOptions{PassThrough: true, Caller: rec.Caller, Timeout: left + time.Minute})
 		p.res, p.err = callOutcome(cctx, res, err)
 		p.notify.close()
 		close(p.done)
