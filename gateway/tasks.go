@@ -639,12 +639,9 @@ func (g *Gateway) localTask(id string) *taskRun {
 }
 
 // settle is rec, not terminal and not run here, as it stands: interrupted
-// (and so written) when its owner replica is gone.
+// (and so written) when its owner replica is gone, unless its call is
+// durable and recovery will end it (Options.TaskJournal).
 func (g *Gateway) settle(ctx context.Context, rec TaskRecord) TaskRecord {
-	if g.opts.TaskJournal != nil && g.opts.TaskJournal.TaskPending(ctx, rec.ID) {
-		// A durable call: recovery ends it, and writes its row.
-		return rec
-	}
 	why := ""
 	switch {
 	case rec.Owner == g.opts.Replica:
@@ -659,6 +656,10 @@ func (g *Gateway) settle(ctx context.Context, rec TaskRecord) TaskRecord {
 		}
 	}
 	if why == "" {
+		return rec
+	}
+	if g.opts.TaskJournal != nil && g.opts.TaskJournal.TaskPending(ctx, rec.ID) {
+		// A durable call: recovery ends it, and writes its row.
 		return rec
 	}
 	out := interrupted(rec, why)
