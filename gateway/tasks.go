@@ -120,8 +120,9 @@ type TaskStore interface {
 	// none.
 	Task(ctx context.Context, id string) (TaskRecord, error)
 	// UpdateTask writes t's Status, StatusMessage, InputRequests, Result,
-	// Error and Updated to task t.ID, unless the stored task's status is
-	// terminal already; it reports whether it wrote.
+	// Error, Updated and Owner (unless "") to task t.ID, unless the
+	// stored task's status is terminal already; it reports whether it
+	// wrote.
 	UpdateTask(ctx context.Context, t TaskRecord) (bool, error)
 	// PruneTasks removes the tasks whose Created+TTL is before now, and
 	// returns how many.

@@ -108,6 +108,9 @@ func (g *Gateway) RecoverTask(ctx context.Context, id, tool string, args json.Ra
 	g.mu.Unlock()
 	g.log.Info("a task's call, in flight when its gateway stopped, is made again (its tool is idempotent)", "task", id, "tool", tool)
 	tr.mu.Lock()
+	// This replica owns it now: other replicas leave it to it, and the
+	// owner's cancel is forwarded here.
+	rec.Owner = g.opts.Replica
 	rec.StatusMessage = "called again: its gateway stopped while the call was in flight, and the tool is idempotent"
 	g.storeTask(tr, rec)
 	tr.mu.Unlock()

@@ -71,12 +71,14 @@ func nonEmpty(s string) []byte {
 }
 
 // UpdateTask writes t's status, status message, input requests, result,
-// error and updated time to task t.ID, unless the task has ended already;
-// it reports whether it wrote.
+// error, updated time and owner ("" keeps it: a replica that recovered
+// the task's call owns it then) to task t.ID, unless the task has ended
+// already; it reports whether it wrote.
 func (s *Store) UpdateTask(ctx context.Context, t Task) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE switchboard_tasks SET status = $1, status_message = $2, input_requests = $3, result = $4, error = $5, updated_at = $6
+	res, err := s.db.ExecContext(ctx, `UPDATE switchboard_tasks SET status = $1, status_message = $2, input_requests = $3, result = $4, error = $5, updated_at = $6,
+		owner = COALESCE(NULLIF($8, ''), owner)
 		WHERE id = $7 AND status NOT IN `+taskTerminal,
-		t.Status, t.StatusMessage, string(t.InputRequests), string(t.Result), string(t.Error), millis(t.Updated), t.ID)
+		t.Status, t.StatusMessage, string(t.InputRequests), string(t.Result), string(t.Error), millis(t.Updated), t.ID, t.Owner)
 	if err != nil {
 		return false, s.errf(err, "writing a task")
 	}
