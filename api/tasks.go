@@ -113,11 +113,19 @@ func (a *API) getTask(w http.ResponseWriter, r *http.Request) error {
 }
 
 // cancelTask cancels a task through the daemon's gateway, as tasks/cancel
-// does: its upstream call is cancelled on this replica; a task another
-// live replica runs is refused, 409, naming it.
+// does: its upstream call is cancelled on this replica; the request for a
+// task another live replica runs is forwarded there, and that replica's
+// answer is this one's (one that does not answer: 409, naming it).
 func (a *API) cancelTask(w http.ResponseWriter, r *http.Request) error {
 	t, err := a.d.CancelTask(r.Context(), r.PathValue("id"))
 	if err != nil {
+		var refused error
+		if a.d.ForwardTask(w, r, err, func(err error) { refused = err }) {
+			if refused != nil {
+				a.writeProblem(w, a.problemOf(refused))
+			}
+			return nil
+		}
 		return err
 	}
 	return a.writeJSON(w, http.StatusOK, toTaskJSON(t))

@@ -115,6 +115,14 @@ type Options struct {
 	// processes that are gone), publishes [gateway] workflows as tools
 	// and serves them to CLI commands on the local socket.
 	Workflows []*workflow.Workflow
+	// DurableTasks makes the calls of the gateway's tasks to idempotent
+	// tools durable (gateway.TaskJournal; `serve` sets it): a call in
+	// flight at a crash is called again by recovery, here once restarted
+	// or on a surviving replica. It needs the workflow engine, which the
+	// daemon then runs without workflows too, launched once the host's
+	// start is over (not waited for by OnReady): a task made before that
+	// is not durable.
+	DurableTasks bool
 	// Agents runs the workflows' agent steps (over the host OnHost
 	// gives); nil fails them.
 	Agents workflow.Agents
@@ -188,8 +196,11 @@ type Daemon struct {
 	authToken string
 	guard     *guard.Guard // the listener's, once Run has mounted every route
 	wf        *Workflows
-	tel       *telemetry.Telemetry
-	ownTel    bool
+	// engine is wf, or without workflows the engine opened for durable
+	// tasks alone (Options.DurableTasks); nil: neither.
+	engine *Workflows
+	tel    *telemetry.Telemetry
+	ownTel bool
 
 	agents agents // runs started with StartAgentRun
 
@@ -333,12 +344,23 @@ func New(ctx context.Context, ln net.Listener, opts *Options) (*Daemon, error) {
 		defer cancel()
 		wf, err := OpenWorkflows(ctx, &WorkflowOptions{Config: opts.Config, Workflows: opts.Workflows, Kind: "serve",
 			Database: database, Agents: opts.Agents, Redactor: d.red, Logger: d.opts.Logger, Telemetry: d.tel,
-			Secrets: d.opts.Host.Secrets, LookupEnv: d.lookupEnv()})
+			Secrets: d.opts.Host.Secrets, LookupEnv: d.lookupEnv(), Calls: d.taskCalls()})
 		if err != nil {
 			d.Close()
 			return nil, err
 		}
-		d.wf = wf
+		d.wf, d.engine = wf, wf
+	} else if opts.DurableTasks {
+		// No workflows: an engine for the tasks' durable calls alone.
+		ctx, cancel := context.WithTimeout(ctx, openTimeout)
+		defer cancel()
+		wf, err := OpenWorkflows(ctx, &WorkflowOptions{Config: opts.Config, Kind: "serve", Database: database, Redactor: d.red,
+			Logger: d.opts.Logger, Secrets: d.opts.Host.Secrets, LookupEnv: d.lookupEnv(), Calls: d.taskCalls()})
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		d.engine = wf
 	}
 	return d, nil
 }
@@ -552,8 +574,8 @@ func (d *Daemon) startHost(ctx context.Context, h *host.Host) *starting {
 	go func() {
 		defer close(st.done)
 		st.err = h.Start(ctx)
-		if st.err == nil && d.wf != nil {
-			if err := d.wf.Launch(ctx, h, true); err != nil {
+		if st.err == nil && d.engine != nil {
+			if err := d.engine.Launch(ctx, h, true); err != nil {
 				d.log.Error("workflows: the engine did not launch", "err", err)
 			}
 			d.launched.Store(true)
@@ -588,7 +610,10 @@ func (d *Daemon) watch(h *host.Host, g *gateway.Gateway) {
 		}
 		if d.wf != nil && !d.launched.Load() {
 			// Not before runs can be started (/readyz, OnReady): the
-			// engine launches once the host's start is over.
+			// engine launches once the host's start is over. (An engine
+			// for durable tasks alone is not waited for: a task made
+			// before its launch is a row alone, reported interrupted if
+			// its serve stops.)
 			return
 		}
 		sts := h.Servers()
@@ -671,6 +696,13 @@ func (d *Daemon) gatewayOptions() (*gateway.Options, error) {
 	if d.wf != nil && len(gw.Workflows) > 0 {
 		// A published workflow's call is a task backed by its run.
 		o.Runs = runTasks{d.wf.Engine}
+	}
+	if d.engine != nil {
+		// The calls of tasks to idempotent tools are durable, and the
+		// rows are written through the engine's store: on SQLite, one
+		// handle with DBOS's writes (workflow.Engine.Store).
+		o.Tasks = taskStore{d.engine.Engine.Store()}
+		o.TaskJournal = taskJournal{d.engine.Engine}
 	}
 	return o, nil
 }
@@ -789,9 +821,11 @@ func (d *Daemon) Close() error {
 		}
 		// Before the host: runs call its tools.
 		d.agents.close()
-		if d.wf != nil {
-			// Before the host: a run's steps call its tools.
-			errs = append(errs, d.wf.Close())
+		if d.engine != nil {
+			// Before the host: a run's steps call its tools. After the
+			// gateway: the tasks' calls it follows have ended, or are
+			// left pending for recovery.
+			errs = append(errs, d.engine.Close())
 		}
 		if h != nil {
 			errs = append(errs, h.Close())

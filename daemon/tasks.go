@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/gateway"
+	"github.com/switchboardmcp/switchboard/guard"
 	"github.com/switchboardmcp/switchboard/secret"
 	"github.com/switchboardmcp/switchboard/store"
 	"github.com/switchboardmcp/switchboard/workflow"
@@ -274,8 +276,10 @@ func (d *Daemon) runTask(ctx context.Context, g *gateway.Gateway, id, run string
 // a run task's run is cancelled; a task of the gateway's own has its
 // upstream call cancelled, and it is written cancelled (a task
 // whose replica is gone, interrupted; one that ended stays as it is). A
-// task another live replica runs is refused (gateway.ErrTaskElsewhere,
-// naming it: KindLiveElsewhere). It returns the task as it then stands.
+// task another live replica runs is not touched here: the error is
+// gateway.ErrTaskElsewhere, naming it (KindLiveElsewhere), and
+// ForwardTask sends the request there. It returns the task as it then
+// stands.
 func (d *Daemon) CancelTask(ctx context.Context, id string) (Task, error) {
 	t, err := d.Task(ctx, id)
 	if err != nil {
@@ -302,6 +306,39 @@ func (d *Daemon) CancelTask(ctx context.Context, id string) (Task, error) {
 	return Task{Task: toStoreTask(rec)}, nil
 }
 
+// ForwardTask answers r, the owner's request about a task, on the
+// replica that runs the task, when err (from CancelTask) says another
+// live replica does (gateway.ErrTaskElsewhere): r goes there as it came,
+// through the gateway's one forwarding to replicas
+// (gateway.ForwardToReplica), and that replica's answer is r's. A
+// request on the local socket carries no credential: the owner's
+// ([gateway] auth_token) goes with it. refuse answers when the replica
+// does not (err, naming its address). ForwardTask reports whether it
+// answered; when it did not, err is the answer.
+func (d *Daemon) ForwardTask(w http.ResponseWriter, r *http.Request, err error, refuse func(error)) bool {
+	var ee *gateway.TaskElsewhereError
+	g := d.gateway()
+	if !errors.As(err, &ee) || g == nil {
+		return false
+	}
+	if _, ok := guard.Credential(r.Context()); !ok && guard.IsOwner(r.Context()) {
+		d.mu.Lock()
+		token := d.authToken
+		d.mu.Unlock()
+		if token != "" {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+	}
+	return g.ForwardToReplica(w, r, ee.Replica, peerTaskTimeout, func(addr string) {
+		refuse(fmt.Errorf("%w; it does not answer at %s: try again", err, addr))
+	})
+}
+
+// peerTaskTimeout bounds the owner's request forwarded to the replica
+// running a task: a cancel is answered at once.
+const peerTaskTimeout = 30 * time.Second
+
 // noTask is err as Task says it: ErrNoTask for a task that is not there.
 func (d *Daemon) noTask(id string, err error) error {
 	if errors.Is(err, gateway.ErrTaskNotFound) || errors.Is(err, store.ErrNotFound) {
@@ -316,4 +353,50 @@ func (d *Daemon) gateway() *gateway.Gateway {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.g
+}
+
+// taskJournal records the calls of the gateway's tasks to idempotent
+// tools as the engine's durable calls (gateway.TaskJournal,
+// workflow.Engine.StartCall): DBOS workflows in the state database,
+// recovered by the engine that adopts them.
+type taskJournal struct{ e *workflow.Engine }
+
+// TaskJournal is the gateway's task journal (gateway.Options.TaskJournal)
+// on engine e, as serve's: the benchmarks' way to the same.
+func TaskJournal(e *workflow.Engine) gateway.TaskJournal { return taskJournal{e} }
+
+func (tj taskJournal) TrackTask(ctx context.Context, rec gateway.TaskRecord, tool string, args json.RawMessage) error {
+	return tj.e.StartCall(ctx, workflow.DurableCall{ID: rec.ID, Tool: tool, Arguments: string(args), Idempotent: true})
+}
+
+func (tj taskJournal) TaskPending(ctx context.Context, id string) bool {
+	ok, err := tj.e.CallPending(ctx, id)
+	return ok && err == nil
+}
+
+// taskCalls makes the engine's durable calls over the daemon's gateway
+// (workflow.CallRunner): the gateway follows the calls it makes, and
+// makes again (or reports interrupted) those recovered.
+func (d *Daemon) taskCalls() workflow.CallRunner { return taskCalls{d} }
+
+type taskCalls struct{ d *Daemon }
+
+func (tc taskCalls) Follow(ctx context.Context, id string) (bool, error) {
+	g := tc.d.gateway()
+	if g == nil {
+		// No gateway yet: nothing of this process's to follow.
+		return false, nil
+	}
+	return g.FollowTask(ctx, id)
+}
+
+func (tc taskCalls) Recover(ctx context.Context, c workflow.DurableCall, again bool) error {
+	g := tc.d.gateway()
+	if g == nil {
+		// The engine launches once the gateway is made (startHost):
+		// a recovery before that waits for the next process.
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return g.RecoverTask(ctx, c.ID, c.Tool, json.RawMessage(c.Arguments), again)
 }

@@ -85,6 +85,9 @@ type WorkflowOptions struct {
 	Logger   *slog.Logger
 	// Telemetry, when set, records the runs (workflowEvents).
 	Telemetry *telemetry.Telemetry
+	// Calls makes and recovers the engine's durable calls (the gateway's
+	// tasks: taskJournal); nil: none.
+	Calls workflow.CallRunner
 }
 
 // Workflows is a process's workflow engine. Open it with [OpenWorkflows],
@@ -154,6 +157,7 @@ func OpenWorkflows(ctx context.Context, o *WorkflowOptions) (*Workflows, error) 
 		Executor:   x,
 		Redactor:   o.Redactor,
 		Logger:     o.Logger,
+		Calls:      o.Calls,
 	}
 	eo.OnEvent = w.hub.publish
 	if o.Telemetry != nil {
@@ -327,7 +331,7 @@ func (w *Workflows) halt() error {
 // Restart=on-failure, a container's restart policy) to start it again, as
 // a new executor, when the database is back.
 func (d *Daemon) watchExecutor(fail context.CancelCauseFunc) (stop func()) {
-	if d.wf == nil || d.wf.Executor.Lost() == nil {
+	if d.engine == nil || d.engine.Executor.Lost() == nil {
 		return func() {}
 	}
 	quit, done := make(chan struct{}), make(chan struct{})
@@ -336,12 +340,12 @@ func (d *Daemon) watchExecutor(fail context.CancelCauseFunc) (stop func()) {
 		select {
 		case <-quit:
 			return
-		case <-d.wf.Executor.Lost():
+		case <-d.engine.Executor.Lost():
 		}
-		err := d.wf.Executor.LostErr()
+		err := d.engine.Executor.LostErr()
 		d.fenced.Store(true)
 		d.log.Error("workflows: this replica's executor lost its lock on the database; its runs are stopped here, for another replica (or this one, started again) to resume; exiting", "err", d.red.Redact(err.Error()))
-		if herr := d.wf.halt(); herr != nil {
+		if herr := d.engine.halt(); herr != nil {
 			d.log.Debug("workflows: closing the fenced engine", "err", d.red.Redact(herr.Error()))
 		}
 		fail(err)

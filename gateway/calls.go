@@ -105,6 +105,11 @@ func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, opts *h
 		opts.Timeout = d
 	}
 	res, err := g.h.CallTool(ctx, req.Params.Name, req.Params.Arguments, opts)
+	return callOutcome(ctx, res, err)
+}
+
+// callOutcome is a host call's outcome as the gateway answers it.
+func callOutcome(ctx context.Context, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
 	if err != nil {
 		var je *jsonrpc.Error
 		switch {

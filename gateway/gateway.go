@@ -156,6 +156,12 @@ type Options struct {
 	// call of one of its tools is a task backed by the run it starts
 	// (runtasks.go). Nil: those calls are tasks as any other's.
 	Runs RunTasks
+	// TaskJournal, with Tasks, makes the calls of tasks to idempotent
+	// tools durable (`serve`: its workflow engine, on DBOS): one
+	// interrupted in flight by a crash is called again by recovery
+	// (tasks.go, RecoverTask). Nil: every interrupted task is reported
+	// interrupted.
+	TaskJournal TaskJournal
 	// MaxTasksPerCaller bounds the tasks one caller has in flight on this
 	// replica; beyond it (or beyond MaxRequests tasks in all) a call goes
 	// on as a call, answered with its result. Default

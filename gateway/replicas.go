@@ -163,6 +163,27 @@ func (g *Gateway) forwardRetry(w http.ResponseWriter, r *http.Request, maxBody i
 	return true
 }
 
+// ForwardToReplica sends r, as it came, to gateway replica replica, and
+// its answer back, as a retry or a tasks/cancel is forwarded (the
+// credential the guard took off r goes with it, and the other replica's
+// guard checks it again), within timeout; refuse answers when the replica
+// does not, with its address. It reports whether it answered: not when
+// there are no replicas (Options.Peers), replica is this one or is gone,
+// or r was forwarded to this one already (never forwarded twice). The
+// daemon forwards so the owner's cancel of a task another replica runs
+// (POST /api/v1/tasks/{id}/cancel).
+func (g *Gateway) ForwardToReplica(w http.ResponseWriter, r *http.Request, replica string, timeout time.Duration, refuse func(addr string)) bool {
+	if g.opts.Peers == nil || replica == "" || replica == g.opts.Replica || r.Header.Get(forwardedHeader) != "" {
+		return false
+	}
+	addr, err := g.opts.Peers(r.Context(), replica)
+	if err != nil {
+		return false
+	}
+	g.proxy(w, r, replica, addr, timeout, func() { refuse(addr) })
+	return true
+}
+
 // proxy sends r, as it came, to replica at addr, and its answer back,
 // within timeout; refuse answers when the replica does not.
 func (g *Gateway) proxy(w http.ResponseWriter, r *http.Request, replica, addr string, timeout time.Duration, refuse func()) {

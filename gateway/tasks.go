@@ -27,11 +27,20 @@ package gateway
 // Durability: the task is a row of Options.Tasks (the daemon's state
 // database: switchboard_tasks), written as working before the
 // CreateTaskResult is sent and at every change of status, so that
-// tasks/get answers from the row on any replica and after a restart. The
-// call itself is never repeated: a row still working (or input_required)
-// whose owner replica is gone (this process restarted, or a replica
-// stopped heartbeating: Options.Peers) is reported failed, -32603, with
-// data {"switchboard/interrupted": true}: it may or may not have run.
+// tasks/get answers from the row on any replica and after a restart. A
+// call interrupted in flight follows the at-most-once rule of workflows'
+// steps. The call of a tool that declares readOnlyHint or idempotentHint
+// is also recorded, before the task is answered, by Options.TaskJournal
+// (`serve`: a DBOS workflow of its workflow engine; tasks_durable.go):
+// interrupted by a crash (kill -9, or a replica that stopped
+// heartbeating), it is called again by recovery — once, by the restarted
+// process or a surviving replica — and its outcome is the task's; until
+// then tasks/get reads it working. Any other call is never repeated: a
+// row still working (or input_required) whose owner replica is gone
+// (this process restarted, or a replica stopped heartbeating:
+// Options.Peers) is reported failed, -32603, with data
+// {"switchboard/interrupted": true}: it may or may not have run. So is
+// every call a shutdown's grace ends.
 //
 // A task's call is a host call, and the host follows the upstream's own
 // task when the upstream makes one (host/task.go: both task generations;
@@ -128,8 +137,9 @@ type TaskStore interface {
 	// none.
 	Task(ctx context.Context, id string) (TaskRecord, error)
 	// UpdateTask writes t's Status, StatusMessage, InputRequests, Result,
-	// Error, UpstreamTask and Updated to task t.ID, unless the stored
-	// task's status is terminal already; it reports whether it wrote.
+	// Error, UpstreamTask, Updated and Owner (unless "") to task t.ID,
+	// unless the stored task's status is terminal already; it reports
+	// whether it wrote.
 	UpdateTask(ctx context.Context, t TaskRecord) (bool, error)
 	// PruneTasks removes the tasks whose Created+TTL is before now, and
 	// returns how many.
@@ -212,8 +222,9 @@ func (g *Gateway) open(prefix, s string, v any) bool {
 type taskRun struct {
 	p       *pendingCall
 	caller  string
-	expire  *time.Timer // cancels the call at the task's TTL
-	expired atomic.Bool // it did
+	expire  *time.Timer   // cancels the call at the task's TTL
+	expired atomic.Bool   // it did
+	ended   chan struct{} // closed once its outcome is written (not when the gateway closes first)
 
 	mu          sync.Mutex
 	rec         TaskRecord      // as last written
@@ -231,8 +242,12 @@ type taskCall struct {
 	tool   string
 	// run: the tool's call is a durable run of its own (Options.Runs),
 	// and its task is that run's (runtasks.go).
-	run     bool
-	created *createTaskResult
+	run bool
+	// hostName is the host's name of the tool, idempotent whether it
+	// declares readOnlyHint or idempotentHint (the workflows' rule).
+	hostName   string
+	idempotent bool
+	created    *createTaskResult
 }
 
 type taskCallKey struct{}
@@ -379,7 +394,8 @@ func (ep *endpoint) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return next(ctx, method, req)
 			}
 		}
-		tc := &taskCall{mode: mode, ep: ep, req: r, server: t.Server, tool: t.Tool.Name}
+		tc := &taskCall{mode: mode, ep: ep, req: r, server: t.Server, tool: t.Tool.Name, hostName: t.Name,
+			idempotent: t.Tool.Annotations != nil && (t.Tool.Annotations.ReadOnlyHint || t.Tool.Annotations.IdempotentHint)}
 		tc.run = g.opts.Runs != nil && t.Server == g.opts.Runs.Server()
 		res, err := next(context.WithValue(ctx, taskCallKey{}, tc), method, req)
 		if tc.created != nil {
@@ -397,7 +413,7 @@ func (g *Gateway) becomeTask(ctx context.Context, p *pendingCall, tc *taskCall) 
 	now := time.Now()
 	rec := TaskRecord{ID: g.issueTaskID(), Caller: caller, Endpoint: tc.ep.Name, Server: tc.server, Tool: tc.tool,
 		Status: TaskWorking, Created: now, Updated: now, TTL: g.opts.TaskTTL, Owner: g.opts.Replica}
-	tr := &taskRun{p: p, caller: caller, rec: rec, outstanding: map[string]*ask{}}
+	tr := &taskRun{p: p, caller: caller, rec: rec, outstanding: map[string]*ask{}, ended: make(chan struct{})}
 	p.mu.Lock()
 	rec.UpstreamTask, tr.rec.UpstreamTask = p.upstreamTask, p.upstreamTask
 	p.mu.Unlock()
@@ -422,6 +438,19 @@ func (g *Gateway) becomeTask(ctx context.Context, p *pendingCall, tc *taskCall) 
 		g.log.Warn("a call goes on without a task: storing the task failed", "err", err)
 		g.forgetTask(tr)
 		return false
+	}
+	if g.opts.TaskJournal != nil && tc.idempotent {
+		// Durable: called again by recovery if interrupted; recorded
+		// before the task is answered (recorded after it, on another
+		// goroutine, it cost more: its write meets the task's on the
+		// database). A task that cannot be recorded is one as any
+		// other, reported interrupted.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskWriteTimeout)
+		err := g.opts.TaskJournal.TrackTask(wctx, rec, tc.hostName, tc.req.Params.Arguments)
+		cancel()
+		if err != nil {
+			g.log.Info("a task's call is not durable: it will not be called again if interrupted", "task", rec.ID, "tool", tc.hostName, "err", g.red.Redact(err.Error()))
+		}
 	}
 	// The call is the task's now: no client round waits for it, and it
 	// ends with the task's TTL rather than InputTimeout.
@@ -497,6 +526,7 @@ func (g *Gateway) superviseTask(tr *taskRun) {
 		case <-p.done:
 			g.finishTask(tr, p.res, p.err)
 			g.forgetTask(tr)
+			close(tr.ended)
 			return
 		case a := <-p.asks:
 			tr.mu.Lock()
@@ -616,8 +646,7 @@ func (ep *endpoint) taskMethod(ctx context.Context, method string, r *mcp.Server
 	if strings.HasPrefix(id, runTaskPrefix) {
 		return ep.runTaskMethod(ctx, method, r)
 	}
-	body, ok := g.openTaskID(id)
-	if !ok {
+	if _, ok := g.openTaskID(id); !ok {
 		return nil, errNoTask("Task not found")
 	}
 	rec, err := g.opts.Tasks.Task(ctx, id)
@@ -634,7 +663,7 @@ func (ep *endpoint) taskMethod(ctx context.Context, method string, r *mcp.Server
 	if time.Now().After(rec.Created.Add(rec.TTL)) {
 		return nil, errNoTask("Task has expired")
 	}
-	tr := g.localTask(id, body.Replica)
+	tr := g.localTask(id)
 	switch method {
 	case "tasks/get":
 		if tr == nil && !TaskTerminal(rec.Status) {
@@ -657,18 +686,18 @@ func (ep *endpoint) taskMethod(ctx context.Context, method string, r *mcp.Server
 	return &taskAck{ResultType: "complete"}, nil
 }
 
-// localTask is the task id this replica runs, or nil.
-func (g *Gateway) localTask(id, replica string) *taskRun {
-	if replica != g.opts.Replica {
-		return nil
-	}
+// localTask is the task id this replica runs, or nil: one it made
+// (its id names this replica), or one it recovered
+// (RecoverTask).
+func (g *Gateway) localTask(id string) *taskRun {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.tasks[id]
 }
 
 // settle is rec, not terminal and not run here, as it stands: interrupted
-// (and so written) when its owner replica is gone.
+// (and so written) when its owner replica is gone, unless its call is
+// durable and recovery will end it (Options.TaskJournal).
 func (g *Gateway) settle(ctx context.Context, rec TaskRecord) TaskRecord {
 	why := ""
 	switch {
@@ -684,6 +713,10 @@ func (g *Gateway) settle(ctx context.Context, rec TaskRecord) TaskRecord {
 		}
 	}
 	if why == "" {
+		return rec
+	}
+	if g.opts.TaskJournal != nil && g.opts.TaskJournal.TaskPending(ctx, rec.ID) {
+		// A durable call: recovery ends it, and writes its row.
 		return rec
 	}
 	out := interrupted(rec, why)

@@ -39,7 +39,7 @@ func (g *Gateway) Task(ctx context.Context, id string) (TaskRecord, error) {
 	if err != nil {
 		return TaskRecord{}, err
 	}
-	if !TaskTerminal(rec.Status) && g.localTask(id, rec.Owner) == nil {
+	if !TaskTerminal(rec.Status) && g.localTask(id) == nil {
 		rec = g.settle(ctx, rec)
 	}
 	return rec, nil
@@ -50,14 +50,15 @@ func (g *Gateway) Task(ctx context.Context, id string) (TaskRecord, error) {
 // call cancelled; one whose replica is gone is written interrupted; one
 // that ended is left as it is. It returns the task as it then stands. A
 // task another live replica runs is not touched: the error is a
-// *TaskElsewhereError (tasks/cancel over Streamable HTTP is forwarded
-// there instead, routeTask).
+// *TaskElsewhereError: tasks/cancel over Streamable HTTP is forwarded
+// there (routeTask), and so is the owner's cancel through the daemon's
+// REST API (ForwardToReplica).
 func (g *Gateway) CancelTask(ctx context.Context, id string) (TaskRecord, error) {
 	rec, err := g.Task(ctx, id)
 	if err != nil || TaskTerminal(rec.Status) {
 		return rec, err
 	}
-	tr := g.localTask(id, rec.Owner)
+	tr := g.localTask(id)
 	if tr == nil {
 		return rec, &TaskElsewhereError{Task: id, Replica: rec.Owner}
 	}

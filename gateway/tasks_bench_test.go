@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 	"github.com/switchboardmcp/switchboard/store"
+	"github.com/switchboardmcp/switchboard/workflow"
 )
 
 // BenchmarkTaskCall measures what issue 29 §3 asks: a trivial call (echo)
@@ -30,16 +32,23 @@ import (
 //
 //     go test ./gateway -run '^$' -bench TaskCall -benchtime 2000x -count 5
 //
+//   - readonly-direct, readonly-task, readonly-durable: a read-only tool
+//     (slow_lookup, answering at once) directly, as a task, and as a
+//     durable task (a second gateway whose TaskJournal is a workflow
+//     engine on the same SQLite file: each task is also a DBOS workflow
+//     whose step follows the call).
+//
 // polls/op is the tasks/get requests a task took. See docs/performance.md,
 // section Tasks.
 func BenchmarkTaskCall(b *testing.B) {
-	st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"), nil)
+	db := filepath.Join(b.TempDir(), "state.db")
+	st, err := store.Open(context.Background(), db, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	srv := fixture(b, "fx")
-	srv.ToolTasks = map[string]string{"echo": config.TaskAlways}
+	srv := fixture(b, "fx", "-tasks-fixtures")
+	srv.ToolTasks = map[string]string{"echo": config.TaskAlways, "slow_lookup": config.TaskAlways}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	g, err := gateway.Start(ctx, []config.Server{srv}, nil, &gateway.Options{Tasks: daemon.TaskStore(st), TaskTTL: time.Hour})
@@ -58,6 +67,32 @@ func BenchmarkTaskCall(b *testing.B) {
 	url := ts.URL + "/mcp"
 	args := map[string]any{"text": "hello"}
 
+	// The same, durable: a second gateway whose tasks of idempotent
+	// tools are the durable calls of a workflow engine on the same
+	// database, its rows written through the engine's store (as serve's:
+	// daemon/tasks.go).
+	calls := &benchCalls{}
+	e, err := workflow.New(ctx, &workflow.EngineOptions{Database: db, Calls: calls})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dg, err := gateway.Start(ctx, []config.Server{srv}, nil, &gateway.Options{Tasks: daemon.TaskStore(e.Store()), TaskTTL: time.Hour, TaskJournal: daemon.TaskJournal(e)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	calls.g = dg
+	if err := e.Launch(ctx, dg.Host()); err != nil {
+		b.Fatal(err)
+	}
+	dts := httptest.NewServer(dg.Handler(hopts))
+	b.Cleanup(func() {
+		dts.Close()
+		dg.Close()
+		e.Close()
+	})
+	durable := dts.URL + "/mcp"
+	lookup := map[string]any{"seconds": 0, "label": "x"}
+
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {
 			res := benchRPC(b, hc, url, "tools/call", map[string]any{"name": "mcp_fx_echo", "arguments": args}, false)
@@ -66,30 +101,57 @@ func BenchmarkTaskCall(b *testing.B) {
 			}
 		}
 	})
-	b.Run("task", func(b *testing.B) {
-		polls := 0
+	b.Run("task", func(b *testing.B) { benchTask(b, hc, url, "mcp_fx_echo", args) })
+	// A read-only tool (slow_lookup, at once): directly, as a task that
+	// is a row alone, and as a durable task.
+	b.Run("readonly-direct", func(b *testing.B) {
 		for b.Loop() {
-			res := benchRPC(b, hc, url, "tools/call", map[string]any{"name": "mcp_fx_echo", "arguments": args}, true)
-			id, _ := res["taskId"].(string)
-			if res["resultType"] != "task" || id == "" {
-				b.Fatalf("call as a task: %v", res)
-			}
-			for {
-				polls++
-				res = benchRPC(b, hc, url, "tasks/get", map[string]any{"taskId": id}, true)
-				if res["status"] == gateway.TaskCompleted {
-					break
-				}
-				if res["status"] != gateway.TaskWorking {
-					b.Fatalf("tasks/get: %v", res)
-				}
-			}
-			if res["result"] == nil {
-				b.Fatalf("the completed task has no result: %v", res)
+			res := benchRPC(b, hc, durable, "tools/call", map[string]any{"name": "mcp_fx_slow_lookup", "arguments": lookup}, false)
+			if res["resultType"] == "task" || res["content"] == nil {
+				b.Fatalf("direct call: %v", res)
 			}
 		}
-		b.ReportMetric(float64(polls)/float64(b.N), "polls/op")
 	})
+	b.Run("readonly-task", func(b *testing.B) { benchTask(b, hc, url, "mcp_fx_slow_lookup", lookup) })
+	b.Run("readonly-durable", func(b *testing.B) { benchTask(b, hc, durable, "mcp_fx_slow_lookup", lookup) })
+}
+
+// benchTask calls tool as a task, and polls it to completion.
+func benchTask(b *testing.B, hc *http.Client, url, tool string, args map[string]any) {
+	polls := 0
+	for b.Loop() {
+		res := benchRPC(b, hc, url, "tools/call", map[string]any{"name": tool, "arguments": args}, true)
+		id, _ := res["taskId"].(string)
+		if res["resultType"] != "task" || id == "" {
+			b.Fatalf("call as a task: %v", res)
+		}
+		for {
+			polls++
+			res = benchRPC(b, hc, url, "tasks/get", map[string]any{"taskId": id}, true)
+			if res["status"] == gateway.TaskCompleted {
+				break
+			}
+			if res["status"] != gateway.TaskWorking {
+				b.Fatalf("tasks/get: %v", res)
+			}
+		}
+		if res["result"] == nil {
+			b.Fatalf("the completed task has no result: %v", res)
+		}
+	}
+	b.ReportMetric(float64(polls)/float64(b.N), "polls/op")
+}
+
+// benchCalls is the daemon's taskCalls (daemon/tasks.go) over one
+// gateway.
+type benchCalls struct{ g *gateway.Gateway }
+
+func (c *benchCalls) Follow(ctx context.Context, id string) (bool, error) {
+	return c.g.FollowTask(ctx, id)
+}
+
+func (c *benchCalls) Recover(ctx context.Context, dc workflow.DurableCall, again bool) error {
+	return c.g.RecoverTask(ctx, dc.ID, dc.Tool, json.RawMessage(dc.Arguments), again)
 }
 
 // benchRPC POSTs one stateless 2026-07-28 request through hc, declaring

@@ -54,6 +54,9 @@ func (m *memTasks) UpdateTask(_ context.Context, t gateway.TaskRecord) (bool, er
 	}
 	cur.Status, cur.StatusMessage, cur.InputRequests, cur.Result, cur.Error, cur.Updated = t.Status, t.StatusMessage, t.InputRequests, t.Result, t.Error, t.Updated
 	cur.UpstreamTask = t.UpstreamTask
+	if t.Owner != "" {
+		cur.Owner = t.Owner
+	}
 	m.tasks[t.ID] = cur
 	return true, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 	"github.com/switchboardmcp/switchboard/internal/testkit/wait"
 )
 
@@ -364,7 +365,7 @@ func TestUpstreamTaskComposed(t *testing.T) {
 	}
 
 	id := createTask(t, url, names["mcp_tk_slow_compute"], map[string]any{"seconds": 1, "label": "x"})
-	res := awaitTask(t, url, id, "slow_compute to end", terminal)
+	res := awaitTask(t, url, id, "slow_compute to end", tasktest.Terminal)
 	if result, _ := res["result"].(map[string]any); res["status"] != "completed" || contentText(t, result) != "computed x after 1s" {
 		t.Errorf("slow_compute task = %v", res)
 	}
@@ -372,7 +373,7 @@ func TestUpstreamTaskComposed(t *testing.T) {
 
 	id = createTask(t, url, names["mcp_tk_confirm_delete"], map[string]any{"filename": "c.txt"})
 	res = awaitTask(t, url, id, "confirm_delete to ask", func(res map[string]any) bool {
-		return res["status"] == "input_required" || terminal(res)
+		return res["status"] == "input_required" || tasktest.Terminal(res)
 	})
 	var key string
 	for k := range res["inputRequests"].(map[string]any) {
@@ -383,7 +384,7 @@ func TestUpstreamTaskComposed(t *testing.T) {
 	if a.Error != nil {
 		t.Fatalf("tasks/update: %+v", a.Error)
 	}
-	res = awaitTask(t, url, id, "confirm_delete to end", terminal)
+	res = awaitTask(t, url, id, "confirm_delete to end", tasktest.Terminal)
 	if result, _ := res["result"].(map[string]any); res["status"] != "completed" || contentText(t, result) != "deleted c.txt" {
 		t.Errorf("confirm_delete task = %v", res)
 	}

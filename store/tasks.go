@@ -75,12 +75,14 @@ func nonEmpty(s string) []byte {
 }
 
 // UpdateTask writes t's status, status message, input requests, result,
-// error, upstream task and updated time to task t.ID, unless the task has
-// ended already; it reports whether it wrote.
+// error, upstream task, updated time and owner ("" keeps it: a replica
+// that recovered the task's call owns it then) to task t.ID, unless the
+// task has ended already; it reports whether it wrote.
 func (s *Store) UpdateTask(ctx context.Context, t Task) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE switchboard_tasks SET status = $1, status_message = $2, input_requests = $3, result = $4, error = $5, updated_at = $6, upstream_task = $7
+	res, err := s.db.ExecContext(ctx, `UPDATE switchboard_tasks SET status = $1, status_message = $2, input_requests = $3, result = $4, error = $5, updated_at = $6, upstream_task = $7,
+		owner = COALESCE(NULLIF($9, ''), owner)
 		WHERE id = $8 AND status NOT IN `+taskTerminal,
-		t.Status, t.StatusMessage, string(t.InputRequests), string(t.Result), string(t.Error), millis(t.Updated), t.UpstreamTask, t.ID)
+		t.Status, t.StatusMessage, string(t.InputRequests), string(t.Result), string(t.Error), millis(t.Updated), t.UpstreamTask, t.ID, t.Owner)
 	if err != nil {
 		return false, s.errf(err, "writing a task")
 	}

@@ -41,6 +41,19 @@ func testTasks(t *testing.T, newDB func(*testing.T) string) {
 	if got, _ := a.Task(ctx, task.ID); got.UpstreamTask != "upstream-1" {
 		t.Errorf("after UpdateTask, upstream task = %q, want upstream-1", got.UpstreamTask)
 	}
+	// A replica that recovered the task's call owns it; "" keeps the
+	// owner.
+	upd.Owner = "replica-2"
+	if wrote, err := b.UpdateTask(ctx, upd); err != nil || !wrote {
+		t.Fatalf("UpdateTask(owner) = %v, %v", wrote, err)
+	}
+	upd.Owner = ""
+	if wrote, err := a.UpdateTask(ctx, upd); err != nil || !wrote {
+		t.Fatalf("UpdateTask(no owner) = %v, %v", wrote, err)
+	}
+	if got, _ := a.Task(ctx, task.ID); got.Owner != "replica-2" {
+		t.Errorf("after UpdateTask with owner replica-2, then none: owner %q, want replica-2", got.Owner)
+	}
 	upd.Status, upd.InputRequests, upd.Result = "completed", nil, []byte(`{"content":[]}`)
 	if wrote, err := a.UpdateTask(ctx, upd); err != nil || !wrote {
 		t.Fatalf("UpdateTask(completed) = %v, %v", wrote, err)

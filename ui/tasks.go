@@ -4,7 +4,8 @@ package ui
 // runs: the newest, with status, server/tool and age; a task with its
 // details and outcome, and a Cancel button that cancels it through the
 // daemon's gateway (daemon.CancelTask: the same as the REST API's, its
-// upstream call cancelled).
+// upstream call cancelled; a task another live replica runs, through that
+// replica: daemon.ForwardTask).
 
 import (
 	"encoding/json"
@@ -92,6 +93,15 @@ func (u *UI) cancelTask(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	t, err := u.d.CancelTask(r.Context(), id)
 	if err != nil {
+		// A task another live replica runs: cancelled there, whose
+		// page answers.
+		var refused error
+		if u.d.ForwardTask(w, r, err, func(e error) { refused = e }) {
+			if refused != nil {
+				u.flash(w, daemon.StatusOf(refused), "task: "+refused.Error(), true)
+			}
+			return
+		}
 		u.flash(w, daemon.StatusOf(err), "task: "+err.Error(), true)
 		return
 	}

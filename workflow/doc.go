@@ -33,6 +33,12 @@
 // [Executor] calls nothing once the executor lost its lock on the
 // database (another process may have adopted its runs), and closes.
 //
+// [Engine.StartCall] makes one tool call durable outside any workflow, by
+// the same rule (the gateway's tasks of idempotent tools): a DBOS
+// workflow that follows the call where it is made ([CallRunner]), and
+// recovers it where it is adopted: called again when idempotent,
+// reported interrupted otherwise.
+//
 // [Run] runs one workflow for a Go program, on an engine of its own (a
 // temporary database unless told otherwise), with an event callback and
 // gates answered in code.

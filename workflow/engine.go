@@ -173,6 +173,10 @@ type EngineOptions struct {
 	// event: telemetry takes the caller's trace context there, so that
 	// the run's span is a child of the call that started it.
 	OnStart func(ctx context.Context, runID, workflow string)
+	// Calls makes the durable calls of StartCall (durablecall.go), and
+	// recovers those in flight when their process stopped; nil refuses
+	// StartCall (a call recovered then waits until the engine closes).
+	Calls CallRunner
 }
 
 // Engine runs workflows durably on DBOS. Its methods are safe for
@@ -202,6 +206,9 @@ type Engine struct {
 	watchers sync.WaitGroup
 	// pruning: a prune of this engine runs (pruneSoon).
 	pruning atomic.Bool
+	// lastCallPrune is when the end of a durable call last started a
+	// prune (UnixNano).
+	lastCallPrune atomic.Int64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -293,6 +300,7 @@ func New(ctx context.Context, opts *EngineOptions) (*Engine, error) {
 	e.red, e.events.red = o.Redactor, o.Redactor
 	dbos.RegisterWorkflow(d, e.runWorkflow, dbos.WithWorkflowName(runWorkflowName))
 	dbos.RegisterWorkflow(d, e.gateWorkflow, dbos.WithWorkflowName(gateWorkflowName))
+	dbos.RegisterWorkflow(d, e.callWorkflow, dbos.WithWorkflowName(callWorkflowName))
 	e.unfence = e.watchExecutor()
 	if o.Host != nil {
 		if err := e.Launch(ctx, o.Host); err != nil {

@@ -396,6 +396,12 @@ func (e *Engine) Adopt(ctx context.Context, alive func(executorID string) bool, 
 		if st.ExecutorID == dbos.GetExecutorID(e.dbos) || alive(st.ExecutorID) {
 			continue
 		}
+		if len(e.workflows) == 0 && st.Name != callWorkflowName {
+			// An engine with no workflows (serve's for durable calls
+			// alone) would fail a run it adopted (ErrDefinition): it is
+			// left for one that has them.
+			continue
+		}
 		r := root(st.ID)
 		if len(runIDs) > 0 && !slices.Contains(runIDs, r) {
 			continue

@@ -31,13 +31,17 @@ var endedStatuses = []dbos.WorkflowStatusType{dbos.WorkflowStatusSuccess, dbos.W
 // events, attempts and gate answers. A run that has not ended (running,
 // waiting on a gate, interrupted) is kept whatever its age; a cancelled
 // run that is pruned can no longer be resumed. It returns how many runs
-// it deleted. The engine prunes on its own once at Launch and as the runs
+// it deleted, with the ended durable calls (StartCall), none of which is
+// kept. The engine prunes on its own once at Launch and as the runs
 // it started end; engines on one database may prune at once.
 func (e *Engine) Prune(ctx context.Context) (int, error) {
 	if err := e.closedErr(); err != nil {
 		return 0, err
 	}
-	n := 0
+	n, err := e.pruneCalls(ctx)
+	if err != nil {
+		return n, err
+	}
 	for {
 		list, err := dbos.ListWorkflows(e.dbos, dbos.WithFilterName(runWorkflowName), dbos.WithFilterHasParent(false),
 			dbos.WithFilterStatus(endedStatuses...), dbos.WithFilterSortDesc(),

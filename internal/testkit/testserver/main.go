@@ -160,7 +160,8 @@
 //	                     and "testserver: unsubscribe URI" to stderr for each request
 //	-tasks-fixtures      add the tools the conformance suite's tasks-* scenarios call, as
 //	                     plain tools (tasks.go): greet {name}, slow_compute {seconds, label}
-//	                     (honours cancellation), failing_job (1 s, then isError),
+//	                     (honours cancellation), slow_lookup (the same, readOnlyHint),
+//	                     failing_job (1 s, then isError),
 //	                     protocol_error_job (1 s, then a JSON-RPC error), confirm_delete
 //	                     {filename} (one elicitation), multi_input (two at once) and
 //	                     test_tool_with_task (asks user_name, 1 s, greets it)
@@ -306,7 +307,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&c.idempotent, "idempotent", "declare idempotentHint on tool `NAME` (echo, add or slow; repeatable)")
 	fs.StringVar(&c.metaLog, "meta-log", "", "append a line `METHOD META` to this file for every request, META its _meta as JSON")
 	fs.StringVar(&c.badAnswer, "bad-answer", "", "add tool bad, answered with what the protocol does not allow: `MODE` duplicate-result, invalid-utf8, batch, two-ids or notification")
-	fs.BoolVar(&c.taskFixtures, "tasks-fixtures", false, "add the tools of the conformance suite's tasks scenarios (greet, slow_compute, failing_job, protocol_error_job, confirm_delete, multi_input, test_tool_with_task)")
+	fs.BoolVar(&c.taskFixtures, "tasks-fixtures", false, "add the tools of the conformance suite's tasks scenarios (greet, slow_compute, slow_lookup, failing_job, protocol_error_job, confirm_delete, multi_input, test_tool_with_task)")
 	fs.BoolVar(&c.subscribe, "subscribe", false, "declare resources.subscribe; write each (un)subscribe to stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -49,6 +49,17 @@ func addTaskFixtures(s *mcp.Server) {
 			}
 			return &mcp.CallToolResult{Content: text("computed %s after %gs", in.Label, in.Seconds)}, nil, nil
 		})
+	// slow_lookup is slow_compute declared read-only (readOnlyHint): a
+	// task of it interrupted by a crash is called again by recovery.
+	mcp.AddTool(s, &mcp.Tool{Name: "slow_lookup", Description: "Works seconds seconds, then answers; read-only; honours cancellation.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in slowComputeIn) (*mcp.CallToolResult, any, error) {
+			if err := pause(ctx, time.Duration(in.Seconds*float64(time.Second))); err != nil {
+				fmt.Fprintf(diag, "testserver: slow_lookup: cancelled: %v\n", context.Cause(ctx))
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: text("looked up %s after %gs", in.Label, in.Seconds)}, nil, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "failing_job", Description: "Works a second, then fails with an isError result.", InputSchema: emptyObject},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if err := pause(ctx, taskJobTime); err != nil {

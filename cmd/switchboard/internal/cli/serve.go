@@ -159,6 +159,7 @@ func (e *env) serve(ctx context.Context, listen string, stdio bool, endpoint str
 	agents := &workflowAgents{s: steps}
 	d, err := daemon.New(ctx, ln, &daemon.Options{
 		Workflows:    wfs,
+		DurableTasks: true,
 		Agents:       agents,
 		AgentRunner:  observedRunner{api.StepsRunner(steps), agents},
 		Config:       cfg,

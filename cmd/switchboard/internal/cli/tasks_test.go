@@ -67,10 +67,13 @@ func startServeProcess(t *testing.T, bin, cfg, dir string) (*exec.Cmd, string) {
 }
 
 // TestServeTasksSurviveKill: tasks live in the state database. `serve` is
-// killed with SIGKILL while one task's call is in flight, and started
-// again on the same database: tasks/get reports that task failed,
-// interrupted and not repeated (the upstream was called once), and the
-// result of a task that finished before the kill is still there.
+// killed with SIGKILL while two tasks' calls are in flight, and started
+// again on the same database: tasks/get reports the task of a tool that
+// is not idempotent failed, interrupted and not repeated (the upstream
+// was called once); the task of a read-only tool (slow_lookup,
+// readOnlyHint) is called again by recovery, once, and ends completed
+// with its result; and the result of a task that finished before the
+// kill is still there.
 func TestServeTasksSurviveKill(t *testing.T) {
 	dir := isolate(t)
 	calls := filepath.Join(dir, "calls.log")
@@ -84,10 +87,15 @@ args = ["-tasks-fixtures", "-call-log", "`+calls+`"]
 `)
 	bin := interop.Build(t, "github.com/switchboardmcp/switchboard/cmd/switchboard")
 	cmd, url := startServeProcess(t, bin, cfg, dir)
+	var createOf func(url, tool string, args map[string]any) string
 
 	create := func(args map[string]any) string {
 		t.Helper()
-		id, _ := tasktest.Create(t, url, "mcp_tk_slow_compute", args)
+		return createOf(url, "mcp_tk_slow_compute", args)
+	}
+	createOf = func(url, tool string, args map[string]any) string {
+		t.Helper()
+		id, _ := tasktest.Create(t, url, tool, args)
 		return id
 	}
 	get := func(url, id string) map[string]any {
@@ -100,9 +108,10 @@ args = ["-tasks-fixtures", "-call-log", "`+calls+`"]
 		return res, res["status"] == "completed"
 	})
 	inFlight := create(map[string]any{"seconds": 60, "label": "lost"})
-	wait.Within(t, testTimeout, "the long task's call to reach the server", func() (string, bool) {
+	lookup := createOf(url, "mcp_tk_slow_lookup", map[string]any{"seconds": 2, "label": "again"})
+	wait.Within(t, testTimeout, "the long tasks' calls to reach the server", func() (string, bool) {
 		b, _ := os.ReadFile(calls)
-		return string(b), strings.Count(string(b), "slow_compute") == 2
+		return string(b), strings.Count(string(b), "slow_compute") == 2 && strings.Count(string(b), "slow_lookup") == 1
 	})
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -121,7 +130,25 @@ args = ["-tasks-fixtures", "-call-log", "`+calls+`"]
 	if content, _ := result["content"].([]any); res["status"] != "completed" || len(content) != 1 || !strings.Contains(content[0].(map[string]any)["text"].(string), "computed kept") {
 		t.Errorf("the finished task after the restart = %v", res)
 	}
-	if b, _ := os.ReadFile(calls); strings.Count(string(b), "slow_compute") != 2 {
+	// The read-only tool's task: working (never failed) until recovery's
+	// call ends, then completed with its result.
+	wait.Within(t, testTimeout, "the read-only tool's task to be called again and complete", func() (any, bool) {
+		res := get(url, lookup)
+		if res["status"] == "failed" {
+			t.Fatalf("the read-only tool's task after the restart = %v, want it called again", res)
+		}
+		return res, res["status"] == "completed"
+	})
+	res = get(url, lookup)
+	result, _ = res["result"].(map[string]any)
+	if content, _ := result["content"].([]any); len(content) != 1 || content[0].(map[string]any)["text"] != "looked up again after 2s" {
+		t.Errorf("the recovered task = %v, want slow_lookup's result", res)
+	}
+	b, _ := os.ReadFile(calls)
+	if strings.Count(string(b), "slow_compute") != 2 {
 		t.Errorf("the server's calls: %q, want the two slow_compute calls and no repeat", b)
+	}
+	if n := strings.Count(string(b), "slow_lookup"); n != 2 {
+		t.Errorf("the server's calls: %q, want slow_lookup twice (before the kill, and by recovery), got %d", b, n)
 	}
 }
