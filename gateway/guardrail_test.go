@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/switchboardmcp/switchboard/gateway"
 	"github.com/switchboardmcp/switchboard/guardrail"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 )
 
 // TestGuardrails: the host's guardrails reach a client of the gateway over
@@ -59,6 +61,36 @@ func TestGuardrails(t *testing.T) {
 			if strings.Contains(string(b), "internal note") {
 				t.Errorf("the record holds the matched text: %s", b)
 			}
+		}
+	}
+}
+
+// TestGuardrailsInTasks: a call that outlives its request (a task, or a
+// 2026-07-28 client's bridged call) still knows its endpoint and caller:
+// a rule scoped to endpoint b rejects the result of b's task, and the
+// same task through the default endpoint completes with it.
+func TestGuardrailsInTasks(t *testing.T) {
+	chain, err := guardrail.New([]guardrail.Rule{
+		{Filter: guardrail.Deny{Patterns: []*regexp.Regexp{regexp.MustCompile(`internal`)}}, Action: guardrail.Reject, Direction: guardrail.Results, Endpoints: []string{"b"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := fixture(t, "tk", "-tasks-fixtures")
+	srv.ToolTasks = map[string]string{"slow_compute": config.TaskAlways}
+	_, base := serveWith(t, []config.Server{srv}, &host.Options{Guardrails: chain},
+		&gateway.Options{Tasks: newMemTasks(), TaskTTL: time.Hour, Endpoints: []gateway.Endpoint{gateway.DefaultEndpoint, namedEndpoint("b", nil)}}, nil)
+	for _, c := range []struct {
+		url    string
+		reject bool
+	}{{base + "/mcp", false}, {base + "/e/b/mcp", true}} {
+		id := createTask(t, c.url, "mcp_tk_slow_compute", map[string]any{"seconds": 0, "label": "internal"})
+		res := awaitTask(t, c.url, id, "the task to end", tasktest.Terminal)
+		result, _ := res["result"].(map[string]any)
+		text := contentText(t, result)
+		rejected := result["isError"] == true && strings.Contains(text, `guardrail "deny" rejected the result`)
+		if res["status"] != "completed" || rejected != c.reject || rejected == strings.Contains(text, "computed internal") {
+			t.Errorf("%s: task = %v; want it completed, rejected by b's rule: %v", c.url, res, c.reject)
 		}
 	}
 }

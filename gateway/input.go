@@ -149,8 +149,10 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 	caps := req.ClientCapabilities()
 	// The upstream call outlives this request (the client comes back with
 	// its input), so it lives on the gateway's, until a shutdown's grace
-	// is over.
-	cctx, cancel := context.WithCancel(g.requests)
+	// is over; it keeps the request's values (its endpoint, for rules
+	// scoped to one, and its caller) without its end.
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopWithGateway := context.AfterFunc(g.requests, cancel)
 	id := newID()
 	p := &pendingCall{
 		id:          id,
@@ -240,6 +242,7 @@ func (g *Gateway) callToolInput(ctx context.Context, req *mcp.CallToolRequest) (
 	go func() {
 		defer g.wg.Done()
 		p.res, p.err = g.forward(cctx, req, opts, p.notify)
+		stopWithGateway()
 		p.notify.close() // sends what is queued to the round in flight
 		close(p.done)
 		p.timer.Stop() // the call has ended: nothing left to cancel
