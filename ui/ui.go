@@ -111,6 +111,7 @@ type UI struct {
 	mux   *http.ServeMux
 	pages map[string]*template.Template
 	limit loginLimiter // failed logins per client address
+	tries history      // the try-it calls of each browser (history.go)
 
 	registries       []registry.Named
 	containerRuntime string
