@@ -119,6 +119,7 @@ func (u *UI) callTool(w http.ResponseWriter, r *http.Request) {
 	d := tryData{Name: t.Name, Fields: fieldsOf(t.Tool.InputSchema)}
 	args, ok := argumentsOf(d.Fields, r.PostForm)
 	if !ok {
+		d.History = u.tries.of(browserOf(r), t.Name)
 		u.render(w, http.StatusUnprocessableEntity, "tool", "try", d)
 		return
 	}
