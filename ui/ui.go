@@ -25,7 +25,9 @@
 //     its schema and a "try it" form generated from its input schema,
 //     with each validation error next to its field and the result
 //     rendered (text, JSON, images, audio, resource links and embedded
-//     resources).
+//     resources), the equivalent `switchboard call` command line, and
+//     this browser's last calls of the tool, each to run again or load
+//     into the form (history.go: in memory, per browser, bounded).
 //   - /tools/changes: the tool definitions held for approval (a pinned
 //     definition that changed, a new one under pin = "approve", one the
 //     scanner held), each with why, since when and its diff, and an
