@@ -153,6 +153,14 @@ func TestBrowser(t *testing.T) {
 	do(t, ctx, "call echo without its text", chromedp.Evaluate[chromedp.Void](`document.querySelector('#arg-0').value = ''`), chromedp.Click(`#try-submit`))
 	poll(t, ctx, "required, next to the field", `document.querySelector('#arg-0-err')?.textContent.includes('required') && document.querySelector('#result') === null`)
 
+	// A tool that asks during the call: its question is a form on the
+	// page; the answer goes back to it, and its result says so.
+	do(t, ctx, "call elicit", chromedp.Navigate(s.url+"/tools/mcp_a_elicit"), chromedp.WaitVisible(`#try-submit`), chromedp.Click(`#try-submit`))
+	// Not poll: the call is an htmx request until the question is answered.
+	do(t, ctx, "the question's form", chromedp.WaitVisible(`#ask-form #ask-1`))
+	do(t, ctx, "answer it", chromedp.SetValue(`#ask-form #ask-1`, "Grace"), chromedp.Click(`#ask-accept`))
+	poll(t, ctx, "the answer reached the tool", `document.querySelector('#result')?.textContent.includes('"name": "Grace"') && document.querySelector('#ask-form') === null`)
+
 	// The content tool's image is shown inline (img-src data:).
 	do(t, ctx, "call content", chromedp.Navigate(s.url+"/tools/mcp_a_content"), chromedp.WaitVisible(`#try-submit`), chromedp.Click(`#try-submit`))
 	poll(t, ctx, "the image is decoded", `(() => { const i = document.querySelector('#result img'); return i !== null && i.complete && i.naturalWidth > 0 })()`)

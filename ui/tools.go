@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,8 @@ func (u *UI) toolRoutes() {
 	u.mux.HandleFunc("GET /tools/{name}", u.toolPage)
 	u.mux.HandleFunc("POST /tools/{name}/call", u.callTool)
 	u.mux.HandleFunc("POST /tools/{name}/history/{id}", u.rerunTool)
+	u.mux.HandleFunc("GET /tools/{name}/ask", u.askPoll)
+	u.mux.HandleFunc("POST /tools/{name}/ask/{id}", u.askAnswer)
 }
 
 type toolsPageData struct {
@@ -63,6 +66,7 @@ type toolPageData struct {
 	Tool   host.Tool
 	Schema string
 	Try    tryData
+	Ask    askData
 }
 
 // tryData is the "try it" form and, once called, its result, the
@@ -90,7 +94,9 @@ func (u *UI) toolPage(w http.ResponseWriter, r *http.Request) {
 	}
 	sch, _ := json.MarshalIndent(t.Tool.InputSchema, "", "  ")
 	d := tryData{Name: t.Name, Fields: fieldsOf(t.Tool.InputSchema)}
-	browser := browserOf(r)
+	// Named now, not by the first call: the page's poll for a question
+	// asked during that call must already carry the cookie.
+	browser := browserFor(w, r)
 	// ?from=ID loads a call of the history into the form.
 	if from, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64); err == nil {
 		if e, ok := u.tries.get(browser, from); ok && e.Tool == t.Name && e.Args != nil {
@@ -99,7 +105,7 @@ func (u *UI) toolPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.History = u.tries.of(browser, t.Name)
-	u.render(w, http.StatusOK, "tool", "layout", toolPageData{chrome{"Tool " + t.Name, "tools"}, t, string(sch), d})
+	u.render(w, http.StatusOK, "tool", "layout", toolPageData{chrome{"Tool " + t.Name, "tools"}, t, string(sch), d, askData{Tool: t.Name}})
 }
 
 func (u *UI) callTool(w http.ResponseWriter, r *http.Request) {
@@ -158,7 +164,11 @@ func (u *UI) rerunTool(w http.ResponseWriter, r *http.Request) {
 func (u *UI) try(w http.ResponseWriter, r *http.Request, h *host.Host, d tryData, args json.RawMessage) {
 	browser := browserFor(w, r)
 	start := time.Now()
-	res, err := h.CallTool(r.Context(), d.Name, args, nil)
+	res, err := h.CallTool(r.Context(), d.Name, args, &host.CallOptions{
+		Elicitation: func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return u.asks.ask(ctx, browser, d.Name, server, p)
+		},
+	})
 	e := histEntry{Tool: d.Name, At: start, Took: time.Since(start)}
 	var secrets []string
 	for _, f := range d.Fields {
