@@ -7,7 +7,7 @@ package ui
 // into the form (GET /tools/{name}?from={id}).
 //
 // A history belongs to one browser: the cookie switchboard_try names it (a
-// random id, HttpOnly, SameSite=Strict, set by the first call). Not the
+// random id, HttpOnly, SameSite=Strict, set by a tool's page or the first call). Not the
 // login's session cookie: that one is derived from the token, the same in
 // every browser signed in with it, and there is none on a loopback daemon
 // without a token. It is kept in memory, never written anywhere, and gone
