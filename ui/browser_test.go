@@ -56,7 +56,8 @@ func row(id string) string { return fmt.Sprintf(`tr[data-server=%q]`, id) }
 // the login page's stylesheet and script load), first with scripts off (a
 // plain form post) and then with them; add a server
 // (by keyboard), see it connect and its tools appear, try a tool and see
-// its result, approve a held tool definition (by keyboard), remove the
+// its result and its command line, replay the call from the history (a
+// second entry, the same arguments) and load it into the form, approve a held tool definition (by keyboard), remove the
 // server; start a workflow, answer its gate and
 // see the run complete; see a crashing server's state change on
 // the open page, with no reload; and read every page at a desktop's and a
@@ -131,9 +132,34 @@ func TestBrowser(t *testing.T) {
 		chromedp.SendKeys(`#arg-0`, "hello from the browser"),
 		chromedp.Click(`#try-submit`))
 	poll(t, ctx, "the result is shown", `document.querySelector('#result')?.textContent.includes('hello from the browser')`)
+	// The same call on the command line, and in this browser's history;
+	// run it again from there: a second entry, with the same arguments.
+	poll(t, ctx, "the command line and the history's entry", `document.querySelector('#command')?.textContent === "switchboard call mcp_b_echo --args '{\"text\":\"hello from the browser\"}'" &&
+		document.querySelectorAll('#history .history-entry').length === 1`)
+	do(t, ctx, "run it again from the history", chromedp.Click(`#history .history-entry button.rerun`))
+	poll(t, ctx, "a second entry with the same arguments", `(() => { const e = [...document.querySelectorAll('#history .history-entry')];
+		return e.length === 2 && e[0].dataset.call !== e[1].dataset.call &&
+			e.every(x => x.querySelector('code.args').textContent === '{"text":"hello from the browser"}') &&
+			document.querySelector('#loaded-from') !== null && document.querySelector('#result').textContent.includes('hello from the browser') })()`)
+	// Load the first call into the form: a page whose field holds its text.
+	// (Followed by Navigate, which waits for the page to load.)
+	load, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#history .history-entry:last-child a.load').getAttribute('href')`))
+	if err != nil || !strings.HasPrefix(load, "/tools/mcp_b_echo?from=") {
+		t.Fatalf("the first call's Load into the form: %q, %v", load, err)
+	}
+	do(t, ctx, "load the first call into the form", chromedp.Navigate(s.url+load), chromedp.WaitVisible(`#try-form`))
+	poll(t, ctx, "the form holds the call's text", `document.querySelector('#loaded-from') !== null && document.querySelector('#result') === null && document.querySelector('#arg-0')?.value === 'hello from the browser'`)
 	// A required field left empty: the error is next to it, nothing called.
 	do(t, ctx, "call echo without its text", chromedp.Evaluate[chromedp.Void](`document.querySelector('#arg-0').value = ''`), chromedp.Click(`#try-submit`))
 	poll(t, ctx, "required, next to the field", `document.querySelector('#arg-0-err')?.textContent.includes('required') && document.querySelector('#result') === null`)
+
+	// A tool that asks during the call: its question is a form on the
+	// page; the answer goes back to it, and its result says so.
+	do(t, ctx, "call elicit", chromedp.Navigate(s.url+"/tools/mcp_a_elicit"), chromedp.WaitVisible(`#try-submit`), chromedp.Click(`#try-submit`))
+	// Not poll: the call is an htmx request until the question is answered.
+	do(t, ctx, "the question's form", chromedp.WaitVisible(`#ask-form #ask-1`))
+	do(t, ctx, "answer it", chromedp.SetValue(`#ask-form #ask-1`, "Grace"), chromedp.Click(`#ask-accept`))
+	poll(t, ctx, "the answer reached the tool", `document.querySelector('#result')?.textContent.includes('"name": "Grace"') && document.querySelector('#ask-form') === null`)
 
 	// The content tool's image is shown inline (img-src data:).
 	do(t, ctx, "call content", chromedp.Navigate(s.url+"/tools/mcp_a_content"), chromedp.WaitVisible(`#try-submit`), chromedp.Click(`#try-submit`))
@@ -168,10 +194,11 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The Usage page, from the menu: b's echo call is counted there.
+	// The Usage page, from the menu: b's echo calls (the try and its run
+	// again) are counted there.
 	do(t, ctx, "open Usage from the menu", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(`nav a[href="/usage"]`),
 		chromedp.Click(`nav a[href="/usage"]`), chromedp.WaitVisible(`#usage-calls`))
-	poll(t, ctx, "b's echo call is counted", `document.querySelector('tr[data-usage="b/echo"] td:nth-of-type(2)')?.textContent === '1'`)
+	poll(t, ctx, "b's echo calls are counted", `document.querySelector('tr[data-usage="b/echo"] td:nth-of-type(2)')?.textContent === '2'`)
 
 	// Known calls, then their charts: a's add three times, its fail once
 	// (an error). The calls chart of each tool, by its link in the table,

@@ -75,6 +75,13 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
 	c := u.sessionCookie(r, "")
 	c.MaxAge = -1
 	http.SetCookie(w, c)
+	// And this browser's try-it history, which is the person's.
+	if id := browserOf(r); id != "" {
+		u.tries.forget(id)
+		h := historyCookieOf(r, "")
+		h.MaxAge = -1
+		http.SetCookie(w, h)
+	}
 	redirect(w, r, "/login")
 }
 

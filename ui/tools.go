@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,6 +24,9 @@ func (u *UI) toolRoutes() {
 	u.mux.HandleFunc("GET /tools", u.toolsPage)
 	u.mux.HandleFunc("GET /tools/{name}", u.toolPage)
 	u.mux.HandleFunc("POST /tools/{name}/call", u.callTool)
+	u.mux.HandleFunc("POST /tools/{name}/history/{id}", u.rerunTool)
+	u.mux.HandleFunc("GET /tools/{name}/ask", u.askPoll)
+	u.mux.HandleFunc("POST /tools/{name}/ask/{id}", u.askAnswer)
 }
 
 type toolsPageData struct {
@@ -61,15 +66,20 @@ type toolPageData struct {
 	Tool   host.Tool
 	Schema string
 	Try    tryData
+	Ask    askData
 }
 
-// tryData is the "try it" form and, once called, its result.
+// tryData is the "try it" form and, once called, its result, the
+// equivalent command line and this browser's history of the tool's calls.
 type tryData struct {
 	Name    string
 	Fields  []field
 	General []string
 	Result  *result
 	Called  bool
+	Command string
+	History []histEntry
+	From    int64 // the history entry the form was loaded from, 0 for none
 }
 
 func (u *UI) toolPage(w http.ResponseWriter, r *http.Request) {
@@ -83,8 +93,19 @@ func (u *UI) toolPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sch, _ := json.MarshalIndent(t.Tool.InputSchema, "", "  ")
-	u.render(w, http.StatusOK, "tool", "layout", toolPageData{chrome{"Tool " + t.Name, "tools"}, t, string(sch),
-		tryData{Name: t.Name, Fields: fieldsOf(t.Tool.InputSchema)}})
+	d := tryData{Name: t.Name, Fields: fieldsOf(t.Tool.InputSchema)}
+	// Named now, not by the first call: the page's poll for a question
+	// asked during that call must already carry the cookie.
+	browser := browserFor(w, r)
+	// ?from=ID loads a call of the history into the form.
+	if from, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64); err == nil {
+		if e, ok := u.tries.get(browser, from); ok && e.Tool == t.Name && e.Args != nil {
+			fill(d.Fields, e.Args)
+			d.From = e.ID
+		}
+	}
+	d.History = u.tries.of(browser, t.Name)
+	u.render(w, http.StatusOK, "tool", "layout", toolPageData{chrome{"Tool " + t.Name, "tools"}, t, string(sch), d, askData{Tool: t.Name}})
 }
 
 func (u *UI) callTool(w http.ResponseWriter, r *http.Request) {
@@ -104,10 +125,64 @@ func (u *UI) callTool(w http.ResponseWriter, r *http.Request) {
 	d := tryData{Name: t.Name, Fields: fieldsOf(t.Tool.InputSchema)}
 	args, ok := argumentsOf(d.Fields, r.PostForm)
 	if !ok {
+		d.History = u.tries.of(browserOf(r), t.Name)
 		u.render(w, http.StatusUnprocessableEntity, "tool", "try", d)
 		return
 	}
-	res, err := h.CallTool(r.Context(), t.Name, args, nil)
+	u.try(w, r, h, d, args)
+}
+
+// rerunTool calls a tool again with the arguments of a call of this
+// browser's history, and shows them in the form.
+func (u *UI) rerunTool(w http.ResponseWriter, r *http.Request) {
+	h := u.hostOr(w)
+	if h == nil {
+		return
+	}
+	t, ok := h.Tool(r.PathValue("name"))
+	if !ok {
+		http.Error(w, "no tool "+strconv.Quote(r.PathValue("name")), http.StatusNotFound)
+		return
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	e, found := u.tries.get(browserOf(r), id)
+	if err != nil || !found || e.Tool != t.Name {
+		http.Error(w, "no call "+strconv.Quote(r.PathValue("id"))+" of "+t.Name+" in this browser's history (it keeps the last "+strconv.Itoa(historyPerSession)+" calls, until the daemon restarts)", http.StatusNotFound)
+		return
+	}
+	if e.Args == nil {
+		http.Error(w, "the arguments of call "+r.PathValue("id")+" were larger than "+strconv.Itoa(historyArgsMax)+" bytes and not kept", http.StatusUnprocessableEntity)
+		return
+	}
+	d := tryData{Name: t.Name, Fields: fieldsOf(t.Tool.InputSchema), From: e.ID}
+	fill(d.Fields, e.Args)
+	u.try(w, r, h, d, e.Args)
+}
+
+// try calls the tool of d with args, records the call in the browser's
+// history and renders the form with its result.
+func (u *UI) try(w http.ResponseWriter, r *http.Request, h *host.Host, d tryData, args json.RawMessage) {
+	browser := browserFor(w, r)
+	start := time.Now()
+	res, err := h.CallTool(r.Context(), d.Name, args, &host.CallOptions{
+		Elicitation: func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return u.asks.ask(ctx, browser, d.Name, server, p)
+		},
+	})
+	e := histEntry{Tool: d.Name, At: start, Took: time.Since(start)}
+	var secrets []string
+	for _, f := range d.Fields {
+		if f.Secret {
+			secrets = append(secrets, f.Name)
+		}
+	}
+	if len(args) <= historyArgsMax {
+		e.Args = args
+	}
+	e.ArgsText = cut(maskArgs(args, secrets), historySummaryMax)
+	e.Command = CallCommand(d.Name, args, secrets)
+	d.Command = e.Command
+	status := http.StatusOK
 	if err != nil {
 		var ve *schema.ValidationError
 		if errors.As(err, &ve) {
@@ -115,11 +190,17 @@ func (u *UI) callTool(w http.ResponseWriter, r *http.Request) {
 		} else {
 			d.General = []string{err.Error()}
 		}
-		u.render(w, daemon.StatusOf(err), "tool", "try", d)
-		return
+		e.IsError, e.Summary = true, cut(err.Error(), historySummaryMax)
+		status = daemon.StatusOf(err)
+	} else {
+		d.Called, d.Result = true, resultOf(res)
+		e.IsError, e.Summary = res.IsError, summaryOf(d.Result)
 	}
-	d.Called, d.Result = true, resultOf(res)
-	u.render(w, http.StatusOK, "tool", "try", d)
+	e.Summary = h.Redactor().Redact(e.Summary)
+	e.ArgsText = h.Redactor().Redact(e.ArgsText)
+	u.tries.add(browser, e)
+	d.History = u.tries.of(browser, d.Name)
+	u.render(w, status, "tool", "try", d)
 }
 
 // --- the form a schema makes
@@ -146,6 +227,7 @@ type field struct {
 	Options     []option // kindEnum
 	Value       string   // as submitted
 	Errors      []string
+	Secret      bool // format "password" or writeOnly: typed hidden, masked in a command line and the history
 }
 
 type option struct {
@@ -186,12 +268,15 @@ func fieldsOf(inputSchema any) []field {
 			Enum        []json.RawMessage `json:"enum"`
 			Title       string            `json:"title"`
 			Description string            `json:"description"`
+			Format      string            `json:"format"`
+			WriteOnly   bool              `json:"writeOnly"`
 			Items       *struct {
 				Type any `json:"type"`
 			} `json:"items"`
 		}
 		json.Unmarshal(s.Properties[n], &p)
-		f := field{Name: n, ID: "arg-" + strconv.Itoa(i), Required: slices.Contains(s.Required, n), Title: p.Title, Description: p.Description}
+		f := field{Name: n, ID: "arg-" + strconv.Itoa(i), Required: slices.Contains(s.Required, n), Title: p.Title, Description: p.Description,
+			Secret: p.Format == "password" || p.WriteOnly}
 		switch t := typeOf(p.Type); {
 		case len(p.Enum) > 0:
 			f.Kind = kindEnum
@@ -302,6 +387,41 @@ func argumentsOf(fields []field, form map[string][]string) (json.RawMessage, boo
 	}
 	b, _ := json.Marshal(args)
 	return b, true
+}
+
+// fill sets the fields' values from args, as argumentsOf would read them
+// back: the inverse of argumentsOf, for a call loaded from the history.
+func fill(fields []field, args json.RawMessage) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return
+	}
+	for i := range fields {
+		f := &fields[i]
+		v, ok := m[f.Name]
+		if !ok || f.Secret { // a secret is typed again, never written into a page
+			continue
+		}
+		switch f.Kind {
+		case kindString:
+			json.Unmarshal(v, &f.Value)
+		case kindEnum:
+			for j := range f.Options {
+				if compactJSON(string(f.Options[j].JSON)) == compactJSON(string(v)) {
+					f.Options[j].Sel, f.Value = true, f.Options[j].Value
+				}
+			}
+		case kindStrings:
+			var ss []string
+			if json.Unmarshal(v, &ss) == nil {
+				f.Value = strings.Join(ss, "\n")
+			}
+		case kindJSON:
+			f.Value = indent(v)
+		default:
+			f.Value = string(v)
+		}
+	}
 }
 
 // placeProblems puts each problem of a validation error next to the field

@@ -25,7 +25,11 @@
 //     its schema and a "try it" form generated from its input schema,
 //     with each validation error next to its field and the result
 //     rendered (text, JSON, images, audio, resource links and embedded
-//     resources).
+//     resources), the equivalent `switchboard call` command line, and
+//     this browser's last calls of the tool, each to run again or load
+//     into the form (history.go: in memory, per browser, bounded); a
+//     question the tool asks during the call is a form on the page
+//     (ask.go), its answer sent back to the call.
 //   - /tools/changes: the tool definitions held for approval (a pinned
 //     definition that changed, a new one under pin = "approve", one the
 //     scanner held), each with why, since when and its diff, and an
@@ -111,6 +115,8 @@ type UI struct {
 	mux   *http.ServeMux
 	pages map[string]*template.Template
 	limit loginLimiter // failed logins per client address
+	tries history      // the try-it calls of each browser (history.go)
+	asks  asks         // the question a try waits on, of each browser (ask.go)
 
 	registries       []registry.Named
 	containerRuntime string
