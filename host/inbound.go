@@ -79,8 +79,12 @@ func (s *server) relist(ctx context.Context) error {
 		s.mu.Unlock()
 		return errNotReady
 	}
+	was := s.tools
 	s.tools, s.listed = tools, true
 	s.mu.Unlock()
+	added, removed, changed := toolsDiff(was, tools)
+	s.hist.incident(Incident{Kind: IncidentToolsChanged, Reason: "the server announced tools/list_changed",
+		Added: added, Removed: removed, Changed: changed})
 	s.h.catalogMu.Lock()
 	s.h.rebuildCatalog()
 	s.h.catalogMu.Unlock()
