@@ -28,6 +28,7 @@ func (u *UI) serverRoutes() {
 	u.mux.HandleFunc("POST /servers/{id}/{op}", u.serverOp)
 	u.mux.HandleFunc("GET /servers/{id}/resource", u.readResource)
 	u.mux.HandleFunc("GET /servers/{id}/remove", u.removeButton)
+	u.mux.HandleFunc("GET /servers/{id}/history", u.serverHistory)
 }
 
 // removeButton answers the Remove button's first press (?confirm=1): the
@@ -383,6 +384,7 @@ type serverPageData struct {
 	Form      form // the edit form of a run-time server
 	Saved     string
 	Held      int // its tool definitions held for approval
+	History   historyData
 }
 
 func (u *UI) serverData(r *http.Request, id string) (serverPageData, error) {
@@ -395,6 +397,9 @@ func (u *UI) serverData(r *http.Request, id string) (serverPageData, error) {
 		p.Form = formOfEntry(id, m.Config)
 	}
 	p.Held = u.heldCount(r.Context(), id)
+	if hs, err := u.d.ServerHistory(r.Context(), id); err == nil {
+		p.History = historyOf(id, transportOf(m), hs)
+	}
 	h := u.d.Host()
 	if h == nil || m.Status == nil {
 		return p, nil

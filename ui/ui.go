@@ -272,6 +272,7 @@ var funcs = template.FuncMap{
 	"indent": indent,
 	"millis": millis,
 	"last":   func(ts []chartTick) int { return len(ts) - 1 },
+	"stamp":  stamp,
 }
 
 // hashOf is a short digest of what a page shows, for its poll to say

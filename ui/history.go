@@ -1,0 +1,106 @@
+package ui
+
+// A server's history on its page (issue 32 §2, why a server misbehaves):
+// its recent stderr lines and its incidents (host.History), redrawn while
+// the page is open by a poll of /servers/{id}/history that answers 204
+// while nothing changed, as a run's page does.
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/switchboardmcp/switchboard/daemon"
+	"github.com/switchboardmcp/switchboard/host"
+)
+
+// historyData is the server page's history fragment.
+type historyData struct {
+	ID        string
+	Sig       string // what it shows, hashed: the poll's ?sig
+	Stderr    []host.StderrLine
+	Incidents []incidentRow // newest first
+	Dropped   int           // stderr lines that fell out of the bound
+	Transport string        // the server's; stderr is a stdio server's alone
+}
+
+// incidentRow is an incident as the page lists it.
+type incidentRow struct {
+	Time   string
+	Kind   string
+	Text   string // what happened, in words
+	Reason string
+	Held   bool // a held tool definition: links to the changes to approve
+}
+
+var incidentText = map[host.IncidentKind]string{
+	host.IncidentLost:          "Connection lost; restarting",
+	host.IncidentRestartFailed: "Restart failed; trying again",
+	host.IncidentRestarted:     "Restarted",
+	host.IncidentFailed:        "Failed; not restarted until asked",
+	host.IncidentCircuitOpen:   "Circuit breaker opened",
+	host.IncidentToolsChanged:  "Tool list changed",
+	host.IncidentToolHeld:      "Tool definition held for approval",
+}
+
+// historyOf is the fragment for a server's history.
+func historyOf(id, transport string, hs host.History) historyData {
+	d := historyData{ID: id, Stderr: hs.Stderr, Dropped: hs.StderrDropped, Transport: transport}
+	for i := len(hs.Incidents) - 1; i >= 0; i-- {
+		in := hs.Incidents[i]
+		r := incidentRow{Time: stamp(in.Time), Kind: string(in.Kind), Text: incidentText[in.Kind], Reason: in.Reason}
+		if r.Text == "" {
+			r.Text = string(in.Kind)
+		}
+		switch in.Kind {
+		case host.IncidentToolsChanged:
+			r.Text += fmt.Sprintf(": %d added, %d removed, %d changed", in.Added, in.Removed, in.Changed)
+		case host.IncidentToolHeld:
+			r.Text += ": " + in.Tool
+			r.Held = true
+		}
+		d.Incidents = append(d.Incidents, r)
+	}
+	last := func(n int, t func() time.Time) string {
+		if n == 0 {
+			return ""
+		}
+		return t().Format(time.RFC3339Nano)
+	}
+	d.Sig = hashOf(id,
+		fmt.Sprint(len(hs.Stderr)+hs.StderrDropped), last(len(hs.Stderr), func() time.Time { return hs.Stderr[len(hs.Stderr)-1].Time }),
+		fmt.Sprint(len(hs.Incidents)+hs.IncidentsDropped), last(len(hs.Incidents), func() time.Time { return hs.Incidents[len(hs.Incidents)-1].Time }))
+	return d
+}
+
+// stamp is a time as the history shows it: UTC, to the second.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
+
+// serverHistory answers the history's poll: the fragment, or 204 when it
+// would show what the page has (?sig).
+func (u *UI) serverHistory(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	m, err := u.d.GetServer(r.Context(), id)
+	if err != nil {
+		http.Error(w, err.Error(), daemon.StatusOf(err))
+		return
+	}
+	hs, err := u.d.ServerHistory(r.Context(), id)
+	if err != nil {
+		http.Error(w, err.Error(), daemon.StatusOf(err))
+		return
+	}
+	d := historyOf(id, transportOf(m), hs)
+	if r.URL.Query().Get("sig") == d.Sig {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	u.render(w, http.StatusOK, "server", "history", d)
+}
+
+func transportOf(m daemon.ManagedServer) string {
+	if m.Status == nil {
+		return ""
+	}
+	return string(m.Status.Transport)
+}
