@@ -241,7 +241,8 @@ func TestBrowser(t *testing.T) {
 
 	// d's page shows its stderr, its secret redacted; d crashes while the
 	// page is open, and the page shows, with no reload, the loss with the
-	// child's last words, the restart, and the new child's stderr.
+	// child's last words, the restart (and its count), and the new
+	// child's stderr.
 	do(t, ctx, "d's page", chromedp.Navigate(s.url+"/servers/d"), chromedp.WaitVisible(`#server-history`))
 	poll(t, ctx, "d's stderr, redacted, and no incident", `document.querySelector('#server-stderr')?.textContent.includes('CANARY=[REDACTED]') &&
 		document.querySelector('#server-incidents') === null`)
@@ -254,6 +255,7 @@ func TestBrowser(t *testing.T) {
 		const err = document.querySelector('#server-stderr')?.textContent ?? '';
 		return window.notReloaded === true && lost !== null && lost.textContent.includes('exiting with status 3') &&
 			document.querySelector('#server-incidents tr[data-incident="restarted"]') !== null &&
+			document.querySelector('#server-restarts').textContent === '1' && document.querySelector('#state-64.state-ready') !== null &&
 			err.includes('testserver: -crash-on-call: exiting with status 3') && err.split('CANARY=[REDACTED]').length === 3
 	})()`)
 	shoot(t, ctx, "ui-server.png")

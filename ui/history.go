@@ -3,7 +3,8 @@ package ui
 // A server's history on its page (issue 32 §2, why a server misbehaves):
 // its recent stderr lines and its incidents (host.History), redrawn while
 // the page is open by a poll of /servers/{id}/history that answers 204
-// while nothing changed, as a run's page does.
+// while nothing changed, as a run's page does; its answer also redraws
+// the page's state and restart count, out of band.
 
 import (
 	"fmt"
@@ -22,6 +23,11 @@ type historyData struct {
 	Incidents []incidentRow // newest first
 	Dropped   int           // stderr lines that fell out of the bound
 	Transport string        // the server's; stderr is a stdio server's alone
+	// Row and Restarts are its state and restart count; with OOB (the
+	// poll's answer) they replace the page's, out of band.
+	Row      serverRow
+	Restarts int
+	OOB      bool
 }
 
 // incidentRow is an incident as the page lists it.
@@ -44,8 +50,12 @@ var incidentText = map[host.IncidentKind]string{
 }
 
 // historyOf is the fragment for a server's history.
-func historyOf(id, transport string, hs host.History) historyData {
-	d := historyData{ID: id, Stderr: hs.Stderr, Dropped: hs.StderrDropped, Transport: transport}
+func historyOf(m daemon.ManagedServer, hs host.History) historyData {
+	id := m.ID
+	d := historyData{ID: id, Stderr: hs.Stderr, Dropped: hs.StderrDropped, Row: rowOf(m)}
+	if m.Status != nil {
+		d.Transport, d.Restarts = string(m.Status.Transport), m.Status.Restarts
+	}
 	for i := len(hs.Incidents) - 1; i >= 0; i-- {
 		in := hs.Incidents[i]
 		r := incidentRow{Time: stamp(in.Time), Kind: string(in.Kind), Text: incidentText[in.Kind], Reason: in.Reason}
@@ -67,7 +77,9 @@ func historyOf(id, transport string, hs host.History) historyData {
 		}
 		return t().Format(time.RFC3339Nano)
 	}
-	d.Sig = hashOf(id,
+	// Not its uptime, which changes each second: the state, what it is
+	// doing, its error and restarts redraw it.
+	d.Sig = hashOf(id, d.Row.State, d.Row.Detail, d.Row.Error, fmt.Sprint(d.Restarts),
 		fmt.Sprint(len(hs.Stderr)+hs.StderrDropped), last(len(hs.Stderr), func() time.Time { return hs.Stderr[len(hs.Stderr)-1].Time }),
 		fmt.Sprint(len(hs.Incidents)+hs.IncidentsDropped), last(len(hs.Incidents), func() time.Time { return hs.Incidents[len(hs.Incidents)-1].Time }))
 	return d
@@ -90,17 +102,11 @@ func (u *UI) serverHistory(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
-	d := historyOf(id, transportOf(m), hs)
+	d := historyOf(m, hs)
 	if r.URL.Query().Get("sig") == d.Sig {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	d.OOB, d.Row.OOB = true, true
 	u.render(w, http.StatusOK, "server", "history", d)
-}
-
-func transportOf(m daemon.ManagedServer) string {
-	if m.Status == nil {
-		return ""
-	}
-	return string(m.Status.Transport)
 }

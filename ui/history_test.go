@@ -49,7 +49,7 @@ func TestServerHistoryPage(t *testing.T) {
 		// for its environment too.
 		return frag, status == http.StatusOK && strings.Contains(frag, `data-incident="restarted"`) && strings.Count(frag, "CANARY=[REDACTED]") == 2
 	})
-	for _, want := range []string{`data-incident="lost"`, "Connection lost; restarting", "exiting with status 3", "testserver: -crash-on-call: exiting with status 3"} {
+	for _, want := range []string{`<dd id="server-restarts" hx-swap-oob="true">1</dd>`, `id="state-63" class="state state-ready" hx-swap-oob="true"`, `data-incident="lost"`, "Connection lost; restarting", "exiting with status 3", "testserver: -crash-on-call: exiting with status 3"} {
 		if !strings.Contains(frag, want) {
 			t.Errorf("the history after the crash lacks %q\n%s", want, frag)
 		}

@@ -398,7 +398,7 @@ func (u *UI) serverData(r *http.Request, id string) (serverPageData, error) {
 	}
 	p.Held = u.heldCount(r.Context(), id)
 	if hs, err := u.d.ServerHistory(r.Context(), id); err == nil {
-		p.History = historyOf(id, transportOf(m), hs)
+		p.History = historyOf(m, hs)
 	}
 	h := u.d.Host()
 	if h == nil || m.Status == nil {
