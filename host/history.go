@@ -44,7 +44,8 @@ const (
 	// IncidentCircuitOpen: the server's circuit breaker opened.
 	IncidentCircuitOpen IncidentKind = "circuit-open"
 	// IncidentToolsChanged: the server announced tools/list_changed and
-	// its tools were read again (Added, Removed, Changed count them).
+	// its tools were read again (Added, Removed, Changed count them), or
+	// a refresh asked for (Host.RefreshTools) found them changed.
 	IncidentToolsChanged IncidentKind = "tools-changed"
 	// IncidentToolHeld: one of its tool definitions is held until a
 	// person approves it (Tool; the reason says why).
@@ -185,6 +186,10 @@ func toolsDiff(was, now []discovered) (added, removed, changed int) {
 	}
 	return added, len(old), changed
 }
+
+// refreshAsked is the reason of a tool-list change found by
+// Host.RefreshTools.
+const refreshAsked = "its tools were read again when asked (refresh)"
 
 // noteIncident keeps the incident a change of state from was to st (with
 // err, redacted already) is, if any. s.mu is held.

@@ -17,7 +17,8 @@ import (
 // TestHistory: a server that prints its secret and crashes has, in its
 // history, its stderr lines (the secret redacted), the connection lost
 // with its reason and the restart; a server whose calls time out has its
-// circuit's opening; a rug pull has its tool-list change.
+// circuit's opening; a rug pull has its tool-list change (a refresh that
+// changes nothing has none).
 func TestHistory(t *testing.T) {
 	canary := interop.NewCanary(t)
 	t.Setenv("SWITCHBOARD_SECRET_CANARY", canary)
@@ -81,6 +82,13 @@ func TestHistory(t *testing.T) {
 	}, "rug's tool-list change")
 	if in := hs.Incidents[0]; in.Kind != host.IncidentToolsChanged || in.Changed != 1 || in.Added != 0 || in.Removed != 0 {
 		t.Errorf("rug's incident = %+v, want tools-changed, 1 changed", in)
+	}
+	// A refresh that finds nothing changed is no incident.
+	if err := h.RefreshTools(ctx, "rug"); err != nil {
+		t.Fatal(err)
+	}
+	if hs, _ = h.History("rug"); len(hs.Incidents) != 1 {
+		t.Errorf("rug's incidents after a refresh that changed nothing = %+v, want the one", hs.Incidents)
 	}
 
 	if _, err := h.History("nope"); !errors.Is(err, host.ErrUnknownServer) {

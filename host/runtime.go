@@ -129,7 +129,7 @@ func (h *Host) RefreshTools(ctx context.Context, id string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	err = s.relist(ctx)
+	err = s.relist(ctx, refreshAsked)
 	if errors.Is(err, errNotReady) {
 		return fmt.Errorf("server %q: %w: it is %s", id, ErrUnavailable, s.status().State)
 	}
