@@ -7,12 +7,16 @@ package ui
 // the page's state and restart count, out of band.
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/host"
+	"github.com/switchboardmcp/switchboard/toolpin"
 )
 
 // historyData is the server page's history fragment.
@@ -83,6 +87,36 @@ func historyOf(m daemon.ManagedServer, hs host.History) historyData {
 		fmt.Sprint(len(hs.Stderr)+hs.StderrDropped), last(len(hs.Stderr), func() time.Time { return hs.Stderr[len(hs.Stderr)-1].Time }),
 		fmt.Sprint(len(hs.Incidents)+hs.IncidentsDropped), last(len(hs.Incidents), func() time.Time { return hs.Incidents[len(hs.Incidents)-1].Time }))
 	return d
+}
+
+// pinRow is a trusted tool definition as a server's page lists it.
+type pinRow struct {
+	Tool, Since, By string
+}
+
+// shownPins bounds the pinned definitions a server's page lists.
+const shownPins = 100
+
+// pins returns a server's trusted tool definitions, by tool name (at
+// most shownPins), and how many more there are. A failure to read them
+// leaves them out (and is logged).
+func (u *UI) pins(ctx context.Context, id string) ([]pinRow, int) {
+	ex, err := u.d.ExportPins(ctx, id)
+	if err != nil {
+		u.log.Warn("ui: reading the pinned tool definitions", "server", id, "err", err)
+		return nil, 0
+	}
+	ps := ex.Pins
+	slices.SortFunc(ps, func(a, b toolpin.Pin) int { return strings.Compare(a.Tool, b.Tool) })
+	var rows []pinRow
+	for _, p := range ps[:min(len(ps), shownPins)] {
+		r := pinRow{Tool: p.Tool, By: p.PinnedBy}
+		if !p.PinnedAt.IsZero() {
+			r.Since = stamp(p.PinnedAt)
+		}
+		rows = append(rows, r)
+	}
+	return rows, len(ps) - len(rows)
 }
 
 // stamp is a time as the history shows it: UTC, to the second.

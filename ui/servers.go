@@ -384,6 +384,10 @@ type serverPageData struct {
 	Form      form // the edit form of a run-time server
 	Saved     string
 	Held      int // its tool definitions held for approval
+	// Pins are its trusted tool definitions (at most shownPins, by tool
+	// name); PinsMore how many more there are.
+	Pins     []pinRow
+	PinsMore int
 	History   historyData
 }
 
@@ -397,6 +401,7 @@ func (u *UI) serverData(r *http.Request, id string) (serverPageData, error) {
 		p.Form = formOfEntry(id, m.Config)
 	}
 	p.Held = u.heldCount(r.Context(), id)
+	p.Pins, p.PinsMore = u.pins(r.Context(), id)
 	if hs, err := u.d.ServerHistory(r.Context(), id); err == nil {
 		p.History = historyOf(m, hs)
 	}

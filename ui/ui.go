@@ -17,8 +17,8 @@
 //     failures, circuit-breaker openings, tool-list changes, held
 //     definitions) and recent stderr (host.History; a poll of
 //     /servers/{id}/history redraws them, and the state, while open),
-//     tools, resources and prompts, and the edit form of a run-time
-//     server.
+//     its pinned tool definitions, tools, resources and prompts, and the
+//     edit form of a run-time server.
 //   - /endpoints: the named endpoints (issue 26) with their paths,
 //     origin, state (and why one is not served), servers, tool patterns
 //     and auth kind (never a token), and add one; /endpoints/{name}: the
