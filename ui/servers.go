@@ -388,7 +388,7 @@ type serverPageData struct {
 	// name); PinsMore how many more there are.
 	Pins     []pinRow
 	PinsMore int
-	History   historyData
+	History  historyData
 }
 
 func (u *UI) serverData(r *http.Request, id string) (serverPageData, error) {
