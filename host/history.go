@@ -47,6 +47,10 @@ const (
 	// its tools were read again (Added, Removed, Changed count them), or
 	// a refresh asked for (Host.RefreshTools) found them changed.
 	IncidentToolsChanged IncidentKind = "tools-changed"
+	// IncidentReplaced: the server was stopped and started anew
+	// ([Host.ReplaceServer]: its configuration changed, or a restart was
+	// asked for); its history goes on.
+	IncidentReplaced IncidentKind = "replaced"
 	// IncidentToolHeld: one of its tool definitions is held until a
 	// person approves it (Tool; the reason says why).
 	IncidentToolHeld IncidentKind = "tool-held"
@@ -77,7 +81,8 @@ type History struct {
 	Stderr    []StderrLine `json:"stderr"`
 	Incidents []Incident   `json:"incidents"`
 	// StderrDropped and IncidentsDropped count what fell out of the
-	// bounds since the server was added.
+	// bounds since the server was added to the host (a replaced server's
+	// history goes on).
 	StderrDropped    int `json:"stderr_dropped,omitempty"`
 	IncidentsDropped int `json:"incidents_dropped,omitempty"`
 }
@@ -126,6 +131,22 @@ func (hs *history) incident(in Incident) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	hs.incidents.add(in, HistoryIncidents)
+}
+
+// carry makes hs go on from old's history (a replaced server's), before
+// anything of its own: old's items, then the drops.
+func (hs *history) carry(old *history) {
+	was := old.snapshot("")
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	for _, l := range was.Stderr {
+		hs.stderr.add(l, HistoryStderrLines)
+	}
+	for _, in := range was.Incidents {
+		hs.incidents.add(in, HistoryIncidents)
+	}
+	hs.stderr.dropped += was.StderrDropped
+	hs.incidents.dropped += was.IncidentsDropped
 }
 
 // ring keeps the last n items added.

@@ -91,6 +91,20 @@ func TestHistory(t *testing.T) {
 		t.Errorf("rug's incidents after a refresh that changed nothing = %+v, want the one", hs.Incidents)
 	}
 
+	// Replaced (a restart asked for, a changed configuration), its
+	// history goes on.
+	if err := h.ReplaceServer(crashy); err != nil {
+		t.Fatal(err)
+	}
+	hs, _ = h.History("crashy")
+	kinds = kinds[:0]
+	for _, in := range hs.Incidents {
+		kinds = append(kinds, in.Kind)
+	}
+	if !slices.Equal(kinds, []host.IncidentKind{host.IncidentLost, host.IncidentRestarted, host.IncidentReplaced}) || len(hs.Stderr) < len(text) {
+		t.Errorf("crashy's history after ReplaceServer: incidents %v, %d stderr lines (had %d)", kinds, len(hs.Stderr), len(text))
+	}
+
 	if _, err := h.History("nope"); !errors.Is(err, host.ErrUnknownServer) {
 		t.Errorf("History(nope): err = %v, want ErrUnknownServer", err)
 	}

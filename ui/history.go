@@ -51,6 +51,7 @@ var incidentText = map[host.IncidentKind]string{
 	host.IncidentCircuitOpen:   "Circuit breaker opened",
 	host.IncidentToolsChanged:  "Tool list changed",
 	host.IncidentToolHeld:      "Tool definition held for approval",
+	host.IncidentReplaced:      "Stopped and started anew",
 }
 
 // historyOf is the fragment for a server's history.
