@@ -2,7 +2,8 @@
 // daemon's listener and its local socket (issue 16), and [Client], its Go
 // client (what the CLI reads a running serve with): the host's state, the
 // servers (list, get, add, update,
-// delete, enable, disable, restart, refresh their tools), the named
+// delete, enable, disable, restart, refresh their tools, their recent
+// stderr and incidents), the named
 // endpoints (list, get, add, update, delete: endpoints.go), the tools (list,
 // filter by server, search with the BM25 index of agent discovery, get
 // with schema, call), and one Server-Sent Events stream of the host's
@@ -127,6 +128,7 @@ func New(d *daemon.Daemon, opts *Options) *API {
 	a.handle("POST "+p+"/servers/{id}/disable", a.enable(false))
 	a.handle("POST "+p+"/servers/{id}/restart", a.restart)
 	a.handle("POST "+p+"/servers/{id}/refresh", a.refresh)
+	a.handle("GET "+p+"/servers/{id}/history", a.serverHistory)
 	a.handle("GET "+p+"/registry/search", a.searchRegistry)
 	a.handle("GET "+p+"/registry/entry", a.getRegistryEntry)
 	a.handle("GET "+p+"/endpoints", a.listEndpoints)
@@ -517,6 +519,19 @@ func (a *API) refresh(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return a.writeServer(w, http.StatusOK, m)
+}
+
+// serverHistory answers a server's recent stderr lines and incidents.
+func (a *API) serverHistory(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if err := a.granted(r, id); err != nil {
+		return err
+	}
+	hs, err := a.d.ServerHistory(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return a.writeJSON(w, http.StatusOK, hs)
 }
 
 // granted answers a server outside the caller's grant as one that does

@@ -352,6 +352,26 @@ func (d *Daemon) RefreshServerTools(ctx context.Context, id string) error {
 	return h.RefreshTools(ctx, id)
 }
 
+// ServerHistory returns a server's recent stderr lines and incidents
+// (host.History): empty for a server the host does not run now (a
+// disabled one); the daemon's error for an unknown one.
+func (d *Daemon) ServerHistory(ctx context.Context, id string) (host.History, error) {
+	m, err := d.GetServer(ctx, id)
+	if err != nil {
+		return host.History{}, err
+	}
+	empty := host.History{Server: id, Stderr: []host.StderrLine{}, Incidents: []host.Incident{}}
+	h := d.Host()
+	if h == nil || m.Status == nil {
+		return empty, nil
+	}
+	hs, err := h.History(id)
+	if errors.Is(err, host.ErrUnknownServer) {
+		return empty, nil // removed meanwhile
+	}
+	return hs, err
+}
+
 // configured returns the configured server id that the daemon serves.
 func (d *Daemon) configured(id string) (config.Server, bool) {
 	i := slices.IndexFunc(d.servers, func(s config.Server) bool { return s.ID == id })

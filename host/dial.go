@@ -56,7 +56,7 @@ func (s *server) dialAs(ctx context.Context, rs config.Server, inputRequired boo
 	}
 	switch rs.Transport {
 	case config.TransportStdio:
-		var stderr io.Writer = &lineLogger{log: s.log, red: s.h.red}
+		var stderr io.Writer = &lineLogger{log: s.log, red: s.h.red, lines: s.stderrLine}
 		if !inputRequired {
 			s.stderr = transport.NewTailBuffer(stderrTailBytes)
 			stderr = io.MultiWriter(s.stderr, stderr)

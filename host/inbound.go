@@ -55,7 +55,7 @@ func (h *Host) changed(c Change) {
 func (s *server) refreshTools() {
 	ctx, cancel := context.WithTimeout(s.h.ctx, s.cfg.Timeout)
 	defer cancel()
-	if err := s.relist(ctx); err != nil && !errors.Is(err, errNotReady) {
+	if err := s.relist(ctx, "the server announced tools/list_changed"); err != nil && !errors.Is(err, errNotReady) {
 		s.log.Warn("re-reading tools after list_changed failed; keeping the old list", "err", s.h.redact(err.Error()))
 	}
 }
@@ -64,8 +64,10 @@ func (s *server) refreshTools() {
 var errNotReady = errors.New("not ready")
 
 // relist re-reads the server's tools, installs a new catalog and tells the
-// watchers; on failure the old list stays.
-func (s *server) relist(ctx context.Context) error {
+// watchers; on failure the old list stays. why is the history's reason
+// (an announced change is noted even when nothing differs; a refresh
+// asked for only when something does).
+func (s *server) relist(ctx context.Context, why string) error {
 	session := s.current()
 	if session == nil {
 		return errNotReady
@@ -79,8 +81,12 @@ func (s *server) relist(ctx context.Context) error {
 		s.mu.Unlock()
 		return errNotReady
 	}
+	was := s.tools
 	s.tools, s.listed = tools, true
 	s.mu.Unlock()
+	if added, removed, changed := toolsDiff(was, tools); why != refreshAsked || added+removed+changed > 0 {
+		s.hist.incident(Incident{Kind: IncidentToolsChanged, Reason: why, Added: added, Removed: removed, Changed: changed})
+	}
 	s.h.catalogMu.Lock()
 	s.h.rebuildCatalog()
 	s.h.catalogMu.Unlock()

@@ -163,6 +163,7 @@ func (s *server) pinTools(out []discovered) {
 			s.log.Warn("recording a held tool definition", "tool", d.tool.Name, "err", err)
 		}
 		s.log.Warn("tool held until a person approves its definition", "tool", shownName(d.tool.Name, s.h.lim), "reason", reason)
+		s.hist.incident(Incident{Kind: IncidentToolHeld, Tool: shownName(d.tool.Name, s.h.lim), Reason: s.h.redact(reason)})
 		s.h.events.publish(Event{Kind: EventToolHeld, Server: s.cfg.ID, Tool: d.tool.Name, Held: reason})
 	}
 }

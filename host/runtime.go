@@ -112,6 +112,10 @@ func (h *Host) ReplaceServer(cfg config.Server) error {
 	// The old one is stopped before the new one starts: they may contend
 	// for one resource (a port, a lock file).
 	err := old.close()
+	// Its history goes on: a restart asked for must not wipe the reasons
+	// it was asked for.
+	s.hist.carry(&old.hist)
+	s.hist.incident(Incident{Kind: IncidentReplaced, Reason: "stopped and started anew: its configuration changed, or a restart was asked for"})
 	h.withdrawn(cfg.ID)
 	s.log.Info("server replaced")
 	if launched {
@@ -129,7 +133,7 @@ func (h *Host) RefreshTools(ctx context.Context, id string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	err = s.relist(ctx)
+	err = s.relist(ctx, refreshAsked)
 	if errors.Is(err, errNotReady) {
 		return fmt.Errorf("server %q: %w: it is %s", id, ErrUnavailable, s.status().State)
 	}

@@ -98,6 +98,8 @@ type server struct {
 	readySince   time.Time     // when it last became usable, while it is
 	sem          chan struct{} // max_concurrency; nil: no limit
 	brk          breaker
+	// hist is its recent stderr and incidents (history.go).
+	hist history
 
 	// The 2026-07-28 connection for callers that answer input-required
 	// results themselves (generation.go).

@@ -4,6 +4,7 @@ package host
 // place a state changes and is announced.
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -154,12 +155,14 @@ func (s *server) announce(st ServerStatus) {
 func (s *server) setStateLocked(st State, err error) {
 	err = s.h.redactErr(err) // it reaches events, logs and every face
 	usable := func(st State) bool { return st == StateReady || st == StateDegraded }
+	s.noteIncident(s.state, st, err)
 	if usable(st) && !usable(s.state) {
 		close(s.readyCh)
 		s.readySince = time.Now()
 		if s.reconnecting {
 			s.reconnecting = false
 			s.restarts++
+			s.hist.incident(Incident{Kind: IncidentRestarted, Reason: fmt.Sprintf("restart %d", s.restarts)})
 		}
 	} else if !usable(st) && usable(s.state) {
 		s.readyCh = make(chan struct{})

@@ -109,6 +109,8 @@ type lineLogger struct {
 	mu  sync.Mutex
 	buf []byte
 	cut bool // the current line was longer than the bound
+	// lines, when set, is given each line too (the server's history).
+	lines func(string)
 }
 
 func (l *lineLogger) Write(p []byte) (int, error) {
@@ -154,5 +156,8 @@ func (l *lineLogger) flush() {
 	l.buf = l.buf[:0]
 	if line != "" {
 		l.log.Info("server stderr", "line", line)
+		if l.lines != nil {
+			l.lines(line)
+		}
 	}
 }

@@ -334,6 +334,8 @@ func (b *breaker) record(now time.Time, ok bool) (opened bool) {
 // the watchers when it opened.
 func (s *server) recordCall(ok bool) {
 	if s.brk.record(time.Now(), ok) {
+		s.hist.incident(Incident{Kind: IncidentCircuitOpen,
+			Reason: fmt.Sprintf("failed %d calls in a row: calls fail at once for %s, then one is let through", breakerFailures, breakerCooldown)})
 		s.h.events.publish(Event{Kind: EventCircuitOpen, Server: s.cfg.ID})
 	}
 }

@@ -59,8 +59,9 @@ func row(id string) string { return fmt.Sprintf(`tr[data-server=%q]`, id) }
 // its result and its command line, replay the call from the history (a
 // second entry, the same arguments) and load it into the form, approve a held tool definition (by keyboard), remove the
 // server; start a workflow, answer its gate and
-// see the run complete; see a crashing server's state change on
-// the open page, with no reload; and read every page at a desktop's and a
+// see the run complete; see a crashing server's stderr, its crash and
+// its restart on its open page, and another's state change on the
+// servers page, with no reload; and read every page at a desktop's and a
 // phone's width without a horizontal scroll.
 func TestBrowser(t *testing.T) {
 	// c runs from a copy of the fixture that the test removes before
@@ -81,6 +82,9 @@ func TestBrowser(t *testing.T) {
 	},
 		config.Server{ID: "a", Transport: config.TransportStdio, Command: bin},
 		config.Server{ID: "c", Transport: config.TransportStdio, Command: crashing, Args: []string{"-crash-on-call"}},
+		// d prints its environment to stderr, crashes on a call and is
+		// restarted: its page shows why.
+		config.Server{ID: "d", Transport: config.TransportStdio, Command: bin, Args: []string{"-print-env", "-crash-on-call"}},
 		// r's tools are held until approved: Tool changes lists them.
 		config.Server{ID: "r", Transport: config.TransportStdio, Command: bin, Args: []string{"-rug-pull"}, Pin: config.PinApprove},
 	)
@@ -262,7 +266,29 @@ func TestBrowser(t *testing.T) {
 		t.Error("b is still a server of the daemon")
 	}
 
+	// d's page shows its stderr, its secret redacted; d crashes while the
+	// page is open, and the page shows, with no reload, the loss with the
+	// child's last words, the restart (and its count), and the new
+	// child's stderr.
+	do(t, ctx, "d's page", chromedp.Navigate(s.url+"/servers/d"), chromedp.WaitVisible(`#server-history`))
+	poll(t, ctx, "d's stderr, redacted, and no incident", `document.querySelector('#server-stderr')?.textContent.includes('CANARY=[REDACTED]') &&
+		document.querySelector('#server-incidents') === null`)
+	do(t, ctx, "mark d's page", chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`))
+	if _, err := h.CallTool(context.Background(), "mcp_d_echo", []byte(`{"text":"x"}`), nil); err == nil {
+		t.Fatal("the call that crashes d succeeded")
+	}
+	poll(t, ctx, "d's crash and restart on the open page", `(() => {
+		const lost = document.querySelector('#server-incidents tr[data-incident="lost"]');
+		const err = document.querySelector('#server-stderr')?.textContent ?? '';
+		return window.notReloaded === true && lost !== null && lost.textContent.includes('exiting with status 3') &&
+			document.querySelector('#server-incidents tr[data-incident="restarted"]') !== null &&
+			document.querySelector('#server-restarts').textContent === '1' && document.querySelector('#state-64.state-ready') !== null &&
+			err.includes('testserver: -crash-on-call: exiting with status 3') && err.split('CANARY=[REDACTED]').length === 3
+	})()`)
+	shoot(t, ctx, "ui-server.png")
+
 	// c crashes while the page is open: its state changes there live.
+	do(t, ctx, "the servers page", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(row("c")))
 	poll(t, ctx, "c is ready", `document.querySelector('`+row("c")+` .state-ready') !== null`)
 	do(t, ctx, "mark the page", chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`))
 	if err := os.Remove(crashing); err != nil {
@@ -276,7 +302,7 @@ func TestBrowser(t *testing.T) {
 	// Readable at a desktop's and a phone's width: nothing wider than the
 	// window.
 	for _, vp := range []struct{ w, h int64 }{{1280, 800}, {390, 844}} {
-		for _, p := range []string{"/servers", "/servers/a", "/tools", "/tools/changes", "/tools/mcp_a_add", "/runs", runPath, "/workflows/gated", "/agents", "/usage", "/usage?server=a&tool=add"} {
+		for _, p := range []string{"/servers", "/servers/a", "/servers/d", "/tools", "/tools/changes", "/tools/mcp_a_add", "/runs", runPath, "/workflows/gated", "/agents", "/usage", "/usage?server=a&tool=add"} {
 			do(t, ctx, "open "+p, chromedp.EmulateViewport(vp.w, vp.h), chromedp.Navigate(s.url+p), chromedp.WaitVisible(`main`))
 			w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 			if err != nil {

@@ -112,6 +112,15 @@ func TestToolChanges(t *testing.T) {
 	}
 	if _, _, srv := s.do("GET", "/servers/fu", nil); !strings.Contains(srv, `<a href="/tools/changes?server=fu">1 tool definition of fu held for approval</a>`) {
 		t.Errorf("fu's page does not link its held definition\n%s", srv)
+	} else {
+		// Its pinned definitions, and the hold among its incidents, with
+		// the link to approve it.
+		for _, want := range []string{`<tr data-pin="weather"><th scope="row">weather</th>`, `(<a href="/tools/changes?server=fu">1 held now</a>)`,
+			`<tr data-incident="tool-held">`, `Tool definition held for approval: weather (<a href="/tools/changes?server=fu">approve</a>)`} {
+			if !strings.Contains(srv, want) {
+				t.Errorf("fu's page lacks %s\n%s", want, srv)
+			}
+		}
 	}
 	if status, _, one := s.do("GET", "/tools/changes?server=fu", nil); status != http.StatusOK || !strings.Contains(one, `id="changes-filter"`) || !strings.Contains(one, `data-change="fu/weather"`) {
 		t.Errorf("GET /tools/changes?server=fu: %d\n%s", status, one)

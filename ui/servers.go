@@ -28,6 +28,7 @@ func (u *UI) serverRoutes() {
 	u.mux.HandleFunc("POST /servers/{id}/{op}", u.serverOp)
 	u.mux.HandleFunc("GET /servers/{id}/resource", u.readResource)
 	u.mux.HandleFunc("GET /servers/{id}/remove", u.removeButton)
+	u.mux.HandleFunc("GET /servers/{id}/history", u.serverHistory)
 }
 
 // removeButton answers the Remove button's first press (?confirm=1): the
@@ -383,6 +384,11 @@ type serverPageData struct {
 	Form      form // the edit form of a run-time server
 	Saved     string
 	Held      int // its tool definitions held for approval
+	// Pins are its trusted tool definitions (at most shownPins, by tool
+	// name); PinsMore how many more there are.
+	Pins     []pinRow
+	PinsMore int
+	History  historyData
 }
 
 func (u *UI) serverData(r *http.Request, id string) (serverPageData, error) {
@@ -395,6 +401,10 @@ func (u *UI) serverData(r *http.Request, id string) (serverPageData, error) {
 		p.Form = formOfEntry(id, m.Config)
 	}
 	p.Held = u.heldCount(r.Context(), id)
+	p.Pins, p.PinsMore = u.pins(r.Context(), id)
+	if hs, err := u.d.ServerHistory(r.Context(), id); err == nil {
+		p.History = historyOf(m, hs)
+	}
 	h := u.d.Host()
 	if h == nil || m.Status == nil {
 		return p, nil

@@ -13,8 +13,12 @@
 //     of /servers/live each second answers only what changed, as htmx
 //     out-of-band swaps, so a focused button is never replaced), add a
 //     server, and per server restart, refresh its tools, enable, disable,
-//     delete; /servers/{id}: its status, tools, resources and prompts,
-//     and the edit form of a run-time server.
+//     delete; /servers/{id}: its status, its incidents (restarts,
+//     failures, circuit-breaker openings, tool-list changes, held
+//     definitions) and recent stderr (host.History; a poll of
+//     /servers/{id}/history redraws them, and the state, while open),
+//     its pinned tool definitions, tools, resources and prompts, and the
+//     edit form of a run-time server.
 //   - /endpoints: the named endpoints (issue 26) with their paths,
 //     origin, state (and why one is not served), servers, tool patterns
 //     and auth kind (never a token), and add one; /endpoints/{name}: the
@@ -278,6 +282,7 @@ var funcs = template.FuncMap{
 	"indent": indent,
 	"millis": millis,
 	"last":   func(ts []chartTick) int { return len(ts) - 1 },
+	"stamp":  stamp,
 }
 
 // hashOf is a short digest of what a page shows, for its poll to say
