@@ -87,8 +87,8 @@ type registryAddData struct {
 	Unlisted string
 	Force    bool
 	Kinds    []string
-	Fields                            []registryField
-	General                           []string
+	Fields   []registryField
+	General  []string
 }
 
 // registryEntry reads name@version from the registry named (or the first
