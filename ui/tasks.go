@@ -80,7 +80,7 @@ func (u *UI) taskData(r *http.Request, t daemon.Task) taskData {
 				if end.IsZero() {
 					end = time.Now()
 				}
-				tl := newTimeline("task-chart", "Run "+t.Run+"'s steps over time", evs, end)
+				tl := newTimeline("task-chart", "Its run's steps over time", evs, end)
 				d.Chart = &tl
 			}
 		}
@@ -91,7 +91,7 @@ func (u *UI) taskData(r *http.Request, t daemon.Task) taskData {
 		for _, c := range t.History {
 			hist = append(hist, taskStatus{Status: c.Status, Message: c.Message, At: c.At})
 		}
-		tl := taskTimeline("task-chart", "Task "+t.ID+"'s statuses over time", hist, time.Now())
+		tl := taskTimeline("task-chart", "The task's statuses over time", hist, time.Now())
 		d.Chart = &tl
 	}
 	return d
