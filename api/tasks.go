@@ -56,12 +56,28 @@ type TaskJSON struct {
 	InputRequests json.RawMessage `json:"input_requests,omitempty"`
 	Result        json.RawMessage `json:"result,omitempty"`
 	Error         json.RawMessage `json:"error,omitempty"`
+	// History is the task's statuses, oldest first (at most
+	// store.MaxTaskHistory: the first and the newest), on GET /tasks/{id}
+	// only; absent for a run (its events are GET /runs/{id}/events) and a
+	// task made before they were kept.
+	History []TaskStatusJSON `json:"history,omitempty"`
+}
+
+// TaskStatusJSON is when a task came to a status.
+type TaskStatusJSON struct {
+	Status  string    `json:"status"`
+	At      time.Time `json:"at"`
+	Message string    `json:"message,omitempty"`
 }
 
 func toTaskJSON(t daemon.Task) TaskJSON {
-	return TaskJSON{ID: t.ID, Status: t.Status, StatusMessage: t.StatusMessage, Server: t.Server, Tool: t.Tool,
+	tj := TaskJSON{ID: t.ID, Status: t.Status, StatusMessage: t.StatusMessage, Server: t.Server, Tool: t.Tool,
 		Caller: t.Caller, Endpoint: t.Endpoint, Created: t.Created.UTC(), Updated: t.Updated.UTC(), TTLMs: t.TTL.Milliseconds(),
 		Replica: t.Owner, Run: t.Run, UpstreamTask: t.UpstreamTask, InputRequests: json.RawMessage(t.InputRequests), Result: json.RawMessage(t.Result), Error: json.RawMessage(t.Error)}
+	for _, c := range t.History {
+		tj.History = append(tj.History, TaskStatusJSON{Status: c.Status, At: c.At.UTC(), Message: c.Message})
+	}
+	return tj
 }
 
 // taskStatuses are the statuses ?status= takes.

@@ -130,6 +130,17 @@ func TestTasks(t *testing.T) {
 	if tk := get(long); tk.Status != "cancelled" || tk.StatusMessage == "" {
 		t.Errorf("the cancelled task = %+v", tk)
 	}
+	// Its history: made working, then cancelled, with the message.
+	if h := get(long).History; len(h) != 2 || h[0].Status != "working" || h[1].Status != "cancelled" || h[1].Message == "" ||
+		h[1].At.Before(h[0].At) {
+		t.Errorf("the cancelled task's history = %+v, want working then cancelled", h)
+	}
+	items, _ := a.listTasks("")
+	for _, it := range items {
+		if it.History != nil {
+			t.Errorf("GET tasks: task %s listed with its history", it.ID)
+		}
+	}
 	// Cancelling again changes nothing; an ended task stays as it is.
 	if code, _, body := a.do("POST", "/api/v1/tasks/"+done+"/cancel", ""); code != 200 || !strings.Contains(string(body), `"completed"`) {
 		t.Errorf("cancel of a completed task: %d %s, want it completed", code, body)

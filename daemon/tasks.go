@@ -238,6 +238,11 @@ func (d *Daemon) Task(ctx context.Context, id string) (Task, error) {
 			return Task{}, d.noTask(id, err)
 		}
 		t = Task{Task: toStoreTask(rec)}
+		// The gateway's record has no status history: the store's row
+		// has, as the gateway left it (settled above, if it was).
+		if st, err := d.store.Task(ctx, id); err == nil {
+			t.History = st.History
+		}
 	}
 	if !d.Grant(ctx).Server(t.Server) {
 		return Task{}, fmt.Errorf("task %q: %w", id, ErrNoTask)

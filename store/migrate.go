@@ -229,6 +229,31 @@ var migrations = []string{
 	DROP TABLE switchboard_tasks;
 	ALTER TABLE switchboard_tasks_11 RENAME TO switchboard_tasks;
 	CREATE INDEX IF NOT EXISTS switchboard_tasks_created ON switchboard_tasks (created_at);`,
+	// 12: a task's status history (tasks.go, TaskStatusChange): a JSON
+	// array, '' for a task made before it. Made anew, as at 11.
+	`CREATE TABLE switchboard_tasks_12 (
+		id             TEXT   PRIMARY KEY,
+		caller         TEXT   NOT NULL,
+		endpoint       TEXT   NOT NULL,
+		server         TEXT   NOT NULL,
+		tool           TEXT   NOT NULL,
+		status         TEXT   NOT NULL,
+		status_message TEXT   NOT NULL DEFAULT '',
+		input_requests TEXT   NOT NULL DEFAULT '',
+		result         TEXT   NOT NULL DEFAULT '',
+		error          TEXT   NOT NULL DEFAULT '',
+		created_at     BIGINT NOT NULL,
+		updated_at     BIGINT NOT NULL,
+		ttl_ms         BIGINT NOT NULL,
+		owner          TEXT   NOT NULL,
+		upstream_task  TEXT   NOT NULL DEFAULT '',
+		history        TEXT   NOT NULL DEFAULT ''
+	);
+	INSERT INTO switchboard_tasks_12 (id, caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner, upstream_task)
+		SELECT id, caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner, upstream_task FROM switchboard_tasks;
+	DROP TABLE switchboard_tasks;
+	ALTER TABLE switchboard_tasks_12 RENAME TO switchboard_tasks;
+	CREATE INDEX IF NOT EXISTS switchboard_tasks_created ON switchboard_tasks (created_at);`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -90,6 +90,7 @@ func TestBackends(t *testing.T) {
 		{"locks", testLocks},
 		{"tasks", testTasks},
 		{"task_list", testTaskList},
+		{"task_history", testTaskHistory},
 	}
 	t.Run("sqlite", func(t *testing.T) {
 		for _, c := range tests {

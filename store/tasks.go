@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,7 +16,9 @@ import (
 // switchboard_tasks, written when the task is made and at each change of
 // its status, read by tasks/get on any replica. A terminal row (completed,
 // failed, cancelled) is never written again; every row goes when its
-// TTL from its creation is over (PruneTasks).
+// TTL from its creation is over (PruneTasks). Each row keeps its status
+// history (History): the status it was made in and each change after,
+// at most MaxTaskHistory of them.
 
 // A Task is one row of switchboard_tasks.
 type Task struct {
@@ -31,18 +34,69 @@ type Task struct {
 	// "" when none: meaningful only on the connection of Owner's host to
 	// Server that made it.
 	UpstreamTask string
+	// History is the task's statuses, oldest first: the one it was made
+	// in, then each change (UpdateTask), at most MaxTaskHistory (the
+	// first and the newest); nil for a task made before the store kept
+	// them. Task reads it, ListTasks does not; CreateTask and UpdateTask
+	// make it themselves.
+	History []TaskStatusChange
 }
 
-// taskTerminal are the statuses a task ends in.
-const taskTerminal = `('completed', 'failed', 'cancelled')`
+// A TaskStatusChange is when a task came to a status.
+type TaskStatusChange struct {
+	Status string    `json:"status"`
+	At     time.Time `json:"at"`
+	// Message is the task's status message then, at most
+	// maxTaskHistoryMessage bytes.
+	Message string `json:"message,omitempty"`
+}
+
+// MaxTaskHistory bounds a task's History: past it, the oldest changes
+// but the first go.
+const MaxTaskHistory = 32
+
+// maxTaskHistoryMessage bounds the status message an entry of History
+// keeps (the task's own is whole).
+const maxTaskHistoryMessage = 256
+
+// taskChange is the entry of History for t's status.
+func taskChange(t Task) TaskStatusChange {
+	msg := t.StatusMessage
+	if len(msg) > maxTaskHistoryMessage {
+		msg = strings.ToValidUTF8(msg[:maxTaskHistoryMessage], "") + "…"
+	}
+	return TaskStatusChange{Status: t.Status, At: t.Updated.UTC(), Message: msg}
+}
+
+// appendTaskHistory is history (as stored) with c after it, bounded by
+// MaxTaskHistory.
+func appendTaskHistory(history string, c TaskStatusChange) (string, error) {
+	var h []TaskStatusChange
+	if history != "" {
+		if err := json.Unmarshal([]byte(history), &h); err != nil {
+			return "", fmt.Errorf("reading the task's history: %w", err)
+		}
+	}
+	h = append(h, c)
+	if len(h) > MaxTaskHistory {
+		h = append(h[:1], h[len(h)-MaxTaskHistory+1:]...)
+	}
+	b, err := json.Marshal(h)
+	return string(b), err
+}
 
 // CreateTask stores a new task.
+// (its History the one status it is in: t.History is not read).
 func (s *Store) CreateTask(ctx context.Context, t Task) error {
+	history, err := appendTaskHistory("", taskChange(t))
+	if err != nil {
+		return err
+	}
 	if _, err := s.db.ExecContext(ctx, `INSERT INTO switchboard_tasks
-		(id, caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner, upstream_task)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		(id, caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner, upstream_task, history)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		t.ID, t.Caller, t.Endpoint, t.Server, t.Tool, t.Status, t.StatusMessage, string(t.InputRequests), string(t.Result), string(t.Error),
-		millis(t.Created), millis(t.Updated), t.TTL.Milliseconds(), t.Owner, t.UpstreamTask); err != nil {
+		millis(t.Created), millis(t.Updated), t.TTL.Milliseconds(), t.Owner, t.UpstreamTask, history); err != nil {
 		return s.errf(err, "storing task of tool %q of server %q", t.Tool, t.Server)
 	}
 	return nil
@@ -51,11 +105,11 @@ func (s *Store) CreateTask(ctx context.Context, t Task) error {
 // Task returns task id, or ErrNotFound.
 func (s *Store) Task(ctx context.Context, id string) (Task, error) {
 	t := Task{ID: id}
-	var inputs, result, terr string
+	var inputs, result, terr, history string
 	var created, updated, ttl int64
-	err := s.db.QueryRowContext(ctx, `SELECT caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner, upstream_task
+	err := s.db.QueryRowContext(ctx, `SELECT caller, endpoint, server, tool, status, status_message, input_requests, result, error, created_at, updated_at, ttl_ms, owner, upstream_task, history
 		FROM switchboard_tasks WHERE id = $1`, id).Scan(&t.Caller, &t.Endpoint, &t.Server, &t.Tool, &t.Status, &t.StatusMessage,
-		&inputs, &result, &terr, &created, &updated, &ttl, &t.Owner, &t.UpstreamTask)
+		&inputs, &result, &terr, &created, &updated, &ttl, &t.Owner, &t.UpstreamTask, &history)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Task{}, fmt.Errorf("task: %w", ErrNotFound)
 	}
@@ -64,6 +118,11 @@ func (s *Store) Task(ctx context.Context, id string) (Task, error) {
 	}
 	t.InputRequests, t.Result, t.Error = nonEmpty(inputs), nonEmpty(result), nonEmpty(terr)
 	t.Created, t.Updated, t.TTL = fromMillis(created), fromMillis(updated), time.Duration(ttl)*time.Millisecond
+	if history != "" {
+		if err := json.Unmarshal([]byte(history), &t.History); err != nil {
+			return Task{}, fmt.Errorf("task %s: reading its history: %w", id, err)
+		}
+	}
 	return t, nil
 }
 
@@ -77,20 +136,57 @@ func nonEmpty(s string) []byte {
 // UpdateTask writes t's status, status message, input requests, result,
 // error, upstream task, updated time and owner ("" keeps it: a replica
 // that recovered the task's call owns it then) to task t.ID, unless the
-// task has ended already; it reports whether it wrote.
+// task has ended already; it reports whether it wrote. A change of status
+// goes on the task's History (at t.Updated).
+//
+// The history is read and written back on the condition that neither it
+// nor the status changed in between (another replica's write): when one
+// did, UpdateTask reads again, at most maxTaskUpdateTries times.
 func (s *Store) UpdateTask(ctx context.Context, t Task) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE switchboard_tasks SET status = $1, status_message = $2, input_requests = $3, result = $4, error = $5, updated_at = $6, upstream_task = $7,
-		owner = COALESCE(NULLIF($9, ''), owner)
-		WHERE id = $8 AND status NOT IN `+taskTerminal,
-		t.Status, t.StatusMessage, string(t.InputRequests), string(t.Result), string(t.Error), millis(t.Updated), t.UpstreamTask, t.ID, t.Owner)
-	if err != nil {
-		return false, s.errf(err, "writing a task")
+	for range maxTaskUpdateTries {
+		var status, history string
+		err := s.db.QueryRowContext(ctx, `SELECT status, history FROM switchboard_tasks WHERE id = $1`, t.ID).Scan(&status, &history)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		if err != nil {
+			return false, s.errf(err, "writing a task")
+		}
+		if taskEnded(status) {
+			return false, nil
+		}
+		newHistory := history
+		if status != t.Status {
+			if newHistory, err = appendTaskHistory(history, taskChange(t)); err != nil {
+				return false, fmt.Errorf("task %s: %w", t.ID, err)
+			}
+		}
+		res, err := s.db.ExecContext(ctx, `UPDATE switchboard_tasks SET status = $1, status_message = $2, input_requests = $3, result = $4, error = $5, updated_at = $6, upstream_task = $7,
+			owner = COALESCE(NULLIF($9, ''), owner), history = $10
+			WHERE id = $8 AND status = $11 AND history = $12`,
+			t.Status, t.StatusMessage, string(t.InputRequests), string(t.Result), string(t.Error), millis(t.Updated), t.UpstreamTask, t.ID, t.Owner,
+			newHistory, status, history)
+		if err != nil {
+			return false, s.errf(err, "writing a task")
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return false, s.errf(err, "writing a task")
+		}
+		if n > 0 {
+			return true, nil
+		}
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, s.errf(err, "writing a task")
-	}
-	return n > 0, nil
+	return false, fmt.Errorf("writing task %s: its status changed under each of %d tries", t.ID, maxTaskUpdateTries)
+}
+
+// maxTaskUpdateTries bounds the tries of UpdateTask when other writes to
+// the task come between its read and its write.
+const maxTaskUpdateTries = 16
+
+// taskEnded reports whether status is one a task ends in.
+func taskEnded(status string) bool {
+	return status == "completed" || status == "failed" || status == "cancelled"
 }
 
 // PruneTasks removes the tasks whose TTL from their creation is over at

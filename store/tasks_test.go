@@ -3,7 +3,10 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,6 +157,121 @@ func testTaskList(t *testing.T, newDB func(*testing.T) string) {
 	for _, f := range []store.TaskFilter{{Limit: store.MaxTaskLimit + 1}, {Limit: -1}, {Cursor: "nonsense"}} {
 		if _, _, err := s.ListTasks(ctx, f); err == nil || !strings.Contains(err.Error(), "listing tasks") {
 			t.Errorf("ListTasks(%+v) = %v, want an error", f, err)
+		}
+	}
+}
+
+// testTaskHistory: a task's history has the status it was made in and
+// each change after (a write in the same status adds none), as another
+// store reads it; it keeps the first and the newest MaxTaskHistory; two
+// stores changing one task at once lose none of their changes.
+func testTaskHistory(t *testing.T, newDB func(*testing.T) string) {
+	ctx := context.Background()
+	db := newDB(t)
+	a, b := open(t, db), open(t, db)
+	t0 := time.UnixMilli(time.Now().UnixMilli())
+	task := store.Task{ID: "sbt1.h", Caller: "anonymous", Server: "tk", Tool: "ask", Status: "working",
+		Created: t0, Updated: t0, TTL: time.Hour, Owner: "r"}
+	if err := a.CreateTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		status, message string
+		at              time.Duration
+	}{
+		{"input_required", "waiting for an answer", time.Second},
+		{"input_required", "still waiting", 2 * time.Second},
+		{"working", "", 3 * time.Second},
+		{"completed", "", 4 * time.Second},
+	}
+	for i, st := range steps {
+		upd := task
+		upd.Status, upd.StatusMessage, upd.Updated = st.status, st.message, t0.Add(st.at)
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		if wrote, err := s.UpdateTask(ctx, upd); err != nil || !wrote {
+			t.Fatalf("UpdateTask(%s) = %v, %v", st.status, wrote, err)
+		}
+	}
+	got, err := b.Task(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist []string
+	for _, c := range got.History {
+		hist = append(hist, fmt.Sprintf("%s@%s:%s", c.Status, c.At.Sub(t0), c.Message))
+	}
+	if got, want := strings.Join(hist, " "), "working@0s: input_required@1s:waiting for an answer working@3s: completed@4s:"; got != want {
+		t.Errorf("History = %q, want %q", got, want)
+	}
+	if ts, _, err := a.ListTasks(ctx, store.TaskFilter{}); err != nil || len(ts) != 1 || ts[0].History != nil {
+		t.Errorf("ListTasks = %+v, %v; want the task without its history", ts, err)
+	}
+
+	// The bound: the first and the newest.
+	long := task
+	long.ID = "sbt1.long"
+	if err := a.CreateTask(ctx, long); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= store.MaxTaskHistory+8; i++ {
+		upd := long
+		upd.Status, upd.StatusMessage, upd.Updated = []string{"working", "input_required"}[i%2], strings.Repeat("m", 300)+strconv.Itoa(i), t0.Add(time.Duration(i)*time.Second)
+		if wrote, err := b.UpdateTask(ctx, upd); err != nil || !wrote {
+			t.Fatalf("UpdateTask %d = %v, %v", i, wrote, err)
+		}
+	}
+	got, _ = a.Task(ctx, long.ID)
+	if n := len(got.History); n != store.MaxTaskHistory {
+		t.Fatalf("History of %d changes has %d entries, want %d", store.MaxTaskHistory+9, n, store.MaxTaskHistory)
+	}
+	if first, last := got.History[0], got.History[store.MaxTaskHistory-1]; !first.At.Equal(t0) || !last.At.Equal(t0.Add(time.Duration(store.MaxTaskHistory+8)*time.Second)) {
+		t.Errorf("History runs from %v to %v, want the first (%v) and the newest", first.At, last.At, t0)
+	}
+	if m := got.History[1].Message; len(m) > 260 || !strings.HasPrefix(m, "mmm") {
+		t.Errorf("an entry's message has %d bytes, want it cut at 256", len(m))
+	}
+
+	// Two writers at once: each change is a status of its own, and every
+	// one is on the history.
+	race := task
+	race.ID = "sbt1.race"
+	if err := a.CreateTask(ctx, race); err != nil {
+		t.Fatal(err)
+	}
+	const perWriter = 10
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*perWriter)
+	for w, s := range []*store.Store{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				upd := race
+				upd.Status, upd.Updated = fmt.Sprintf("s%d-%d", w, i), time.UnixMilli(time.Now().UnixMilli())
+				if wrote, err := s.UpdateTask(ctx, upd); err != nil || !wrote {
+					errs <- fmt.Errorf("writer %d, change %d: %v, %v", w, i, wrote, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	got, _ = a.Task(ctx, race.ID)
+	seen := map[string]bool{}
+	for _, c := range got.History {
+		seen[c.Status] = true
+	}
+	for w := range 2 {
+		for i := range perWriter {
+			if s := fmt.Sprintf("s%d-%d", w, i); !seen[s] {
+				t.Errorf("concurrent writers: change %s is not on the history (%d entries)", s, len(got.History))
+			}
 		}
 	}
 }

@@ -20,7 +20,11 @@ import (
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/internal/testkit/interop"
+	"github.com/switchboardmcp/switchboard/internal/testkit/tasktest"
 	"github.com/switchboardmcp/switchboard/internal/testkit/testbrowser"
+	"github.com/switchboardmcp/switchboard/registry"
+	"github.com/switchboardmcp/switchboard/registry/registrytest"
+	"github.com/switchboardmcp/switchboard/ui"
 	"github.com/switchboardmcp/switchboard/workflow"
 )
 
@@ -76,11 +80,23 @@ func TestBrowser(t *testing.T) {
 	}
 	const token = "ui-browser-token-6d2f81c3a9"
 	t.Setenv("SB_UI_TOKEN", token)
-	s := serveWith(t, func(o *daemon.Options) {
+	// The fake registry, serving the recorded fixture.
+	recs, err := registrytest.Load(filepath.Join("..", "registry", "testdata", "registry.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := registrytest.New(recs)
+	t.Cleanup(fake.Close)
+	regClient, err := registry.New(fake.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serveUI(t, func(o *daemon.Options) {
 		o.Workflows = []*workflow.Workflow{wf}
 		o.Config.Gateway.AuthToken = "{{env.SB_UI_TOKEN}}"
-	},
-		config.Server{ID: "a", Transport: config.TransportStdio, Command: bin},
+	}, &ui.Options{Registries: []registry.Named{{Name: "fixture", Client: regClient}}},
+		// a's elicit is a task for a client declaring the extension.
+		config.Server{ID: "a", Transport: config.TransportStdio, Command: bin, ToolTasks: map[string]string{"elicit": config.TaskAlways}},
 		config.Server{ID: "c", Transport: config.TransportStdio, Command: crashing, Args: []string{"-crash-on-call"}},
 		// d prints its environment to stderr, crashes on a call and is
 		// restarted: its page shows why.
@@ -145,6 +161,9 @@ func TestBrowser(t *testing.T) {
 		return e.length === 2 && e[0].dataset.call !== e[1].dataset.call &&
 			e.every(x => x.querySelector('code.args').textContent === '{"text":"hello from the browser"}') &&
 			document.querySelector('#loaded-from') !== null && document.querySelector('#result').textContent.includes('hello from the browser') })()`)
+	// The shot: the try-it form, its result, the command line and the
+	// history.
+	shootAt(t, ctx, "ui-tool.png", "#try-form")
 	// Load the first call into the form: a page whose field holds its text.
 	// (Followed by Navigate, which waits for the page to load.)
 	load, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#history .history-entry:last-child a.load').getAttribute('href')`))
@@ -168,7 +187,6 @@ func TestBrowser(t *testing.T) {
 	// The content tool's image is shown inline (img-src data:).
 	do(t, ctx, "call content", chromedp.Navigate(s.url+"/tools/mcp_a_content"), chromedp.WaitVisible(`#try-submit`), chromedp.Click(`#try-submit`))
 	poll(t, ctx, "the image is decoded", `(() => { const i = document.querySelector('#result img'); return i !== null && i.complete && i.naturalWidth > 0 })()`)
-	shoot(t, ctx, "ui-tool.png")
 
 	// Start the workflow gated from its form, answer its gate on the
 	// run's page, and see the run complete there.
@@ -197,6 +215,38 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	// A task that waited for input (a's elicit, called over /mcp as a
+	// task, answered with tasks/update): its page draws it working, the
+	// wait hatched after it, and its end marked ✓ completed.
+	bearer := []string{"Authorization", "Bearer " + token}
+	taskID, _ := tasktest.Create(t, s.url+"/mcp", "mcp_a_elicit", map[string]any{}, bearer...)
+	asked := tasktest.Await(t, s.url+"/mcp", taskID, "the elicit task to ask", time.Minute, func(res map[string]any) bool {
+		return res["status"] == "input_required" || tasktest.Terminal(res)
+	}, bearer...)
+	reqs, _ := asked["inputRequests"].(map[string]any)
+	if len(reqs) != 1 {
+		t.Fatalf("the elicit task: %v, want one question", asked)
+	}
+	for key := range reqs {
+		tasktest.Post(t, s.url+"/mcp", "tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{
+			key: map[string]any{"action": "decline"}}}, tasktest.Caps, bearer...).Must(t)
+	}
+	if res := tasktest.Await(t, s.url+"/mcp", taskID, "the elicit task to end", time.Minute, tasktest.Terminal, bearer...); res["status"] != "completed" {
+		t.Fatalf("the elicit task: %v, want it completed", res)
+	}
+	do(t, ctx, "open the task's page", chromedp.Navigate(s.url+"/tasks/"+taskID), chromedp.WaitVisible(`#task-chart`))
+	poll(t, ctx, "the task's chart: working, the wait hatched, then ✓ completed", `(() => {
+		const w = document.querySelector('#task-chart rect.bar[data-step="working"][data-kind="step"]');
+		const g = document.querySelector('#task-chart rect.bar[data-step="input_required"][data-kind="gate"]');
+		const end = document.querySelector('#task-chart text.mark');
+		return w !== null && g !== null && g.getAttribute('fill') === 'url(#task-chart-hatch)' &&
+			Number(g.dataset.startMs) >= Number(w.dataset.startMs) + Number(w.dataset.ms) &&
+			Number(g.getAttribute('x')) >= Number(w.getAttribute('x')) &&
+			end !== null && end.textContent.startsWith('✓ completed') &&
+			document.querySelector('#task-chart-desc').textContent.includes('1 waits for input, then completed')
+	})()`)
+	shootAt(t, ctx, "ui-task-timeline.png", "#task-chart")
 
 	// The Usage page, from the menu: b's echo calls (the try and its run
 	// again) are counted there.
@@ -302,7 +352,7 @@ func TestBrowser(t *testing.T) {
 	// Readable at a desktop's and a phone's width: nothing wider than the
 	// window.
 	for _, vp := range []struct{ w, h int64 }{{1280, 800}, {390, 844}} {
-		for _, p := range []string{"/servers", "/servers/a", "/servers/d", "/tools", "/tools/changes", "/tools/mcp_a_add", "/runs", runPath, "/workflows/gated", "/agents", "/usage", "/usage?server=a&tool=add"} {
+		for _, p := range []string{"/servers", "/servers/a", "/servers/d", "/tools", "/tools/changes", "/tools/mcp_a_add", "/runs", runPath, "/workflows/gated", "/agents", "/usage", "/usage?server=a&tool=add", "/tasks/" + taskID, "/registry?q=airtable"} {
 			do(t, ctx, "open "+p, chromedp.EmulateViewport(vp.w, vp.h), chromedp.Navigate(s.url+p), chromedp.WaitVisible(`main`))
 			w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 			if err != nil {
@@ -336,6 +386,35 @@ func TestBrowser(t *testing.T) {
 	// Keyboard: the first Tab reaches the skip link, and focus is visible.
 	do(t, ctx, "tab", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(`main`), chromedp.KeyEvent("\t"))
 	poll(t, ctx, "the skip link has a visible focus", `document.activeElement.classList.contains('skip') && getComputedStyle(document.activeElement).outlineStyle !== 'none'`)
+
+	// The registry page, from the menu: search the fake registry, open an
+	// entry, type its secret in (refused, and not echoed), then give a
+	// placeholder and add it.
+	do(t, ctx, "open the registry page", chromedp.Navigate(s.url+"/servers"), chromedp.WaitVisible(`main`), chromedp.Click(`nav a[href="/registry"]`))
+	visible(t, ctx, "the registry page", `#registry-search`)
+	do(t, ctx, "search airtable", chromedp.Focus(`#r-q`), chromedp.KeyEvent("airtable"), chromedp.Click(`#registry-search-submit`))
+	visible(t, ctx, "airtable found", `tr[data-entry="io.github.domdomegg/airtable-mcp-server"] a`)
+	shoot(t, ctx, "ui-registry.png")
+	do(t, ctx, "open airtable's add form", chromedp.Click(`tr[data-entry="io.github.domdomegg/airtable-mcp-server"] a`))
+	visible(t, ctx, "the add form", `#registry-add`)
+	poll(t, ctx, "the secret's field holds a placeholder", `document.querySelector('input[name="v:AIRTABLE_API_KEY"]').value.startsWith('{{secrets.')`)
+	const typed = "pat-browser-typed-3c9e51d7"
+	do(t, ctx, "type the secret in and add",
+		chromedp.SetValue(`#r-id`, "airtable"),
+		chromedp.SetValue(`input[name="v:AIRTABLE_API_KEY"]`, typed),
+		chromedp.Click(`#registry-add-submit`))
+	poll(t, ctx, "refused, the secret not echoed", `document.querySelector('#registry-add [aria-invalid="true"]') !== null &&
+		document.querySelector('#registry-add').textContent.includes('secret store') &&
+		!document.documentElement.outerHTML.includes('`+typed+`') &&
+		document.querySelector('input[name="v:AIRTABLE_API_KEY"]').value.startsWith('{{secrets.')`)
+	do(t, ctx, "add with the placeholder",
+		chromedp.SetValue(`input[name="v:AIRTABLE_API_KEY"]`, "{{secrets.airtable_key}}"),
+		chromedp.Click(`#registry-add-submit`))
+	do(t, ctx, "the new server's page", chromedp.WaitVisible(`#server-restarts`))
+	poll(t, ctx, "on the new server's page", `location.pathname === '/servers/airtable'`)
+	if m, err := s.d.GetServer(context.Background(), "airtable"); err != nil || strings.Contains(string(m.Config), typed) || !strings.Contains(string(m.Config), "{{secrets.airtable_key}}") {
+		t.Errorf("the server added from the registry: %s, %v; want its placeholder, not the value typed", m.Config, err)
+	}
 
 	// Log out: the page leads to the login page again.
 	do(t, ctx, "log out", chromedp.Click(`#logout`))

@@ -17,7 +17,7 @@ package ui
 //     its totals in its label;
 //   - runTimeline: a run's steps as bars on a time axis, a wait at a gate
 //     drawn hatched and labelled, a retry and a failure marked with a
-//     symbol and a word.
+//     symbol and a word; a task's statuses the same way (taskTimeline).
 
 import (
 	"fmt"
@@ -332,6 +332,8 @@ type timelineMark struct {
 	X, Y   float64
 	Symbol string
 	Text   string
+	// End: the mark is at the end of its text (an end at the axis's end).
+	End bool
 }
 
 // timelineRow is a step's row: its label above its bars.
@@ -350,6 +352,9 @@ type timeline struct {
 	Rows            []timelineRow
 	Bars            []timelineBar
 	Marks           []timelineMark
+	// Task: the rows are a task's statuses (taskTimeline), not a run's
+	// steps.
+	Task bool
 }
 
 // newTimeline lays out a run's events: a bar per attempt of a step (from
@@ -514,4 +519,107 @@ func shortMS(ms int64) string {
 	default:
 		return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
 	}
+}
+
+// A taskStatus is when a task came to a status (store.TaskStatusChange).
+type taskStatus struct {
+	Status, Message string
+	At              time.Time
+}
+
+// taskTimeline lays out a task's status history (oldest first): a row
+// per status it was in, a bar per span of it (working drawn as a step,
+// input_required hatched as a wait at a gate), the last open until now
+// when the task goes on; a status it ended in (completed, failed,
+// cancelled) is a row of its own with a symbol and a word at its time.
+func taskTimeline(id, title string, hist []taskStatus, now time.Time) timeline {
+	tl := timeline{ID: id, Title: title, W: chartW, X0: 8, X1: chartW - 8, Task: true}
+	if len(hist) == 0 {
+		tl.H, tl.AxisY = 40, 10
+		tl.Desc = "No status history kept."
+		return tl
+	}
+	t0, end := hist[0].At, hist[len(hist)-1].At
+	last := hist[len(hist)-1]
+	ended := taskEndSymbol(last.Status) != ""
+	if !ended && now.After(end) {
+		end = now
+	}
+	total := end.Sub(t0)
+	if total <= 0 {
+		total = time.Millisecond
+	}
+	xOf := func(t time.Time) float64 {
+		return round1(tl.X0 + (tl.X1-tl.X0)*float64(t.Sub(t0))/float64(total))
+	}
+	yOf := func(r int) float64 { return float64(r*timelineRowH + 16) }
+	rowOf := map[string]int{}
+	var keys []string
+	row := func(status string) int {
+		if i, ok := rowOf[status]; ok {
+			return i
+		}
+		rowOf[status] = len(keys)
+		keys = append(keys, status)
+		return len(keys) - 1
+	}
+	waits := 0
+	for i, c := range hist {
+		if taskEndSymbol(c.Status) != "" {
+			r := row(c.Status)
+			tl.Marks = append(tl.Marks, timelineMark{X: xOf(c.At), Y: yOf(r), Symbol: taskEndSymbol(c.Status),
+				Text: c.Status + " after " + shortMS(c.At.Sub(t0).Milliseconds()), End: c.At.Sub(t0) > total/2})
+			continue
+		}
+		to, open := end, true
+		if i+1 < len(hist) {
+			to, open = hist[i+1].At, false
+		}
+		kind := "step"
+		if c.Status == "input_required" {
+			kind, waits = "gate", waits+1
+		}
+		text := c.Status
+		if open {
+			kind = map[string]string{"step": "running", "gate": "waiting"}[kind]
+			text += ", so far"
+		}
+		if c.Message != "" {
+			text += " (" + c.Message + ")"
+		}
+		x0, x1 := xOf(c.At), xOf(to)
+		tl.Bars = append(tl.Bars, timelineBar{X: x0, Y: yOf(row(c.Status)), W: max(round1(x1-x0), timelineMinBarPx), H: timelineBarH,
+			Kind: kind, Step: c.Status, Text: text + " for " + shortMS(to.Sub(c.At).Milliseconds()),
+			StartMS: c.At.Sub(t0).Milliseconds(), DurMS: to.Sub(c.At).Milliseconds()})
+	}
+	for i, k := range keys {
+		tl.Rows = append(tl.Rows, timelineRow{Y: yOf(i) - 4, Label: k})
+	}
+	tl.AxisY = yOf(len(keys)) - 2
+	tl.H = int(tl.AxisY) + 18
+	for k := 0; k <= 4; k++ {
+		at := time.Duration(int64(total) * int64(k) / 4)
+		tl.XTicks = append(tl.XTicks, chartTick{Pos: round1(tl.X0 + (tl.X1-tl.X0)*float64(k)/4), Label: shortMS(at.Milliseconds())})
+	}
+	tl.Desc = fmt.Sprintf("%d status changes over %s: %d spans, %d waits for input", len(hist)-1, shortMS(total.Milliseconds()), len(tl.Bars), waits)
+	if ended {
+		tl.Desc += ", then " + last.Status + "."
+	} else {
+		tl.Desc += "; " + last.Status + " still."
+	}
+	return tl
+}
+
+// taskEndSymbol is the symbol of a status a task ends in, "" for one it
+// goes on in.
+func taskEndSymbol(status string) string {
+	switch status {
+	case "completed":
+		return "✓"
+	case "failed":
+		return "✕"
+	case "cancelled":
+		return "⊘"
+	}
+	return ""
 }

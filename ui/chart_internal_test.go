@@ -220,3 +220,49 @@ func TestSparkline(t *testing.T) {
 		t.Errorf("sparkline drawn as %s", out)
 	}
 }
+
+// TestTaskTimeline: a task that went working → input_required → working
+// → completed has a bar per span (the wait hatched), the end a ✓ and a
+// word on a row of its own; one still waiting has its last bar open until
+// now.
+func TestTaskTimeline(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	hist := []taskStatus{{Status: "working", At: at(0)}, {Status: "input_required", Message: "Delete a.txt?", At: at(1)},
+		{Status: "working", At: at(6)}, {Status: "completed", At: at(10)}}
+	tl := taskTimeline("t", "Task", hist, at(100))
+	type bar struct {
+		Step, Kind     string
+		StartMS, DurMS int64
+	}
+	var got []bar
+	for _, b := range tl.Bars {
+		got = append(got, bar{b.Step, b.Kind, b.StartMS, b.DurMS})
+	}
+	want := []bar{{"working", "step", 0, 1000}, {"input_required", "gate", 1000, 5000}, {"working", "step", 6000, 4000}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("bars (-want +got):\n%s", d)
+	}
+	if g := tl.Bars[1]; g.X != round1(tl.X0+(tl.X1-tl.X0)*0.1) || g.W != round1((tl.X1-tl.X0)*0.5) || g.Y == tl.Bars[0].Y {
+		t.Errorf("the wait's bar is at %v, %v wide, row %v; want from 10%%, half the axis, a row of its own", g.X, g.W, g.Y)
+	}
+	if len(tl.Marks) != 1 || tl.Marks[0].Symbol != "✓" || tl.Marks[0].X != tl.X1 || !tl.Marks[0].End || len(tl.Rows) != 3 {
+		t.Errorf("marks %+v, rows %+v; want ✓ at the end, on a third row", tl.Marks, tl.Rows)
+	}
+	out := draw(t, "timeline", tl)
+	for _, s := range []string{`fill="url(#t-hatch)" data-step="input_required" data-kind="gate"`,
+		`<title>input_required: input_required (Delete a.txt?) for 5.0s</title>`, `text-anchor="end">✓ completed after 10.0s</text>`,
+		`>waiting for input (hatched)</li>`, `3 status changes over 10.0s: 3 spans, 1 waits for input, then completed.`} {
+		if !strings.Contains(out, s) {
+			t.Errorf("the timeline has no %s:\n%s", s, out)
+		}
+	}
+
+	waiting := taskTimeline("t", "Task", hist[:2], at(4))
+	if b := waiting.Bars[len(waiting.Bars)-1]; b.Kind != "waiting" || b.DurMS != 3000 || len(waiting.Marks) != 0 {
+		t.Errorf("a task still waiting: last bar %+v, marks %+v; want it waiting for 3s so far", b, waiting.Marks)
+	}
+	if empty := taskTimeline("t", "Task", nil, at(0)); len(empty.Bars) != 0 || empty.Desc == "" {
+		t.Errorf("no history: %+v", empty)
+	}
+}

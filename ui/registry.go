@@ -5,6 +5,9 @@ package ui
 // values an entry asks for are fields; a secret one takes a
 // {{secrets.NAME}} placeholder only (registry.CheckValues): the UI stores
 // no secret, so the page says which `switchboard secrets set` to run.
+// A version the registry marks deprecated (or deleted) says so, with the
+// registry's reason, and is added only with its "force" box checked, as
+// the CLI's --force and the API's force.
 
 import (
 	"encoding/json"
@@ -79,9 +82,13 @@ type registryAddData struct {
 	chrome
 	Registry, Name, Version, Kind, ID string
 	Description, Status, Refused      string
-	Kinds                             []string
-	Fields                            []registryField
-	General                           []string
+	// Unlisted is why the registry marks this version deprecated or
+	// deleted ("" for an active one): it is added only with Force.
+	Unlisted string
+	Force    bool
+	Kinds    []string
+	Fields   []registryField
+	General  []string
 }
 
 // registryEntry reads name@version from the registry named (or the first
@@ -102,15 +109,23 @@ func (u *UI) registryEntry(r *http.Request, reg, name, version string) (registry
 }
 
 // addData builds the add form of e, with the values of vals.
-func addData(e registry.Entry, reg, kind, id string, vals map[string]string) registryAddData {
+func addData(e registry.Entry, reg, kind, id string, vals map[string]string, force bool) registryAddData {
 	d := registryAddData{chrome: chrome{"Add " + e.Server.Name, "registry"}, Registry: reg, Name: e.Server.Name, Version: e.Server.Version,
-		Kind: kind, ID: id, Description: e.Server.Description, Status: e.Status(), Kinds: e.Server.Kinds()}
+		Kind: kind, ID: id, Description: e.Server.Description, Status: e.Status(), Kinds: e.Server.Kinds(), Force: force}
 	if d.ID == "" {
 		d.ID = registry.DefaultID(e.Server.Name)
 	}
-	if err := registry.Installable(e, false); err != nil {
+	if err := registry.Installable(e, true); err != nil {
 		d.Refused = err.Error()
 		return d
+	}
+	if d.Status != registry.StatusActive {
+		d.Unlisted = "The registry marks this version " + d.Status
+		if msg := e.Official.StatusMessage; msg != "" {
+			d.Unlisted += ": " + msg
+		} else {
+			d.Unlisted += "."
+		}
 	}
 	vars, err := registry.Variables(e.Server, kind)
 	if err != nil {
@@ -137,7 +152,7 @@ func (u *UI) registryAddPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	}
-	u.render(w, http.StatusOK, "registry", "layout", addData(e, reg, q.Get("kind"), "", nil))
+	u.render(w, http.StatusOK, "registry", "layout", addData(e, reg, q.Get("kind"), "", nil, false))
 }
 
 func (u *UI) registryAdd(w http.ResponseWriter, r *http.Request) {
@@ -158,13 +173,17 @@ func (u *UI) registryAdd(w http.ResponseWriter, r *http.Request) {
 			vals[key] = v[0]
 		}
 	}
-	d := addData(e, reg, kind, id, vals)
+	d := addData(e, reg, kind, id, vals, f.Get("force") != "")
 	fail := func(msg string) {
 		d.General = append(d.General, msg)
 		u.render(w, http.StatusUnprocessableEntity, "registry", "registry-add-form", d)
 	}
 	if d.Refused != "" {
 		fail(d.Refused)
+		return
+	}
+	if d.Unlisted != "" && !d.Force {
+		fail(d.Unlisted + ` Check "Add it all the same (force)" to add it.`)
 		return
 	}
 	problems, err := registry.CheckValues(e.Server, kind, vals)
@@ -194,7 +213,7 @@ func (u *UI) registryAdd(w http.ResponseWriter, r *http.Request) {
 		u.render(w, http.StatusUnprocessableEntity, "registry", "registry-add-form", d)
 		return
 	}
-	s, err := registry.Convert(e, &registry.ConvertOptions{ID: d.ID, Kind: kind, Values: vals, ContainerRuntime: u.containerRuntime})
+	s, err := registry.Convert(e, &registry.ConvertOptions{ID: d.ID, Kind: kind, Values: vals, ContainerRuntime: u.containerRuntime, Force: d.Force})
 	if err != nil {
 		fail(err.Error())
 		return

@@ -5,7 +5,9 @@ package ui
 // details and outcome, and a Cancel button that cancels it through the
 // daemon's gateway (daemon.CancelTask: the same as the REST API's, its
 // upstream call cancelled; a task another live replica runs, through that
-// replica: daemon.ForwardTask).
+// replica: daemon.ForwardTask). A task's page draws its statuses over
+// time (taskTimeline, from its history); a published workflow's run task
+// draws its run's steps instead, as the run's page does.
 
 import (
 	"encoding/json"
@@ -61,6 +63,38 @@ type taskData struct {
 	Texts   []string
 	Result  string // the result as JSON, indented
 	Inputs  string // the questions outstanding, as JSON, indented
+	// Chart is the task's statuses over time, or its run's steps; nil
+	// when there is nothing to draw.
+	Chart *timeline
+}
+
+// taskData is t as its page shows it, with its chart.
+func (u *UI) taskData(r *http.Request, t daemon.Task) taskData {
+	d := taskDataOf(t)
+	if t.Run != "" {
+		if wfs := u.d.Workflows(); wfs != nil {
+			st, err := wfs.Engine.Get(r.Context(), t.Run)
+			evs, err2 := wfs.Engine.Events(r.Context(), t.Run, 0)
+			if err == nil && err2 == nil {
+				end := st.Ended
+				if end.IsZero() {
+					end = time.Now()
+				}
+				tl := newTimeline("task-chart", "Its run's steps over time", evs, end)
+				d.Chart = &tl
+			}
+		}
+		return d
+	}
+	if len(t.History) > 0 {
+		hist := make([]taskStatus, 0, len(t.History))
+		for _, c := range t.History {
+			hist = append(hist, taskStatus{Status: c.Status, Message: c.Message, At: c.At})
+		}
+		tl := taskTimeline("task-chart", "The task's statuses over time", hist, time.Now())
+		d.Chart = &tl
+	}
+	return d
 }
 
 func taskDataOf(t daemon.Task) taskData {
@@ -86,7 +120,7 @@ func (u *UI) taskPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), daemon.StatusOf(err))
 		return
 	}
-	u.render(w, http.StatusOK, "task", "layout", taskPageData{chrome{"Task", "tasks"}, taskDataOf(t)})
+	u.render(w, http.StatusOK, "task", "layout", taskPageData{chrome{"Task", "tasks"}, u.taskData(r, t)})
 }
 
 func (u *UI) cancelTask(w http.ResponseWriter, r *http.Request) {
@@ -105,5 +139,5 @@ func (u *UI) cancelTask(w http.ResponseWriter, r *http.Request) {
 		u.flash(w, daemon.StatusOf(err), "task: "+err.Error(), true)
 		return
 	}
-	u.render(w, http.StatusOK, "task", "task", taskDataOf(t))
+	u.render(w, http.StatusOK, "task", "task", u.taskData(r, t))
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
@@ -19,6 +20,29 @@ import (
 func (s *served) makeTask(tool string, args map[string]any) string {
 	s.t.Helper()
 	id, _ := tasktest.Create(s.t, s.url+"/mcp", tool, args)
+	return id
+}
+
+// answeredTask makes a task of tool (one that asks one yes/no question:
+// the fixtures' confirm_delete), answers it yes once it is
+// input_required, and returns its id once it completed.
+func (s *served) answeredTask(t *testing.T, tool string, args map[string]any) string {
+	t.Helper()
+	id := s.makeTask(tool, args)
+	res := tasktest.Await(t, s.url+"/mcp", id, tool+" to ask", time.Minute, func(res map[string]any) bool {
+		return res["status"] == "input_required" || tasktest.Terminal(res)
+	})
+	reqs, _ := res["inputRequests"].(map[string]any)
+	if len(reqs) != 1 {
+		t.Fatalf("task %s: %v, want one question", id, res)
+	}
+	for key := range reqs {
+		tasktest.Post(t, s.url+"/mcp", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
+			key: map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}}, tasktest.Caps).Must(t)
+	}
+	if res := tasktest.Await(t, s.url+"/mcp", id, tool+" to end", time.Minute, tasktest.Terminal); res["status"] != "completed" {
+		t.Fatalf("task %s: %v, want it completed", id, res)
+	}
 	return id
 }
 
@@ -63,6 +87,16 @@ func TestTasks(t *testing.T) {
 	if status, _, _ := s.do("GET", "/tasks/sbt1.nonesuch", nil); status != http.StatusNotFound {
 		t.Errorf("an unknown task: %d, want 404", status)
 	}
+	// A task that waited for input (made alone: a question is routed to
+	// the one call in flight): its page draws working, the wait
+	// (hatched) and working again, then ✓ completed.
+	asked := s.answeredTask(t, "mcp_a_confirm_delete", map[string]any{"filename": "a.txt"})
+	_, _, body = s.do("GET", "/tasks/"+asked, nil)
+	for _, want := range []string{`id="task-chart"`, `data-step="input_required" data-kind="gate"`, `data-step="working" data-kind="step"`, `✓ completed after`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the answered task's page has no %s\n%s", want, body)
+		}
+	}
 }
 
 // TestRunTasks: a published workflow called as a task is listed on the
@@ -91,8 +125,9 @@ func TestRunTasks(t *testing.T) {
 	}
 	run := m[1]
 	_, _, body = s.do("GET", "/tasks/"+id, nil)
-	if !strings.Contains(body, "Echo one?") || !strings.Contains(body, `href="/runs/`+run+`"`) || !strings.Contains(body, `id="task-cancel"`) {
-		t.Errorf("the run task's page: want the gate's question, its run and a Cancel button\n%s", body)
+	if !strings.Contains(body, "Echo one?") || !strings.Contains(body, `href="/runs/`+run+`"`) || !strings.Contains(body, `id="task-cancel"`) ||
+		!strings.Contains(body, `id="task-chart"`) || !strings.Contains(body, `data-kind="waiting"`) {
+		t.Errorf("the run task's page: want the gate's question, its run, its run's timeline and a Cancel button\n%s", body)
 	}
 	status, _, body := s.do("POST", "/tasks/"+id+"/cancel", nil, ui.CSRFHeader, "1", "HX-Request", "true")
 	if status != 200 || !strings.Contains(body, "task-cancelled") {

@@ -181,9 +181,27 @@ func (e *env) showTask(ctx context.Context, id string) (t api.TaskJSON, live boo
 
 // storedTask is a row of the state store as the API shows it.
 func storedTask(t store.Task) api.TaskJSON {
-	return api.TaskJSON{ID: t.ID, Status: t.Status, StatusMessage: t.StatusMessage, Server: t.Server, Tool: t.Tool,
+	tj := api.TaskJSON{ID: t.ID, Status: t.Status, StatusMessage: t.StatusMessage, Server: t.Server, Tool: t.Tool,
 		Caller: t.Caller, Endpoint: t.Endpoint, Created: t.Created.UTC(), Updated: t.Updated.UTC(), TTLMs: t.TTL.Milliseconds(),
 		Replica: t.Owner, UpstreamTask: t.UpstreamTask, InputRequests: t.InputRequests, Result: t.Result, Error: t.Error}
+	for _, c := range t.History {
+		tj.History = append(tj.History, api.TaskStatusJSON{Status: c.Status, At: c.At.UTC(), Message: c.Message})
+	}
+	return tj
+}
+
+// taskHistory is a task's statuses on one line, each after the first with
+// the time since it: "working → input_required +1.2s → completed +3.4s".
+func taskHistory(h []api.TaskStatusJSON) string {
+	parts := make([]string, 0, len(h))
+	for i, c := range h {
+		s := c.Status
+		if i > 0 {
+			s += " +" + c.At.Sub(h[0].At).Round(time.Millisecond).String()
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " → ")
 }
 
 // formatTask is tasks show's text: the fields, then the result's text
@@ -213,6 +231,7 @@ func formatTask(t api.TaskJSON, live bool) string {
 	row("replica", t.Replica)
 	row("run", t.Run)
 	row("upstream task", t.UpstreamTask)
+	row("history", taskHistory(t.History))
 	if len(t.InputRequests) > 0 {
 		row("waiting for", string(t.InputRequests))
 	}
