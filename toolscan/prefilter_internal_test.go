@@ -83,4 +83,20 @@ func TestPrefilterExact(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d patterns always run", unfiltered, len(patterns))
+	// mailTo and secretVar test for their literals themselves.
+	for _, s := range texts {
+		want := ""
+		for _, m := range mailToRe().FindAllStringSubmatch(s, -1) {
+			if d := strings.ToLower(m[3]); !strings.HasPrefix(d, "example.") && !strings.HasSuffix(d, ".example") && d != "domain.com" && d != "company.com" {
+				want = m[0]
+				break
+			}
+		}
+		if got := mailTo(s, ""); got != want {
+			t.Errorf("mailTo(%q) = %q, %q without its test for @", s, got, want)
+		}
+		if got, want := secretVar(s, ""), secretVarRe().FindString(s); got != want {
+			t.Errorf("secretVar(%q) = %q, %q without its test for the words", s, got, want)
+		}
+	}
 }

@@ -339,7 +339,12 @@ var mailToRe = lazyRegexp(`(?i)\b(send|sends|sending|forward|forwards|copy|cc|bc
 
 // mailTo finds a send verb before a fixed e-mail address; the documentation
 // domains (example.com and the like) are examples, not recipients.
+// A match holds an @: text without one is not searched (the pattern
+// has no literal the prefilter could find, and it ran on every text).
 func mailTo(s, _ string) string {
+	if !strings.Contains(s, "@") {
+		return ""
+	}
 	for _, m := range mailToRe().FindAllStringSubmatch(s, -1) {
 		d := strings.ToLower(m[3])
 		if strings.HasPrefix(d, "example.") || strings.HasSuffix(d, ".example") || d == "domain.com" || d == "company.com" {
@@ -355,4 +360,12 @@ func mailTo(s, _ string) string {
 // somewhere; the name alone is how real servers document their setup.
 var secretVarRe = lazyRegexp(`(?i:\b(collect|collecting|include|including|pass|passing|send|sending|append|appending|put|copy|paste|attach|forward|upload|add|read)\b)[^.\n]{0,30}\b[A-Z][A-Z0-9]*_[A-Z0-9_]*(SECRET|TOKEN|PASSWORD|API_KEY|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]*\b`)
 
-func secretVar(s, _ string) string { return secretVarRe().FindString(s) }
+// A match holds one of the names' upper-case words (API_KEY, ACCESS_KEY
+// and PRIVATE_KEY all hold _KEY): text without any is not searched.
+func secretVar(s, _ string) string {
+	if !strings.Contains(s, "SECRET") && !strings.Contains(s, "TOKEN") &&
+		!strings.Contains(s, "PASSWORD") && !strings.Contains(s, "_KEY") {
+		return ""
+	}
+	return secretVarRe().FindString(s)
+}
