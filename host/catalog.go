@@ -225,8 +225,7 @@ func shownName(name string, l *limits) string {
 // name over 64 characters is cut and given a short hash of the whole, so that
 // it stays unique and is the same on every run.
 func ToolName(format, server, tool string) string {
-	full := strings.NewReplacer("{server}", server, "{tool}", tool).Replace(format)
-	name := []byte(full)
+	name := []byte(expandName(format, server, tool))
 	for i, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
 			name[i] = '_'
@@ -240,4 +239,33 @@ func ToolName(format, server, tool string) string {
 	sum := sha256.Sum256([]byte(server + "\x00" + tool + "\x00" + format))
 	suffix := "_" + hex.EncodeToString(sum[:])[:8]
 	return string(name[:MaxToolNameLength-len(suffix)]) + suffix
+}
+
+// expandName replaces {server} and {tool} in format, left to right, as
+// strings.NewReplacer("{server}", server, "{tool}", tool) does, without
+// building a Replacer for every name (that was most of ToolName's time,
+// for every tool of every server at each start).
+func expandName(format, server, tool string) string {
+	var b strings.Builder
+	b.Grow(len(format) + len(server) + len(tool))
+	for {
+		i := strings.IndexByte(format, '{')
+		if i < 0 {
+			b.WriteString(format)
+			return b.String()
+		}
+		b.WriteString(format[:i])
+		format = format[i:]
+		switch {
+		case strings.HasPrefix(format, "{server}"):
+			b.WriteString(server)
+			format = format[len("{server}"):]
+		case strings.HasPrefix(format, "{tool}"):
+			b.WriteString(tool)
+			format = format[len("{tool}"):]
+		default:
+			b.WriteByte('{')
+			format = format[1:]
+		}
+	}
 }

@@ -66,20 +66,37 @@ func TestPrefilterExact(t *testing.T) {
 	}
 	unfiltered := 0
 	for _, p := range patterns {
-		if p.need == nil {
+		x, need := p.get()
+		if need == nil {
 			unfiltered++
-			t.Logf("always runs: %s", p.x)
+			t.Logf("always runs: %s", x)
 		}
 		for _, s := range texts {
-			want := p.x.FindString(s)
+			want := x.FindString(s)
 			got := ""
-			if mayMatch(strings.ToLower(s), p.need) {
-				got = p.x.FindString(s)
+			if mayMatch(strings.ToLower(s), need) {
+				got = x.FindString(s)
 			}
 			if got != want {
-				t.Errorf("%s on %q: %q with the prefilter, %q without", p.x, s, got, want)
+				t.Errorf("%s on %q: %q with the prefilter, %q without", x, s, got, want)
 			}
 		}
 	}
 	t.Logf("%d of %d patterns always run", unfiltered, len(patterns))
+	// mailTo and secretVar test for their literals themselves.
+	for _, s := range texts {
+		want := ""
+		for _, m := range mailToRe().FindAllStringSubmatch(s, -1) {
+			if d := strings.ToLower(m[3]); !strings.HasPrefix(d, "example.") && !strings.HasSuffix(d, ".example") && d != "domain.com" && d != "company.com" {
+				want = m[0]
+				break
+			}
+		}
+		if got := mailTo(s, ""); got != want {
+			t.Errorf("mailTo(%q) = %q, %q without its test for @", s, got, want)
+		}
+		if got, want := secretVar(s, ""), secretVarRe().FindString(s); got != want {
+			t.Errorf("secretVar(%q) = %q, %q without its test for the words", s, got, want)
+		}
+	}
 }

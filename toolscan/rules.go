@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -17,14 +18,19 @@ type rule struct {
 	match  matcher // the matched text, "" if none
 }
 
-// re compiles a case-insensitive pattern; a match is the first one. It
-// runs only on text that holds one of the literals every match needs
-// (prefilter.go); lower is the text lowercased.
+// re is a case-insensitive pattern; a match is the first one. It runs
+// only on text that holds one of the literals every match needs
+// (prefilter.go); lower is the text lowercased. The pattern is compiled,
+// and its literals found, on its first use, not when the package is
+// initialised: compiling all of them took 9 to 33 ms and 3 MB at the
+// start of every command (docs/performance.md, "Size and start-up").
 func re(pattern string) matcher {
-	x := regexp.MustCompile(`(?i)` + pattern)
-	need := required(`(?i)` + pattern)
-	patterns = append(patterns, filtered{x, need})
+	p := &filtered{get: sync.OnceValues(func() (*regexp.Regexp, [][]string) {
+		return regexp.MustCompile(`(?i)` + pattern), required(`(?i)` + pattern)
+	})}
+	patterns = append(patterns, p)
 	return func(s, lower string) string {
+		x, need := p.get()
 		if !mayMatch(lower, need) {
 			return ""
 		}
@@ -32,12 +38,18 @@ func re(pattern string) matcher {
 	}
 }
 
-// patterns are every pattern re compiled, for the prefilter's test.
-var patterns []filtered
+// patterns are every pattern re made, for the prefilter's test.
+var patterns []*filtered
 
+// filtered is a pattern and the literals its matches need, made on first
+// use.
 type filtered struct {
-	x    *regexp.Regexp
-	need [][]string
+	get func() (x *regexp.Regexp, need [][]string)
+}
+
+// lazyRegexp compiles pattern on its first use (see re).
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }
 
 // matcher returns the first match in s (lower: s lowercased), "" if none.
@@ -176,10 +188,10 @@ var rules = []rule{
 // base64Run finds long runs of base64 alphabet; blob keeps only those that
 // look encoded: upper and lower case and digits mixed, not a path or a
 // word.
-var base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{48,}={0,2}`)
+var base64Run = lazyRegexp(`[A-Za-z0-9+/_-]{48,}={0,2}`)
 
 func blob(s, _ string) string {
-	for _, m := range base64Run.FindAllString(s, -1) {
+	for _, m := range base64Run().FindAllString(s, -1) {
 		var up, low, dig int
 		for _, r := range m {
 			switch {
@@ -202,16 +214,16 @@ func blob(s, _ string) string {
 // more than look. A read-only name whose description says it deletes,
 // sends or executes is either a mistake or a disguise.
 var (
-	readOnlyName = regexp.MustCompile(`^(?i:get|read|list|search|find|fetch|query|view|show|describe|count|check|lookup|inspect|browse|peek|calculate|compute|add|sum|echo|format|convert|validate|translate|summarize|summarise)([_\-. ]|[A-Z]|$)`)
-	doesMore     = regexp.MustCompile(`(?i)(^|[^\w'])(?:(not|never|n't|without|no)\s+)?\b(deletes?|deleting|removes?\s+(all|every|the\s+user'?s|files?|the\s+(file|repo|directory|database))|erases?|wipes?|destroys?|drops?\s+(the\s+|a\s+|all\s+)?(table|database|schema)s?|sends?\s+(it|them|the|a|an|all|this|data|contents?|results?|output|files?|an?\s+email|emails?|messages?)\b|emails?\s+(it|them|the)\b|uploads?|transmits?|exfiltrates?|(executes?|runs?)\s+(a\s+|the\s+|any\s+|arbitrary\s+)?(shell\s+|system\s+|startup\s+)?(commands?|scripts?|code|programs?|binar\w+|shell)|rm\s+-rf|chmod|overwrites?|modifies\s+(system|the\s+system|your)|installs?\s+(a\s+|the\s+)?(package|software|backdoor)|push(es)?\s+(a\s+)?commits?|adds?\s+(a\s+)?(deploy|ssh)\s+keys?|creates?\s+(a\s+)?(webhook|deploy\s+key|access\s+token)|grants?\s+(\w+\s+)?access|makes?\s+(it|them|\w+)\s+public)\b`)
+	readOnlyName = lazyRegexp(`^(?i:get|read|list|search|find|fetch|query|view|show|describe|count|check|lookup|inspect|browse|peek|calculate|compute|add|sum|echo|format|convert|validate|translate|summarize|summarise)([_\-. ]|[A-Z]|$)`)
+	doesMore     = lazyRegexp(`(?i)(^|[^\w'])(?:(not|never|n't|without|no)\s+)?\b(deletes?|deleting|removes?\s+(all|every|the\s+user'?s|files?|the\s+(file|repo|directory|database))|erases?|wipes?|destroys?|drops?\s+(the\s+|a\s+|all\s+)?(table|database|schema)s?|sends?\s+(it|them|the|a|an|all|this|data|contents?|results?|output|files?|an?\s+email|emails?|messages?)\b|emails?\s+(it|them|the)\b|uploads?|transmits?|exfiltrates?|(executes?|runs?)\s+(a\s+|the\s+|any\s+|arbitrary\s+)?(shell\s+|system\s+|startup\s+)?(commands?|scripts?|code|programs?|binar\w+|shell)|rm\s+-rf|chmod|overwrites?|modifies\s+(system|the\s+system|your)|installs?\s+(a\s+|the\s+)?(package|software|backdoor)|push(es)?\s+(a\s+)?commits?|adds?\s+(a\s+)?(deploy|ssh)\s+keys?|creates?\s+(a\s+)?(webhook|deploy\s+key|access\s+token)|grants?\s+(\w+\s+)?access|makes?\s+(it|them|\w+)\s+public)\b`)
 )
 
 func (s *scanner) nameMismatch(def Definition) {
-	if !readOnlyName.MatchString(def.Name) {
+	if !readOnlyName().MatchString(def.Name) {
 		return
 	}
 	d := reveal(def.Description)
-	for _, m := range doesMore.FindAllStringSubmatch(d, -1) {
+	for _, m := range doesMore().FindAllStringSubmatch(d, -1) {
 		if m[2] != "" { // negated: "does not delete"
 			continue
 		}
@@ -323,12 +335,17 @@ func reveal(s string) string {
 	return b.String()
 }
 
-var mailToRe = regexp.MustCompile(`(?i)\b(send|sends|sending|forward|forwards|copy|cc|bcc|deliver|redirect|redirects|mirror|email|e-mail|mail|text|share|shares)\b[^\n]{0,80}?\b(to|at|with)\s+[\w.+-]+@([\w-]+\.[\w.-]*\w)`)
+var mailToRe = lazyRegexp(`(?i)\b(send|sends|sending|forward|forwards|copy|cc|bcc|deliver|redirect|redirects|mirror|email|e-mail|mail|text|share|shares)\b[^\n]{0,80}?\b(to|at|with)\s+[\w.+-]+@([\w-]+\.[\w.-]*\w)`)
 
 // mailTo finds a send verb before a fixed e-mail address; the documentation
 // domains (example.com and the like) are examples, not recipients.
+// A match holds an @: text without one is not searched (the pattern
+// has no literal the prefilter could find, and it ran on every text).
 func mailTo(s, _ string) string {
-	for _, m := range mailToRe.FindAllStringSubmatch(s, -1) {
+	if !strings.Contains(s, "@") {
+		return ""
+	}
+	for _, m := range mailToRe().FindAllStringSubmatch(s, -1) {
 		d := strings.ToLower(m[3])
 		if strings.HasPrefix(d, "example.") || strings.HasSuffix(d, ".example") || d == "domain.com" || d == "company.com" {
 			continue
@@ -341,6 +358,14 @@ func mailTo(s, _ string) string {
 // secretVarRe finds an environment variable named as a secret
 // (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN) after a verb that takes it
 // somewhere; the name alone is how real servers document their setup.
-var secretVarRe = regexp.MustCompile(`(?i:\b(collect|collecting|include|including|pass|passing|send|sending|append|appending|put|copy|paste|attach|forward|upload|add|read)\b)[^.\n]{0,30}\b[A-Z][A-Z0-9]*_[A-Z0-9_]*(SECRET|TOKEN|PASSWORD|API_KEY|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]*\b`)
+var secretVarRe = lazyRegexp(`(?i:\b(collect|collecting|include|including|pass|passing|send|sending|append|appending|put|copy|paste|attach|forward|upload|add|read)\b)[^.\n]{0,30}\b[A-Z][A-Z0-9]*_[A-Z0-9_]*(SECRET|TOKEN|PASSWORD|API_KEY|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]*\b`)
 
-func secretVar(s, _ string) string { return secretVarRe.FindString(s) }
+// A match holds one of the names' upper-case words (API_KEY, ACCESS_KEY
+// and PRIVATE_KEY all hold _KEY): text without any is not searched.
+func secretVar(s, _ string) string {
+	if !strings.Contains(s, "SECRET") && !strings.Contains(s, "TOKEN") &&
+		!strings.Contains(s, "PASSWORD") && !strings.Contains(s, "_KEY") {
+		return ""
+	}
+	return secretVarRe().FindString(s)
+}

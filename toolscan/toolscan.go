@@ -203,7 +203,7 @@ func (s *scanner) text(field, t string, ident bool) {
 	}
 	plain := reveal(t)
 	if ident {
-		plain = strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(plain)
+		plain = identSpaces.Replace(plain)
 	}
 	lower := strings.ToLower(plain)
 	for _, r := range rules {
@@ -215,6 +215,10 @@ func (s *scanner) text(field, t string, ident bool) {
 		}
 	}
 }
+
+// identSpaces reads a name's separators as spaces (made once: a Replacer
+// is built on its first use, which cost more than the replacing).
+var identSpaces = strings.NewReplacer("_", " ", "-", " ", ".", " ")
 
 // schema walks a JSON Schema, reading every string in it and the names of
 // its properties.
