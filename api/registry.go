@@ -13,19 +13,13 @@ import (
 	"github.com/switchboardmcp/switchboard/registry"
 )
 
-// registryEntryJSON is one registry entry as the API shows it.
+// registryEntryJSON is one registry entry as the API shows it: as a
+// search lists it, and on GET /registry/entry what it asks for.
 type registryEntryJSON struct {
-	Registry      string            `json:"registry"`
-	Name          string            `json:"name"`
-	Description   string            `json:"description"`
-	Version       string            `json:"version"`
-	Kinds         []string          `json:"kinds"`
-	Status        string            `json:"status"`
-	StatusMessage string            `json:"status_message,omitempty"`
-	Invalid       string            `json:"invalid,omitempty"`
-	Variables     []registryVarJSON `json:"variables,omitempty"`
-	Server        json.RawMessage   `json:"server,omitempty"`
-	Refused       string            `json:"refused,omitempty"`
+	registry.Summary
+	Variables []registryVarJSON `json:"variables,omitempty"`
+	Server    json.RawMessage   `json:"server,omitempty"`
+	Refused   string            `json:"refused,omitempty"`
 }
 
 type registryVarJSON struct {
@@ -38,47 +32,17 @@ type registryVarJSON struct {
 	Choices     []string `json:"choices,omitempty"`
 }
 
-type registryErrorJSON struct {
-	Registry string `json:"registry"`
-	Error    string `json:"error"`
-}
-
-func entryJSON(reg string, e registry.Entry) registryEntryJSON {
-	j := registryEntryJSON{Registry: reg, Name: e.Server.Name, Description: e.Server.Description, Version: e.Server.Version,
-		Kinds: e.Server.Kinds(), Status: e.Status(), StatusMessage: e.Official.StatusMessage}
-	if j.Kinds == nil {
-		j.Kinds = []string{}
-	}
-	if e.Invalid != nil {
-		j.Invalid = e.Invalid.Error()
-	}
-	return j
-}
-
 // RegistrySearch is what GET /registry/search answers.
-type RegistrySearch struct {
-	Servers []registryEntryJSON `json:"servers"`
-	Errors  []registryErrorJSON `json:"errors"`
-}
+type RegistrySearch = registry.Found
 
 // SearchRegistries searches every registry of the options (or the one
 // named) for query; a registry that fails is reported in Errors.
 func (a *API) SearchRegistries(ctx context.Context, query, only string) (RegistrySearch, error) {
-	out := RegistrySearch{Servers: []registryEntryJSON{}, Errors: []registryErrorJSON{}}
 	regs, err := a.registries(only)
 	if err != nil {
-		return out, err
+		return RegistrySearch{Servers: []registry.Summary{}, Errors: []registry.SearchError{}}, err
 	}
-	for _, r := range regs {
-		es, err := r.Client.Search(ctx, query)
-		if err != nil {
-			out.Errors = append(out.Errors, registryErrorJSON{Registry: r.Name, Error: err.Error()})
-		}
-		for _, e := range es {
-			out.Servers = append(out.Servers, entryJSON(r.Name, e))
-		}
-	}
-	return out, nil
+	return registry.SearchAll(ctx, regs, query), nil
 }
 
 func (a *API) registries(only string) ([]registry.Named, error) {
@@ -118,7 +82,7 @@ func (a *API) RegistryEntry(ctx context.Context, only, name, version, kind strin
 			errs = append(errs, err)
 			continue
 		}
-		j := entryJSON(r.Name, e)
+		j := registryEntryJSON{Summary: registry.Summarize(r.Name, e)}
 		j.Server = e.Raw
 		if err := registry.Installable(e, false); err != nil {
 			j.Refused = err.Error()

@@ -405,3 +405,61 @@ type Named struct {
 	Name   string
 	Client *Client
 }
+
+// A Summary is an entry as a search lists it, in the one shape the faces
+// show (switchboard search --json, GET /api/v1/registry/search, the web
+// UI's Registry page).
+type Summary struct {
+	Registry      string   `json:"registry"`
+	Name          string   `json:"name"`
+	Description   string   `json:"description"`
+	Version       string   `json:"version"`
+	Kinds         []string `json:"kinds"`
+	Status        string   `json:"status"`
+	StatusMessage string   `json:"status_message,omitempty"`
+	// Invalid says why the entry does not validate against the
+	// server.json schema; it is never converted.
+	Invalid string `json:"invalid,omitempty"`
+}
+
+// Summarize is entry e of the registry named registry as a search lists it.
+func Summarize(registry string, e Entry) Summary {
+	s := Summary{Registry: registry, Name: e.Server.Name, Description: e.Server.Description, Version: e.Server.Version,
+		Kinds: e.Server.Kinds(), Status: e.Status(), StatusMessage: e.Official.StatusMessage}
+	if s.Kinds == nil {
+		s.Kinds = []string{}
+	}
+	if e.Invalid != nil {
+		s.Invalid = e.Invalid.Error()
+	}
+	return s
+}
+
+// A SearchError is a registry a search could not read.
+type SearchError struct {
+	Registry string `json:"registry"`
+	Error    string `json:"error"`
+}
+
+// Found is what a search of several registries found: the entries of
+// those that answered, and the errors of those that did not.
+type Found struct {
+	Servers []Summary     `json:"servers"`
+	Errors  []SearchError `json:"errors"`
+}
+
+// SearchAll searches each of regs for query, in order; one that fails is
+// reported in Errors and the others are still read.
+func SearchAll(ctx context.Context, regs []Named, query string) Found {
+	out := Found{Servers: []Summary{}, Errors: []SearchError{}}
+	for _, r := range regs {
+		es, err := r.Client.Search(ctx, query)
+		if err != nil {
+			out.Errors = append(out.Errors, SearchError{Registry: r.Name, Error: err.Error()})
+		}
+		for _, e := range es {
+			out.Servers = append(out.Servers, Summarize(r.Name, e))
+		}
+	}
+	return out
+}

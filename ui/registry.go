@@ -49,22 +49,19 @@ func (u *UI) registryPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if q.Has("q") {
 		p.Searched = true
+		var regs []registry.Named
 		for _, n := range u.registries {
-			if p.Registry != "" && n.Name != p.Registry {
-				continue
+			if p.Registry == "" || n.Name == p.Registry {
+				regs = append(regs, n)
 			}
-			es, err := n.Client.Search(r.Context(), p.Query)
-			if err != nil {
-				p.Errors = append(p.Errors, n.Name+": "+err.Error())
-			}
-			for _, e := range es {
-				row := registryRow{Registry: n.Name, Name: e.Server.Name, Version: e.Server.Version,
-					Kinds: strings.Join(e.Server.Kinds(), ", "), Status: e.Status(), Description: e.Server.Description}
-				if e.Invalid != nil {
-					row.Invalid = e.Invalid.Error()
-				}
-				p.Rows = append(p.Rows, row)
-			}
+		}
+		found := registry.SearchAll(r.Context(), regs, p.Query)
+		for _, x := range found.Errors {
+			p.Errors = append(p.Errors, x.Registry+": "+x.Error)
+		}
+		for _, s := range found.Servers {
+			p.Rows = append(p.Rows, registryRow{Registry: s.Registry, Name: s.Name, Version: s.Version,
+				Kinds: strings.Join(s.Kinds, ", "), Status: s.Status, Description: s.Description, Invalid: s.Invalid})
 		}
 	}
 	u.render(w, http.StatusOK, "registry", "layout", p)

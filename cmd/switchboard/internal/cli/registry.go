@@ -83,26 +83,7 @@ func registryByURL(cfg *config.Config, url string) config.Registry {
 	return config.Registry{Name: url, URL: url}
 }
 
-type searchEntryJSON struct {
-	Registry      string   `json:"registry"`
-	Name          string   `json:"name"`
-	Description   string   `json:"description"`
-	Version       string   `json:"version"`
-	Kinds         []string `json:"kinds"`
-	Status        string   `json:"status"`
-	StatusMessage string   `json:"status_message,omitempty"`
-	Invalid       string   `json:"invalid,omitempty"`
-}
-
-type registryErrorJSON struct {
-	Registry string `json:"registry"`
-	Error    string `json:"error"`
-}
-
-type searchJSON struct {
-	Servers []searchEntryJSON   `json:"servers"`
-	Errors  []registryErrorJSON `json:"errors"`
-}
+type registryErrorJSON = registry.SearchError
 
 func (e *env) searchCommand() *cobra.Command {
 	var regName string
@@ -129,27 +110,19 @@ invalid. Add one with: switchboard add --from-registry NAME[@VERSION]`,
 			if err != nil {
 				return err
 			}
-			out := searchJSON{Servers: []searchEntryJSON{}, Errors: []registryErrorJSON{}}
+			var named []registry.Named
+			var unread []registry.SearchError
 			for _, reg := range regs {
 				c, err := e.registryClient(cfg, reg)
-				var es []registry.Entry
-				if err == nil {
-					es, err = c.Search(cmd.Context(), query)
-				}
 				if err != nil {
-					out.Errors = append(out.Errors, registryErrorJSON{Registry: reg.Name, Error: err.Error()})
+					unread = append(unread, registry.SearchError{Registry: reg.Name, Error: err.Error()})
+					continue
 				}
-				for _, en := range es {
-					j := searchEntryJSON{Registry: reg.Name, Name: en.Server.Name, Description: en.Server.Description, Version: en.Server.Version,
-						Kinds: en.Server.Kinds(), Status: en.Status(), StatusMessage: en.Official.StatusMessage}
-					if j.Kinds == nil {
-						j.Kinds = []string{}
-					}
-					if en.Invalid != nil {
-						j.Invalid = en.Invalid.Error()
-					}
-					out.Servers = append(out.Servers, j)
-				}
+				named = append(named, registry.Named{Name: reg.Name, Client: c})
+			}
+			out := registry.SearchAll(cmd.Context(), named, query)
+			if len(unread) > 0 {
+				out.Errors = append(unread, out.Errors...)
 			}
 			for _, x := range out.Errors {
 				fmt.Fprintf(e.stderr, "switchboard: warning: registry %s: %s\n", x.Registry, x.Error)
