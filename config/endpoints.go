@@ -213,23 +213,9 @@ func checkRename(k, v string) []string {
 
 // tomlEndpoints decodes the [[endpoints]] array of tables at path.
 func (r *fileResult) tomlEndpoints(path string, v any) {
-	a, ok := v.([]any)
-	if !ok {
-		hint := ""
-		if _, isTable := v.(map[string]any); isTable {
-			hint = " (write [[endpoints]], with double brackets)"
-		}
-		r.Errorf(path, "must be an array of tables, not %s%s", r.TypeName(v), hint)
-		return
-	}
 	seen := map[string]int{} // name → index in this file
-	for i, el := range a {
-		ep := decode.IndexPath(path, i)
-		m, ok := el.(map[string]any)
-		if !ok {
-			r.Errorf(ep, "must be a table, not %s", r.TypeName(el))
-			continue
-		}
+	for _, t := range r.arrayOfTables(path, "endpoints", v) {
+		i, ep, m := t.i, t.path, t.m
 		e := Endpoint{Source: Position{File: r.File, Line: r.LineOf(ep), Field: ep}}
 		endpointFields.DecodeAndCheck(r.Decoder, ep, m, &e)
 		nf := decode.KeyPath(ep, "name")

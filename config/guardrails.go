@@ -144,22 +144,8 @@ var guardrailFields = decode.Table[Guardrail]{
 // tomlGuardrails reads the [[guardrails]] tables, checking each rule's
 // options against its filter.
 func (r *fileResult) tomlGuardrails(p string, v any) {
-	a, ok := v.([]any)
-	if !ok {
-		hint := ""
-		if _, isTable := v.(map[string]any); isTable {
-			hint = " (write [[guardrails]], with double brackets)"
-		}
-		r.Errorf(p, "must be an array of tables, not %s%s", r.TypeName(v), hint)
-		return
-	}
-	for i, el := range a {
-		f := decode.IndexPath(p, i)
-		m, ok := el.(map[string]any)
-		if !ok {
-			r.Errorf(f, "must be a table, not %s", r.TypeName(el))
-			continue
-		}
+	for _, t := range r.arrayOfTables(p, "guardrails", v) {
+		f, m := t.path, t.m
 		g := Guardrail{Source: Position{File: r.File, Line: r.LineOf(f), Field: f}}
 		before := len(r.Problems)
 		set := guardrailFields.DecodeAndCheck(r.Decoder, f, m, &g)

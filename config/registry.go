@@ -151,22 +151,8 @@ func registrySourceTOML(r *RegistrySource) string {
 
 // tomlRegistries decodes [[registries]].
 func (r *fileResult) tomlRegistries(p string, v any) {
-	a, ok := v.([]any)
-	if !ok {
-		hint := ""
-		if _, isTable := v.(map[string]any); isTable {
-			hint = " (write [[registries]], with double brackets)"
-		}
-		r.Errorf(p, "must be an array of tables, not %s%s", r.TypeName(v), hint)
-		return
-	}
-	for i, el := range a {
-		f := decode.IndexPath(p, i)
-		m, ok := el.(map[string]any)
-		if !ok {
-			r.Errorf(f, "must be a table, not %s", r.TypeName(el))
-			continue
-		}
+	for _, t := range r.arrayOfTables(p, "registries", v) {
+		f, m := t.path, t.m
 		g := Registry{Source: Position{File: r.File, Line: r.LineOf(f), Field: f}}
 		before := len(r.Problems)
 		registryFields.DecodeAndCheck(r.Decoder, f, m, &g)

@@ -85,23 +85,9 @@ func (r *fileResult) tomlWorkflows(path string, v any) {
 
 // tomlServers decodes the [[mcp_servers]] array of tables at path.
 func (r *fileResult) tomlServers(path string, v any) {
-	a, ok := v.([]any)
-	if !ok {
-		hint := ""
-		if _, isTable := v.(map[string]any); isTable {
-			hint = " (write [[mcp_servers]], with double brackets)"
-		}
-		r.Errorf(path, "must be an array of tables, not %s%s", r.TypeName(v), hint)
-		return
-	}
 	seen := map[string]int{} // id → index in this file
-	for i, e := range a {
-		sp := decode.IndexPath(path, i)
-		m, ok := e.(map[string]any)
-		if !ok {
-			r.Errorf(sp, "must be a table, not %s", r.TypeName(e))
-			continue
-		}
+	for _, t := range r.arrayOfTables(path, "mcp_servers", v) {
+		i, sp, m := t.i, t.path, t.m
 		s := r.server(sp, m)
 		if s.ID != "" && !r.Bad(decode.KeyPath(sp, "id")) {
 			if j, dup := seen[s.ID]; dup {
@@ -221,4 +207,38 @@ func indexTOML(data []byte, lines map[string]int) {
 			keyValue(current, e)
 		}
 	}
+}
+
+// A table is one table of an array of tables: its index, its path and
+// its keys.
+type table struct {
+	i    int
+	path string
+	m    map[string]any
+}
+
+// arrayOfTables is the array of tables [[name]] at path: each element that is a
+// table; what is not is a problem (an array of something else, or a
+// single table, written with single brackets).
+func (r *fileResult) arrayOfTables(path, name string, v any) []table {
+	a, ok := v.([]any)
+	if !ok {
+		hint := ""
+		if _, isTable := v.(map[string]any); isTable {
+			hint = " (write [[" + name + "]], with double brackets)"
+		}
+		r.Errorf(path, "must be an array of tables, not %s%s", r.TypeName(v), hint)
+		return nil
+	}
+	out := make([]table, 0, len(a))
+	for i, el := range a {
+		p := decode.IndexPath(path, i)
+		m, ok := el.(map[string]any)
+		if !ok {
+			r.Errorf(p, "must be a table, not %s", r.TypeName(el))
+			continue
+		}
+		out = append(out, table{i, p, m})
+	}
+	return out
 }
