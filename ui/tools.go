@@ -82,14 +82,24 @@ type tryData struct {
 	From    int64 // the history entry the form was loaded from, 0 for none
 }
 
-func (u *UI) toolPage(w http.ResponseWriter, r *http.Request) {
+// toolOr is the running host and its tool the request's path names, or
+// false once it answered 503 (no daemon) or 404 (no such tool).
+func (u *UI) toolOr(w http.ResponseWriter, r *http.Request) (*host.Host, host.Tool, bool) {
 	h := u.hostOr(w)
 	if h == nil {
-		return
+		return nil, host.Tool{}, false
 	}
 	t, ok := h.Tool(r.PathValue("name"))
 	if !ok {
 		http.Error(w, "no tool "+strconv.Quote(r.PathValue("name")), http.StatusNotFound)
+		return nil, host.Tool{}, false
+	}
+	return h, t, true
+}
+
+func (u *UI) toolPage(w http.ResponseWriter, r *http.Request) {
+	_, t, ok := u.toolOr(w, r)
+	if !ok {
 		return
 	}
 	sch, _ := json.MarshalIndent(t.Tool.InputSchema, "", "  ")
@@ -109,13 +119,8 @@ func (u *UI) toolPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) callTool(w http.ResponseWriter, r *http.Request) {
-	h := u.hostOr(w)
-	if h == nil {
-		return
-	}
-	t, ok := h.Tool(r.PathValue("name"))
+	h, t, ok := u.toolOr(w, r)
 	if !ok {
-		http.Error(w, "no tool "+strconv.Quote(r.PathValue("name")), http.StatusNotFound)
 		return
 	}
 	if err := r.ParseForm(); err != nil {
@@ -135,13 +140,8 @@ func (u *UI) callTool(w http.ResponseWriter, r *http.Request) {
 // rerunTool calls a tool again with the arguments of a call of this
 // browser's history, and shows them in the form.
 func (u *UI) rerunTool(w http.ResponseWriter, r *http.Request) {
-	h := u.hostOr(w)
-	if h == nil {
-		return
-	}
-	t, ok := h.Tool(r.PathValue("name"))
+	h, t, ok := u.toolOr(w, r)
 	if !ok {
-		http.Error(w, "no tool "+strconv.Quote(r.PathValue("name")), http.StatusNotFound)
 		return
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
