@@ -100,7 +100,7 @@ func (b *byGeneration) fastCall(w http.ResponseWriter, r *http.Request) bool {
 		Params:  &mcp.CallToolParamsRaw{Meta: fc.meta, Name: fc.name, Arguments: fc.arguments},
 		Extra:   &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header},
 	}
-	if declaresTasks(req.ClientCapabilities()) {
+	if fc.tasks {
 		return false
 	}
 	fastServed.Add(1)
@@ -152,6 +152,7 @@ type fastRequest struct {
 	name      string
 	arguments json.RawMessage
 	meta      mcp.Meta
+	tasks     bool // the client declares the tasks extension
 }
 
 // parseFastCall decodes body, a tools/call the fast path serves, or
@@ -235,15 +236,11 @@ func parseFastCall(body []byte) (fastRequest, bool) {
 	}
 	// The SDK checks these two (validateRequestMeta): what it might refuse
 	// is left to it.
-	caps, ok := m[mcp.MetaKeyClientCapabilities].(map[string]any)
-	if !ok {
+	var caps *mcp.ClientCapabilities
+	if c, ok := m[mcp.MetaKeyClientCapabilities].(map[string]any); !ok || decodeAs(c, &caps) != nil || caps == nil {
 		return fc, false
 	}
-	for _, c := range caps {
-		if _, ok := c.(map[string]any); !ok {
-			return fc, false
-		}
-	}
+	_, fc.tasks = caps.Extensions[TasksExtension]
 	if ci, ok := m[mcp.MetaKeyClientInfo]; ok {
 		info, ok := ci.(map[string]any)
 		if !ok {
@@ -259,6 +256,16 @@ func parseFastCall(body []byte) (fastRequest, bool) {
 		}
 	}
 	return fc, true
+}
+
+// decodeAs decodes v, a value of decoded JSON, into out, as the SDK's
+// decodeMetaValue does.
+func decodeAs(v, out any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
 }
 
 // members calls f with each member of the JSON object data, and reports

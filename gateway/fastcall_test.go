@@ -51,6 +51,7 @@ func TestFastCallSameAnswers(t *testing.T) {
 		{"a name twice", strings.Replace(call("13", "mcp_fx_echo", `{"text":"hello"}`, "", ""), `"name"`, `"name":"mcp_fx_add","name"`, 1), "mcp_fx_echo", false, false},
 		{"no capabilities", strings.Replace(call("14", "mcp_fx_echo", `{"text":"hello"}`, "", ""), `,"io.modelcontextprotocol/clientCapabilities":{}`, "", 1), "mcp_fx_echo", false, false},
 		{"capabilities not an object", call("15", "mcp_fx_echo", `{"text":"hello"}`, `"elicitation":5`, ""), "mcp_fx_echo", false, false},
+		{"capabilities of the wrong type", call("20", "mcp_fx_echo", `{"text":"hello"}`, `"roots":{"listChanged":"yes"}`, ""), "mcp_fx_echo", false, false},
 		{"fractional id", call("16.5", "mcp_fx_echo", `{"text":"hello"}`, "", ""), "mcp_fx_echo", false, false},
 		{"batch", "[" + call("17", "mcp_fx_echo", `{"text":"hello"}`, "", "") + "]", "mcp_fx_echo", false, false},
 		{"bad JSON", `{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{`, "mcp_fx_echo", false, false},
