@@ -47,13 +47,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/switchboardmcp/switchboard/internal/wire"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -157,67 +156,44 @@ type fastRequest struct {
 
 // parseFastCall decodes body, a tools/call the fast path serves, or
 // reports false: for anything else, and anything it is not sure the SDK
-// would take as it does (see the comment at the top of this file). It
-// reads body once, with names matched exactly as the SDK matches them; a
-// name given twice is the SDK's to judge.
+// would take as it does (see the comment at the top of this file). The
+// message is read as the SDK reads it (wire.DecodeMessage), once.
 func parseFastCall(body []byte) (fastRequest, bool) {
 	var fc fastRequest
-	var id, params jsontext.Value
-	ok := members(body, func(name string, v jsontext.Value) bool {
-		switch name {
-		case "jsonrpc":
-			return string(v) == `"2.0"`
-		case "method":
-			return string(v) == `"tools/call"`
-		case "id":
-			id = v
-			return true
-		case "params":
-			params = v
-			return true
-		}
-		return false
-	})
-	if !ok || id == nil || params == nil {
+	if firstJSONByte(body) != '{' {
+		return fc, false // a batch, or not JSON: the SDK's to answer
+	}
+	msg, err := wire.DecodeMessage(body)
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok || req.Method != "tools/call" || !req.IsCall() {
 		return fc, false
 	}
-	switch id.Kind() {
-	case '"':
-		var s string
-		if json.Unmarshal(id, &s) != nil {
-			return fc, false
-		}
-		fc.id, _ = jsonrpc.MakeID(s)
-	case '0':
-		// As the SDK takes it: a float64, made an int64.
-		if _, err := strconv.ParseInt(string(id), 10, 64); err != nil {
-			return fc, false // a fraction, an exponent: the SDK's to judge
-		}
-		f, err := strconv.ParseFloat(string(id), 64)
-		if err != nil {
-			return fc, false
-		}
-		fc.id, _ = jsonrpc.MakeID(f)
-	default:
-		return fc, false
-	}
+	fc.id = req.ID
 	var meta jsontext.Value
 	var name bool
-	ok = members(params, func(k string, v jsontext.Value) bool {
+	err = wire.Members(req.Params, func(k string, v jsontext.Value) error {
 		switch k {
 		case "name":
 			name = true
-			return v.Kind() == '"' && json.Unmarshal(v, &fc.name) == nil && fc.name != ""
+			if v.Kind() != '"' || json.Unmarshal(v, &fc.name) != nil || fc.name == "" {
+				return errNotFast
+			}
 		case "arguments":
-			fc.arguments = json.RawMessage(v)
-			return v.Kind() == '{'
+			if v.Kind() != '{' {
+				return errNotFast
+			}
+			fc.arguments = json.RawMessage(v.Clone())
 		case "_meta":
-			meta = v
-			return v.Kind() == '{'
+			if v.Kind() != '{' {
+				return errNotFast
+			}
+			meta = v.Clone()
+		default:
+			return errNotFast
 		}
-		return false
+		return nil
 	})
-	if !ok || !name || meta == nil {
+	if err != nil || !name || meta == nil {
 		return fc, false
 	}
 	if json.Unmarshal(meta, &fc.meta) != nil {
@@ -242,21 +218,17 @@ func parseFastCall(body []byte) (fastRequest, bool) {
 	}
 	_, fc.tasks = caps.Extensions[TasksExtension]
 	if ci, ok := m[mcp.MetaKeyClientInfo]; ok {
-		info, ok := ci.(map[string]any)
-		if !ok {
-			return fc, false
-		}
-		for k, v := range info {
-			if _, ok := v.(string); !ok && k != "icons" {
-				return fc, false
-			}
-		}
-		if _, ok := info["icons"]; ok {
+		var impl *mcp.Implementation
+		if _, ok := ci.(map[string]any); !ok || decodeAs(ci, &impl) != nil {
 			return fc, false
 		}
 	}
 	return fc, true
 }
+
+// errNotFast ends the reading of a request the fast path leaves to the
+// SDK.
+var errNotFast = errors.New("not for the fast path")
 
 // decodeAs decodes v, a value of decoded JSON, into out, as the SDK's
 // decodeMetaValue does.
@@ -266,38 +238,6 @@ func decodeAs(v, out any) error {
 		return err
 	}
 	return json.Unmarshal(b, out)
-}
-
-// members calls f with each member of the JSON object data, and reports
-// whether data is one object, with no name twice, and f took each member.
-// Names are checked for repeats here, at this level only: below it, the
-// SDK's decoder and encoding/json both keep the last.
-func members(data []byte, f func(name string, v jsontext.Value) bool) bool {
-	d := jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))
-	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
-		return false
-	}
-	var seen []string // a handful at most: f refuses names it does not know
-	for d.PeekKind() == '"' {
-		t, err := d.ReadToken()
-		if err != nil {
-			return false
-		}
-		name := t.String()
-		if slices.Contains(seen, name) {
-			return false
-		}
-		seen = append(seen, name)
-		v, err := d.ReadValue()
-		if err != nil || !f(name, v.Clone()) {
-			return false
-		}
-	}
-	if t, err := d.ReadToken(); err != nil || t.Kind() != '}' {
-		return false
-	}
-	_, err := d.ReadToken()
-	return err == io.EOF
 }
 
 // declaresHeaders reports whether the endpoint's tool name declares
