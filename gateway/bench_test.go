@@ -270,9 +270,14 @@ func benchGoServer(b *testing.B, opts *mcp.StreamableHTTPOptions) string {
 // default two per host, most of 16 concurrent calls would open a new TCP
 // connection each, and the benchmark would measure connection set-up.
 func benchHTTPClient(b *testing.B, url string) *mcp.ClientSession {
+	return benchHTTPClientAt(b, url, benchProtocol)
+}
+
+// benchHTTPClientAt is benchHTTPClient at protocol version protocol.
+func benchHTTPClientAt(b *testing.B, url, protocol string) *mcp.ClientSession {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * benchConcurrency}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: benchProtocol})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		b.Fatal(err)
 	}
