@@ -61,13 +61,17 @@ type comparePath struct {
 //     them, pinned, into the test cache); without it their rows are left
 //     out and the benchmark logs why.
 //
-// Per path it reports calls/s, p50 and p99, and the CPU time per call of
-// the server process (srv: the gateway's own process; direct's server is
-// the fixture) and of the upstream fixture behind it, from
-// /proc/PID/stat. With GATEWAY_BENCH_COMPARE_TABLE=FILE it appends to FILE
-// a markdown table of both modes with the ratios and targets of issue 31:
-// /mcp ≥ 1.3× sdkproxy (of the same generation) and ≥ 1.5× supergateway,
-// /ws ≥ 1.6× sdkproxy, a named endpoint within 5 % of /mcp. Linux only.
+// Per path it reports calls/s (the median over its slices), p50 and p99,
+// and the CPU time per call of the server process (srv: the gateway's own
+// process; direct's server is the fixture) and of the upstream fixture
+// behind it, from /proc/PID/stat. A ratio of two paths is the median over
+// the rounds of their calls/s in that round (two slices run one after the
+// other), so that a burst of load on a shared machine, which falls on one
+// slice, moves it little. With GATEWAY_BENCH_COMPARE_TABLE=FILE it appends
+// to FILE a markdown table of both modes with the ratios and targets of
+// issue 31: /mcp ≥ 1.3× sdkproxy (of the same generation) and ≥ 1.5×
+// supergateway, /ws ≥ 1.6× sdkproxy, a named endpoint within 5 % of /mcp
+// (≥ 0.95× its calls/s). Linux only.
 // scripts/bench-compare.sh runs it and records the machine's load:
 //
 //	GATEWAY_BENCH_COMPARE_TABLE=/tmp/t.md go test ./gateway -run '^$' -bench Compare -benchtime 3000x
@@ -134,7 +138,7 @@ func BenchmarkCompare(b *testing.B) {
 			r.completed = b.N >= compareRounds // not the go command's first run, b.N = 1
 			for _, p := range paths {
 				m := r.measures[p.name]
-				b.ReportMetric(m.perSec, p.name+"-calls/s")
+				b.ReportMetric(medianRate(m), p.name+"-calls/s")
 				b.ReportMetric(float64(m.p50.Microseconds()), p.name+"-p50-µs")
 				b.ReportMetric(float64(m.p99.Microseconds()), p.name+"-p99-µs")
 				b.ReportMetric(m.cpu["srv"], p.name+"-srv-cpu-µs")
@@ -158,7 +162,7 @@ func BenchmarkCompare(b *testing.B) {
 		return
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Calls per path in %d interleaved slices; load average (1, 5, 15 min) before → after:", compareRounds)
+	fmt.Fprintf(&sb, "Calls per path in %d interleaved slices; calls/s is the median over the slices, a ratio the median (quartiles in the target column) of the two paths' calls/s in each round. Load average (1, 5, 15 min) before → after:", compareRounds)
 	for _, r := range results {
 		fmt.Fprintf(&sb, " %s, %d calls: %s → %s;", r.mode, r.calls, r.load0, r.load1)
 	}
@@ -176,11 +180,15 @@ func BenchmarkCompare(b *testing.B) {
 				up = fmt.Sprintf("%.0f", v)
 			}
 			xs, xsg := "–", "–"
-			if base, ok := r.measures[sdkproxyOf(p.protocol)]; ok && base.perSec > 0 {
-				xs = fmt.Sprintf("%.2f", m.perSec/base.perSec)
+			if base, ok := r.measures[sdkproxyOf(p.protocol)]; ok {
+				if q := pairedRatio(m, base); q.ok {
+					xs = fmt.Sprintf("%.2f", q.med)
+				}
 			}
-			if sg, ok := r.measures["supergateway"]; ok && sg.perSec > 0 {
-				xsg = fmt.Sprintf("%.2f", m.perSec/sg.perSec)
+			if sg, ok := r.measures["supergateway"]; ok {
+				if q := pairedRatio(m, sg); q.ok {
+					xsg = fmt.Sprintf("%.2f", q.med)
+				}
 			}
 			var targets []string
 			for _, t := range compareTargets(r.measures) {
@@ -189,7 +197,7 @@ func BenchmarkCompare(b *testing.B) {
 				}
 			}
 			fmt.Fprintf(&sb, "| %s | %s | %s | %.0f | %s | %s | %.0f | %s | %s | %s | %s |\n",
-				p.label, p.protocol, r.mode, m.perSec, fmtDur(m.p50), fmtDur(m.p99), m.cpu["srv"], up, xs, xsg,
+				p.label, p.protocol, r.mode, medianRate(m), fmtDur(m.p50), fmtDur(m.p99), m.cpu["srv"], up, xs, xsg,
 				either(len(targets) > 0, strings.Join(targets, "; "), "–"))
 		}
 	}
@@ -316,11 +324,13 @@ func descendantsOf(pid int) []int {
 
 // compareTarget is one of issue 31's targets, on one path of one mode.
 type compareTarget struct {
-	path   string  // the path it is about
-	what   string  // "≥ 1.3× sdkproxy"
-	metric string  // its ratio's metric name
-	ratio  float64 // path's calls/s over the reference's
-	ok     *bool   // nil when the reference was not measured
+	path   string // the path it is about
+	what   string // "≥ 1.3× sdkproxy"
+	metric string // its ratio's metric name
+	// ratio is the median over the rounds of the path's calls/s over the
+	// reference's in the same round; q1 and q3 its quartiles.
+	ratio, q1, q3 float64
+	ok            *bool // nil when the reference was not measured
 }
 
 func (t compareTarget) String() string {
@@ -328,10 +338,52 @@ func (t compareTarget) String() string {
 	case t.ok == nil:
 		return t.what + ": not measured"
 	case *t.ok:
-		return fmt.Sprintf("%s (%.2f×): met", t.what, t.ratio)
+		return fmt.Sprintf("%s (%.2f×; %.2f–%.2f): met", t.what, t.ratio, t.q1, t.q3)
 	default:
-		return fmt.Sprintf("%s (%.2f×): **not met**", t.what, t.ratio)
+		return fmt.Sprintf("%s (%.2f×; %.2f–%.2f): **not met**", t.what, t.ratio, t.q1, t.q3)
 	}
+}
+
+// medianRate is the median of a path's calls/s over its slices: a slice
+// that a burst of the machine's load (or a stalled call) slowed weighs no
+// more than any other.
+func medianRate(m procMeasure) float64 {
+	_, med, _ := quartiles(m.rates)
+	return med
+}
+
+// ratioQuartiles are the quartiles of a path's per-round throughput ratio.
+type ratioQuartiles struct {
+	q1, med, q3 float64
+	ok          bool // false: no round measured both paths
+}
+
+// pairedRatio is the median and quartiles, over the rounds, of p's calls/s
+// over ref's in the same round: each ratio compares two slices run one
+// after the other, under about the same load.
+func pairedRatio(p, ref procMeasure) ratioQuartiles {
+	var rs []float64
+	for r := range min(len(p.rates), len(ref.rates)) {
+		if p.rates[r] > 0 && ref.rates[r] > 0 {
+			rs = append(rs, p.rates[r]/ref.rates[r])
+		}
+	}
+	if len(rs) == 0 {
+		return ratioQuartiles{}
+	}
+	q1, med, q3 := quartiles(rs)
+	return ratioQuartiles{q1: q1, med: med, q3: q3, ok: true}
+}
+
+// quartiles returns the first quartile, the median and the third quartile
+// of xs (nearest rank; zeros when xs is empty).
+func quartiles(xs []float64) (q1, med, q3 float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	at := func(q float64) float64 { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	return at(0.25), at(0.5), at(0.75)
 }
 
 // compareTargets evaluates issue 31's targets on one mode's measures:
@@ -339,13 +391,13 @@ func (t compareTarget) String() string {
 // at ≥ 1.6× sdkproxy; a named endpoint within 5 % of /mcp's calls/s (at
 // least 0.95× of it) in the same generation.
 func compareTargets(ms map[string]procMeasure) []compareTarget {
-	target := func(path, ref, what string, min float64) compareTarget {
+	target := func(path, ref, what string, floor float64) compareTarget {
 		t := compareTarget{path: path, what: what, metric: path + "/" + ref}
 		p, okP := ms[path]
 		r, okR := ms[ref]
-		if okP && okR && r.perSec > 0 {
-			t.ratio = p.perSec / r.perSec
-			met := t.ratio >= min
+		if q := pairedRatio(p, r); okP && okR && q.ok {
+			t.ratio, t.q1, t.q3 = q.med, q.q1, q.q3
+			met := t.ratio >= floor
 			t.ok = &met
 		}
 		return t

@@ -118,6 +118,8 @@ type procMeasure struct {
 	// (the clients) while the path's calls ran.
 	cpu       map[string]float64
 	clientCPU float64
+	// rates is the calls/s of each slice, by round.
+	rates []float64
 }
 
 // measureProcPaths makes b.N calls on each path, conc at a time, in rounds
@@ -129,8 +131,10 @@ func measureProcPaths(b *testing.B, paths []procPath, conc, rounds int) []procMe
 	runs := make([]callRun, len(paths))
 	srvTicks := make([][]int64, len(paths)) // per path, per pid
 	clientTicks := make([]int64, len(paths))
+	rates := make([][]float64, len(paths)) // per path, per round
 	for i := range paths {
 		srvTicks[i] = make([]int64, len(paths[i].pids))
+		rates[i] = make([]float64, rounds)
 	}
 	self := os.Getpid()
 	b.ResetTimer()
@@ -141,7 +145,14 @@ func measureProcPaths(b *testing.B, paths []procPath, conc, rounds int) []procMe
 			p := paths[i]
 			before := cpuTicksOf(b, p.pids)
 			c0 := cpuTicks(b, self)
-			runs[i].add(runCalls(b, p.cs, p.tool, conc, n))
+			lat, elapsed, err := tryCalls(p.cs, p.tool, conc, n)
+			if err != nil {
+				b.Fatalf("%s, slice %d: %v", p.name, r+1, err)
+			}
+			runs[i].add(lat, elapsed)
+			if elapsed > 0 {
+				rates[i][r] = float64(n) / elapsed.Seconds()
+			}
 			c1 := cpuTicks(b, self)
 			after := cpuTicksOf(b, p.pids)
 			for j := range p.pids {
@@ -155,7 +166,7 @@ func measureProcPaths(b *testing.B, paths []procPath, conc, rounds int) []procMe
 	for i, p := range paths {
 		calls := len(runs[i].lat)
 		m := procMeasure{path: p, callStats: runs[i].stats(), calls: calls, cpu: map[string]float64{},
-			clientCPU: ticksPerCall(clientTicks[i], calls)}
+			clientCPU: ticksPerCall(clientTicks[i], calls), rates: rates[i]}
 		perLabel := map[string]int64{}
 		for j, label := range p.pidLabels {
 			perLabel[label] += srvTicks[i][j]
