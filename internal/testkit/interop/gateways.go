@@ -21,6 +21,7 @@ const (
 // Unlike the functions that take a testing.TB, it returns an error (no npm,
 // no Node ≥ 22, a failed install) instead of failing: a benchmark that
 // compares against these gateways leaves their rows out and says why.
+// [InstallAll] does not install them: only benchmarks use them.
 func NodeGateways(logf Logf) (supergateway, mcpProxy []string, err error) {
 	node, err := nodePath(logf)
 	if err != nil {

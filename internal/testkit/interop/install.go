@@ -28,10 +28,9 @@ const stampFile = ".installed"
 type Logf func(format string, args ...any)
 
 // InstallAll installs every pinned peer into [CacheDir] (Node, the reference
-// servers with inspector-cli, the TypeScript SDK, supergateway and
-// mcp-proxy, every conformance version, the Go servers of [GoPeers]),
-// reporting progress to logf. It is what `go run
-// ./internal/testkit/interop/cmd/install` runs, and needs no testing.TB.
+// servers with inspector-cli, the TypeScript SDK, every conformance version,
+// the Go servers of [GoPeers]), reporting progress to logf. It is what `go run ./internal/testkit/interop/cmd/install` runs, and
+// needs no testing.TB.
 func InstallAll(logf Logf) error {
 	node, err := nodePath(logf)
 	if err != nil {
@@ -54,11 +53,6 @@ func InstallAll(logf Logf) error {
 		return err
 	}
 	logf("js-tiktoken %s: %s", JSTiktokenVersion, filepath.Join(tok, "node_modules"))
-	gw, err := nodeGatewaysDir(logf)
-	if err != nil {
-		return err
-	}
-	logf("supergateway %s and mcp-proxy %s: %s", SupergatewayVersion, MCPProxyVersion, filepath.Join(gw, "node_modules"))
 	for _, v := range ConformanceVersions {
 		dir, err := conformanceDir(v, logf)
 		if err != nil {

@@ -210,26 +210,3 @@ func TestGoPeers(t *testing.T) {
 		t.Errorf("go-sdk everything tools = %q, want greet", names)
 	}
 }
-
-// TestNodeGateways checks that supergateway and mcp-proxy are installed at
-// their pinned versions and run.
-func TestNodeGateways(t *testing.T) {
-	sg, mp, err := interop.NodeGateways(t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		argv []string
-		want string
-	}{{sg, interop.SupergatewayVersion}, {mp, interop.MCPProxyVersion}} {
-		cmd := exec.Command(c.argv[0], append(c.argv[1:], "--version")...)
-		cmd.Env = interop.NodeEnv(c.argv[0])
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%q --version: %v\n%s", c.argv, err, out)
-		}
-		if got := strings.TrimSpace(string(out)); got != c.want {
-			t.Errorf("%q --version = %q, want %q", c.argv, got, c.want)
-		}
-	}
-}
