@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -123,10 +124,12 @@ type procMeasure struct {
 }
 
 // measureProcPaths makes b.N calls on each path, conc at a time, in rounds
-// slices taken in turn (the first path of each round is the next one, so
-// that no path always follows the same other), reading the CPU time of
-// every path's server processes and of this process around each slice. It
-// resets the benchmark's timer first and stops it at the end.
+// slices taken in turn, in an order shuffled anew each round (the same for
+// every run: a fixed seed), so that no path always follows the same other
+// (a path run right after another on the same server process finds it
+// warm). It reads the CPU time of every path's server processes and of
+// this process around each slice. It resets the benchmark's timer first
+// and stops it at the end.
 func measureProcPaths(b *testing.B, paths []procPath, conc, rounds int) []procMeasure {
 	runs := make([]callRun, len(paths))
 	srvTicks := make([][]int64, len(paths)) // per path, per pid
@@ -137,11 +140,11 @@ func measureProcPaths(b *testing.B, paths []procPath, conc, rounds int) []procMe
 		rates[i] = make([]float64, rounds)
 	}
 	self := os.Getpid()
+	shuffle := rand.New(rand.NewPCG(31, 3))
 	b.ResetTimer()
 	for r := range rounds {
 		n := b.N/rounds + boolInt(r < b.N%rounds)
-		for k := range paths {
-			i := (k + r) % len(paths)
+		for _, i := range shuffle.Perm(len(paths)) {
 			p := paths[i]
 			before := cpuTicksOf(b, p.pids)
 			c0 := cpuTicks(b, self)
