@@ -25,10 +25,25 @@ const (
 	protoStateless = "2026-07-28" // stateless, each request whole
 )
 
-// compareRounds is how many slices BenchmarkCompare cuts each path's calls
-// into, taken in turn: more than benchRounds, as it has more paths and runs
-// longer, so that a change of the machine's load meets every path.
-const compareRounds = 20
+// defaultCompareRounds is how many slices BenchmarkCompare cuts each
+// path's calls into, taken in turn, unless GATEWAY_BENCH_COMPARE_ROUNDS
+// says otherwise: more than benchRounds, as it has more paths and runs
+// longer, so that a change of the machine's load meets every path, and
+// its ratios are medians over the rounds.
+const defaultCompareRounds = 20
+
+// compareRounds returns GATEWAY_BENCH_COMPARE_ROUNDS, or its default.
+func compareRounds(b *testing.B) int {
+	v := os.Getenv("GATEWAY_BENCH_COMPARE_ROUNDS")
+	if v == "" {
+		return defaultCompareRounds
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 10000 {
+		b.Fatalf("GATEWAY_BENCH_COMPARE_ROUNDS=%q: want a number of rounds from 1 to 10000", v)
+	}
+	return n
+}
 
 // comparePath is one row of BenchmarkCompare's table: a procPath whose
 // name is its metric prefix, the table's label for it, and the protocol
@@ -40,10 +55,11 @@ type comparePath struct {
 }
 
 // BenchmarkCompare is issue 31's side-by-side table: in one run, with
-// every server in its own process and the paths taking turns in
-// compareRounds slices (as in BenchmarkSeparateProcesses, whose helpers it
-// uses), sequentially and with 16 calls in flight, a go-sdk v1.8.0 client
-// calls the fixture server's echo tool
+// every server in its own process and the paths taking turns in 20 slices
+// (GATEWAY_BENCH_COMPARE_ROUNDS sets their number; the measurement is
+// BenchmarkSeparateProcesses', measureProcPaths), sequentially and with 16
+// calls in flight, a go-sdk v1.8.0 client calls the fixture server's echo
+// tool
 //
 //   - direct: over stdio (2025-11-25);
 //   - sdkproxy: through the plainest go-sdk gateway (TestSDKProxyHelper),
@@ -79,6 +95,7 @@ func BenchmarkCompare(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc/PID/stat")
 	}
+	rounds := compareRounds(b)
 	fixture := interop.Build(b, fixturePkg)
 	switchboard := interop.Build(b, "github.com/switchboardmcp/switchboard/cmd/switchboard")
 	env := benchChildEnv(b)
@@ -131,11 +148,11 @@ func BenchmarkCompare(b *testing.B) {
 		}
 		b.Run(mode, func(b *testing.B) {
 			r := modeResult{mode: mode, calls: b.N, load0: loadAvg(), measures: map[string]procMeasure{}}
-			for _, m := range measureProcPaths(b, ps, conc, compareRounds) {
+			for _, m := range measureProcPaths(b, ps, conc, rounds) {
 				r.measures[m.path.name] = m
 			}
 			r.load1 = loadAvg()
-			r.completed = b.N >= compareRounds // not the go command's first run, b.N = 1
+			r.completed = b.N >= rounds // not the go command's first run, b.N = 1
 			for _, p := range paths {
 				m := r.measures[p.name]
 				b.ReportMetric(medianRate(m), p.name+"-calls/s")
@@ -162,7 +179,7 @@ func BenchmarkCompare(b *testing.B) {
 		return
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Calls per path in %d interleaved slices; calls/s is the median over the slices, a ratio the median (quartiles in the target column) of the two paths' calls/s in each round. Load average (1, 5, 15 min) before → after:", compareRounds)
+	fmt.Fprintf(&sb, "Calls per path in %d interleaved slices (in an order shuffled each round); calls/s is the median over the slices, a ratio the median (quartiles in the target column) of the two paths' calls/s in each round. Load average (1, 5, 15 min) before → after:", rounds)
 	for _, r := range results {
 		fmt.Fprintf(&sb, " %s, %d calls: %s → %s;", r.mode, r.calls, r.load0, r.load1)
 	}
