@@ -48,7 +48,8 @@ import (
 //
 //	go test ./gateway -run '^$' -bench SeparateProcesses -benchtime 3000x -count 3
 //
-// The paths take turns in ten slices, as in BenchmarkToolsCall. Besides
+// The paths take turns in ten slices, as in BenchmarkToolsCall (in an
+// order shuffled each round: measureProcPaths). Besides
 // calls/s, p50 and p99 per path and the ratios of issue 3 §5 (and
 // sdkproxy/direct and gw/sdkproxy), it reports the
 // CPU time per call of each server process (utime+stime from /proc/PID/stat,
