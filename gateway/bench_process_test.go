@@ -2,10 +2,12 @@ package gateway_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -46,7 +48,8 @@ import (
 //
 //	go test ./gateway -run '^$' -bench SeparateProcesses -benchtime 3000x -count 3
 //
-// The paths take turns in ten slices, as in BenchmarkToolsCall. Besides
+// The paths take turns in ten slices, as in BenchmarkToolsCall (in an
+// order shuffled each round: measureProcPaths). Besides
 // calls/s, p50 and p99 per path and the ratios of issue 3 §5 (and
 // sdkproxy/direct and gw/sdkproxy), it reports the
 // CPU time per call of each server process (utime+stime from /proc/PID/stat,
@@ -72,49 +75,21 @@ func BenchmarkSeparateProcesses(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			env := benchChildEnv(b)
 			paths := []procPath{
-				benchDirectProc(b, fixture, env),
+				benchDirectProc(b, fixture, env, benchProtocol),
 				benchGatewayProc(b, switchboard, fixture, env),
 				benchGoHTTPProc(b, env),
-				benchSDKProxyProc(b, fixture, env),
+				benchSDKProxyProc(b, fixture, env, benchProtocol),
 			}
-			runs := make([]callRun, len(paths))
-			srvTicks := make([][]int64, len(paths)) // per path, per pid
-			clientTicks := make([]int64, len(paths))
-			for i := range paths {
-				srvTicks[i] = make([]int64, len(paths[i].pids))
-			}
-			self := os.Getpid()
-			b.ResetTimer()
-			for r := range benchRounds {
-				n := b.N/benchRounds + boolInt(r < b.N%benchRounds)
-				for i, p := range paths {
-					before := cpuTicksOf(b, p.pids)
-					c0 := cpuTicks(b, self)
-					runs[i].add(runCalls(b, p.cs, p.tool, conc, n))
-					c1 := cpuTicks(b, self)
-					after := cpuTicksOf(b, p.pids)
-					for j := range p.pids {
-						srvTicks[i][j] += after[j] - before[j]
-					}
-					clientTicks[i] += c1 - c0
-				}
-			}
-			b.StopTimer()
 			st := map[string]callStats{}
-			for i, p := range paths {
-				st[p.name] = runs[i].stats()
-				b.ReportMetric(st[p.name].perSec, p.name+"-calls/s")
-				b.ReportMetric(float64(st[p.name].p50.Microseconds()), p.name+"-p50-µs")
-				b.ReportMetric(float64(st[p.name].p99.Microseconds()), p.name+"-p99-µs")
-				calls := len(runs[i].lat)
-				perLabel := map[string]int64{}
-				for j, label := range p.pidLabels {
-					perLabel[label] += srvTicks[i][j]
+			for _, m := range measureProcPaths(b, paths, conc, benchRounds) {
+				st[m.path.name] = m.callStats
+				b.ReportMetric(m.perSec, m.path.name+"-calls/s")
+				b.ReportMetric(float64(m.p50.Microseconds()), m.path.name+"-p50-µs")
+				b.ReportMetric(float64(m.p99.Microseconds()), m.path.name+"-p99-µs")
+				for label, cpu := range m.cpu {
+					b.ReportMetric(cpu, label+"-cpu-µs")
 				}
-				for label, ticks := range perLabel {
-					b.ReportMetric(ticksPerCall(ticks, calls), label+"-cpu-µs")
-				}
-				b.ReportMetric(ticksPerCall(clientTicks[i], calls), p.name+"-client-cpu-µs")
+				b.ReportMetric(m.clientCPU, m.path.name+"-client-cpu-µs")
 			}
 			b.ReportMetric(st["gateway"].perSec/st["direct"].perSec, "gw/direct")
 			b.ReportMetric(float64(st["gateway"].p50)/float64(st["gohttp"].p50), "gw-p50/gohttp-p50")
@@ -133,6 +108,79 @@ type procPath struct {
 	tool      string
 	pids      []int
 	pidLabels []string // metric prefixes, one per pid
+}
+
+// procMeasure is what measureProcPaths measured on one path.
+type procMeasure struct {
+	path procPath
+	callStats
+	calls int
+	// cpu is the CPU time per call, µs, of the path's server processes,
+	// summed per label of path.pidLabels; clientCPU that of this process
+	// (the clients) while the path's calls ran.
+	cpu       map[string]float64
+	clientCPU float64
+	// rates is the calls/s of each slice, by round.
+	rates []float64
+}
+
+// measureProcPaths makes b.N calls on each path, conc at a time, in rounds
+// slices taken in turn, in an order shuffled anew each round (the same for
+// every run: a fixed seed), so that no path always follows the same other
+// (a path run right after another on the same server process finds it
+// warm). It reads the CPU time of every path's server processes and of
+// this process around each slice. It resets the benchmark's timer first
+// and stops it at the end.
+func measureProcPaths(b *testing.B, paths []procPath, conc, rounds int) []procMeasure {
+	runs := make([]callRun, len(paths))
+	srvTicks := make([][]int64, len(paths)) // per path, per pid
+	clientTicks := make([]int64, len(paths))
+	rates := make([][]float64, len(paths)) // per path, per round
+	for i := range paths {
+		srvTicks[i] = make([]int64, len(paths[i].pids))
+		rates[i] = make([]float64, rounds)
+	}
+	self := os.Getpid()
+	shuffle := rand.New(rand.NewPCG(31, 3))
+	b.ResetTimer()
+	for r := range rounds {
+		n := b.N/rounds + boolInt(r < b.N%rounds)
+		for _, i := range shuffle.Perm(len(paths)) {
+			p := paths[i]
+			before := cpuTicksOf(b, p.pids)
+			c0 := cpuTicks(b, self)
+			lat, elapsed, err := tryCalls(p.cs, p.tool, conc, n)
+			if err != nil {
+				b.Fatalf("%s, slice %d: %v", p.name, r+1, err)
+			}
+			runs[i].add(lat, elapsed)
+			if elapsed > 0 {
+				rates[i][r] = float64(n) / elapsed.Seconds()
+			}
+			c1 := cpuTicks(b, self)
+			after := cpuTicksOf(b, p.pids)
+			for j := range p.pids {
+				srvTicks[i][j] += after[j] - before[j]
+			}
+			clientTicks[i] += c1 - c0
+		}
+	}
+	b.StopTimer()
+	out := make([]procMeasure, len(paths))
+	for i, p := range paths {
+		calls := len(runs[i].lat)
+		m := procMeasure{path: p, callStats: runs[i].stats(), calls: calls, cpu: map[string]float64{},
+			clientCPU: ticksPerCall(clientTicks[i], calls), rates: rates[i]}
+		perLabel := map[string]int64{}
+		for j, label := range p.pidLabels {
+			perLabel[label] += srvTicks[i][j]
+		}
+		for label, ticks := range perLabel {
+			m.cpu[label] = ticksPerCall(ticks, calls)
+		}
+		out[i] = m
+	}
+	return out
 }
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100
@@ -167,11 +215,13 @@ func benchChildEnv(b *testing.B) []string {
 	return env
 }
 
-func benchDirectProc(b *testing.B, fixture string, env []string) procPath {
+// benchDirectProc starts the fixture server and connects to it over stdio
+// at protocol version protocol.
+func benchDirectProc(b *testing.B, fixture string, env []string, protocol string) procPath {
 	cmd := exec.Command(fixture)
 	cmd.Env = env
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: benchProtocol})
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -183,10 +233,36 @@ func benchDirectProc(b *testing.B, fixture string, env []string) procPath {
 // benchGatewayProc starts `switchboard serve` over the fixture server as a
 // child process and connects to it.
 func benchGatewayProc(b *testing.B, switchboard, fixture string, env []string) procPath {
+	url, pid := startServe(b, switchboard, "[[mcp_servers]]\nid = \"fx\"\ncommand = "+quoteTOML(fixture)+"\n", env)
+	cs := benchHTTPClient(b, url)
+	warmUp(b, cs, "mcp_fx_echo")
+	up := childrenOf(b, pid)
+	want := 1 // the fixture
+	if benchProtocol >= "2026-07-28" {
+		want = 2 // and the fixture on the connection of that generation
+	}
+	if len(up) != want {
+		b.Fatalf("switchboard serve has %d child processes, want %d", len(up), want)
+	}
+	// The upstream children's CPU is reported together.
+	p := procPath{name: "gateway", cs: cs, tool: "mcp_fx_echo",
+		pids: []int{pid}, pidLabels: []string{"gw"}}
+	for _, pid := range up {
+		p.pids = append(p.pids, pid)
+		p.pidLabels = append(p.pidLabels, "gw-upstream")
+	}
+	return p
+}
+
+// startServe starts the real binary, `switchboard --config CFG serve
+// --listen 127.0.0.1:0`, with config as CFG, as a child process with
+// environment env, and returns the URL of its /mcp (read from its first
+// stderr line) and its pid. At the end of the benchmark it is stopped
+// with SIGTERM, which it must survive with status 0.
+func startServe(b *testing.B, switchboard, config string, env []string) (url string, pid int) {
 	dir := b.TempDir()
 	cfg := filepath.Join(dir, "switchboard.toml")
-	body := "[[mcp_servers]]\nid = \"fx\"\ncommand = " + quoteTOML(fixture) + "\n"
-	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(switchboard, "--config", cfg, "serve", "--listen", "127.0.0.1:0")
@@ -230,28 +306,11 @@ func benchGatewayProc(b *testing.B, switchboard, fixture string, env []string) p
 		b.Fatal("switchboard serve printed nothing in a minute")
 	}
 	const prefix = "switchboard: serving MCP at "
-	url, _, _ := strings.Cut(strings.TrimPrefix(first, prefix), " ")
+	url, _, _ = strings.Cut(strings.TrimPrefix(first, prefix), " ")
 	if !strings.HasPrefix(first, prefix) || !strings.HasPrefix(url, "http://") {
 		b.Fatalf("switchboard serve: first stderr line %q, want %q…", first, prefix)
 	}
-	cs := benchHTTPClient(b, url)
-	warmUp(b, cs, "mcp_fx_echo")
-	up := childrenOf(b, cmd.Process.Pid)
-	want := 1 // the fixture
-	if benchProtocol >= "2026-07-28" {
-		want = 2 // and the fixture on the connection of that generation
-	}
-	if len(up) != want {
-		b.Fatalf("switchboard serve has %d child processes, want %d", len(up), want)
-	}
-	// The upstream children's CPU is reported together.
-	p := procPath{name: "gateway", cs: cs, tool: "mcp_fx_echo",
-		pids: []int{cmd.Process.Pid}, pidLabels: []string{"gw"}}
-	for _, pid := range up {
-		p.pids = append(p.pids, pid)
-		p.pidLabels = append(p.pidLabels, "gw-upstream")
-	}
-	return p
+	return url, cmd.Process.Pid
 }
 
 // benchGoHTTPProc runs this test binary as TestGoHTTPServerHelper, a go-sdk
@@ -262,17 +321,23 @@ func benchGoHTTPProc(b *testing.B, env []string) procPath {
 	if g := os.Getenv("GATEWAY_BENCH_FLOOR_GOGC"); g != "" {
 		cmd.Env = append(cmd.Env, "GOGC="+g)
 	}
-	cs := startHelper(b, cmd, "gohttp server helper")
+	cs := benchHTTPClient(b, startHelper(b, cmd, "gohttp server helper"))
 	warmUp(b, cs, "echo")
 	return procPath{name: "gohttp", cs: cs, tool: "echo", pids: []int{cmd.Process.Pid}, pidLabels: []string{"gohttp-srv"}}
 }
 
 // benchSDKProxyProc runs this test binary as TestSDKProxyHelper over the
-// fixture server, and connects to it.
-func benchSDKProxyProc(b *testing.B, fixture string, env []string) procPath {
+// fixture server, and connects to it at protocol version protocol. For
+// 2026-07-28 the helper serves statelessly (the go-sdk serves that
+// generation only so) and calls the fixture at 2026-07-28 too, as the
+// gateway does for such clients.
+func benchSDKProxyProc(b *testing.B, fixture string, env []string, protocol string) procPath {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSDKProxyHelper$", "-test.bench=^$", "-test.count=1")
 	cmd.Env = append(env, "GATEWAY_BENCH_SDKPROXY="+fixture, "GOGC=400")
-	cs := startHelper(b, cmd, "sdkproxy helper")
+	if protocol >= "2026-07-28" {
+		cmd.Env = append(cmd.Env, "GATEWAY_BENCH_SDKPROXY_PROTOCOL="+protocol)
+	}
+	cs := benchHTTPClientAt(b, startHelper(b, cmd, "sdkproxy helper"), protocol)
 	warmUp(b, cs, "echo")
 	up := childrenOf(b, cmd.Process.Pid)
 	if len(up) != 1 {
@@ -282,8 +347,8 @@ func benchSDKProxyProc(b *testing.B, fixture string, env []string) procPath {
 }
 
 // startHelper starts a helper process that prints "serving URL" on stdout
-// and serves until its stdin closes, and connects to it.
-func startHelper(b *testing.B, cmd *exec.Cmd, what string) *mcp.ClientSession {
+// and serves until its stdin closes, and returns the URL.
+func startHelper(b *testing.B, cmd *exec.Cmd, what string) string {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -314,7 +379,7 @@ func startHelper(b *testing.B, cmd *exec.Cmd, what string) *mcp.ClientSession {
 		b.Fatalf("%s did not say where it serves", what)
 	}
 	go io.Copy(io.Discard, stdout)
-	return benchHTTPClient(b, url)
+	return url
 }
 
 // TestGoHTTPServerHelper is BenchmarkSeparateProcesses' gohttp server: the
@@ -328,24 +393,28 @@ func TestGoHTTPServerHelper(t *testing.T) {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 	})
-	serveUntilStdinCloses(t, s)
+	serveUntilStdinCloses(t, s, nil)
 }
 
 // TestSDKProxyHelper is BenchmarkSeparateProcesses' sdkproxy: a go-sdk
 // server on 127.0.0.1 whose echo tool forwards each call as it came to the
 // fixture server (the command in GATEWAY_BENCH_SDKPROXY) through a go-sdk
-// client over stdio, until stdin closes. It does nothing in an ordinary
-// test run.
+// client over stdio, until stdin closes. With
+// GATEWAY_BENCH_SDKPROXY_PROTOCOL=2026-07-28 it serves statelessly and
+// calls the fixture at that version; otherwise it serves sessions and
+// calls the fixture at 2025-11-25. It does nothing in an ordinary test
+// run.
 func TestSDKProxyHelper(t *testing.T) {
 	fixture := os.Getenv("GATEWAY_BENCH_SDKPROXY")
 	if fixture == "" {
 		t.Skip("only BenchmarkSeparateProcesses' child process")
 	}
+	protocol := cmp.Or(os.Getenv("GATEWAY_BENCH_SDKPROXY_PROTOCOL"), "2025-11-25")
 	cmd := exec.Command(fixture)
 	// Go's default GOGC for the fixture, as behind the gateway.
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") })
 	c := mcp.NewClient(&mcp.Implementation{Name: "sdkproxy", Version: "0"}, nil)
-	up, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	up, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,18 +423,18 @@ func TestSDKProxyHelper(t *testing.T) {
 	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return up.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
 	})
-	serveUntilStdinCloses(t, s)
+	serveUntilStdinCloses(t, s, &mcp.StreamableHTTPOptions{Stateless: protocol >= "2026-07-28"})
 }
 
-// serveUntilStdinCloses serves s over Streamable HTTP on a free loopback
-// port, says where on stdout ("serving URL"), and stops when stdin closes:
-// the protocol of a benchmark helper process (see startHelper).
-func serveUntilStdinCloses(t *testing.T, s *mcp.Server) {
+// serveUntilStdinCloses serves s over Streamable HTTP (with opts) on a free
+// loopback port, says where on stdout ("serving URL"), and stops when stdin
+// closes: the protocol of a benchmark helper process (see startHelper).
+func serveUntilStdinCloses(t *testing.T, s *mcp.Server, opts *mcp.StreamableHTTPOptions) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
+	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts)}
 	go srv.Serve(ln)
 	fmt.Printf("serving http://%s/mcp\n", ln.Addr())
 	io.Copy(io.Discard, os.Stdin)

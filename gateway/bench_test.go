@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -189,6 +190,15 @@ func (r *callRun) stats() callStats {
 
 // runCalls makes n calls of tool on cs, conc at a time, and times each.
 func runCalls(b *testing.B, cs *mcp.ClientSession, tool string, conc, n int) ([]time.Duration, time.Duration) {
+	lat, elapsed, err := tryCalls(cs, tool, conc, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return lat, elapsed
+}
+
+// tryCalls is runCalls returning the first failure of a call instead.
+func tryCalls(cs *mcp.ClientSession, tool string, conc, n int) ([]time.Duration, time.Duration, error) {
 	ctx := context.Background()
 	params := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "hello"}}
 	lat := make([]time.Duration, n)
@@ -207,9 +217,10 @@ func runCalls(b *testing.B, cs *mcp.ClientSession, tool string, conc, n int) ([]
 				res, err := cs.CallTool(ctx, params)
 				lat[i] = time.Since(t0)
 				if err == nil && res.IsError {
-					err = fmt.Errorf("tool error: %v", res.Content)
+					err = fmt.Errorf("tool error: %s", benchResultText(res.Content))
 				}
 				if err != nil {
+					err = fmt.Errorf("calling %s (call %d of %d): %w", tool, i+1, n, err)
 					failed.CompareAndSwap(nil, &err)
 					return
 				}
@@ -219,9 +230,22 @@ func runCalls(b *testing.B, cs *mcp.ClientSession, tool string, conc, n int) ([]
 	wg.Wait()
 	elapsed := time.Since(start)
 	if err := failed.Load(); err != nil {
-		b.Fatal(*err)
+		return nil, 0, *err
 	}
-	return lat, elapsed
+	return lat, elapsed, nil
+}
+
+// benchResultText is a tool result's content as text, for an error message.
+func benchResultText(content []mcp.Content) string {
+	var parts []string
+	for _, c := range content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, strconv.Quote(t.Text))
+		} else {
+			parts = append(parts, fmt.Sprintf("%T", c))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // benchGateway starts a gateway over the fixture server, serves it on
@@ -270,9 +294,14 @@ func benchGoServer(b *testing.B, opts *mcp.StreamableHTTPOptions) string {
 // default two per host, most of 16 concurrent calls would open a new TCP
 // connection each, and the benchmark would measure connection set-up.
 func benchHTTPClient(b *testing.B, url string) *mcp.ClientSession {
+	return benchHTTPClientAt(b, url, benchProtocol)
+}
+
+// benchHTTPClientAt is benchHTTPClient at protocol version protocol.
+func benchHTTPClientAt(b *testing.B, url, protocol string) *mcp.ClientSession {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * benchConcurrency}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: benchProtocol})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -104,6 +104,15 @@ func StartGoSDKEverythingHTTP(t testing.TB) (url string) {
 // (SIGTERM, then SIGKILL after a grace period). what names it in messages.
 func StartHTTPPeer(t testing.TB, what string, listening *regexp.Regexp, command func(port int) (argv, env []string)) int {
 	t.Helper()
+	port, _ := StartHTTPPeerProcess(t, what, listening, command)
+	return port
+}
+
+// StartHTTPPeerProcess is [StartHTTPPeer] that also returns the peer's
+// process ID (the leader of its process group), for a benchmark that reads
+// the peer's CPU time.
+func StartHTTPPeerProcess(t testing.TB, what string, listening *regexp.Regexp, command func(port int) (argv, env []string)) (port, pid int) {
+	t.Helper()
 	var errs []error
 	for range portAttempts {
 		port, err := freePort()
@@ -120,7 +129,7 @@ func StartHTTPPeer(t testing.TB, what string, listening *regexp.Regexp, command 
 				}
 			})
 			t.Logf("%s on port %d, ready in %s", what, port, time.Since(t0).Round(time.Millisecond))
-			return port
+			return port, p.cmd.Process.Pid
 		}
 		errs = append(errs, err)
 		if !errors.Is(err, errPortTaken) {
@@ -128,7 +137,7 @@ func StartHTTPPeer(t testing.TB, what string, listening *regexp.Regexp, command 
 		}
 	}
 	t.Fatalf("interop: starting %s: %v", what, errors.Join(errs...))
-	return 0
+	return 0, 0
 }
 
 // freePort returns a TCP port that was free on 127.0.0.1 a moment ago.

@@ -14,7 +14,11 @@
 //   - the official conformance suite @modelcontextprotocol/conformance
 //     ([ConformanceStable], [ConformanceNext]);
 //   - the TypeScript SDK @modelcontextprotocol/sdk ([TSSDKVersion]), whose
-//     client transports tests drive from small Node scripts.
+//     client transports tests drive from small Node scripts;
+//   - the stdio-to-HTTP gateways supergateway ([SupergatewayVersion]) and
+//     punkpeye's mcp-proxy ([MCPProxyVersion]), which the gateway's
+//     benchmarks compare against ([NodeGateways]; installed on their first
+//     use only, not by [InstallAll]: no test needs their ≈ 100 MB).
 //
 // Third-party Go peers ([GoPeers]: go-sdk and mcp-go example servers at
 // pinned versions, and a small client of ours written against mcp-go's,
