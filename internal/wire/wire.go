@@ -12,9 +12,10 @@
 // and members the SDK does not read are skipped. [Members] is the walk it
 // is made of, for a caller that reads an object's members itself.
 //
-// Only where it is measured to matter: the lines of stdio servers
-// (package transport) and the requests of the gateway's fast path
-// (package gateway). Everything else is the SDK's.
+// Only where it is measured to matter: the lines of stdio servers and the
+// messages of WebSocket connections (package transport), and the requests
+// of the gateway's fast path (package gateway). Everything else is the
+// SDK's.
 package wire
 
 import (
