@@ -19,62 +19,55 @@ import (
 // its 32 KiB buffer, after a scan of its own for where it ends:
 // messageLines has found that already. Batches never reach it (messageLines
 // hands a batch on one message a line, or refuses it).
+//
+// Read reads the pipe itself, on the caller's goroutine (the SDK's one
+// reader of the connection), where the SDK's connection hands each
+// message over from a goroutine of its own: one wake-up less per message.
+// A Read waiting for the child ends when the child's stdout does, which
+// Close makes happen: it stops the child.
 type lineConn struct {
-	w        io.WriteCloser // the child's stdin; closing it stops the child
-	incoming chan lineMsg
-	closed   chan struct{}
+	lines  *messageLines
+	w      io.WriteCloser // the child's stdin; closing it stops the child
+	closed chan struct{}
 
+	readErr   error // the error that ended reading; Read's alone
 	writeMu   sync.Mutex
 	closeOnce sync.Once
 	closeErr  error
 }
 
-type lineMsg struct {
-	msg jsonrpc.Message
-	err error
-}
-
-// newLineConn reads lines on a goroutine of its own, so that Read can end
-// at Close (the SDK's ioConn does the same, for the same reason); the
-// goroutine ends with the child's stdout, or at Close.
 func newLineConn(lines *messageLines, w io.WriteCloser) *lineConn {
-	c := &lineConn{w: w, incoming: make(chan lineMsg), closed: make(chan struct{})}
-	go func() {
-		for {
-			var m lineMsg
-			line, err := lines.next()
-			if err != nil {
-				m.err = err
-			} else if m.msg, m.err = wire.DecodeMessage(line); m.err != nil {
-				m.err = fmt.Errorf("reading a message from stdout: %w", m.err)
-			}
-			select {
-			case c.incoming <- m:
-			case <-c.closed:
-				return
-			}
-			if m.err != nil {
-				return
-			}
-		}
-	}()
-	return c
+	return &lineConn{lines: lines, w: w, closed: make(chan struct{})}
 }
 
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	default:
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case m := <-c.incoming:
-		return m.msg, m.err
 	case <-c.closed:
 		return nil, io.EOF
+	default:
 	}
+	if c.readErr != nil {
+		return nil, c.readErr
+	}
+	line, err := c.lines.next()
+	if err != nil {
+		select {
+		case <-c.closed:
+			err = io.EOF
+		default:
+		}
+		c.readErr = err
+		return nil, err
+	}
+	msg, err := wire.DecodeMessage(line)
+	if err != nil {
+		c.readErr = fmt.Errorf("reading a message from stdout: %w", err)
+		return nil, c.readErr
+	}
+	return msg, nil
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
