@@ -152,6 +152,7 @@ type fastRequest struct {
 	arguments json.RawMessage
 	meta      mcp.Meta
 	tasks     bool // the client declares the tasks extension
+	caps      bool // its capabilities were read
 }
 
 // parseFastCall decodes body, a tools/call the fast path serves, or
@@ -175,7 +176,8 @@ func parseFastCall(body []byte) (fastRequest, bool) {
 		switch k {
 		case "name":
 			name = true
-			if v.Kind() != '"' || json.Unmarshal(v, &fc.name) != nil || fc.name == "" {
+			var ok bool
+			if fc.name, ok = wire.String(v); !ok || fc.name == "" {
 				return errNotFast
 			}
 		case "arguments":
@@ -196,32 +198,34 @@ func parseFastCall(body []byte) (fastRequest, bool) {
 	if err != nil || !name || meta == nil {
 		return fc, false
 	}
-	if json.Unmarshal(meta, &fc.meta) != nil {
-		return fc, false
-	}
-	m := fc.meta
-	if v, _ := m[mcp.MetaKeyProtocolVersion].(string); v != firstSessionlessVersion {
-		return fc, false
-	}
-	// Asked for something streamed during the call: the SDK's path.
-	if _, ok := m["progressToken"]; ok {
-		return fc, false
-	}
-	if _, ok := m[mcp.MetaKeyLogLevel]; ok {
-		return fc, false
-	}
-	// The SDK checks these two (validateRequestMeta): what it might refuse
-	// is left to it.
-	var caps *mcp.ClientCapabilities
-	if c, ok := m[mcp.MetaKeyClientCapabilities].(map[string]any); !ok || decodeAs(c, &caps) != nil || caps == nil {
-		return fc, false
-	}
-	_, fc.tasks = caps.Extensions[TasksExtension]
-	if ci, ok := m[mcp.MetaKeyClientInfo]; ok {
-		var impl *mcp.Implementation
-		if _, ok := ci.(map[string]any); !ok || decodeAs(ci, &impl) != nil {
-			return fc, false
+	// The _meta that 2026-07-28 requires, checked as the SDK checks it
+	// (validateRequestMeta): what it might refuse is left to it. A request
+	// that asks for something streamed during the call is the SDK's too.
+	var version bool
+	err = wire.Members(meta, func(k string, v jsontext.Value) error {
+		switch k {
+		case mcp.MetaKeyProtocolVersion:
+			pv, ok := wire.String(v)
+			version = ok && pv == firstSessionlessVersion
+		case "progressToken", mcp.MetaKeyLogLevel:
+			return errNotFast
+		case mcp.MetaKeyClientCapabilities:
+			var caps *mcp.ClientCapabilities
+			if v.Kind() != '{' || json.Unmarshal(v, &caps) != nil || caps == nil {
+				return errNotFast
+			}
+			_, fc.tasks = caps.Extensions[TasksExtension]
+			fc.caps = true
+		case mcp.MetaKeyClientInfo:
+			var impl *mcp.Implementation
+			if v.Kind() != '{' || json.Unmarshal(v, &impl) != nil {
+				return errNotFast
+			}
 		}
+		return nil
+	})
+	if err != nil || !version || !fc.caps || json.Unmarshal(meta, &fc.meta) != nil {
+		return fc, false
 	}
 	return fc, true
 }
@@ -229,16 +233,6 @@ func parseFastCall(body []byte) (fastRequest, bool) {
 // errNotFast ends the reading of a request the fast path leaves to the
 // SDK.
 var errNotFast = errors.New("not for the fast path")
-
-// decodeAs decodes v, a value of decoded JSON, into out, as the SDK's
-// decodeMetaValue does.
-func decodeAs(v, out any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
-}
 
 // declaresHeaders reports whether the endpoint's tool name declares
 // parameters carried in headers (x-mcp-header), which the SDK checks

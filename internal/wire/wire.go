@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -69,6 +70,19 @@ func notObject(err error) error {
 	return fmt.Errorf("%w: %v", ErrNotObject, err)
 }
 
+// String is the string v holds, as encoding/json decodes it; false when v
+// is not a JSON string.
+func String(v jsontext.Value) (string, bool) {
+	if v.Kind() != '"' {
+		return "", false
+	}
+	if b, err := jsontext.AppendUnquote(nil, v); err == nil {
+		return string(b), true
+	}
+	var s string // what AppendUnquote refuses, encoding/json may mend
+	return s, json.Unmarshal(v, &s) == nil
+}
+
 // errInvalidRequest is the SDK's error for a message that is neither a
 // request (no method) nor a response (no id).
 var errInvalidRequest = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request"}
@@ -88,11 +102,30 @@ func DecodeMessage(data []byte) (jsonrpc.Message, error) {
 		switch name {
 		case "jsonrpc":
 			hasVersion = true
-			return json.Unmarshal(v, &version)
+			var ok bool
+			if version, ok = String(v); !ok {
+				return fmt.Errorf("jsonrpc: a %s, not a string", v.Kind())
+			}
 		case "id":
 			hasID = true
-			id = nil
-			return json.Unmarshal(v, &id)
+			switch v.Kind() {
+			case '"':
+				s, ok := String(v)
+				if !ok {
+					return errors.New("id: an invalid string")
+				}
+				id = s
+			case '0':
+				f, err := strconv.ParseFloat(string(v), 64)
+				if err != nil {
+					return fmt.Errorf("id: %w", err)
+				}
+				id = f
+			case 'n':
+				id = nil
+			default:
+				id = v.Kind() // not an ID: MakeID refuses it
+			}
 		case "method":
 			method = bytes.Clone(v)
 		case "params":
@@ -119,9 +152,9 @@ func DecodeMessage(data []byte) (jsonrpc.Message, error) {
 		return nil, err
 	}
 	if len(method) > 0 {
-		var m string
-		if err := json.Unmarshal(method, &m); err != nil {
-			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		m, ok := String(jsontext.Value(method))
+		if !ok && jsontext.Value(method).Kind() != 'n' {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: method: a %s, not a string", jsontext.Value(method).Kind())
 		}
 		return &jsonrpc.Request{Method: m, ID: mid, Params: params}, nil
 	}
