@@ -230,6 +230,14 @@ type endpoint struct {
 	// calls go through.
 	search   atomic.Pointer[searchState]
 	dispatch mcp.MethodHandler
+
+	// The fast path (fastcall.go): the endpoint's whole chain of
+	// receiving middleware as the SDK runs it, down to its dispatch to the
+	// tool; the endpoint's implementation, as results name it; and the
+	// session of the 2026-07-28 requests it serves.
+	chain     mcp.MethodHandler
+	impl      *mcp.Implementation
+	stateless statelessSessionState
 }
 
 // newEndpoint makes e's MCP server, with g's handlers and middleware.
@@ -250,7 +258,8 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 			ep.exposed[id] = true
 		}
 	}
-	ep.srv = mcp.NewServer(&mcp.Implementation{Name: name, Version: g.opts.Version}, &mcp.ServerOptions{
+	ep.impl = &mcp.Implementation{Name: name, Version: g.opts.Version}
+	ep.srv = mcp.NewServer(ep.impl, &mcp.ServerOptions{
 		Instructions:       instructions,
 		CompletionHandler:  ep.complete,
 		SubscribeHandler:   ep.subscribe,
@@ -298,6 +307,12 @@ func (g *Gateway) newEndpoint(e Endpoint) *endpoint {
 	// Outermost of all: call_tool becomes the call it makes before
 	// anything, telemetry included, sees it.
 	ep.srv.AddReceivingMiddleware(ep.modeRewrite)
+	// Last of all: not a middleware, the chain it wraps, kept for the fast
+	// path (fastcall.go). No middleware may be added after this one.
+	ep.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		ep.chain = next
+		return next
+	})
 	return ep
 }
 

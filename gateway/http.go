@@ -233,7 +233,7 @@ func (g *Gateway) endpointHandlers(m *mount, ep *endpoint) *endpointHandlers {
 		PropagateRequestCancellation: true,
 		DisableLocalhostProtection:   true,
 	})
-	out.streamable = &byGeneration{g: g, srv: ep.srv, sessions: streamable, sessionless: sessionless, limits: m.limits, maxBody: o.MaxBodyBytes}
+	out.streamable = &byGeneration{g: g, ep: ep, srv: ep.srv, sessions: streamable, sessionless: sessionless, limits: m.limits, maxBody: o.MaxBodyBytes, json: o.JSONResponse}
 	if ep.SSE != "" || ep.Message != "" {
 		out.sse = m.limits.limitStreams(mcp.NewSSEHandler(getServer, &mcp.SSEOptions{
 			MaxRequestBodyBytes:        o.MaxBodyBytes,
@@ -286,10 +286,12 @@ func (g *Gateway) endpointHandlers(m *mount, ep *endpoint) *endpointHandlers {
 // limits.
 type byGeneration struct {
 	g                     *Gateway
+	ep                    *endpoint
 	srv                   *mcp.Server
 	sessions, sessionless http.Handler
 	limits                *sessionLimits
 	maxBody               int64
+	json                  bool // HTTPOptions.JSONResponse
 }
 
 // firstSessionlessVersion is the first protocol version without sessions.
@@ -611,6 +613,9 @@ func (b *byGeneration) serveSessionless(w http.ResponseWriter, r *http.Request) 
 			return
 		}
 		defer b.limits.release(client)
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "tools/call" && b.fastCall(w, r) {
+		return
 	}
 	b.sessionless.ServeHTTP(w, r)
 }

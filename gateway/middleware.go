@@ -111,6 +111,9 @@ func stripServerInfo(m mcp.Meta) (mcp.Meta, bool) {
 	if _, ok := m[mcp.MetaKeyServerInfo]; !ok {
 		return m, false
 	}
+	if len(m) == 1 {
+		return nil, true // nothing else: no copy to make
+	}
 	m = maps.Clone(m)
 	delete(m, mcp.MetaKeyServerInfo)
 	if len(m) == 0 {

@@ -331,6 +331,26 @@ func (ep *endpoint) addTaskMethods() {
 	}
 }
 
+// callDeclaresTasks is declaresTasks(r.ClientCapabilities()) for a
+// tools/call, without the SDK's decoding of a 2026-07-28 request's
+// capabilities (a round trip through JSON that costs a 32 KiB buffer each
+// time): the extension is looked up in the _meta as it came, when that is
+// a JSON object as decoded; anything else is the SDK's to read.
+func callDeclaresTasks(r *mcp.CallToolRequest) bool {
+	if caps, ok := r.Params.GetMeta()[mcp.MetaKeyClientCapabilities].(map[string]any); ok {
+		switch ext := caps["extensions"].(type) {
+		case nil:
+			if _, ok := caps["extensions"]; !ok {
+				return false
+			}
+		case map[string]any:
+			_, ok := ext[TasksExtension]
+			return ok
+		}
+	}
+	return declaresTasks(r.ClientCapabilities())
+}
+
 // declaresTasks reports whether a request's own client capabilities
 // declare the tasks extension.
 func declaresTasks(caps *mcp.ClientCapabilities) bool {
@@ -382,7 +402,7 @@ func (ep *endpoint) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if mode == config.TaskNever {
 			return next(ctx, method, req)
 		}
-		if !declaresTasks(r.ClientCapabilities()) {
+		if !callDeclaresTasks(r) {
 			if mode == config.TaskRequired {
 				return nil, errTasksRequired(fmt.Sprintf("tool %q", r.Params.Name))
 			}

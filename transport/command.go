@@ -141,20 +141,12 @@ func (c *Command) Connect(ctx context.Context) (mcp.Connection, error) {
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
 	}
-	// The SDK's IOTransport does the framing (and bounds a message again);
-	// messageLines hands it only the lines that are messages. Closing the
-	// connection closes its Writer, which stops the child.
+	// messageLines finds the lines that are messages, and lineConn reads
+	// them (what the SDK's IOTransport does, decoding each once). Closing
+	// the connection closes its Writer, which stops the child.
 	lines := newMessageLines(procStdout{p}, max, c.SkippedLine)
 	lines.refused, lines.batches = c.RefusedMessage, new(atomic.Bool)
-	conn, err := (&mcp.IOTransport{
-		Reader:        lines,
-		Writer:        procStdin{p},
-		MaxLineLength: max,
-	}).Connect(ctx)
-	if err != nil {
-		p.stop()
-		return nil, err
-	}
+	var conn mcp.Connection = newLineConn(lines, procStdin{p})
 	conn = &versionWatch{Connection: conn, batches: lines.batches}
 	c.mu.Lock()
 	c.proc, c.conn = p, conn

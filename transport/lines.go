@@ -67,11 +67,36 @@ func newMessageLines(r io.ReadCloser, max int, skipped func([]byte)) *messageLin
 func (m *messageLines) Close() error { return m.r.Close() }
 
 func (m *messageLines) Read(p []byte) (int, error) {
+	if err := m.ready(); err != nil {
+		return 0, err
+	}
+	n := copy(p, m.out)
+	m.out = m.out[n:]
+	return n, nil
+}
+
+// next returns the next message line, without its newline. It is valid
+// until the next call.
+func (m *messageLines) next() ([]byte, error) {
+	if err := m.ready(); err != nil {
+		return nil, err
+	}
+	line := m.out
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line, m.out = line[:i], line[i+1:]
+	} else {
+		m.out = nil
+	}
+	return line, nil
+}
+
+// ready reads until m.out holds a message line to hand on, or fails.
+func (m *messageLines) ready() error {
 	for len(m.out) == 0 {
 		if i := bytes.IndexByte(m.buf[m.scanned:], '\n'); i >= 0 {
 			end := m.scanned + i + 1
 			if end-1-m.start > m.max {
-				return 0, m.tooLong()
+				return m.tooLong()
 			}
 			line := m.buf[m.start:end]
 			m.start, m.scanned = end, end
@@ -80,7 +105,7 @@ func (m *messageLines) Read(p []byte) (int, error) {
 		}
 		m.scanned = len(m.buf)
 		if len(m.buf)-m.start > m.max {
-			return 0, m.tooLong()
+			return m.tooLong()
 		}
 		if m.err != nil {
 			if m.start < len(m.buf) {
@@ -90,13 +115,11 @@ func (m *messageLines) Read(p []byte) (int, error) {
 				m.take(line)
 				continue
 			}
-			return 0, m.err
+			return m.err
 		}
 		m.fill()
 	}
-	n := copy(p, m.out)
-	m.out = m.out[n:]
-	return n, nil
+	return nil
 }
 
 func (m *messageLines) tooLong() error {

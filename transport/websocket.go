@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardmcp/switchboard/clientaddr"
+	"github.com/switchboardmcp/switchboard/internal/wire"
 )
 
 // WebSocketSubprotocol is the WebSocket subprotocol both sides of MCP over
@@ -180,7 +181,7 @@ func (w *wsConn) readLoop() {
 			}
 			fallthrough
 		default:
-			m.msg, m.err = jsonrpc.DecodeMessage(data)
+			m.msg, m.err = wire.DecodeMessage(data)
 			if m.err != nil {
 				m.err = fmt.Errorf("transport: websocket: %w", m.err)
 			}
