@@ -13,7 +13,8 @@
 # lazy servers (the Go fixture) whose tool lists are cached (warm: one
 # `tools` run first, which starts them and saves their lists), the idle
 # RSS of `switchboard serve` with one server, the fixture (VmRSS read 2 s
-# after it starts serving, median of 5 starts), and the time and bytes the
+# after it starts serving, median of 5 starts; and its private and file
+# parts, each the median), and the time and bytes the
 # package initialisers take (GODEBUG=inittrace=1, summed). The timed
 # commands run alternately, base then new, so that the noise of a shared
 # machine falls on both; the table gives the median and the quartiles.
@@ -91,14 +92,17 @@ rss() {
 		return 1
 	fi
 	sleep 2 # idle: what it holds once started
-	awk '$1 == "VmRSS:" {print $2}' "/proc/$pid/status"
+	# VmRSS, and its private part (RssAnon: heap, stacks, data) and the
+	# binary's pages mapped (RssFile, shared with the page cache).
+	awk '$1 == "VmRSS:" {v = $2} $1 == "RssAnon:" {a = $2} $1 == "RssFile:" {f = $2} END {print v, a, f}' "/proc/$pid/status"
 	kill "$pid"
 	wait "$pid" || true
 }
-declare -A mem
+declare -A mem anon file
 for _ in 1 2 3 4 5; do
 	for b in base new; do
-		mem[$b]+=" $(rss "$work/$b" </dev/null)"
+		read -r v a f < <(rss "$work/$b" </dev/null)
+		mem[$b]+=" $v" anon[$b]+=" $a" file[$b]+=" $f"
 	done
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -123,4 +127,6 @@ printf '| `switchboard --help`, median (quartiles) of %d | %s | %s |\n' "$runs" 
 printf '| `switchboard tools`, 20 lazy servers, warm cache | %s | %s |\n' "$(stats ${tools[base]})" "$(stats ${tools[new]})"
 # shellcheck disable=SC2086
 printf '| idle RSS of `serve` (one server), median of 5 | %d KiB | %d KiB |\n' "$(median ${mem[base]})" "$(median ${mem[new]})"
+# shellcheck disable=SC2086
+printf '| of which private (RssAnon) / the binary mapped (RssFile) | %d / %d KiB | %d / %d KiB |\n' "$(median ${anon[base]})" "$(median ${file[base]})" "$(median ${anon[new]})" "$(median ${file[new]})"
 printf '| package initialisers (`GODEBUG=inittrace=1 --help`, summed) | %s | %s |\n' "$(inittrace "$work/base")" "$(inittrace "$work/new")"
