@@ -8,11 +8,11 @@
 // dependencies build tables), just under the 4 MB a first collection
 // waits for at Go's GOGC=100: set in main, the target came after them,
 // and every command, `switchboard --help` included, paid for a
-// collection during its start. Importing this package from main alone
-// makes it initialise as soon as its own few imports are (the go command
-// orders initialisers by import path among those that are ready), that
-// is before any package that needs more than the runtime, os and
-// strconv.
+// collection during its start. The go command runs the initialisers that
+// are ready (their imports initialised) in import-path order, so this
+// package's runs as soon as os and runtime/debug have: in the build of
+// 2026-12-06, after 170 packages that allocate 0.6 MB and before the 100
+// that allocate the other 2.8 MB (GODEBUG=inittrace=1).
 package gogc
 
 import (
