@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Header is the text [Declarations] starts with: the convention a model
@@ -278,9 +279,9 @@ func literal(v any) string {
 	return string(j)
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`) })
 
-func isIdentifier(s string) bool { return identRE.MatchString(s) }
+func isIdentifier(s string) bool { return identRE().MatchString(s) }
 
 // Identifier makes s a JavaScript identifier: every character other than
 // an ASCII letter, digit, _ or $ becomes _, a leading digit gets a leading

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/switchboardmcp/switchboard/internal/decode"
 	"github.com/switchboardmcp/switchboard/internal/userfile"
@@ -302,7 +303,7 @@ func (f ClientFile) entry(r *fileResult, container, name string, v any, home str
 }
 
 // varRef matches a ${…} variable of the clients' files.
-var varRef = regexp.MustCompile(`\$\{([^{}]*)\}`)
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([^{}]*)\}`) })
 
 // rewriteVars rewrites the client's ${…} variables in the string values of
 // an entry (see ReadClientFile), reporting what cannot be rewritten.
@@ -344,7 +345,7 @@ func (f ClientFile) rewrite(r *fileResult, field, s string, inValue bool, home s
 	if filepath.Separator == '\\' {
 		sep = `\`
 	}
-	return varRef.ReplaceAllStringFunc(s, func(ref string) string {
+	return varRef().ReplaceAllStringFunc(s, func(ref string) string {
 		name := ref[2 : len(ref)-1]
 		switch name {
 		case "userHome":

@@ -157,7 +157,7 @@ func valueWhy(name, v string) string {
 // tiny, not a placeholder, a number, a boolean or a path.
 func plausible(v string) bool {
 	// Another client's variables (${env:X}, ${input:Y}) are references.
-	v = varRef.ReplaceAllString(v, "")
+	v = varRef().ReplaceAllString(v, "")
 	if ps, err := secret.Parse(v); err == nil && len(ps) > 0 {
 		// What is left around the placeholders ("Bearer ") is no credential.
 		for i := len(ps) - 1; i >= 0; i-- {

@@ -123,11 +123,15 @@ func TestLazyToolsFollow(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT spec, tools FROM tool_lists WHERE server = 'lz'`).Scan(&spec, &tools); err != nil {
 		t.Fatal(err)
 	}
-	var list []map[string]any
+	// The host keeps {"tools": [...], "scanner": ..., "findings": ...}.
+	var list struct {
+		Tools   []map[string]any `json:"tools"`
+		Scanner string           `json:"scanner"`
+	}
 	if err := json.Unmarshal([]byte(tools), &list); err != nil {
 		t.Fatal(err)
 	}
-	list = append(list, map[string]any{"name": "added", "inputSchema": map[string]any{"type": "object"}})
+	list.Tools = append(list.Tools, map[string]any{"name": "added", "inputSchema": map[string]any{"type": "object"}})
 	raw, _ := json.Marshal(list)
 	if err := stA.SaveTools(ctx, "lz", spec, raw, 0); err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -129,7 +130,7 @@ func SocketPath(cfg *config.Config, getenv func(string) string) (string, error) 
 		}
 		fmt.Fprintf(h, "file %d %s\n%d\n", len(abs), abs, len(b))
 		h.Write(b)
-		for _, m := range envRef.FindAllSubmatch(b, -1) {
+		for _, m := range envRef().FindAllSubmatch(b, -1) {
 			names = append(names, string(m[1])+string(m[2]))
 		}
 	}
@@ -158,7 +159,9 @@ func SocketPath(cfg *config.Config, getenv func(string) string) (string, error) 
 const maxSocketPath = 103
 
 // envRef finds the environment variables a configuration file reads.
-var envRef = regexp.MustCompile(`\{\{\s*env\.([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}|\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{\s*env\.([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}|\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
+})
 
 // socketDir is the folder sockets go in: $XDG_RUNTIME_DIR/switchboard (a
 // folder of the user's own, by the XDG spec), else one of the user's own

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/schema"
+	"github.com/switchboardmcp/switchboard/toolscan"
 )
 
 // The tool-list cache lets a lazy server offer its tools before it is
@@ -70,41 +72,91 @@ func (s *server) cache() ToolCache {
 	return s.h.opts.ToolCache
 }
 
-// loadCache returns the cached tools if there is a fresh list for this spec.
-func (s *server) loadCache(now time.Time) ([]*mcp.Tool, bool) {
+// cachedList is what the cache holds for a server: its tools as cleaned,
+// and what the scanner found in each (by index; a tool without findings
+// has no entry) under toolscan.Version, so that a start offering the list
+// need not scan it again (240 cached tools took a quarter of the CPU of
+// `switchboard tools` over 20 lazy servers: docs/performance.md). A list
+// saved as a bare array (before findings were kept), or under another
+// version of the scanner, is scanned when it is loaded.
+type cachedList struct {
+	Tools    []*mcp.Tool                `json:"tools"`
+	Scanner  string                     `json:"scanner"`
+	Findings map[int][]toolscan.Finding `json:"findings,omitempty"`
+}
+
+// loadCache returns the cached tools if there is a fresh list for this
+// spec, and what the scanner found in them when they were saved (nil when
+// that is not known: they must be scanned).
+func (s *server) loadCache(now time.Time) ([]*mcp.Tool, map[int][]toolscan.Finding, bool) {
 	c := s.cache()
 	if c == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
 	defer cancel()
 	raw, saved, ttl, err := c.LoadTools(ctx, s.cfg.ID, specHash(s.cfg))
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	if ttl > 0 && now.After(saved.Add(ttl)) {
-		return nil, false
+		return nil, nil, false
 	}
-	var tools []*mcp.Tool
-	if err := json.Unmarshal(raw, &tools); err != nil {
+	var list cachedList
+	if raw = bytes.TrimLeft(raw, " \t\r\n"); len(raw) > 0 && raw[0] == '[' {
+		err = json.Unmarshal(raw, &list.Tools) // saved before findings were kept
+	} else {
+		err = json.Unmarshal(raw, &list)
+	}
+	if err != nil {
 		s.log.Warn("ignoring an unreadable cached tool list", "err", err)
-		return nil, false
+		return nil, nil, false
 	}
-	return tools, true
+	if list.Scanner != toolscan.Version {
+		return list.Tools, nil, true
+	}
+	if list.Findings == nil {
+		list.Findings = map[int][]toolscan.Finding{}
+	}
+	return list.Tools, list.Findings, true
 }
 
-// saveCache records the server's tools. Failures are logged: the cache only
-// saves time.
-func (s *server) saveCache(tools []discovered, ttlMs int) {
+// saveCache records the server's tools as cleaned (out), with what the
+// scanner finds in them. scanned is what it found in each tool as listed
+// (tools, before cleaning): a tool cleaning left as it was has those
+// findings; one it changed is scanned again as the cache will hold it.
+// Failures are logged: the cache only saves time.
+func (s *server) saveCache(tools []*mcp.Tool, out []discovered, scanned map[int][]toolscan.Finding, ttlMs int) {
 	c := s.cache()
 	if c == nil {
 		return
 	}
-	list := make([]*mcp.Tool, len(tools))
-	for i, d := range tools {
-		list[i] = d.tool
+	list := cachedList{Tools: make([]*mcp.Tool, len(out)), Scanner: toolscan.Version, Findings: map[int][]toolscan.Finding{}}
+	var changed []int
+	for i, d := range out {
+		list.Tools[i] = d.tool
+		switch {
+		case d.tool != tools[i]:
+			changed = append(changed, i)
+		case len(scanned[i]) > 0:
+			list.Findings[i] = scanned[i]
+		}
 	}
-	raw, err := json.Marshal(list)
+	raw, err := json.Marshal(list.Tools)
+	if err == nil && len(changed) > 0 {
+		// Scanned as a later start reads them: decoded from the cache.
+		var back []*mcp.Tool
+		if err = json.Unmarshal(raw, &back); err == nil {
+			for _, i := range changed {
+				if fs := scanTool(back[i]); len(fs) > 0 {
+					list.Findings[i] = fs
+				}
+			}
+		}
+	}
+	if err == nil {
+		raw, err = json.Marshal(list)
+	}
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), cacheTimeout)
 		err = c.SaveTools(ctx, s.cfg.ID, specHash(s.cfg), raw, time.Duration(ttlMs)*time.Millisecond)
@@ -121,11 +173,11 @@ func (s *server) startLazy() bool {
 	if !s.cfg.Lazy {
 		return false
 	}
-	tools, ok := s.loadCache(time.Now())
+	tools, known, ok := s.loadCache(time.Now())
 	if !ok {
 		return false // the first run of a server always connects
 	}
-	compiled := s.discover(tools)
+	compiled, _ := s.discover(tools, known)
 	s.mu.Lock()
 	s.tools, s.listed = compiled, true
 	s.mu.Unlock()
@@ -186,11 +238,11 @@ func (h *Host) ReloadCachedTools(id string) (bool, error) {
 	if s.status().State != StateLazy {
 		return false, nil
 	}
-	tools, ok := s.loadCache(time.Now())
+	tools, known, ok := s.loadCache(time.Now())
 	if !ok {
 		return false, nil
 	}
-	compiled := s.discover(tools)
+	compiled, _ := s.discover(tools, known)
 	s.mu.Lock()
 	if s.state != StateLazy {
 		s.mu.Unlock()

@@ -48,6 +48,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchboardmcp/switchboard/config"
@@ -415,13 +416,17 @@ func (e startTimeout) Unwrap() error { return ErrTimeout }
 
 // npxEntry matches a path inside npx's cache in npm's or node's error
 // output: the cache entry is the folder _npx/<16 hex digits>.
-var npxEntry = regexp.MustCompile(`(/[^\s'"` + "`" + `]*/_npx/[0-9a-f]{16})(?:[/'"` + "`" + `\s]|$)`)
+var npxEntry = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(/[^\s'"` + "`" + `]*/_npx/[0-9a-f]{16})(?:[/'"` + "`" + `\s]|$)`)
+})
 
 // npxDamage are the errors npm and node print when an npx cache entry is
 // half-written: a package.json or lockfile missing (npm 11), a folder that
 // cannot be renamed out of the way (npm 7–10), a module that is not all
 // there.
-var npxDamage = regexp.MustCompile(`\b(ENOENT|ENOTEMPTY|EEXIST|EJSONPARSE|ERR_MODULE_NOT_FOUND|MODULE_NOT_FOUND)\b|Cannot find (module|package)`)
+var npxDamage = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(ENOENT|ENOTEMPTY|EEXIST|EJSONPARSE|ERR_MODULE_NOT_FOUND|MODULE_NOT_FOUND)\b|Cannot find (module|package)`)
+})
 
 // npxLockFresh is how recently npm must have touched an entry's
 // concurrency.lock for another npx to be installing there now (npm
@@ -447,10 +452,10 @@ func (s *server) brokenNPXEntry(rn runner, cmd *transport.Command, stderr string
 // node's error output) names with an error of a half-written package, if
 // it exists and no npx is installing there now.
 func damagedNPXEntry(stderr string) (string, bool) {
-	if !npxDamage.MatchString(stderr) {
+	if !npxDamage().MatchString(stderr) {
 		return "", false
 	}
-	m := npxEntry.FindStringSubmatch(stderr)
+	m := npxEntry().FindStringSubmatch(stderr)
 	if m == nil {
 		return "", false
 	}
@@ -498,4 +503,6 @@ func missingProgramHint(program string) string {
 
 // shebangMissing matches what env(1) says when a script's interpreter is
 // not installed: "/usr/bin/env: 'node': No such file or directory".
-var shebangMissing = regexp.MustCompile("env: ['\u2018\"]?([^'\u2019\"\\s:]+)['\u2019\"]?: No such file or directory")
+var shebangMissing = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("env: ['\u2018\"]?([^'\u2019\"\\s:]+)['\u2019\"]?: No such file or directory")
+})

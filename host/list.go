@@ -8,6 +8,8 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/toolscan"
 )
 
 // Bounds on what one server may make the host hold.
@@ -47,20 +49,23 @@ func (s *server) listTools(ctx context.Context, cs *mcp.ClientSession) ([]discov
 	if err != nil {
 		return nil, err
 	}
-	out := s.discover(tools)
-	s.saveCache(out, ttl)
+	out, scanned := s.discover(tools, nil)
+	s.saveCache(tools, out, scanned, ttl)
 	return out, nil
 }
 
 // discover compiles, scans and pins the tools a server listed (or its
-// cache holds), and records what that found in its status.
-func (s *server) discover(tools []*mcp.Tool) []discovered {
+// cache holds), and records what that found in its status. known, when
+// not nil, is what the scanner found in each tool (by index) when the
+// cached list was saved: those are not scanned again. It returns the
+// tools, and what the scanner found in each (by index, unredacted).
+func (s *server) discover(tools []*mcp.Tool, known map[int][]toolscan.Finding) ([]discovered, map[int][]toolscan.Finding) {
 	out, notes := s.h.lim.compileTools(tools)
-	found := s.scanTools(tools, out)
+	found, scanned := s.scanTools(tools, out, known)
 	s.pinTools(out)
 	s.setNotes("tools", notes)
 	s.setFindings(found)
-	return out
+	return out, scanned
 }
 
 // paginate collects every page of a list, within the host's bounds.

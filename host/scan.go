@@ -24,10 +24,12 @@ import (
 //     as a changed pinned definition is (pin.go); an approved definition
 //     is offered, findings and all, until it changes.
 //
-// A lazy server's cached list is the cleaned one: scanned again when it is
-// offered from the cache, it shows the phrase findings but not the hidden
-// characters cleaning removed (those were found, and logged, when the
-// server listed them). In-process servers are the program's own and are
+// A lazy server's cached list is the cleaned one: offered from the cache,
+// it shows the phrase findings but not the hidden characters cleaning
+// removed (those were found, and logged, when the server listed them).
+// What the scanner finds in the cleaned list is saved with it (cache.go),
+// under toolscan.Version: a start that offers the cached list does not
+// scan it again unless the scanner changed. In-process servers are the program's own and are
 // not scanned.
 //
 // Prompts, resources and resource templates reach the model too, and are
@@ -74,26 +76,31 @@ const maxServerFindings = 100
 
 // scanTools scans each of tools (as listed, before cleaning), marks those
 // it drops refused and those it holds flagged in out (same order), and
-// returns the findings
-// for setFindings, once the list is taken.
-func (s *server) scanTools(tools []*mcp.Tool, out []discovered) []ToolFinding {
+// returns the findings for setFindings, once the list is taken, and what
+// the scanner found in each tool (by index, unredacted, for the cache).
+// With known not nil, a tool's findings are known[i] (none when absent),
+// not scanned again.
+func (s *server) scanTools(tools []*mcp.Tool, out []discovered, known map[int][]toolscan.Finding) ([]ToolFinding, map[int][]toolscan.Finding) {
 	if s.cfg.Transport == TransportInProcess {
-		return nil
+		return nil, nil
 	}
 	action := s.scanAction()
 	var found []ToolFinding
+	scanned := map[int][]toolscan.Finding{}
 	for i, t := range tools {
 		if t == nil {
 			continue
 		}
-		def := toolscan.Definition{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
-		if t.Annotations != nil {
-			def.AnnotationsTitle = t.Annotations.Title
+		var fs []toolscan.Finding
+		if known != nil {
+			fs = known[i]
+		} else {
+			fs = scanTool(t)
 		}
-		fs := toolscan.Scan(def)
 		if len(fs) == 0 {
 			continue
 		}
+		scanned[i] = fs
 		name := shownName(t.Name, s.h.lim)
 		for _, f := range fs {
 			if s.h.lim.redact != nil {
@@ -114,7 +121,16 @@ func (s *server) scanTools(tools []*mcp.Tool, out []discovered) []ToolFinding {
 			out[i].flagged = summary(fs)
 		}
 	}
-	return found
+	return found, scanned
+}
+
+// scanTool is what the scanner finds in t.
+func scanTool(t *mcp.Tool) []toolscan.Finding {
+	def := toolscan.Definition{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+	if t.Annotations != nil {
+		def.AnnotationsTitle = t.Annotations.Title
+	}
+	return toolscan.Scan(def)
 }
 
 // scanAction is the server's scan setting, warn when unset.

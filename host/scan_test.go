@@ -2,11 +2,17 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboardmcp/switchboard/config"
+	"github.com/switchboardmcp/switchboard/host"
 )
 
 // TestScanActions: a server that lists a poisoned tool (testserver
@@ -231,4 +237,70 @@ func linesWith(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "")
+}
+
+// specCache is a tool cache that remembers the spec a list was saved
+// under, so that a test can rewrite the list.
+type specCache struct {
+	host.ToolCache
+	mu   sync.Mutex
+	spec string
+}
+
+func (c *specCache) SaveTools(ctx context.Context, server, spec string, tools json.RawMessage, ttl time.Duration) error {
+	c.mu.Lock()
+	c.spec = spec
+	c.mu.Unlock()
+	return c.ToolCache.SaveTools(ctx, server, spec, tools, ttl)
+}
+
+// TestLazyCachedFindings: a lazy server's cached list keeps what the
+// scanner found in it, so that a start offering the list does not scan it
+// again; what that start shows (findings, the poisoned tool held) is what
+// a start that scans the list shows: one given the list as saved before
+// findings were kept, a bare array.
+func TestLazyCachedFindings(t *testing.T) {
+	cache := &specCache{ToolCache: openStore(t)}
+	s := fixture(t, "lz", "-poisoned")
+	s.Lazy, s.Scan = true, config.ScanHold
+	h1, _ := start(t, []config.Server{s}, &host.Options{ToolCache: cache})
+	h1.Close()
+
+	status := func() host.ServerStatus {
+		t.Helper()
+		h, _ := start(t, []config.Server{s}, &host.Options{ToolCache: cache})
+		defer h.Close()
+		st := h.Servers()[0]
+		if st.State != host.StateLazy {
+			t.Fatalf("state = %s, want lazy-idle (offering the cached list)", st.State)
+		}
+		return st
+	}
+	kept := status()
+	if len(kept.Findings) == 0 || !containsSkip(kept.Skipped, "fact_of_the_day", "held until approved") {
+		t.Fatalf("from the cache: findings %+v, skipped %+v; want fact_of_the_day's findings, and it held", kept.Findings, kept.Skipped)
+	}
+
+	ctx := context.Background()
+	raw, _, _, err := cache.LoadTools(ctx, "lz", cache.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Tools    json.RawMessage            `json:"tools"`
+		Findings map[string]json.RawMessage `json:"findings"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil || len(list.Tools) == 0 || len(list.Findings) == 0 {
+		t.Fatalf("the cached list %.300s (%v): want its tools and findings", raw, err)
+	}
+	if err := cache.ToolCache.SaveTools(ctx, "lz", cache.spec, list.Tools, 0); err != nil {
+		t.Fatal(err)
+	}
+	scanned := status()
+	if diff := cmp.Diff(scanned.Findings, kept.Findings); diff != "" {
+		t.Errorf("findings kept with the list differ from a scan of it (-scanned +kept):\n%s", diff)
+	}
+	if diff := cmp.Diff(scanned.Skipped, kept.Skipped); diff != "" {
+		t.Errorf("skipped tools differ (-scanned +kept):\n%s", diff)
+	}
 }

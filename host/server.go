@@ -369,7 +369,7 @@ func (s *server) startFailure(rs config.Server, err error) error {
 		// The shell's and env's "command not found": a program the
 		// server's script runs is not installed.
 		hint := "a program it runs is not installed"
-		if m := shebangMissing.FindStringSubmatch(s.stderr.String()); m != nil {
+		if m := shebangMissing().FindStringSubmatch(s.stderr.String()); m != nil {
 			hint = fmt.Sprintf("%q is not installed: %s", m[1], missingProgramHint(m[1]))
 		}
 		return &missingError{fmt.Errorf("%w: %s", exited, hint)}

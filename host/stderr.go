@@ -68,7 +68,7 @@ func (s *server) explain(err error) error {
 		if k, _, ok := strings.Cut(line, "="); ok && (env[k] || shellVars[k]) {
 			continue
 		}
-		if jsStackFrame.MatchString(line) {
+		if jsStackFrame().MatchString(line) {
 			continue // the error above it says more
 		}
 		if len(line) > tailLineBytes {
@@ -85,7 +85,7 @@ func (s *server) explain(err error) error {
 
 // jsStackFrame matches a line of a JavaScript stack trace ("at f
 // (file.js:1:2)"), which fills the last lines of a Node server's crash.
-var jsStackFrame = regexp.MustCompile(`^at .+:\d+:\d+\)?( \{)?$`)
+var jsStackFrame = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^at .+:\d+:\d+\)?( \{)?$`) })
 
 // shellVars are the variables a shell sets in its own environment, which
 // a child run through sh prints with the ones it was given.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/switchboardmcp/switchboard/config"
 )
@@ -78,7 +79,7 @@ func DefaultID(name string) string {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]
 	}
-	id := strings.Trim(badID.ReplaceAllString(name, "-"), "-")
+	id := strings.Trim(badID().ReplaceAllString(name, "-"), "-")
 	if len(id) > 64 {
 		id = id[:64]
 	}
@@ -88,7 +89,7 @@ func DefaultID(name string) string {
 	return id
 }
 
-var badID = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+var badID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]+`) })
 
 // pick returns the package (or nil and the remote) Convert uses for kind.
 func pick(s Server, kind string) (*Package, *Transport, string, error) {
@@ -305,12 +306,12 @@ func (c *converter) value(key string, in Input) (string, bool) {
 	return "", false
 }
 
-var templateVar = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_-]*)\}`)
+var templateVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_-]*)\}`) })
 
 // fill replaces {name} in t with the values of vars; a name not among
 // vars stays as written, as the schema says.
 func (c *converter) fill(t string, vars map[string]Input) string {
-	return templateVar.ReplaceAllStringFunc(t, func(m string) string {
+	return templateVar().ReplaceAllStringFunc(t, func(m string) string {
 		name := m[1 : len(m)-1]
 		in, ok := vars[name]
 		if !ok {
@@ -323,7 +324,7 @@ func (c *converter) fill(t string, vars map[string]Input) string {
 
 // secretIn reports the first secret among vars that t references.
 func secretIn(t string, vars map[string]Input) (string, bool) {
-	for _, m := range templateVar.FindAllStringSubmatch(t, -1) {
+	for _, m := range templateVar().FindAllStringSubmatch(t, -1) {
 		if in, ok := vars[m[1]]; ok && in.IsSecret {
 			return m[1], true
 		}
@@ -340,7 +341,7 @@ func (c *converter) remote(out *config.Server, r *Transport) error {
 		return refuse(c.s, "the remote's URL carries secret variable %s, and Switchboard writes no secret into a URL", v)
 	}
 	out.URL = c.fill(r.URL, r.Variables)
-	if templateVar.MatchString(out.URL) && len(c.missing) == 0 {
+	if templateVar().MatchString(out.URL) && len(c.missing) == 0 {
 		return refuse(c.s, "the remote's URL %q keeps a variable the entry does not declare", out.URL)
 	}
 	for _, h := range r.Headers {

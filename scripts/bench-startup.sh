@@ -13,10 +13,13 @@
 # lazy servers (the Go fixture) whose tool lists are cached (warm: one
 # `tools` run first, which starts them and saves their lists), the idle
 # RSS of `switchboard serve` with one server, the fixture (VmRSS read 2 s
-# after it starts serving, median of 5 starts), and the time and bytes the
+# after it starts serving, median of 5 starts; and its private and file
+# parts, each the median), and the time and bytes the
 # package initialisers take (GODEBUG=inittrace=1, summed). The timed
 # commands run alternately, base then new, so that the noise of a shared
-# machine falls on both; the table gives the median and the quartiles.
+# machine falls on both; the table gives the median and the quartiles of
+# their wall time and of their CPU time (user + system, to the ms), which
+# a loaded machine moves less.
 # Both binaries are built with the go command's defaults, as the issue
 # measures "the default build"; the release (scripts/build.sh) adds
 # -trimpath -ldflags="-s -w".
@@ -55,23 +58,40 @@ for b in base new; do
 	XDG_STATE_HOME=$work/state-$b "$work/$b" --config "$work/lazy20.toml" tools >/dev/null
 done
 
-# us runs a command and prints its wall time in microseconds.
+# childcpu prints the CPU time (user + system, ms) of this shell's ended
+# children, as the builtin times wrote it to $work/times (times must run in
+# this shell: a subshell's children are its own).
+childcpu() {
+	awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); t += p[1] * 60000 + p[2] * 1000 } printf "%d\n", t }' "$work/times"
+}
+# us runs a command and appends its wall time (µs) to the array named by
+# $1 and its CPU time (µs, user + system; to the millisecond) to the one
+# named by $2: on a loaded machine the CPU time moves less than the wall.
 us() {
-	local t0=$EPOCHREALTIME t1
+	local -n wall=$1 cpu=$2
+	shift 2
+	local t0=$EPOCHREALTIME t1 c0 c1
+	times >"$work/times"
+	c0=$(childcpu)
 	"$@" >/dev/null 2>&1
 	t1=$EPOCHREALTIME
-	echo $(((${t1/./} - ${t0/./})))
+	times >"$work/times"
+	c1=$(childcpu)
+	wall+=" $(((${t1/./} - ${t0/./})))"
+	cpu+=" $(((c1 - c0) * 1000))"
 }
 # stats prints the median and quartiles of its arguments (us) in ms.
 stats() {
 	printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%.1f ms (%.1f–%.1f)", a[int((NR+1)/2)]/1000, a[int((NR+3)/4)]/1000, a[int((3*NR+3)/4)]/1000}'
 }
 
-declare -A help tools
+for b in base new; do
+	declare help_$b= helpcpu_$b= tools_$b= toolscpu_$b=
+done
 for _ in $(seq "$runs"); do
 	for b in base new; do
-		help[$b]+=" $(us "$work/$b" --help)"
-		tools[$b]+=" $(XDG_STATE_HOME=$work/state-$b us "$work/$b" --config "$work/lazy20.toml" tools)"
+		us help_$b helpcpu_$b "$work/$b" --help
+		XDG_STATE_HOME=$work/state-$b us tools_$b toolscpu_$b "$work/$b" --config "$work/lazy20.toml" tools
 	done
 done
 
@@ -91,14 +111,17 @@ rss() {
 		return 1
 	fi
 	sleep 2 # idle: what it holds once started
-	awk '$1 == "VmRSS:" {print $2}' "/proc/$pid/status"
+	# VmRSS, and its private part (RssAnon: heap, stacks, data) and the
+	# binary's pages mapped (RssFile, shared with the page cache).
+	awk '$1 == "VmRSS:" {v = $2} $1 == "RssAnon:" {a = $2} $1 == "RssFile:" {f = $2} END {print v, a, f}' "/proc/$pid/status"
 	kill "$pid"
 	wait "$pid" || true
 }
-declare -A mem
+declare -A mem anon file
 for _ in 1 2 3 4 5; do
 	for b in base new; do
-		mem[$b]+=" $(rss "$work/$b" </dev/null)"
+		read -r v a f < <(rss "$work/$b" </dev/null)
+		mem[$b]+=" $v" anon[$b]+=" $a" file[$b]+=" $f"
 	done
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -118,9 +141,15 @@ mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
 printf '| %s | base (%s) | new |\n| --- | --- | --- |\n' "measure" "$base"
 printf '| `go build ./cmd/switchboard` | %s | %s |\n' "$(mb "$(wc -c <"$work/base")")" "$(mb "$(wc -c <"$work/new")")"
 # shellcheck disable=SC2086 # the runs are words on purpose
-printf '| `switchboard --help`, median (quartiles) of %d | %s | %s |\n' "$runs" "$(stats ${help[base]})" "$(stats ${help[new]})"
+printf '| `switchboard --help`, median (quartiles) of %d | %s | %s |\n' "$runs" "$(stats $help_base)" "$(stats $help_new)"
 # shellcheck disable=SC2086
-printf '| `switchboard tools`, 20 lazy servers, warm cache | %s | %s |\n' "$(stats ${tools[base]})" "$(stats ${tools[new]})"
+printf '| its CPU time (user + system) | %s | %s |\n' "$(stats $helpcpu_base)" "$(stats $helpcpu_new)"
+# shellcheck disable=SC2086
+printf '| `switchboard tools`, 20 lazy servers, warm cache | %s | %s |\n' "$(stats $tools_base)" "$(stats $tools_new)"
+# shellcheck disable=SC2086
+printf '| its CPU time (user + system) | %s | %s |\n' "$(stats $toolscpu_base)" "$(stats $toolscpu_new)"
 # shellcheck disable=SC2086
 printf '| idle RSS of `serve` (one server), median of 5 | %d KiB | %d KiB |\n' "$(median ${mem[base]})" "$(median ${mem[new]})"
+# shellcheck disable=SC2086
+printf '| of which private (RssAnon) / the binary mapped (RssFile) | %d / %d KiB | %d / %d KiB |\n' "$(median ${anon[base]})" "$(median ${file[base]})" "$(median ${anon[new]})" "$(median ${file[new]})"
 printf '| package initialisers (`GODEBUG=inittrace=1 --help`, summed) | %s | %s |\n' "$(inittrace "$work/base")" "$(inittrace "$work/new")"

@@ -85,6 +85,14 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s in %s: %q", f.Rule, f.Field, f.Text)
 }
 
+// Version names what Scan finds: it changes whenever a rule, a bound or
+// the scanner changes what Scan returns for some definition. A caller that
+// keeps findings (the host's tool-list cache keeps them with the list)
+// keeps Version with them, and scans again when it differs.
+// TestVersion fails when Scan's findings on the corpus change while
+// Version stays the same.
+const Version = "2026-12-06"
+
 // MaxText bounds Finding.Text, in runes, so that a finding never carries a
 // server's whole description into a log or a status.
 const MaxText = 80

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // SecretMark stands in a command line or a history for the value of an
@@ -56,13 +57,13 @@ func maskArgs(args json.RawMessage, secret []string) string {
 }
 
 // shellSafe are the words a POSIX shell takes as they are.
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+var shellSafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`) })
 
 // shellQuote quotes s as one word of a POSIX shell: in single quotes, a
 // single quote in it closing them, escaped with a backslash, and opening
 // them again.
 func shellQuote(s string) string {
-	if shellSafe.MatchString(s) {
+	if shellSafe().MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

@@ -75,12 +75,12 @@ type histSession struct {
 }
 
 // sessionID matches the ids newSessionID makes.
-var sessionID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+var sessionID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{32}$`) })
 
 // browserOf is the history id of r's browser, "" when it has none yet.
 func browserOf(r *http.Request) string {
 	c, err := r.Cookie(historyCookie)
-	if err != nil || !sessionID.MatchString(c.Value) {
+	if err != nil || !sessionID().MatchString(c.Value) {
 		return ""
 	}
 	return c.Value

@@ -79,6 +79,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/switchboardmcp/switchboard/daemon"
 	"github.com/switchboardmcp/switchboard/guard"
@@ -114,10 +115,11 @@ type Options struct {
 
 // UI serves the web UI of a daemon.
 type UI struct {
-	d     *daemon.Daemon
-	log   *slog.Logger
-	mux   *http.ServeMux
-	pages map[string]*template.Template
+	d   *daemon.Daemon
+	log *slog.Logger
+	mux *http.ServeMux
+	// pages are each page's templates, parsed on first use.
+	pages map[string]func() *template.Template
 	limit loginLimiter // failed logins per client address
 	tries history      // the try-it calls of each browser (history.go)
 	asks  asks         // the question a try waits on, of each browser (ask.go)
@@ -139,9 +141,18 @@ var OpenPaths = map[string]string{
 	"/static/": "the stylesheet and script the login page loads: files built into the binary, the same for everyone",
 }
 
+// pageNames are the UI's pages, each templates/NAME.html with the layout,
+// parts and charts.
+var pageNames = []string{"servers", "server", "endpoints", "endpoint", "tools", "tool", "changes", "runs", "run", "tasks", "task", "workflow", "agents", "agent-run", "login", "usage", "registry"}
+
+// parsePage parses page p's templates, for d.
+func parsePage(d *daemon.Daemon, p string) (*template.Template, error) {
+	return template.New("").Funcs(funcs).Funcs(template.FuncMap{"tokenRequired": d.TokenRequired}).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/charts.html", "templates/"+p+".html")
+}
+
 // New returns the UI of d; mount it with [UI.Mount] before d.Run.
 func New(d *daemon.Daemon, opts *Options) *UI {
-	u := &UI{d: d, mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	u := &UI{d: d, mux: http.NewServeMux(), pages: map[string]func() *template.Template{}}
 	if opts != nil {
 		u.registries, u.containerRuntime = opts.Registries, opts.ContainerRuntime
 	}
@@ -150,8 +161,13 @@ func New(d *daemon.Daemon, opts *Options) *UI {
 	} else {
 		u.log = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range []string{"servers", "server", "endpoints", "endpoint", "tools", "tool", "changes", "runs", "run", "tasks", "task", "workflow", "agents", "agent-run", "login", "usage", "registry"} {
-		u.pages[p] = template.Must(template.New("").Funcs(funcs).Funcs(template.FuncMap{"tokenRequired": d.TokenRequired}).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/charts.html", "templates/"+p+".html"))
+	// Each page's templates are parsed when it is first rendered, not
+	// here: parsing all of them took 5 MB of allocations and kept 4 MB
+	// live at every serve's start, UI used or not (docs/performance.md,
+	// "Size and start-up"). TestPagesParse parses every page, so a
+	// template that does not parse still fails the tests.
+	for _, p := range pageNames {
+		u.pages[p] = sync.OnceValue(func() *template.Template { return template.Must(parsePage(d, p)) })
 	}
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
@@ -230,7 +246,7 @@ type chrome struct {
 // resolved reaches the browser, whatever put it in data.
 func (u *UI) render(w http.ResponseWriter, status int, page, name string, data any) {
 	var buf bytes.Buffer
-	if err := u.pages[page].ExecuteTemplate(&buf, name, data); err != nil {
+	if err := u.pages[page]().ExecuteTemplate(&buf, name, data); err != nil {
 		u.log.Error("ui: rendering", "page", page, "template", name, "err", err)
 		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
 		return

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template/parse"
 	"unicode/utf8"
 
@@ -118,14 +119,14 @@ func ParseTemplate(src string) (*Template, error) {
 
 // parseErrLine matches the location text/template/parse puts in front of
 // its messages: "template: NAME:LINE: ".
-var parseErrLine = regexp.MustCompile(`^template: [^:]*:(\d+):(?:\d+:)? ?`)
+var parseErrLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^template: [^:]*:(\d+):(?:\d+:)? ?`) })
 
 func parseTemplate(file string, line int, field, src string) (*Template, error) {
 	t := &Template{src: src, line: line, file: file, field: field}
 	trees, err := parse.Parse("t", src, "", "", parseFuncs)
 	if err != nil {
 		msg, l := err.Error(), 0
-		if m := parseErrLine.FindStringSubmatch(msg); m != nil {
+		if m := parseErrLine().FindStringSubmatch(msg); m != nil {
 			l, _ = strconv.Atoi(m[1])
 			msg = msg[len(m[0]):]
 		}

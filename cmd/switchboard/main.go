@@ -4,7 +4,7 @@
 // # Garbage collection
 //
 // Unless the GOGC environment variable is set, switchboard runs with GOGC=400
-// (defaultGOGC) instead of Go's 100. Every JSON-RPC message the go-sdk
+// (set by the gogc package, as the program starts) instead of Go's 100. Every JSON-RPC message the go-sdk
 // decodes allocates a 32 KiB buffer, so a gateway's heap churns fast while
 // its live heap stays small, and at GOGC=100 the collector runs every few
 // calls: a third of the gateway's CPU per tools/call (docs/performance.md,
@@ -29,19 +29,14 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/switchboardmcp/switchboard/cmd/switchboard/internal/cli"
+	// GOGC=400 before the other packages' initialisers allocate.
+	_ "github.com/switchboardmcp/switchboard/cmd/switchboard/internal/gogc"
 )
 
-// defaultGOGC is the GC target used when GOGC is not set; see the package doc.
-const defaultGOGC = 400
-
 func main() {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(defaultGOGC)
-	}
 	setMemoryLimit()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, os.Args[1:], pollableStdin(), os.Stdout, os.Stderr)

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/switchboardmcp/switchboard/config"
 	"github.com/switchboardmcp/switchboard/daemon"
@@ -123,7 +124,7 @@ func (e *env) loadBefore() (*config.Config, error) {
 }
 
 // serverIndex matches the field path of a server of a native file.
-var serverIndex = regexp.MustCompile(`^mcp_servers\[(\d+)\](?:\.(.*))?$`)
+var serverIndex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^mcp_servers\[(\d+)\](?:\.(.*))?$`) })
 
 // editProblems splits the problems of a load with ed written into those of
 // ed's servers (by id, their field paths relative to the server) and the
@@ -133,7 +134,7 @@ func editProblems(err error, ed *config.Edit) (byServer map[string][]string, oth
 	servers := ed.Servers()
 	target := absPath(ed.File)
 	for _, p := range config.Problems(err) {
-		m := serverIndex.FindStringSubmatch(p.Field)
+		m := serverIndex().FindStringSubmatch(p.Field)
 		if m != nil && absPath(p.Pos.File) == target {
 			if i, _ := strconv.Atoi(m[1]); i < len(servers) {
 				msg := p.Msg
