@@ -328,22 +328,27 @@ func TestGoHTTPServerHelper(t *testing.T) {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 	})
-	serveUntilStdinCloses(t, s)
+	serveUntilStdinCloses(t, s, nil)
 }
 
 // TestSDKProxyHelper is BenchmarkSeparateProcesses' sdkproxy: a go-sdk
 // server on 127.0.0.1 whose echo tool forwards each call as it came to the
 // fixture server (the command in GATEWAY_BENCH_SDKPROXY) through a go-sdk
-// client over stdio, until stdin closes. It does nothing in an ordinary
-// test run.
+// client over stdio, until stdin closes. With GATEWAY_BENCH_SDKPROXY_STATELESS
+// set it serves statelessly (StreamableHTTPOptions.Stateless), as the go-sdk
+// requires to serve 2026-07-28. It does nothing in an ordinary test run.
 func TestSDKProxyHelper(t *testing.T) {
 	fixture := os.Getenv("GATEWAY_BENCH_SDKPROXY")
 	if fixture == "" {
 		t.Skip("only BenchmarkSeparateProcesses' child process")
 	}
 	cmd := exec.Command(fixture)
-	// Go's default GOGC for the fixture, as behind the gateway.
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") })
+	// Go's default GOGC for the fixture, as behind the gateway, and none
+	// of the helper's GODEBUG (such as gctrace=1, which
+	// scripts/bench-idle-sessions.sh reads from the helper's stderr).
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GODEBUG=")
+	})
 	c := mcp.NewClient(&mcp.Implementation{Name: "sdkproxy", Version: "0"}, nil)
 	up, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -354,18 +359,22 @@ func TestSDKProxyHelper(t *testing.T) {
 	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return up.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
 	})
-	serveUntilStdinCloses(t, s)
+	var opts *mcp.StreamableHTTPOptions
+	if os.Getenv("GATEWAY_BENCH_SDKPROXY_STATELESS") != "" {
+		opts = &mcp.StreamableHTTPOptions{Stateless: true}
+	}
+	serveUntilStdinCloses(t, s, opts)
 }
 
 // serveUntilStdinCloses serves s over Streamable HTTP on a free loopback
 // port, says where on stdout ("serving URL"), and stops when stdin closes:
 // the protocol of a benchmark helper process (see startHelper).
-func serveUntilStdinCloses(t *testing.T, s *mcp.Server) {
+func serveUntilStdinCloses(t *testing.T, s *mcp.Server, opts *mcp.StreamableHTTPOptions) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
+	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts)}
 	go srv.Serve(ln)
 	fmt.Printf("serving http://%s/mcp\n", ln.Addr())
 	io.Copy(io.Discard, os.Stdin)
