@@ -206,7 +206,9 @@ type Gateway struct {
 	rootsMu     sync.Mutex
 	rootsGen    uint64
 	rootsClosed bool
-	rootsApply  sync.Mutex
+	// rootsWatched are the sessions whose end is awaited (watchEnd).
+	rootsWatched map[*mcp.ServerSession]bool
+	rootsApply   sync.Mutex
 
 	mounts []*mount // the guards the gateway is mounted on (http.go); g.mu
 	// setting serialises SetEndpoints: each computes the next list from
@@ -370,7 +372,7 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 
 	// An upstream that wants roots outside a call gets the one client's
 	// (roots.go).
-	h.OnRootsWanted(g.followRoots)
+	h.OnRootsWanted(g.rootsWanted)
 
 	// Watch first, then publish what there is, before New returns (a
 	// client may call at once): a change in between is both published and
