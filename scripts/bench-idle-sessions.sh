@@ -19,6 +19,8 @@
 #               stream (the go-sdk client opens one when it has a
 #               ToolListChangedHandler; sdkproxy then serves statelessly, as
 #               the go-sdk requires for 2026-07-28)
+#   SWITCHBOARD_BIN   a switchboard binary to measure instead of one built
+#               from this tree (an A/B of two commits)
 #   FORCED_GC_WAIT=1  after the clients settle, wait (up to 130 s) for the
 #               runtime's periodic forced collection, so that the Go heap
 #               column is the live heap with every session held; otherwise
@@ -56,7 +58,11 @@ cleanup() {
 	rm -rf "$work" "$rt"
 }
 trap cleanup EXIT
-go build -o "$work/switchboard" ./cmd/switchboard
+if [ -n "${SWITCHBOARD_BIN:-}" ]; then
+	cp "$SWITCHBOARD_BIN" "$work/switchboard"
+else
+	go build -o "$work/switchboard" ./cmd/switchboard
+fi
 go build -o "$work/testserver" ./internal/testkit/testserver
 go test -c -o "$work/gateway.test" ./gateway
 export XDG_RUNTIME_DIR=$rt HOME=$work XDG_CONFIG_HOME=$work/xdg XDG_STATE_HOME=$work/state
