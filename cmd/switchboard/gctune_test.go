@@ -9,7 +9,7 @@ import (
 )
 
 // TestGCPercent: GOGC=400 up to a live heap of 32 MiB, then the growth
-// gcGrowth allows, down to 100 from 128 MiB.
+// gcGrowth allows, down to 200 from 64 MiB.
 func TestGCPercent(t *testing.T) {
 	for _, tt := range []struct {
 		live uint64
@@ -18,10 +18,10 @@ func TestGCPercent(t *testing.T) {
 		{0, 400},
 		{8 << 20, 400},
 		{32 << 20, 400},
+		{48 << 20, 266},
 		{64 << 20, 200},
-		{100 << 20, 128},
-		{128 << 20, 100},
-		{1 << 30, 100},
+		{128 << 20, 200},
+		{1 << 30, 200},
 	} {
 		if got := gcPercent(tt.live); got != tt.want {
 			t.Errorf("gcPercent(%d MiB) = %d, want %d", tt.live>>20, got, tt.want)

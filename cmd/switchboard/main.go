@@ -15,8 +15,9 @@
 // while on a live heap that large a collection comes only every so many
 // megabytes anyway. So the target follows the live heap, read after every
 // collection (gctune.go): the heap may grow by 128 MiB between collections
-// (GOGC=400 up to a live heap of 32 MiB), or by the live heap itself when
-// larger (GOGC=100 from 128 MiB). Set GOGC (and GOMEMLIMIT) to override.
+// (GOGC=400 up to a live heap of 32 MiB), and by twice the live heap when
+// that is more (GOGC=200 from 64 MiB). Set GOGC (and GOMEMLIMIT) to
+// override.
 //
 // # Memory limit
 //
