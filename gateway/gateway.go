@@ -43,6 +43,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"iter"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -411,6 +412,11 @@ const UpstreamProtocolVersion = "2025-11-25"
 
 // Host returns the host the gateway serves.
 func (g *Gateway) Host() *host.Host { return g.h }
+
+// Sessions are the downstream sessions the gateway holds now, on every
+// endpoint it serves: a session that ended is no longer among them (what
+// telemetry.Telemetry.FollowSessions needs).
+func (g *Gateway) Sessions() iter.Seq[*mcp.ServerSession] { return g.sessions() }
 
 // Server returns the MCP server of the gateway's first endpoint. Serve it
 // over stdio with g.Server().Run(guard.OwnerContext(ctx),
