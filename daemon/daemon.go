@@ -549,6 +549,9 @@ func (d *Daemon) build(gwOpts *gateway.Options) (*gateway.Gateway, *host.Host, e
 	if err != nil {
 		return nil, nil, err
 	}
+	// The telemetry sees the gateway's sessions end without a goroutine
+	// waiting on each.
+	d.tel.FollowSessions(g.Sessions)
 	d.mu.Lock()
 	d.g = g
 	d.mu.Unlock()

@@ -402,8 +402,10 @@ func TestGoHTTPServerHelper(t *testing.T) {
 // client over stdio, until stdin closes. With
 // GATEWAY_BENCH_SDKPROXY_PROTOCOL=2026-07-28 it serves statelessly and
 // calls the fixture at that version; otherwise it serves sessions and
-// calls the fixture at 2025-11-25. It does nothing in an ordinary test
-// run.
+// calls the fixture at 2025-11-25. GATEWAY_BENCH_SDKPROXY_STATELESS set
+// makes it serve statelessly whatever the version (as the go-sdk requires
+// to serve 2026-07-28 clients; scripts/bench-idle-sessions.sh). It does
+// nothing in an ordinary test run.
 func TestSDKProxyHelper(t *testing.T) {
 	fixture := os.Getenv("GATEWAY_BENCH_SDKPROXY")
 	if fixture == "" {
@@ -411,8 +413,12 @@ func TestSDKProxyHelper(t *testing.T) {
 	}
 	protocol := cmp.Or(os.Getenv("GATEWAY_BENCH_SDKPROXY_PROTOCOL"), "2025-11-25")
 	cmd := exec.Command(fixture)
-	// Go's default GOGC for the fixture, as behind the gateway.
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") })
+	// Go's default GOGC for the fixture, as behind the gateway, and none
+	// of the helper's GODEBUG (such as gctrace=1, which
+	// scripts/bench-idle-sessions.sh reads from the helper's stderr).
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GODEBUG=")
+	})
 	c := mcp.NewClient(&mcp.Implementation{Name: "sdkproxy", Version: "0"}, nil)
 	up, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
@@ -423,7 +429,8 @@ func TestSDKProxyHelper(t *testing.T) {
 	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return up.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
 	})
-	serveUntilStdinCloses(t, s, &mcp.StreamableHTTPOptions{Stateless: protocol >= "2026-07-28"})
+	stateless := protocol >= "2026-07-28" || os.Getenv("GATEWAY_BENCH_SDKPROXY_STATELESS") != ""
+	serveUntilStdinCloses(t, s, &mcp.StreamableHTTPOptions{Stateless: stateless})
 }
 
 // serveUntilStdinCloses serves s over Streamable HTTP (with opts) on a free

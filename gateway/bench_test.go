@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -330,7 +332,11 @@ func BenchmarkIdleSessions(b *testing.B) {
 		name string
 		url  func(b *testing.B) string
 	}{
-		{"gateway", func(b *testing.B) string { return benchGateway(b, bin, nil) }},
+		{"gateway", func(b *testing.B) string {
+			// The session limits raised to hold them all (each
+			// subscriptions/listen stream counts as a session).
+			return benchGateway(b, bin, &gateway.HTTPOptions{MaxSessions: idleSessions + 16, MaxClientSessions: idleSessions + 16})
+		}},
 		{"gohttp", func(b *testing.B) string { return benchGoServer(b, nil) }},
 	}
 	for _, tg := range targets {
@@ -355,13 +361,18 @@ type idleVariant struct {
 	// default); closeIdle: the client then closes its idle keep-alive
 	// connections, as the server's http.Server.IdleTimeout would.
 	get, closeIdle bool
+	// listen: a 2026-07-28 client opens its subscriptions/listen stream
+	// (the go-sdk client does when it has a ToolListChangedHandler and the
+	// server's tools change).
+	listen bool
 }
 
 var idleVariants = []idleVariant{
-	{"get", true, false},
-	{"noget", false, false},
-	{"get-noidleconn", true, true},
-	{"noget-noidleconn", false, true},
+	{"get", true, false, false},
+	{"noget", false, false, false},
+	{"get-noidleconn", true, true, false},
+	{"noget-noidleconn", false, true, false},
+	{"listen-noidleconn", false, true, true},
 }
 
 type idleCost struct{ heap, stack, goroutines float64 }
@@ -374,7 +385,8 @@ func measureIdle(b *testing.B, url, version string, v idleVariant) idleCost {
 		"GATEWAY_IDLE_CLIENTS_N="+strconv.Itoa(idleSessions),
 		"GATEWAY_IDLE_CLIENTS_VERSION="+version,
 		"GATEWAY_IDLE_CLIENTS_GET="+strconv.FormatBool(v.get),
-		"GATEWAY_IDLE_CLIENTS_CLOSEIDLE="+strconv.FormatBool(v.closeIdle))
+		"GATEWAY_IDLE_CLIENTS_CLOSEIDLE="+strconv.FormatBool(v.closeIdle),
+		"GATEWAY_IDLE_CLIENTS_LISTEN="+strconv.FormatBool(v.listen))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -393,23 +405,53 @@ func measureIdle(b *testing.B, url, version string, v idleVariant) idleCost {
 	}()
 	sc := bufio.NewScanner(stdout)
 	ready := false
+	var said []string
 	for sc.Scan() {
 		if sc.Text() == "ready" {
 			ready = true
 			break
 		}
+		said = append(said, sc.Text())
 	}
 	if !ready {
-		b.Fatalf("client helper did not get ready")
+		b.Fatalf("client helper did not get ready:\n%s", strings.Join(said, "\n"))
 	}
 	go io.Copy(io.Discard, stdout)
 	settle()
 	after := memNow()
+	if dir := os.Getenv("GATEWAY_IDLE_HEAPPROFILE"); dir != "" {
+		// The heap and goroutines while the sessions are held (memNow
+		// has just collected).
+		name := filepath.Join(dir, strings.ReplaceAll(b.Name(), "/", "_"))
+		writeProfile(b, "heap", name+".heap.pprof")
+		writeProfile(b, "goroutine", name+".goroutine.pprof")
+	}
 	n := float64(idleSessions)
 	return idleCost{
 		heap:       float64(int64(after.heap)-int64(before.heap)) / n,
 		stack:      float64(int64(after.stack)-int64(before.stack)) / n,
 		goroutines: float64(after.goroutines-before.goroutines) / n,
+	}
+}
+
+func init() {
+	if os.Getenv("GATEWAY_IDLE_HEAPPROFILE") != "" {
+		// A finer heap profile than the default one sample per 512 KiB:
+		// a session's few KiB show.
+		runtime.MemProfileRate = 4096
+	}
+}
+
+// writeProfile writes this process's profile of that name (pprof.Lookup)
+// to path.
+func writeProfile(b *testing.B, name, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -453,6 +495,13 @@ func TestIdleClientsHelper(t *testing.T) {
 	version := os.Getenv("GATEWAY_IDLE_CLIENTS_VERSION")
 	get, _ := strconv.ParseBool(os.Getenv("GATEWAY_IDLE_CLIENTS_GET"))
 	closeIdle, _ := strconv.ParseBool(os.Getenv("GATEWAY_IDLE_CLIENTS_CLOSEIDLE"))
+	listen, _ := strconv.ParseBool(os.Getenv("GATEWAY_IDLE_CLIENTS_LISTEN"))
+	var copts *mcp.ClientOptions
+	if listen {
+		// With a handler for tools/list_changed the go-sdk (v1.8.0)
+		// client opens its subscriptions/listen stream on 2026-07-28.
+		copts = &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}}
+	}
 	ctx := context.Background()
 	var sessions []*mcp.ClientSession
 	var clients []*http.Client
@@ -460,13 +509,20 @@ func TestIdleClientsHelper(t *testing.T) {
 		// One HTTP transport per client, as if each were its own process:
 		// each keeps its own connections to the gateway.
 		hc := &http.Client{Transport: &http.Transport{}}
-		c := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "0"}, nil)
+		c := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "0"}, copts)
 		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: !get}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatalf("client %d: %v", i, err)
 		}
 		sessions = append(sessions, cs)
 		clients = append(clients, hc)
+		if closeIdle {
+			// As it goes: a session's initialize leaves an idle
+			// connection beside its GET stream, and 10,000 sessions
+			// with two each would exhaust the 20,000 files a process
+			// may open on either side.
+			hc.CloseIdleConnections()
+		}
 	}
 	if len(sessions) > 0 {
 		// A round trip on the last session (not a ping: the go-sdk v1.8.0
@@ -491,4 +547,49 @@ func TestIdleClientsHelper(t *testing.T) {
 	}
 	fmt.Println("ready")
 	io.Copy(io.Discard, os.Stdin)
+}
+
+// TestCallLatencyHelper is scripts/bench-idle-memory.sh's caller: one
+// go-sdk client of its own connects to GATEWAY_CALL_URL (protocol
+// GATEWAY_CALL_VERSION), makes GATEWAY_CALL_N sequential calls of the
+// tool GATEWAY_CALL_TOOL after a warm-up, prints "p50 µs p99 µs" and
+// exits. It does nothing in an ordinary test run.
+func TestCallLatencyHelper(t *testing.T) {
+	url := os.Getenv("GATEWAY_CALL_URL")
+	if url == "" {
+		t.Skip("only scripts/bench-idle-memory.sh's caller")
+	}
+	n, _ := strconv.Atoi(os.Getenv("GATEWAY_CALL_N"))
+	n = max(n, 1)
+	tool := os.Getenv("GATEWAY_CALL_TOOL")
+	ctx := context.Background()
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+	c := mcp.NewClient(&mcp.Implementation{Name: "caller", Version: "0"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: os.Getenv("GATEWAY_CALL_VERSION")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "hi"}}
+	call := func() time.Duration {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError {
+			t.Fatalf("%s: %v", tool, res.Content)
+		}
+		return time.Since(start)
+	}
+	for range min(n/10+1, 100) {
+		call()
+	}
+	lat := make([]time.Duration, n)
+	for i := range lat {
+		lat[i] = call()
+	}
+	slices.Sort(lat)
+	fmt.Printf("p50 %d p99 %d\n", lat[n/2].Microseconds(), lat[n*99/100].Microseconds())
 }

@@ -43,6 +43,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"iter"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -206,7 +207,9 @@ type Gateway struct {
 	rootsMu     sync.Mutex
 	rootsGen    uint64
 	rootsClosed bool
-	rootsApply  sync.Mutex
+	// rootsWatched are the sessions whose end is awaited (watchEnd).
+	rootsWatched map[*mcp.ServerSession]bool
+	rootsApply   sync.Mutex
 
 	mounts []*mount // the guards the gateway is mounted on (http.go); g.mu
 	// setting serialises SetEndpoints: each computes the next list from
@@ -370,7 +373,7 @@ func New(h *host.Host, opts *Options) (*Gateway, error) {
 
 	// An upstream that wants roots outside a call gets the one client's
 	// (roots.go).
-	h.OnRootsWanted(g.followRoots)
+	h.OnRootsWanted(g.rootsWanted)
 
 	// Watch first, then publish what there is, before New returns (a
 	// client may call at once): a change in between is both published and
@@ -409,6 +412,11 @@ const UpstreamProtocolVersion = "2025-11-25"
 
 // Host returns the host the gateway serves.
 func (g *Gateway) Host() *host.Host { return g.h }
+
+// Sessions are the downstream sessions the gateway holds now, on every
+// endpoint it serves: a session that ended is no longer among them (what
+// telemetry.Telemetry.FollowSessions needs).
+func (g *Gateway) Sessions() iter.Seq[*mcp.ServerSession] { return g.sessions() }
 
 // Server returns the MCP server of the gateway's first endpoint. Serve it
 // over stdio with g.Server().Run(guard.OwnerContext(ctx),

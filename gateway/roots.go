@@ -42,9 +42,44 @@ func (g *Gateway) sessionInitialized(_ context.Context, req *mcp.InitializedRequ
 		return
 	}
 	g.followRoots()
+	if g.opts.OnlyClient != nil || g.h.RootsWanted() {
+		g.watchEnd(ss)
+	}
+}
+
+// rootsWanted is told when an upstream first wants roots outside a call
+// ([host.Host.OnRootsWanted]): from then on the ends of sessions count.
+func (g *Gateway) rootsWanted() {
+	for ss := range g.sessions() {
+		if olderGeneration(ss) {
+			g.watchEnd(ss)
+		}
+	}
+	g.followRoots()
+}
+
+// watchEnd follows the roots again when ss ends (another may be the only
+// client then), once per session. Only once roots are followed: until
+// then a goroutine waiting on each session would cost every idle session
+// its stack (≈ 4 KiB) for nothing. A session initialized before then is
+// watched from then (rootsWanted); one after, as it is initialized.
+func (g *Gateway) watchEnd(ss *mcp.ServerSession) {
+	g.rootsMu.Lock()
+	if g.rootsWatched[ss] {
+		g.rootsMu.Unlock()
+		return
+	}
+	if g.rootsWatched == nil {
+		g.rootsWatched = map[*mcp.ServerSession]bool{}
+	}
+	g.rootsWatched[ss] = true
+	g.rootsMu.Unlock()
 	g.rootsGo(func() {
 		ss.Wait()
-		g.followRoots() // another may be the only client now
+		g.rootsMu.Lock()
+		delete(g.rootsWatched, ss)
+		g.rootsMu.Unlock()
+		g.followRoots()
 	})
 }
 

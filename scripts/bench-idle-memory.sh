@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # bench-idle-memory.sh — the memory (RSS) of a `switchboard serve` holding
-# many idle 2025-11-25 sessions, at Go's GOGC=100, at the binary's
-# GOGC=400 without a soft memory limit, with the limit it derives on this
-# machine, and with a limit such as it derives in a container, one after
-# the other in one run (docs/performance.md, "Memory per idle session
-# with 10,000 sessions").
+# many idle 2025-11-25 sessions, at Go's GOGC=100, at GOGC=400 without a
+# soft memory limit, at the binary's default GC target (gctune.go) with the
+# limit it derives on this machine, and with a limit such as it derives in
+# a container, one after the other in one run (docs/performance.md,
+# "Memory per idle session with 10,000 sessions"). Against the plainest
+# go-sdk gateway, and with 2026-07-28 listen streams: bench-idle-sessions.sh.
 #
 #   scripts/bench-idle-memory.sh [SESSIONS] [CONTAINER_LIMIT]
 #     (default 10000 sessions; a GOMEMLIMIT of 1GiB, what the binary sets
@@ -56,9 +57,9 @@ printf '| serve | RSS before | RSS with %d sessions | peak RSS | **per session**
 printf '| --- | --- | --- | --- | --- | --- |\n'
 rows=(
 	"GOGC=100 (Go's default)|GOGC=100"
-	"GOGC=400, no memory limit|GOMEMLIMIT=off"
-	"GOGC=400, the limit derived here (half of RAM)|"
-	"GOGC=400, GOMEMLIMIT=$container_limit (a container's limit × 0.9)|GOMEMLIMIT=$container_limit"
+	"GOGC=400 (the binary's default before issue 31), no memory limit|GOGC=400 GOMEMLIMIT=off"
+	"the binary's default GC target (400 → 200 as the live heap grows), the limit derived here (half of RAM)|"
+	"the binary's default GC target, GOMEMLIMIT=$container_limit (a container's limit × 0.9)|GOMEMLIMIT=$container_limit"
 )
 for row in "${rows[@]}"; do
 	IFS='|' read -r name env <<<"$row"

@@ -37,6 +37,7 @@ func (t *Telemetry) watch(ctx context.Context, h *host.Host, w *host.Watcher) {
 			o.ObserveInt64(g.servers, byState[s], metric.WithAttributes(keyState.String(string(s))))
 		}
 		o.ObserveInt64(g.upstream, up)
+		t.sweepSessions()
 		o.ObserveInt64(g.downstream, t.downstream.Load())
 	})
 	type session struct {

@@ -363,25 +363,6 @@ func sessionDigest(id string) string {
 	return "sha256:" + hex.EncodeToString(sum[:8])
 }
 
-// sessionOpened counts a downstream session until it ends, and records
-// its duration then.
-func (t *Telemetry) sessionOpened(ss *mcp.ServerSession) {
-	t.downstream.Add(1)
-	start := time.Now()
-	go func() {
-		err := ss.Wait()
-		t.downstream.Add(-1)
-		attrs := []attribute.KeyValue{}
-		if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion != "" {
-			attrs = append(attrs, keyProtocol.String(versionLabel(ip.ProtocolVersion)))
-		}
-		if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
-			attrs = append(attrs, keyErrorType.String("_OTHER"))
-		}
-		t.in.serverSession.Inst().Record(context.Background(), time.Since(start).Seconds(), metric.WithAttributes(attrs...))
-	}()
-}
-
 // isNil reports whether p is nil or a nil pointer: a request without
 // params has no _meta to write to.
 func isNil(p mcp.Params) bool {

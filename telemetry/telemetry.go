@@ -38,6 +38,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -46,6 +47,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -131,6 +133,14 @@ type Telemetry struct {
 	in     instruments
 
 	downstream atomic.Int64 // downstream sessions open
+
+	// The downstream sessions open, and the gateway's to follow their
+	// ends (sessions.go); sessMu.
+	sessMu    sync.Mutex
+	sessions  func() iter.Seq[*mcp.ServerSession]
+	open      map[*mcp.ServerSession]openSession
+	sweeps    uint64
+	lastSweep time.Time
 
 	// clientTools and serverTools bound the tool names of each server
 	// that become label values (Options.MaxToolLabels).
