@@ -297,7 +297,7 @@ func (ep *endpoint) answer(ctx context.Context, id jsonrpc.ID, req *mcp.CallTool
 func (ep *endpoint) serveFast(ctx context.Context, req *mcp.CallToolRequest) (res mcp.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			ep.g.log.Error("gateway: tools/call panicked", "tool", req.Params.Name, "panic", fmt.Sprint(p))
+			ep.g.log.Error("gateway: tools/call panicked", "tool", req.Params.Name, "panic", ep.g.red.Redact(fmt.Sprint(p)))
 			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/call: internal error"}
 		}
 	}()

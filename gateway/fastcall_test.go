@@ -55,6 +55,7 @@ func TestFastCallSameAnswers(t *testing.T) {
 		{"capabilities of the wrong type", call("20", "mcp_fx_echo", `{"text":"hello"}`, `"roots":{"listChanged":"yes"}`, ""), "mcp_fx_echo", false, false},
 		{"fractional id", call("16.5", "mcp_fx_echo", `{"text":"hello"}`, "", ""), "mcp_fx_echo", false, true},
 		{"batch", "[" + call("17", "mcp_fx_echo", `{"text":"hello"}`, "", "") + "]", "mcp_fx_echo", false, false},
+		{"nested deeper than the SDK takes", call("21", "mcp_fx_echo", `{"text":"hello","deep":`+strings.Repeat("[", 1000)+strings.Repeat("]", 1000)+`}`, "", ""), "mcp_fx_echo", false, false},
 		{"bad JSON", `{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{`, "mcp_fx_echo", false, false},
 		{"JSON response", call("7", "mcp_fx_echo", `{"text":"hello"}`, "", ""), "mcp_fx_echo", true, true},
 		{"JSON response, unknown tool", call("19", "mcp_fx_nope", `{}`, "", ""), "mcp_fx_nope", true, true},

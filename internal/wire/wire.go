@@ -87,9 +87,49 @@ func String(v jsontext.Value) (string, bool) {
 // request (no method) nor a response (no id).
 var errInvalidRequest = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request"}
 
+// MaxDepth is the deepest nesting of objects and arrays DecodeMessage
+// takes, the go-sdk's bound (v1.8.0, internal/json): a message nested
+// deeper is refused whole, as the SDK refuses it.
+const MaxDepth = 1000
+
+// tooDeep reports whether data nests objects and arrays deeper than
+// MaxDepth, reading it as the SDK's check does: brackets outside strings.
+func tooDeep(data []byte) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > MaxDepth {
+				return true
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return false
+}
+
 // DecodeMessage is jsonrpc.DecodeMessage: the request or response data
 // holds, or an error where the SDK's has one (its wording may differ).
 func DecodeMessage(data []byte) (jsonrpc.Message, error) {
+	if tooDeep(data) {
+		return nil, fmt.Errorf("unmarshaling jsonrpc message: json: exceeded maximum nesting depth of %d", MaxDepth)
+	}
 	var (
 		version           string
 		id                any

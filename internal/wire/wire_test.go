@@ -3,6 +3,7 @@ package wire_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -49,10 +50,17 @@ var corpus = []string{
 }
 
 // TestDecodeMessageAsSDK: for each message of the corpus, DecodeMessage
-// gives the SDK's message, or fails where the SDK's fails.
+// gives the SDK's message, or fails where the SDK's fails; and at the
+// SDK's bound on nesting, on either side of it, in params and in a
+// string (which does not nest).
 func TestDecodeMessageAsSDK(t *testing.T) {
 	for _, s := range corpus {
 		same(t, []byte(s))
+	}
+	for _, depth := range []int{wire.MaxDepth - 1, wire.MaxDepth, wire.MaxDepth + 1} {
+		nested := strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1)
+		same(t, []byte(`{"jsonrpc":"2.0","id":1,"method":"x","params":`+nested+`}`))
+		same(t, []byte(`{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"`+strings.Repeat("[", depth+5)+`"}}`))
 	}
 }
 
