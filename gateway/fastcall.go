@@ -29,8 +29,10 @@ package gateway
 //     would see there, and one that reaches the client through it finds
 //     none, as no such request would have one to reach;
 //   - it answers as the SDK does: the result with the endpoint's
-//     serverInfo in _meta, as one server-sent event (or application/json,
-//     HTTPOptions.JSONResponse).
+//     serverInfo in _meta and its resultType, as one server-sent event (or
+//     application/json, HTTPOptions.JSONResponse); a protocol error that
+//     2026-07-28 gives a status of its own (SEP-2575: 404, 400) alone, as
+//     application/json with that status.
 //
 // Everything the gateway applies to a call (the guard, the endpoint's
 // policy, held tools, argument validation, guardrails, redaction,
@@ -52,11 +54,11 @@ import (
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/switchboardmcp/switchboard/internal/wire"
-
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardmcp/switchboard/internal/wire"
 )
 
 // fastOff turns the fast path off (tests do, to compare), and fastServed
@@ -87,7 +89,7 @@ func (b *byGeneration) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	fc, ok := parseFastCall(body)
-	if !ok || fc.name != r.Header.Get("Mcp-Name") || b.ep.declaresHeaders(fc.name) {
+	if !ok || fc.tasks || fc.name != r.Header.Get("Mcp-Name") || b.ep.declaresHeaders(fc.name) {
 		return false
 	}
 	ss, err := b.ep.statelessSession()
@@ -98,9 +100,6 @@ func (b *byGeneration) fastCall(w http.ResponseWriter, r *http.Request) bool {
 		Session: ss,
 		Params:  &mcp.CallToolParamsRaw{Meta: fc.meta, Name: fc.name, Arguments: fc.arguments},
 		Extra:   &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header},
-	}
-	if fc.tasks {
-		return false
 	}
 	fastServed.Add(1)
 	msg, status := b.ep.answer(r.Context(), fc.id, req)
