@@ -72,6 +72,7 @@ func (s *server) relist(ctx context.Context, why string) error {
 	if session == nil {
 		return errNotReady
 	}
+	pins := s.pinChecks.Load()
 	tools, err := s.listTools(ctx, session)
 	if err != nil {
 		return err
@@ -83,7 +84,12 @@ func (s *server) relist(ctx context.Context, why string) error {
 	}
 	was := s.tools
 	s.tools, s.listed = tools, true
+	repin := s.pinChecks.Load() != pins
 	s.mu.Unlock()
+	if repin {
+		// Pinned against pins older than a recheck begun meanwhile.
+		defer s.h.recheckPins(s)
+	}
 	if added, removed, changed := toolsDiff(was, tools); why != refreshAsked || added+removed+changed > 0 {
 		s.hist.incident(Incident{Kind: IncidentToolsChanged, Reason: why, Added: added, Removed: removed, Changed: changed})
 	}

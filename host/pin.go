@@ -193,12 +193,29 @@ func (h *Host) RecheckPins(id string) error {
 		servers = h.list()
 	}
 	for _, s := range servers {
+		s.pinChecks.Add(1)
+		h.recheckPins(s)
+	}
+	return nil
+}
+
+// maxRechecks bounds how often recheckPins looks again at a list that was
+// listed anew while it looked.
+const maxRechecks = 16
+
+// recheckPins looks at s's listed tools against their pins again. A list
+// listed anew meanwhile was pinned as it was listed, perhaps with the pins
+// as they were before the change that brought this recheck (an approval
+// heard from another replica while the tools were being listed again):
+// the new list is looked at again, not taken as pinned.
+func (h *Host) recheckPins(s *server) {
+	for range maxRechecks {
 		s.mu.Lock()
 		tools := slices.Clone(s.tools)
 		listed := s.listed
 		s.mu.Unlock()
 		if !listed || len(tools) == 0 {
-			continue
+			return
 		}
 		before := make([]string, len(tools))
 		for i, d := range tools {
@@ -210,12 +227,12 @@ func (h *Host) RecheckPins(id string) error {
 			changed = changed || d.held != before[i]
 		}
 		if !changed {
-			continue
+			return
 		}
 		s.mu.Lock()
 		if len(s.tools) != len(tools) || (len(tools) > 0 && s.tools[0].tool != tools[0].tool) {
 			s.mu.Unlock()
-			continue // listed again meanwhile, and pinned then
+			continue // listed again meanwhile: look at that list
 		}
 		for i := range tools {
 			s.tools[i].held = tools[i].held
@@ -225,8 +242,8 @@ func (h *Host) RecheckPins(id string) error {
 		h.rebuildCatalog()
 		h.catalogMu.Unlock()
 		h.changed(Change{Server: s.cfg.ID, Kind: ToolsChanged})
+		return
 	}
-	return nil
 }
 
 // HeldTool reports whether name (a host name, as a tool would be offered

@@ -24,9 +24,14 @@ import (
 
 // server is one configured MCP server and its connection.
 type server struct {
-	h   *Host
-	cfg config.Server
-	log *slog.Logger
+	// pinChecks counts the rechecks of this server's pins begun
+	// (RecheckPins). A list pinned before one began, and stored after,
+	// may hold what the recheck released: whoever stores a list compares
+	// the count read before listing, and rechecks when it moved.
+	pinChecks atomic.Uint64
+	h         *Host
+	cfg       config.Server
+	log       *slog.Logger
 
 	// life ends when the server is closed (or the host): the requests
 	// in flight on its sessions end with it, since closing a session
@@ -297,6 +302,7 @@ func (s *server) startOnce(ctx context.Context, rs config.Server) error {
 		return s.explain(err)
 	}
 	s.noteSession(session.ID())
+	pins := s.pinChecks.Load()
 	tools, err := s.listTools(cctx, session)
 	if err != nil {
 		s.closeSession(session)
@@ -317,11 +323,15 @@ func (s *server) startOnce(ctx context.Context, rs config.Server) error {
 	s.session = session
 	s.info = info
 	s.tools, s.listed = tools, true
+	repin := s.pinChecks.Load() != pins
 	s.lost = nil
 	s.done = make(chan struct{})
 	done2 := s.done
 	s.mu.Unlock()
 	go s.watch(session, done2)
+	if repin {
+		s.h.recheckPins(s)
+	}
 	return nil
 }
 
