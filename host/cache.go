@@ -177,10 +177,14 @@ func (s *server) startLazy() bool {
 	if !ok {
 		return false // the first run of a server always connects
 	}
+	pins := s.pinChecks.Load() // before the list is pinned: storeTools
 	compiled, _ := s.discover(tools, known)
 	s.mu.Lock()
-	s.tools, s.listed = compiled, true
+	repin := s.storeTools(compiled, pins)
 	s.mu.Unlock()
+	if repin {
+		s.h.recheckPins(s)
+	}
 	s.offer(StateLazy)
 	s.log.Info("lazy: offering cached tools until a call needs the server", "tools", len(tools))
 	return true
@@ -242,14 +246,18 @@ func (h *Host) ReloadCachedTools(id string) (bool, error) {
 	if !ok {
 		return false, nil
 	}
+	pins := s.pinChecks.Load() // before the list is pinned: storeTools
 	compiled, _ := s.discover(tools, known)
 	s.mu.Lock()
 	if s.state != StateLazy {
 		s.mu.Unlock()
 		return false, nil // it started meanwhile, and lists its own
 	}
-	s.tools, s.listed = compiled, true
+	repin := s.storeTools(compiled, pins)
 	s.mu.Unlock()
+	if repin {
+		defer s.h.recheckPins(s)
+	}
 	h.catalogMu.Lock()
 	h.rebuildCatalog()
 	h.catalogMu.Unlock()

@@ -72,7 +72,7 @@ func (s *server) relist(ctx context.Context, why string) error {
 	if session == nil {
 		return errNotReady
 	}
-	pins := s.pinChecks.Load()
+	pins := s.pinChecks.Load() // before the list is pinned: storeTools
 	tools, err := s.listTools(ctx, session)
 	if err != nil {
 		return err
@@ -83,11 +83,9 @@ func (s *server) relist(ctx context.Context, why string) error {
 		return errNotReady
 	}
 	was := s.tools
-	s.tools, s.listed = tools, true
-	repin := s.pinChecks.Load() != pins
+	repin := s.storeTools(tools, pins)
 	s.mu.Unlock()
 	if repin {
-		// Pinned against pins older than a recheck begun meanwhile.
 		defer s.h.recheckPins(s)
 	}
 	if added, removed, changed := toolsDiff(was, tools); why != refreshAsked || added+removed+changed > 0 {

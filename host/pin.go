@@ -199,51 +199,52 @@ func (h *Host) RecheckPins(id string) error {
 	return nil
 }
 
-// maxRechecks bounds how often recheckPins looks again at a list that was
-// listed anew while it looked.
-const maxRechecks = 16
+// storeTools makes tools s's list (s.mu is held). pins is s.pinChecks as
+// read before the list was pinned: when a recheck began since, the list
+// may have been pinned against pins older than the change that brought it
+// (an approval heard from another replica while the tools were listed
+// again), and stored after the recheck looked, so it reports that the
+// caller must recheck the list, once s.mu is released.
+func (s *server) storeTools(tools []discovered, pins uint64) (repin bool) {
+	s.tools, s.listed = tools, true
+	return s.pinChecks.Load() != pins
+}
 
 // recheckPins looks at s's listed tools against their pins again. A list
-// listed anew meanwhile was pinned as it was listed, perhaps with the pins
-// as they were before the change that brought this recheck (an approval
-// heard from another replica while the tools were being listed again):
-// the new list is looked at again, not taken as pinned.
+// stored meanwhile is left to whoever stored it (storeTools).
 func (h *Host) recheckPins(s *server) {
-	for range maxRechecks {
-		s.mu.Lock()
-		tools := slices.Clone(s.tools)
-		listed := s.listed
-		s.mu.Unlock()
-		if !listed || len(tools) == 0 {
-			return
-		}
-		before := make([]string, len(tools))
-		for i, d := range tools {
-			before[i] = d.held
-		}
-		s.pinTools(tools)
-		changed := false
-		for i, d := range tools {
-			changed = changed || d.held != before[i]
-		}
-		if !changed {
-			return
-		}
-		s.mu.Lock()
-		if len(s.tools) != len(tools) || (len(tools) > 0 && s.tools[0].tool != tools[0].tool) {
-			s.mu.Unlock()
-			continue // listed again meanwhile: look at that list
-		}
-		for i := range tools {
-			s.tools[i].held = tools[i].held
-		}
-		s.mu.Unlock()
-		h.catalogMu.Lock()
-		h.rebuildCatalog()
-		h.catalogMu.Unlock()
-		h.changed(Change{Server: s.cfg.ID, Kind: ToolsChanged})
+	s.mu.Lock()
+	tools := slices.Clone(s.tools)
+	listed := s.listed
+	s.mu.Unlock()
+	if !listed || len(tools) == 0 {
 		return
 	}
+	before := make([]string, len(tools))
+	for i, d := range tools {
+		before[i] = d.held
+	}
+	s.pinTools(tools)
+	changed := false
+	for i, d := range tools {
+		changed = changed || d.held != before[i]
+	}
+	if !changed {
+		return
+	}
+	s.mu.Lock()
+	if len(s.tools) != len(tools) || (len(tools) > 0 && s.tools[0].tool != tools[0].tool) {
+		s.mu.Unlock()
+		return // listed again meanwhile: storeTools
+	}
+	for i := range tools {
+		s.tools[i].held = tools[i].held
+	}
+	s.mu.Unlock()
+	h.catalogMu.Lock()
+	h.rebuildCatalog()
+	h.catalogMu.Unlock()
+	h.changed(Change{Server: s.cfg.ID, Kind: ToolsChanged})
 }
 
 // HeldTool reports whether name (a host name, as a tool would be offered

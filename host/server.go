@@ -24,14 +24,13 @@ import (
 
 // server is one configured MCP server and its connection.
 type server struct {
+	h   *Host
+	cfg config.Server
+	log *slog.Logger
+
 	// pinChecks counts the rechecks of this server's pins begun
-	// (RecheckPins). A list pinned before one began, and stored after,
-	// may hold what the recheck released: whoever stores a list compares
-	// the count read before listing, and rechecks when it moved.
+	// (RecheckPins): see storeTools.
 	pinChecks atomic.Uint64
-	h         *Host
-	cfg       config.Server
-	log       *slog.Logger
 
 	// life ends when the server is closed (or the host): the requests
 	// in flight on its sessions end with it, since closing a session
@@ -302,7 +301,7 @@ func (s *server) startOnce(ctx context.Context, rs config.Server) error {
 		return s.explain(err)
 	}
 	s.noteSession(session.ID())
-	pins := s.pinChecks.Load()
+	pins := s.pinChecks.Load() // before the list is pinned: storeTools
 	tools, err := s.listTools(cctx, session)
 	if err != nil {
 		s.closeSession(session)
@@ -322,8 +321,7 @@ func (s *server) startOnce(ctx context.Context, rs config.Server) error {
 	s.mu.Lock()
 	s.session = session
 	s.info = info
-	s.tools, s.listed = tools, true
-	repin := s.pinChecks.Load() != pins
+	repin := s.storeTools(tools, pins)
 	s.lost = nil
 	s.done = make(chan struct{})
 	done2 := s.done
